@@ -1,0 +1,36 @@
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "probe.hpp"
+
+namespace cts::cli {
+
+int cmd_fingerprint(const std::vector<std::string>& argv) {
+  Args a(argv, {"output", "python"}, {"no-python", "help"});
+  if (a.flag("help")) {
+    std::puts("usage: gpucts fingerprint [--output FILE] [--no-python] [--python EXE]\n"
+              "Probes this process (driver, CUDA, NCCL header/runtime/loaded library, cuDNN, torch and\n"
+              "Lightning through python3, GPUs, interfaces, /dev/shm, NCCL/torch env) and writes the\n"
+              "gpucts.fingerprint/1 JSON to FILE or standard output.");
+    return 0;
+  }
+  if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  ProbeOptions o;
+  o.python = !a.flag("no-python");
+  if (auto p = a.value("python")) o.python_exe = *p;
+  std::string text = to_json(probe_fingerprint(o)).dump(2) + "\n";
+  if (auto out = a.value("output")) {
+    std::ofstream f(*out);
+    if (!f) throw UsageError("cannot write " + *out);
+    f << text;
+    if (!f) throw UsageError("write error on " + *out);
+  } else {
+    std::cout << text;
+  }
+  return 0;
+}
+
+}  // namespace cts::cli

@@ -1,0 +1,111 @@
+# One helper registers every suite (see README "Labels").
+#
+#   gpucts_add_suite(<suite> SOURCES f.cpp... [LIBRARIES t...] [LABELS l...]
+#                    [GPUS n] [RANKS n] [TIMEOUT s] [ARGS a...] [MAIN target] [NO_TEST])
+#     builds gpucts_<suite> and registers one CTest entry, also named gpucts_<suite>.
+#   gpucts_add_suite_run(<suite> <suffix> [LABELS l...] [GPUS n] [RANKS n] [TIMEOUT s] [ARGS a...])
+#     registers one more CTest entry gpucts_<suite>_<suffix> of the same binary
+#     (for example one entry per world size).
+#
+# GPUS n    : n CTest resource groups of "gpus:1"; the resource spec is generated from the GPUs
+#             visible when ctest runs (cmake/GpuctsCtestInclude.cmake.in). Where fewer GPUs are
+#             visible than n, the groups are dropped and the binary skips with its reason.
+# RANKS n   : run under ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} n.
+# Every binary exits 77 (SKIP_RETURN_CODE) when each of its cases skipped, writes its gtest XML to
+# <build>/gtest-xml/<test>.xml and an append-only journal to <build>/journal/.
+include_guard(GLOBAL)
+
+set(GPUCTS_SKIP_RETURN_CODE 77)
+set(GPUCTS_KNOWN_LABELS cpu single-gpu multi-gpu multi-process matrix torch perf)
+set(GPUCTS_XML_DIR "${CMAKE_BINARY_DIR}/gtest-xml")
+set(GPUCTS_JOURNAL_DIR "${CMAKE_BINARY_DIR}/journal")
+set(GPUCTS_LOG_DIR "${CMAKE_BINARY_DIR}/rank-logs")
+set(GPUCTS_DEFAULT_TIMEOUT 600 CACHE STRING "Default CTest TIMEOUT (s) of a suite entry")
+option(GPUCTS_MPI_OVERSUBSCRIBE "Pass --oversubscribe to Open MPI's mpiexec (more ranks than cores)" ON)
+
+function(_gpucts_register_test test_name target)
+  cmake_parse_arguments(T "" "GPUS;RANKS;TIMEOUT" "LABELS;ARGS" ${ARGN})
+  foreach(l IN LISTS T_LABELS)
+    if(NOT l IN_LIST GPUCTS_KNOWN_LABELS)
+      message(FATAL_ERROR "gpucts_add_suite(${test_name}): unknown label '${l}' (known: ${GPUCTS_KNOWN_LABELS})")
+    endif()
+  endforeach()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT ${GPUCTS_DEFAULT_TIMEOUT})
+  endif()
+  set(cmd $<TARGET_FILE:${target}> --gtest_output=xml:${GPUCTS_XML_DIR}/${test_name}.xml ${T_ARGS})
+  if(T_RANKS)
+    if(NOT GPUCTS_HAVE_MPI)
+      message(STATUS "gpucts: ${test_name} needs MPI: not registered")
+      return()
+    endif()
+    set(pre ${MPIEXEC_PREFLAGS})
+    if(GPUCTS_MPI_OVERSUBSCRIBE AND MPI_CXX_LIBRARY_VERSION_STRING MATCHES "Open MPI")
+      list(APPEND pre --oversubscribe)
+    endif()
+    set(cmd ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_RANKS} ${pre} ${cmd} ${MPIEXEC_POSTFLAGS})
+  endif()
+  add_test(NAME ${test_name} COMMAND ${cmd})
+  set(env
+    "GPUCTS_TEST_NAME=${test_name}"
+    "GPUCTS_JOURNAL_DIR=${GPUCTS_JOURNAL_DIR}"
+    "GPUCTS_LOG_DIR=${GPUCTS_LOG_DIR}"
+    "TEST_PREMATURE_EXIT_FILE=${GPUCTS_JOURNAL_DIR}/${test_name}.premature"
+    "CUDA_DEVICE_ORDER=PCI_BUS_ID"
+    # Open MPI refuses root without these; harmless elsewhere.
+    "OMPI_ALLOW_RUN_AS_ROOT=1" "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+    # Several GPUs here may share a host with others: NVLink multicast stays off.
+    "NCCL_NVLS_ENABLE=0" "TORCH_SYMM_MEM_DISABLE_MULTICAST=1" "NVSHMEM_DISABLE_NVLS=1")
+  if(T_RANKS)
+    list(APPEND env "GPUCTS_EXPECT_RANKS=${T_RANKS}")
+  endif()
+  set_tests_properties(${test_name} PROPERTIES
+    LABELS "${T_LABELS}"
+    TIMEOUT ${T_TIMEOUT}
+    SKIP_RETURN_CODE ${GPUCTS_SKIP_RETURN_CODE}
+    ENVIRONMENT "${env}")
+  if(T_GPUS AND T_GPUS GREATER 0)
+    set_tests_properties(${test_name} PROPERTIES RESOURCE_GROUPS "${T_GPUS},gpus:1")
+    set_property(GLOBAL APPEND PROPERTY GPUCTS_GPU_TESTS "${test_name}=${T_GPUS}")
+  endif()
+  if(T_RANKS)
+    set_property(GLOBAL APPEND PROPERTY GPUCTS_MPI_TESTS "${test_name}=${T_RANKS}")
+  endif()
+endfunction()
+
+function(gpucts_add_suite suite)
+  cmake_parse_arguments(S "NO_TEST" "GPUS;RANKS;TIMEOUT;MAIN" "SOURCES;LIBRARIES;LABELS;ARGS" ${ARGN})
+  set(target gpucts_${suite})
+  if(NOT S_MAIN)
+    set(S_MAIN gpucts::gtest_main)   # MPI suites pass MAIN gpucts::gtest_main_mpi
+  endif()
+  add_executable(${target} ${S_SOURCES})
+  target_link_libraries(${target} PRIVATE ${S_MAIN} gpucts::fixtures ${S_LIBRARIES})
+  install(TARGETS ${target} RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/gpucts)
+  set_property(GLOBAL APPEND PROPERTY GPUCTS_SUITES ${target})
+  if(NOT S_NO_TEST)
+    _gpucts_register_test(${target} ${target} GPUS "${S_GPUS}" RANKS "${S_RANKS}"
+      TIMEOUT "${S_TIMEOUT}" LABELS ${S_LABELS} ARGS ${S_ARGS})
+  endif()
+endfunction()
+
+function(gpucts_add_suite_run suite suffix)
+  cmake_parse_arguments(S "" "GPUS;RANKS;TIMEOUT" "LABELS;ARGS" ${ARGN})
+  _gpucts_register_test(gpucts_${suite}_${suffix} gpucts_${suite} GPUS "${S_GPUS}" RANKS "${S_RANKS}"
+    TIMEOUT "${S_TIMEOUT}" LABELS ${S_LABELS} ARGS ${S_ARGS})
+endfunction()
+
+# Called once at the end of the top-level CMakeLists: writes the include file that ctest runs
+# on every invocation to generate the resource spec from the GPUs it sees.
+function(gpucts_finalize_suites)
+  get_property(gpu_tests GLOBAL PROPERTY GPUCTS_GPU_TESTS)
+  file(MAKE_DIRECTORY "${GPUCTS_XML_DIR}" "${GPUCTS_JOURNAL_DIR}" "${GPUCTS_LOG_DIR}")
+  set(GPUCTS_GPU_TESTS "${gpu_tests}")
+  set(GPUCTS_GPU_COUNT_COMMAND "$<TARGET_FILE:gpucts>")
+  configure_file("${PROJECT_SOURCE_DIR}/cmake/GpuctsCtestInclude.cmake.in"
+                 "${CMAKE_BINARY_DIR}/gpucts_ctest_include.cmake.in" @ONLY)
+  file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/gpucts_ctest_include.cmake"
+                INPUT "${CMAKE_BINARY_DIR}/gpucts_ctest_include.cmake.in")
+  set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY TEST_INCLUDE_FILES
+               "${CMAKE_BINARY_DIR}/gpucts_ctest_include.cmake")
+endfunction()

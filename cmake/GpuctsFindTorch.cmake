@@ -1,0 +1,20 @@
+# Finds libtorch: Torch_DIR if given, else the prefix of the Python torch on PATH
+# (torch.utils.cmake_prefix_path), else the system (Debian's libtorch-dev).
+include_guard(GLOBAL)
+if(NOT Torch_DIR)
+  find_program(_torch_python NAMES python3 python)
+  if(_torch_python)
+    execute_process(COMMAND "${_torch_python}" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+      OUTPUT_VARIABLE _torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _torch_rc)
+    if(_torch_rc EQUAL 0 AND _torch_prefix)
+      list(APPEND CMAKE_PREFIX_PATH "${_torch_prefix}")
+    endif()
+  endif()
+endif()
+find_package(Torch QUIET)
+if(Torch_FOUND)
+  set(GPUCTS_HAVE_TORCH ON)
+  message(STATUS "gpucts: Torch found at ${Torch_DIR}")
+else()
+  message(STATUS "gpucts: Torch not found (pip torch or libtorch-dev): the libtorch suite will not be built")
+endif()

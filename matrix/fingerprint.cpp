@@ -1,0 +1,285 @@
+#include "fingerprint.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace cts {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& origin, const std::string& field, const std::string& why) {
+  throw FingerprintError(origin + ": field '" + field + "': " + why);
+}
+
+std::optional<Version> version_field(const json& obj, const char* key, VersionKind kind,
+                                     const std::string& origin, const std::string& path) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  std::string field = path.empty() ? key : path + "." + key;
+  try {
+    if (it->is_number_integer()) return Version::from_code(it->get<long long>(), kind);
+    if (it->is_string()) return Version::parse(it->get<std::string>(), kind);
+  } catch (const VersionError& e) {
+    bad(origin, field, e.what());
+  }
+  bad(origin, field, "expected a version string or integer code");
+}
+
+std::optional<std::string> string_field(const json& obj, const char* key, const std::string& origin,
+                                        const std::string& path = "") {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) bad(origin, path.empty() ? key : path + "." + key, "expected a string");
+  return it->get<std::string>();
+}
+
+const json* object_field(const json& obj, const char* key, const std::string& origin) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return nullptr;
+  if (!it->is_object()) bad(origin, key, "expected an object");
+  return &*it;
+}
+
+void put_version(json& j, const char* key, const std::optional<Version>& v) {
+  if (v) j[key] = v->raw.empty() ? v->str() : v->raw;
+}
+
+const std::vector<std::string> kKnownTop = {
+    "schema", "host", "rank", "boot_id", "driver", "cuda_runtime", "cuda_toolkit", "nccl", "cudnn",
+    "torch", "lightning", "compiler", "gpus", "p2p", "interfaces", "shm_bytes", "env"};
+
+}  // namespace
+
+std::string Fingerprint::label(const std::string& fallback) const {
+  if (host && rank) return *host + " rank " + std::to_string(*rank);
+  if (host) return *host;
+  if (rank) return "rank " + std::to_string(*rank);
+  return fallback;
+}
+
+bool is_fingerprint_env_name(const std::string& n) {
+  static const std::vector<std::string> exact = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "MASTER_ADDR",
+                                                 "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK",
+                                                 "LOCAL_WORLD_SIZE"};
+  if (n.rfind("NCCL_", 0) == 0 || n.rfind("TORCH_NCCL_", 0) == 0) return true;
+  for (const auto& e : exact)
+    if (n == e) return true;
+  return false;
+}
+
+json to_json(const Fingerprint& fp) {
+  json j = fp.extra.is_object() ? fp.extra : json::object();
+  j["schema"] = fp.schema;
+  if (fp.host) j["host"] = *fp.host;
+  if (fp.rank) j["rank"] = *fp.rank;
+  if (fp.boot_id) j["boot_id"] = *fp.boot_id;
+  if (fp.driver_version || fp.driver_cuda) {
+    json d = json::object();
+    put_version(d, "version", fp.driver_version);
+    put_version(d, "cuda", fp.driver_cuda);
+    j["driver"] = d;
+  }
+  put_version(j, "cuda_runtime", fp.cuda_runtime);
+  put_version(j, "cuda_toolkit", fp.cuda_toolkit);
+  if (fp.nccl_header || fp.nccl_runtime || fp.nccl_library) {
+    json n = json::object();
+    put_version(n, "header", fp.nccl_header);
+    put_version(n, "runtime", fp.nccl_runtime);
+    if (fp.nccl_library) n["library"] = *fp.nccl_library;
+    j["nccl"] = n;
+  }
+  put_version(j, "cudnn", fp.cudnn);
+  if (fp.torch) {
+    json t = json::object();
+    put_version(t, "version", fp.torch->version);
+    put_version(t, "cuda", fp.torch->cuda);
+    put_version(t, "nccl", fp.torch->nccl);
+    put_version(t, "cudnn", fp.torch->cudnn);
+    if (fp.torch->arch_list) t["arch_list"] = *fp.torch->arch_list;
+    if (fp.torch->cxx11_abi) t["cxx11_abi"] = *fp.torch->cxx11_abi;
+    j["torch"] = t;
+  }
+  if (fp.lightning || fp.pytorch_lightning) {
+    json l = json::object();
+    put_version(l, "lightning", fp.lightning);
+    put_version(l, "pytorch_lightning", fp.pytorch_lightning);
+    j["lightning"] = l;
+  }
+  if (!fp.compiler.empty()) j["compiler"] = fp.compiler;
+  if (fp.gpus) {
+    json arr = json::array();
+    for (const auto& g : *fp.gpus) {
+      json o = {{"index", g.index}};
+      if (g.name) o["name"] = *g.name;
+      if (g.cc) o["cc"] = g.cc->raw.empty() ? g.cc->str() : g.cc->raw;
+      if (g.memory_mib) o["memory_mib"] = *g.memory_mib;
+      if (g.pci) o["pci"] = *g.pci;
+      if (g.uuid) o["uuid"] = *g.uuid;
+      arr.push_back(o);
+    }
+    j["gpus"] = arr;
+  }
+  if (fp.p2p) j["p2p"] = *fp.p2p;
+  if (fp.interfaces) {
+    json arr = json::array();
+    for (const auto& i : *fp.interfaces) arr.push_back({{"name", i.name}, {"up", i.up}, {"addresses", i.addresses}});
+    j["interfaces"] = arr;
+  }
+  if (fp.shm_bytes) j["shm_bytes"] = *fp.shm_bytes;
+  if (fp.env) j["env"] = *fp.env;
+  return j;
+}
+
+Fingerprint fingerprint_from_json(const json& j, const std::string& origin) {
+  if (!j.is_object()) throw FingerprintError(origin + ": expected a JSON object at the top level");
+  Fingerprint fp;
+  auto schema = j.find("schema");
+  if (schema == j.end()) throw FingerprintError(origin + ": missing 'schema' (expected \"" + kFingerprintSchema + "\")");
+  if (!schema->is_string() || schema->get<std::string>() != kFingerprintSchema)
+    throw FingerprintError(origin + ": unknown schema " + schema->dump() + " (expected \"" + kFingerprintSchema + "\")");
+  fp.host = string_field(j, "host", origin);
+  if (auto it = j.find("rank"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<long long>() < 0) bad(origin, "rank", "expected a non-negative integer");
+    fp.rank = it->get<int>();
+  }
+  fp.boot_id = string_field(j, "boot_id", origin);
+  if (const json* d = object_field(j, "driver", origin)) {
+    fp.driver_version = version_field(*d, "version", VersionKind::Generic, origin, "driver");
+    fp.driver_cuda = version_field(*d, "cuda", VersionKind::Cuda, origin, "driver");
+  }
+  fp.cuda_runtime = version_field(j, "cuda_runtime", VersionKind::Cuda, origin, "");
+  fp.cuda_toolkit = version_field(j, "cuda_toolkit", VersionKind::Cuda, origin, "");
+  if (const json* n = object_field(j, "nccl", origin)) {
+    fp.nccl_header = version_field(*n, "header", VersionKind::Nccl, origin, "nccl");
+    fp.nccl_runtime = version_field(*n, "runtime", VersionKind::Nccl, origin, "nccl");
+    fp.nccl_library = string_field(*n, "library", origin, "nccl");
+  }
+  fp.cudnn = version_field(j, "cudnn", VersionKind::Cudnn, origin, "");
+  if (const json* t = object_field(j, "torch", origin)) {
+    TorchInfo ti;
+    ti.version = version_field(*t, "version", VersionKind::Generic, origin, "torch");
+    ti.cuda = version_field(*t, "cuda", VersionKind::Cuda, origin, "torch");
+    ti.nccl = version_field(*t, "nccl", VersionKind::TorchNccl, origin, "torch");
+    ti.cudnn = version_field(*t, "cudnn", VersionKind::Cudnn, origin, "torch");
+    if (auto it = t->find("arch_list"); it != t->end() && !it->is_null()) {
+      if (!it->is_array()) bad(origin, "torch.arch_list", "expected an array of strings");
+      std::vector<std::string> arches;
+      for (const auto& a : *it) {
+        if (!a.is_string()) bad(origin, "torch.arch_list", "expected an array of strings");
+        arches.push_back(a.get<std::string>());
+      }
+      ti.arch_list = arches;
+    }
+    if (auto it = t->find("cxx11_abi"); it != t->end() && !it->is_null()) {
+      if (!it->is_boolean()) bad(origin, "torch.cxx11_abi", "expected true or false");
+      ti.cxx11_abi = it->get<bool>();
+    }
+    fp.torch = ti;
+  }
+  if (const json* l = object_field(j, "lightning", origin)) {
+    fp.lightning = version_field(*l, "lightning", VersionKind::Generic, origin, "lightning");
+    fp.pytorch_lightning = version_field(*l, "pytorch_lightning", VersionKind::Generic, origin, "lightning");
+  }
+  if (const json* c = object_field(j, "compiler", origin)) {
+    for (auto it = c->begin(); it != c->end(); ++it) {
+      if (!it->is_string()) bad(origin, "compiler." + it.key(), "expected a string");
+      fp.compiler[it.key()] = it->get<std::string>();
+    }
+  }
+  if (auto it = j.find("gpus"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) bad(origin, "gpus", "expected an array");
+    std::vector<GpuInfo> gpus;
+    int k = 0;
+    for (const auto& g : *it) {
+      std::string path = "gpus[" + std::to_string(k++) + "]";
+      if (!g.is_object()) bad(origin, path, "expected an object");
+      GpuInfo gi;
+      if (auto ix = g.find("index"); ix != g.end()) {
+        if (!ix->is_number_integer()) bad(origin, path + ".index", "expected an integer");
+        gi.index = ix->get<int>();
+      } else {
+        gi.index = k - 1;
+      }
+      gi.name = string_field(g, "name", origin, path);
+      gi.cc = version_field(g, "cc", VersionKind::Generic, origin, path);
+      if (auto m = g.find("memory_mib"); m != g.end() && !m->is_null()) {
+        if (!m->is_number_integer()) bad(origin, path + ".memory_mib", "expected an integer");
+        gi.memory_mib = m->get<long long>();
+      }
+      gi.pci = string_field(g, "pci", origin, path);
+      gi.uuid = string_field(g, "uuid", origin, path);
+      gpus.push_back(gi);
+    }
+    fp.gpus = gpus;
+  }
+  if (auto it = j.find("p2p"); it != j.end() && !it->is_null()) {
+    try {
+      fp.p2p = it->get<std::vector<std::vector<bool>>>();
+    } catch (const json::exception&) {
+      bad(origin, "p2p", "expected an array of arrays of booleans");
+    }
+  }
+  if (auto it = j.find("interfaces"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) bad(origin, "interfaces", "expected an array");
+    std::vector<InterfaceInfo> ifs;
+    for (const auto& i : *it) {
+      if (!i.is_object() || !i.contains("name") || !i["name"].is_string())
+        bad(origin, "interfaces", "each interface needs a string 'name'");
+      InterfaceInfo ii;
+      ii.name = i["name"].get<std::string>();
+      ii.up = i.value("up", false);
+      if (i.contains("addresses")) {
+        try {
+          ii.addresses = i["addresses"].get<std::vector<std::string>>();
+        } catch (const json::exception&) {
+          bad(origin, "interfaces." + ii.name + ".addresses", "expected an array of strings");
+        }
+      }
+      ifs.push_back(ii);
+    }
+    fp.interfaces = ifs;
+  }
+  if (auto it = j.find("shm_bytes"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<long long>() < 0) bad(origin, "shm_bytes", "expected a non-negative integer");
+    fp.shm_bytes = it->get<long long>();
+  }
+  if (const json* e = object_field(j, "env", origin)) {
+    std::map<std::string, std::string> env;
+    for (auto it = e->begin(); it != e->end(); ++it) {
+      if (!it->is_string()) bad(origin, "env." + it.key(), "expected a string");
+      env[it.key()] = it->get<std::string>();
+    }
+    fp.env = env;
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool known = false;
+    for (const auto& k : kKnownTop) known = known || it.key() == k;
+    if (!known) fp.extra[it.key()] = *it;
+  }
+  return fp;
+}
+
+Fingerprint parse_fingerprint(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message carries "at line L, column C".
+    std::string what = e.what();
+    auto p = what.find("parse error");
+    throw FingerprintError(origin + ": malformed JSON: " + (p == std::string::npos ? what : what.substr(p)));
+  }
+  return fingerprint_from_json(j, origin);
+}
+
+Fingerprint load_fingerprint_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw FingerprintError(path + ": cannot open for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw FingerprintError(path + ": read error");
+  return parse_fingerprint(ss.str(), path);
+}
+
+}  // namespace cts

@@ -1,0 +1,81 @@
+// The environment fingerprint of ../shared/contracts/fingerprint.md ("gpucts.fingerprint/1").
+// Every field is optional: absent means unknown. Unknown extra fields are kept in `extra`.
+#pragma once
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "version.hpp"
+
+namespace cts {
+
+inline constexpr const char* kFingerprintSchema = "gpucts.fingerprint/1";
+
+// Bad input: unreadable file, malformed JSON (with line and column), unknown schema, bad field.
+class FingerprintError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct GpuInfo {
+  int index = 0;
+  std::optional<std::string> name;
+  std::optional<Version> cc;            // "9.0"
+  std::optional<long long> memory_mib;
+  std::optional<std::string> pci;       // "0000:00:06.0"
+  std::optional<std::string> uuid;      // "GPU-…" (extension)
+};
+
+struct InterfaceInfo {
+  std::string name;
+  bool up = false;
+  std::vector<std::string> addresses;
+};
+
+struct TorchInfo {
+  std::optional<Version> version, cuda, nccl, cudnn;
+  std::optional<std::vector<std::string>> arch_list;  // "sm_90", "compute_90" (PTX)
+  std::optional<bool> cxx11_abi;
+};
+
+struct Fingerprint {
+  std::string schema = kFingerprintSchema;
+  std::optional<std::string> host;
+  std::optional<int> rank;
+  std::optional<std::string> boot_id;          // extension: host identity beside the name
+  std::optional<Version> driver_version;       // driver.version (NVML, "580.159.04")
+  std::optional<Version> driver_cuda;          // driver.cuda (cudaDriverGetVersion)
+  std::optional<Version> cuda_runtime;
+  std::optional<Version> cuda_toolkit;
+  std::optional<Version> nccl_header, nccl_runtime;
+  std::optional<std::string> nccl_library;
+  std::optional<Version> cudnn;
+  std::optional<TorchInfo> torch;
+  std::optional<Version> lightning, pytorch_lightning;
+  std::map<std::string, std::string> compiler;
+  std::optional<std::vector<GpuInfo>> gpus;    // absent: unknown (no driver); empty: none visible
+  std::optional<std::vector<std::vector<bool>>> p2p;  // extension: p2p[i][j] peer access
+  std::optional<std::vector<InterfaceInfo>> interfaces;
+  std::optional<long long> shm_bytes;
+  std::optional<std::map<std::string, std::string>> env;
+  nlohmann::json extra = nlohmann::json::object();  // unknown top-level fields, kept verbatim
+
+  // A short label for messages: "node-a rank 1", "node-a", "rank 1" or `fallback`.
+  std::string label(const std::string& fallback = "this host") const;
+};
+
+nlohmann::json to_json(const Fingerprint& fp);
+// `origin` names the input in error messages (a file path or "rank 3").
+Fingerprint fingerprint_from_json(const nlohmann::json& j, const std::string& origin);
+Fingerprint parse_fingerprint(const std::string& text, const std::string& origin);
+Fingerprint load_fingerprint_file(const std::string& path);
+
+// The environment variables a fingerprint records (contract: every NCCL_* and TORCH_NCCL_*, plus
+// the launcher's variables).
+bool is_fingerprint_env_name(const std::string& name);
+
+}  // namespace cts
