@@ -385,7 +385,7 @@ struct CrossField {
 
 const std::vector<CrossField>& cross_fields() {
   static const std::vector<CrossField> f = {
-      {"driver", [](const Fingerprint& fp) { return fp.driver_version ? std::optional<std::string>(fp.driver_version->release_str()) : std::nullopt; }},
+      {"driver", [](const Fingerprint& fp) { return fp.driver_version ? std::optional<std::string>(v(*fp.driver_version)) : std::nullopt; }},
       {"CUDA runtime", [](const Fingerprint& fp) { return fp.cuda_runtime ? std::optional<std::string>(fp.cuda_runtime->release_str(2)) : std::nullopt; }},
       {"NCCL runtime", [](const Fingerprint& fp) { return fp.nccl_runtime ? std::optional<std::string>(fp.nccl_runtime->release_str(3)) : std::nullopt; }},
       {"torch", [](const Fingerprint& fp) { return fp.torch && fp.torch->version ? std::optional<std::string>(v(*fp.torch->version)) : std::nullopt; }},
