@@ -154,7 +154,18 @@ class FaultTest : public ::testing::Test {
     return {};
   }
 
-  std::string junit() const { return journals_to_junit(read_journal_dir(dir_)); }
+  // The JUnit as the always-run step makes it: `gpucts journal-to-junit`.
+  std::string junit() {
+    std::string out = dir_ + "/junit.xml";
+    RunResult r = run({GPUCTS_CLI, "journal-to-junit", "--journal-dir", dir_, "--output", out}, child_env({}), 30);
+    EXPECT_EQ(r.code, 0) << r.output;
+    std::ifstream f(out);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    last_cli_output_ = r.output;
+    return ss.str();
+  }
+  std::string last_cli_output_;
 
   // True once every one of `ranks` journals has started `case_name`.
   bool all_started(const std::string& case_name, int ranks) const {
@@ -248,6 +259,8 @@ TEST_P(RankDeath, NamesTheRankThatWentFirst) {
   EXPECT_NE(xml.find("name=\"Before\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("<error message="), std::string::npos) << xml;
   EXPECT_NE(xml.find("first cause: rank " + std::to_string(p.culprit)), std::string::npos) << xml;
+  EXPECT_NE(last_cli_output_.find("child: first cause: rank " + std::to_string(p.culprit)), std::string::npos)
+      << last_cli_output_;
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, RankDeath,
@@ -410,6 +423,51 @@ TEST_F(FaultTest, FakesAreIgnoredOutsideTestMode) {
   EXPECT_TRUE(r.exited) << describe(r, t);
   EXPECT_EQ(r.code, 0) << describe(r, t);
   EXPECT_NE(r.output.find("ignored"), std::string::npos) << r.output;
+}
+
+// --- gpucts check under mpirun: one report from rank 0, one status everywhere --------------
+
+std::string hostname() {
+  char h[256] = {};
+  gethostname(h, sizeof h - 1);
+  return h;
+}
+
+int count(const std::string& hay, const std::string& needle) {
+  int n = 0;
+  for (size_t i = hay.find(needle); i != std::string::npos; i = hay.find(needle, i + 1)) ++n;
+  return n;
+}
+
+TEST_F(FaultTest, CheckUnderMpiNamesTheRankWithAnotherNccl) {
+  std::vector<std::string> argv = {GPUCTS_MPIEXEC, "-n", "1", GPUCTS_CLI, "check", ":", "-n", "1",
+                                   "-x", "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3", GPUCTS_CLI, "check"};
+  RunResult r = run(argv, child_env({{"GPUCTS_TEST_MODE", "1"}}), kLauncherKill);
+  EXPECT_TRUE(r.exited) << r.output;
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_EQ(count(r.output, "gpucts check: 2 fingerprints"), 1) << "rank 0 alone prints the report:\n" << r.output;
+  EXPECT_NE(r.output.find("cross-host-mismatch"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2.27.3 on " + hostname() + " rank 1"), std::string::npos) << r.output;
+}
+
+TEST_F(FaultTest, CheckUnderMpiGivesEveryRankOneStatus) {
+  RunResult alone = run({GPUCTS_CLI, "check", "--json"}, child_env({}), 60);
+  ASSERT_TRUE(alone.exited) << alone.output;
+  RunResult four = run({GPUCTS_MPIEXEC, "-n", "4", GPUCTS_CLI, "check", "--json"}, child_env({}), kLauncherKill);
+  EXPECT_TRUE(four.exited) << four.output;
+  // Same machine, same stack: the gathered verdict equals the single-process one.
+  EXPECT_EQ(four.code, alone.code) << four.output;
+  EXPECT_EQ(count(four.output, "\"verdict\""), 1) << four.output;
+}
+
+TEST_F(FaultTest, CheckUnderMpiCatchesTwoRanksOnOneGpu) {
+  // Test mode: both ranks are shown the same single GPU.
+  RunResult r = run({GPUCTS_MPIEXEC, "-n", "2", GPUCTS_CLI, "check"},
+                    child_env({{"GPUCTS_TEST_MODE", "1"}, {"GPUCTS_FAKE_GPUS", "GPU-00000000-0000-0000-0000-0000000000bb"}}),
+                    kLauncherKill);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("gpu-shared-by-ranks"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ranks 0,1 on " + hostname()), std::string::npos) << r.output;
 }
 
 }  // namespace
