@@ -110,7 +110,7 @@ using op_tag = std::integral_constant<RedOp, O>;
 namespace detail {
 // Calls f with the tag of the row whose id is `v`; one fold instead of a switch per use site.
 template <class Tag, auto& Table, class F, std::size_t... I>
-decltype(auto) visit_row(decltype(Table[0].id) v, F&& f, std::index_sequence<I...>) {
+auto visit_row(decltype(Table[0].id) v, F&& f, std::index_sequence<I...>) {
   using R = decltype(f(Tag::template at<Table[0].id>()));
   if constexpr (std::is_void_v<R>) {
     bool hit = ((v == Table[I].id ? (f(Tag::template at<Table[I].id>()), true) : false) || ...);
@@ -119,7 +119,7 @@ decltype(auto) visit_row(decltype(Table[0].id) v, F&& f, std::index_sequence<I..
     std::optional<R> r;
     bool hit = ((v == Table[I].id ? (r.emplace(f(Tag::template at<Table[I].id>())), true) : false) || ...);
     if (!hit) throw std::invalid_argument("gpucts: value outside its list");
-    return *std::move(r);
+    return R(*std::move(r));  // by value: r is local
   }
 }
 struct DTypeTagMaker { template <DType D> static dtype_tag<D> at() { return {}; } };
@@ -128,12 +128,12 @@ struct OpTagMaker { template <RedOp O> static op_tag<O> at() { return {}; } };
 
 // f(dtype_tag<D>{}) for the runtime value d.
 template <class F>
-decltype(auto) visit_dtype(DType d, F&& f) {
+auto visit_dtype(DType d, F&& f) {
   return detail::visit_row<detail::DTypeTagMaker, kDTypes>(d, std::forward<F>(f), std::make_index_sequence<kNumDTypes>{});
 }
 // f(op_tag<O>{}) for the runtime value o.
 template <class F>
-decltype(auto) visit_op(RedOp o, F&& f) {
+auto visit_op(RedOp o, F&& f) {
   return detail::visit_row<detail::OpTagMaker, kRedOps>(o, std::forward<F>(f), std::make_index_sequence<kNumRedOps>{});
 }
 
