@@ -103,7 +103,7 @@ struct Elem {
     return to_double(from_double<T>(ref));
   }
 
-  __device__ Acc operator()(std::int64_t i) const {
+  __host__ __device__ Acc operator()(std::int64_t i) const {
     double bound = 0;
     const double e = expected_at(i, &bound);
     const double g = got_at(i);
