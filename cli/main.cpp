@@ -19,6 +19,8 @@ struct Command {
 const Command kCommands[] = {
     {"fingerprint", "write this process's environment fingerprint (JSON)", cts::cli::cmd_fingerprint},
     {"gpus", "count the visible GPUs; --resource-spec FILE writes CTest's resource spec", cts::cli::cmd_gpus},
+    {"check", "check fingerprints (default: this machine) against the compatibility matrix", cts::cli::cmd_check},
+    {"journal-to-junit", "turn test journals (also of crashed or interrupted runs) into JUnit", cts::cli::cmd_journal_to_junit},
 };
 
 void usage(FILE* out) {
