@@ -25,11 +25,11 @@ namespace cts::cli {
 namespace {
 
 const char* kUsage =
-    "usage: gpucts qualify --output DIR [--build-dir DIR] [--label REGEX] [--exclude-label REGEX]\n"
+    "usage: gpucts qualify --output DIR [--build-dir DIR | --tests-json FILE] [--label REGEX] [--exclude-label REGEX]\n"
     "                      [--tests REGEX] [--exclude-tests REGEX] [--timeout S] [--grace S]\n"
     "                      [--fingerprint FILE]... [--no-python] [--list]\n"
     "Runs every suite of this tree (a build tree through ctest's test list, or an install tree through\n"
-    "share/gpucts/tests.json and libexec/gpucts), one at a time, each in its own process group with\n"
+    "share/gpucts/tests.json and libexec/gpucts; or the list in --tests-json), one at a time, each in its own process group with\n"
     "its CTest TIMEOUT (or --timeout), and writes the bundle into DIR (new or empty): manifest.json,\n"
     "junit.xml, gtest/, journal/, logs/, fingerprints/, check.json, bandwidth/, summary.md/.html.\n"
     "--label/--tests select like ctest -L/-R (regex, searched). SIGINT/SIGTERM stop the running suite\n"
@@ -60,7 +60,7 @@ bool any_label_matches(const std::vector<std::string>& labels, const std::regex&
 }  // namespace
 
 int cmd_qualify(const std::vector<std::string>& argv) {
-  Args a(argv, {"output", "build-dir", "label", "exclude-label", "tests", "exclude-tests", "timeout", "grace", "fingerprint", "python"},
+  Args a(argv, {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout", "grace", "fingerprint", "python"},
          {"no-python", "list", "help"});
   if (a.flag("help")) {
     std::puts(kUsage);
@@ -76,8 +76,16 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   std::vector<qualify::TestEntry> tests;
   std::string how;
   try {
-    tree = qualify::locate_tree(a.value("build-dir"));
-    tests = qualify::discover(tree, &how);
+    if (auto tj = a.value("tests-json")) {
+      // An explicit suite list (CTest --show-only=json-v1 format), commands run as written.
+      tree.kind = "file";
+      tree.root = *tj;
+      tests = qualify::parse_ctest_json(bundle::read_text(*tj), *tj);
+      how = *tj;
+    } else {
+      tree = qualify::locate_tree(a.value("build-dir"));
+      tests = qualify::discover(tree, &how);
+    }
   } catch (const bundle::BundleError& e) {
     std::fprintf(stderr, "gpucts qualify: %s\n", e.what());
     return 2;
