@@ -199,8 +199,10 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   m.elapsed_s = since();
 
   // Everything below writes files only; a second signal is ignored so that the bundle completes.
-  nlohmann::json check = qualify::check_json(fps);
+  std::string check_text;
+  nlohmann::json check = qualify::check_json(fps, &check_text);
   bundle::write_text((dir / "check.json").string(), check.dump(2) + "\n");
+  bundle::write_text((dir / "check.txt").string(), check_text);
   bundle::write_text((dir / "junit.xml").string(), junit::write(cases, "gpucts qualify " + host));
   std::vector<std::pair<std::string, bw::Run>> bwruns;
   for (const auto& e : fs::directory_iterator(dir / "bandwidth"))
