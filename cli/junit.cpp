@@ -25,6 +25,8 @@ void read_suite(const xml::Element& ts, const std::string& origin, const std::st
       continue;
     }
     if (tc.name != "testcase") continue;
+    // gtest lists DISABLED_ cases as not run; they are not part of the run (gtest counts them apart).
+    if (tc.attr_or("status", "") == "notrun") continue;
     Case c;
     c.binary = bin;
     auto name = tc.attr("name");
@@ -41,10 +43,9 @@ void read_suite(const xml::Element& ts, const std::string& origin, const std::st
       c.detail = x->text.empty() ? x->attr_or("message", "") : x->text;
       c.message = one_line(x->attr_or("message", c.detail));
       if (c.message.empty()) c.message = f ? "failed (no message)" : "error (no message)";
-    } else if (s || tc.attr_or("result", "") == "skipped" || tc.attr_or("status", "") == "notrun") {
+    } else if (s || tc.attr_or("result", "") == "skipped") {
       c.status = "skipped";
       std::string why = s ? s->attr_or("message", s->text) : "";
-      if (why.empty() && tc.attr_or("status", "") == "notrun") why = "disabled";
       c.message = one_line(why.empty() ? "skipped (no reason given)" : why);
       c.detail = why;
     } else {

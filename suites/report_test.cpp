@@ -63,7 +63,7 @@ TEST(DISABLED_Fixture, Bandwidth) {
   run.ctx = {"NVIDIA H200", "NVLink4", "off", 8, std::nullopt};
   for (std::uint64_t bytes : bw::parse_sweep("1M:1G:4")) {
     bw::Point p;
-    p.collective = "all_reduce";
+    p.collective = "AllReduce";
     p.dtype = "f32";
     p.bytes = bytes;
     p.ranks = 8;
