@@ -1,5 +1,7 @@
 #include "qualify_run.hpp"
 
+#include "journal_report.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -269,44 +271,30 @@ TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {
 }
 
 std::vector<junit::Case> cases_from_journal(const std::vector<std::string>& files, const std::string& binary,
-                                            const std::string& ending) {
-  std::vector<junit::Case> out;
-  std::map<std::string, size_t> running;  // case -> index into out, for the one that never ended
+                                            const std::string& ending, std::string* first) {
+  // The journals are read by the harness's own reader (fixtures/journal_report.hpp), which merges
+  // ranks and names the first cause; only how qualify ended the process is added here.
+  TestRun run;
+  run.test = binary;
   for (const auto& f : files) {
-    std::ifstream in(f);
-    for (std::string line; std::getline(in, line);) {
-      auto j = nlohmann::json::parse(line, nullptr, false);
-      if (j.is_discarded() || !j.is_object()) continue;  // a torn last line after a kill
-      std::string ev = j.value("event", "");
-      if (ev != "start" && ev != "end") continue;
-      std::string rank = j.contains("rank") && j["rank"].is_number_integer() && j["rank"].get<int>() >= 0
-                             ? " [rank " + std::to_string(j["rank"].get<int>()) + "]"
-                             : "";
-      std::string key = j.value("case", "") + rank;
-      if (ev == "start") {
-        junit::Case c;
-        c.binary = binary;
-        c.suite = j.value("suite", "");
-        c.name = j.value("name", "") + rank;
-        c.status = "error";
-        c.message = "did not finish: " + ending;
-        c.detail = c.message + " (from the journal " + fs::path(f).filename().string() + ")";
-        running[key] = out.size();
-        out.push_back(std::move(c));
-      } else if (auto it = running.find(key); it != running.end()) {
-        auto& c = out[it->second];
-        std::string res = j.value("result", "");
-        c.status = res == "passed" ? "passed" : res == "skipped" ? "skipped" : "failed";
-        c.message = junit::one_line(j.value("message", ""));
-        if (c.status == "skipped" && c.message.empty()) c.message = "skipped (no reason given)";
-        if (c.status == "failed" && c.message.empty()) c.message = "failed (journal has no message)";
-        c.detail = j.value("message", "");
-        c.time_s = j.value("duration_ms", 0.0) / 1000.0;
-        running.erase(it);
-      }
+    int rank = -1;
+    auto at = f.rfind(".rank");
+    if (at != std::string::npos) rank = std::atoi(f.c_str() + at + 5);
+    run.ranks.push_back(parse_journal(f, rank, bundle::read_text(f)));
+  }
+  std::sort(run.ranks.begin(), run.ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  Cause c = first_cause(run);
+  if (first) *first = c.found ? c.summary() : "";
+  if (run.ranks.empty()) return {};
+  auto cases = junit::read(xml::parse(journals_to_junit({run}), binary + " journals"), binary + " journals", binary);
+  for (auto& k : cases) {
+    k.binary = binary;
+    if (k.status == "error") {
+      k.message = junit::one_line("did not finish: " + ending + "; " + k.message);
+      k.detail = k.message;
     }
   }
-  return out;
+  return cases;
 }
 
 Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
@@ -429,18 +417,25 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
   }
 
   // Cases: gtest XML when every file is there and well-formed; otherwise the journal.
+  // Under MPI rank 0 writes <name>.xml with the verdict reduced over ranks, the others
+  // <name>.rank<r>.xml: the cases come from rank 0's file, every file is kept and validated.
   auto xmls = files_with_prefix(xml_dir, stem, ".xml");
-  std::string xml_problem;
+  std::string primary = p.xml_prefix + ".xml", xml_problem;
+  bool have_primary = false;
   for (const auto& f : xmls) {
     try {
       auto cs = junit::read_file(f, e.name);
-      o.cases.insert(o.cases.end(), cs.begin(), cs.end());
+      if (f == primary) {
+        o.cases = std::move(cs);
+        have_primary = true;
+      }
       r.xml.push_back(fs::relative(f, p.bundle).string());
     } catch (const xml::XmlError& err) {
       xml_problem = err.what();
       fs::rename(f, f + ".broken");  // kept for a person, but out of the bundle's readable set
     }
   }
+  if (!have_primary && xml_problem.empty()) xmls.clear();
   if (xmls.empty() || !xml_problem.empty() || r.status == "timeout" || r.status == "interrupted") {
     o.cases.clear();
     r.xml.clear();
@@ -448,8 +443,9 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
     std::string how = ending.empty() ? "exited with status " + std::to_string(r.exit_code.value_or(-1)) : ending;
     if (!xml_problem.empty()) how += "; its gtest XML is unreadable: " + xml_problem;
     else if (xmls.empty()) how += " without writing its gtest XML";
-    o.cases = cases_from_journal(files_with_prefix(p.journal_dir, e.name, ".jsonl"), e.name, how);
-    r.reason = how;
+    std::string cause;
+    o.cases = cases_from_journal(files_with_prefix(p.journal_dir, e.name, ".jsonl"), e.name, how, &cause);
+    r.reason = how + (cause.empty() ? "" : "; first cause: " + cause);
     bool died = r.status != "passed" && r.status != "skipped";
     bool open_case = false;
     for (const auto& c : o.cases) open_case |= c.status == "error";

@@ -75,9 +75,10 @@ void install_signal_handlers();
 Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
                 const std::function<void(int done, int total, double elapsed)>& on_progress);
 
-// Cases from journal lines (JSONL of fixtures/journal.hpp); a case that started and never ended
+// Cases from the journals (fixtures/journal_report.hpp); a case that started and never ended
 // becomes an error naming how the process ended (`ending`). Used when gtest wrote no XML.
+// `first_cause` receives the reader's first cause across ranks ("" when none).
 std::vector<junit::Case> cases_from_journal(const std::vector<std::string>& journal_files, const std::string& binary,
-                                            const std::string& ending);
+                                            const std::string& ending, std::string* first_cause);
 
 }  // namespace cts::qualify
