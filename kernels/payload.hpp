@@ -1,0 +1,80 @@
+// Host API of the payload kernels (gpucts::kernels). Suites include this, never CUB or Thrust.
+// Every function is stream-ordered; verify* waits for its result with a deadline.
+//
+// A payload is a closed form of (seed, rank, index): rank r's input element i is
+// raw_value(params, r, i) rounded to the dtype (kernels/payload_rules.hpp), so the expected output
+// of any collective is computed on the device without reading other ranks' buffers, and only a
+// mismatch count, the first bad index, and expected/got at that index come back to the host.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "dtypes.hpp"
+#include "payload_rules.hpp"
+
+namespace cts {
+
+// What every rank of a case holds.
+struct Pattern {
+  DType dtype = DType::f32;
+  PayloadMode mode = PayloadMode::exact;
+  std::optional<RedOp> op;   // the reduction the values are shaped for; nullopt for copies
+  std::uint32_t seed = 1;
+  int nranks = 1;
+  double scalar = 1;         // premulsum scalar (premul_scalar(dtype, mode))
+
+  GenParams params() const { return make_gen_params(dtype, op, mode, seed, nranks, scalar); }
+};
+
+// What one rank's output element i must be, in terms of the inputs of all ranks:
+//   reduce: out[i] = op over every rank s of in(s, base + i)
+//   copy:   out[i] = in(src, base + j), with (src, j) = (src_rank, i) if src_rank >= 0,
+//           otherwise (i / block, i % block) (one block per source rank: gathers, all-to-all).
+struct Expectation {
+  enum class Kind : int { reduce, copy };
+  Kind kind = Kind::copy;
+  std::int64_t base = 0;
+  std::int64_t block = 0;
+  int src_rank = -1;
+
+  static Expectation reduce(std::int64_t base = 0) { return {Kind::reduce, base, 0, -1}; }
+  static Expectation copy_from(int src, std::int64_t base = 0) { return {Kind::copy, base, 0, src}; }
+  static Expectation blocks(std::int64_t block, std::int64_t base = 0) { return {Kind::copy, base, block, -1}; }
+};
+
+struct VerifyResult {
+  std::uint64_t mismatches = 0;
+  std::int64_t first_bad = -1;     // -1: none
+  double expected = 0, got = 0;    // at first_bad (mixed mode: the fp64 reference)
+  double worst_ratio = 0;          // mixed mode: max |got - ref| / bound (exact mode: 0 or inf)
+  std::int64_t worst_index = -1;
+  std::string describe() const;    // "3 of 1021 wrong, first at 7: expected 4 got nan"
+};
+
+class KernelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Rank `rank`'s input: count elements of p.dtype.
+void fill_input(const Pattern& p, int rank, void* ptr, std::size_t count, cudaStream_t stream);
+// The expected output (Expectation of one rank), materialised (verify() does not need it).
+void fill_expected(const Pattern& p, const Expectation& e, void* ptr, std::size_t count, cudaStream_t stream);
+// All-ones bytes: NaN for every float type, -1 / max for integers, never a valid exact result.
+void poison(void* ptr, std::size_t bytes, cudaStream_t stream);
+// Checks count elements of `got` against the closed-form expectation (nothing else is read).
+VerifyResult verify(const Pattern& p, const Expectation& e, const void* got, std::size_t count, cudaStream_t stream,
+                    double timeout_s = 60);
+// Element-wise value comparison of two buffers (NaN never equals).
+VerifyResult verify_equal(DType d, const void* got, const void* expected, std::size_t count,
+                          cudaStream_t stream, double timeout_s = 60);
+// Host encoding of a scalar in the dtype's bits (premulsum scalars); out holds dtype_info(d).size bytes.
+void encode_value(DType d, double v, void* out);
+double decode_value(DType d, const void* in);
+
+}  // namespace cts

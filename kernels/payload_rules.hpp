@@ -1,0 +1,170 @@
+// Host/device rules of the payloads, in plain C++ so the CPU suite tests them without a GPU:
+// what each rank holds at each index (a closed form of seed, rank, index), the value ranges that
+// keep every reduction exact in any order, and the error bound of the mixed-precision mode.
+// The CUDA side (payload.cu) evaluates exactly these functions on the device.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "dtypes.hpp"
+
+#if defined(__CUDACC__)
+#define CTS_HD __host__ __device__
+#else
+#define CTS_HD
+#endif
+
+namespace cts {
+
+enum class PayloadMode : int {
+  exact,  // small integers / powers of two: every reduction exact in any order, compared exactly
+  mixed   // random values, fp64 reference, per-element bound from epsilon, op and rank count
+};
+inline const char* name_of(PayloadMode m) { return m == PayloadMode::exact ? "exact" : "mixed"; }
+
+// Everything a kernel needs to regenerate any rank's input element: plain data, passed by value.
+struct GenParams {
+  int mode = 0;             // PayloadMode
+  int op = -1;              // RedOp, -1: not a reduction (copies)
+  double lo = 0, hi = 0;    // exact mode: integers uniform in [lo, hi]
+  int contributors = 1;     // ranks >= contributors hold the neutral element (0 for sums, 1 for prod)
+  std::uint32_t seed = 1;
+  int nranks = 1;
+  double scalar = 1;        // premulsum scalar (already rounded to the dtype)
+};
+
+// Exact mode ranges. Sums (sum, avg, premulsum with factor k = scalar): each of `contributors`
+// ranks adds an integer of magnitude <= A with k*contributors*A <= exact_int, so every partial
+// sum in any order is an integer the type represents. Products: values in {1, 2} on at most
+// max_pow2 ranks (powers of two multiply exactly). Integers stay non-negative and below the type's
+// maximum so the all-ones poison (-1 / max) is never a valid result; floats take both signs
+// (their poison is NaN).
+struct ValueRange {
+  double lo = 0, hi = 0;
+  int contributors = 1;
+};
+
+inline constexpr double kMaxAmplitude = 1000;  // keeps wide types' sums well inside 2^53
+
+inline ValueRange exact_range(DType d, std::optional<RedOp> op, int nranks, double scalar = 1) {
+  const DTypeInfo& t = dtype_info(d);
+  const double limit = t.is_float ? t.exact_int : t.exact_int - 1;  // ints: keep clear of poison
+  ValueRange r;
+  if (op && *op == RedOp::prod) {
+    r.lo = 1;
+    r.hi = 2;
+    r.contributors = std::max(1, std::min(nranks, t.max_pow2));
+    return r;
+  }
+  if (!op || *op == RedOp::max || *op == RedOp::min) {
+    double a = std::min(limit, kMaxAmplitude);
+    r.lo = t.is_float ? -a : 0;
+    r.hi = a;
+    r.contributors = nranks;
+    return r;
+  }
+  const double k = (*op == RedOp::premulsum) ? std::max(1.0, std::fabs(scalar)) : 1.0;
+  const int c = std::max(1, std::min(nranks, static_cast<int>(std::floor(limit / k))));
+  const double a = std::max(1.0, std::min(kMaxAmplitude, std::floor(limit / (k * c))));
+  r.lo = t.is_float ? -a : 0;
+  r.hi = a;
+  r.contributors = c;
+  return r;
+}
+
+// The premulsum scalar a case uses: 2 keeps exact mode exact; 0.75 (representable even in
+// f8e5m2) makes the mixed mode round.
+inline double premul_scalar(DType d, PayloadMode m) {
+  return (m == PayloadMode::mixed && dtype_info(d).is_float) ? 0.75 : 2.0;
+}
+
+// Why (dtype, op, nranks) cannot be exact, or nullopt: avg of a float type divides by nranks,
+// exact only for powers of two (the mixed mode covers the rest).
+inline std::optional<std::string> exact_limitation(DType d, RedOp op, int nranks) {
+  if (op == RedOp::avg && dtype_info(d).is_float && (nranks & (nranks - 1)) != 0)
+    return std::string("avg of ") + name_of(d) + " over " + std::to_string(nranks) +
+           " ranks is not exact (1/" + std::to_string(nranks) + " rounds); use mixed mode";
+  return std::nullopt;
+}
+
+// 32-bit mixing only: 64-bit multiplies and divisions would make fill compute-bound on the GPU.
+CTS_HD inline std::uint32_t mix32(std::uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
+  return x;
+}
+// One mix per element: the rank/seed key is folded in with a multiply, not a second mix.
+CTS_HD inline std::uint32_t payload_hash(std::uint32_t seed, int rank, std::int64_t idx) {
+  const std::uint32_t key = seed ^ (static_cast<std::uint32_t>(rank) * 0x9E3779B9U) ^
+                            (static_cast<std::uint32_t>(static_cast<std::uint64_t>(idx) >> 32) * 0xC2B2AE35U);
+  return mix32((static_cast<std::uint32_t>(idx) * 0x85EBCA6BU) ^ key);
+}
+
+// Exact mode: element idx of rank's input, an integer of |v| <= 1000 (or 1, 2 for products), so
+// the fill converts it to the dtype without a detour through double.
+CTS_HD inline int raw_int(const GenParams& g, int rank, std::int64_t idx) {
+  const std::uint32_t h = payload_hash(g.seed, rank, idx);
+  if (g.op == static_cast<int>(RedOp::prod)) return (rank < g.contributors && (h & 3U) == 0U) ? 2 : 1;
+  if (rank >= g.contributors) return 0;
+  const std::uint32_t span = static_cast<std::uint32_t>(g.hi - g.lo) + 1U;
+  // multiply-high range reduction: no division on the device
+  return static_cast<int>(g.lo) + static_cast<int>((static_cast<std::uint64_t>(h) * span) >> 32);
+}
+
+// Element idx of rank's input, before rounding to the dtype (exact mode: already representable).
+CTS_HD inline double raw_value(const GenParams& g, int rank, std::int64_t idx) {
+  if (g.mode == static_cast<int>(PayloadMode::exact)) return static_cast<double>(raw_int(g, rank, idx));
+  const std::uint32_t h = payload_hash(g.seed, rank, idx);
+  const bool prod = g.op == static_cast<int>(RedOp::prod);
+  const double u = static_cast<double>(h >> 1) * (1.0 / 2147483648.0);  // [0, 1)
+  if (prod) return rank >= g.contributors ? 1.0 : ((h & 1U) ? -(1.0 + u) : (1.0 + u));
+  return 2.0 * u - 1.0;
+}
+
+// Mixed mode: the largest |got - ref| a correct reduction may show at one element, where ref is
+// the fp64 reduction of the (rounded) inputs, sum_abs the sum of |term| and abs_ref = |ref|.
+// Recursive summation in any order: gamma_{n-1} * sum|x| (Higham 4.3); premulsum adds one rounding
+// per product, avg one for the division (or the 1/n pre-multiplication NCCL uses for floats);
+// products: (n-1) roundings relative to the result. Subnormal underflow adds half a step per
+// rounding. max/min select an input: bound 0. The fp64 reference rounds too (it matters for f64
+// itself), so the dtype's u is widened by double's 2^-53.
+CTS_HD inline double mixed_bound(double u_dtype, double denorm_min, int op, int n, double sum_abs, double abs_ref) {
+  const double u = u_dtype + 1.1102230246251565e-16;
+  const double m = static_cast<double>(n - 1) * u;
+  const double gamma = m < 0.5 ? m / (1.0 - m) : 2.0 * m;
+  const double under = static_cast<double>(n + 1) * denorm_min;
+  if (op == static_cast<int>(RedOp::sum)) return gamma * sum_abs + under;
+  if (op == static_cast<int>(RedOp::premulsum)) return (gamma + u) * sum_abs * (1.0 + u) + under;
+  if (op == static_cast<int>(RedOp::avg)) return ((gamma + 2.0 * u) * sum_abs / n) * (1.0 + u) + under;
+  if (op == static_cast<int>(RedOp::prod)) return gamma * abs_ref + under;
+  return 0.0;
+}
+
+// Parameters of one (dtype, op, mode, nranks) payload.
+inline GenParams make_gen_params(DType d, std::optional<RedOp> op, PayloadMode mode, std::uint32_t seed,
+                                 int nranks, double scalar) {
+  GenParams g;
+  g.mode = static_cast<int>(mode);
+  g.op = op ? static_cast<int>(*op) : -1;
+  g.seed = seed;
+  g.nranks = nranks;
+  g.scalar = scalar;
+  if (mode == PayloadMode::mixed && dtype_info(d).is_float) {
+    g.contributors = (op && *op == RedOp::prod) ? std::max(1, std::min(nranks, dtype_info(d).max_pow2)) : nranks;
+  } else {
+    g.mode = static_cast<int>(PayloadMode::exact);  // integers are exact in either mode
+    ValueRange r = exact_range(d, op, nranks, scalar);
+    g.lo = r.lo;
+    g.hi = r.hi;
+    g.contributors = r.contributors;
+  }
+  return g;
+}
+
+}  // namespace cts

@@ -1,0 +1,9 @@
+// Checks of rows kCheckSplit.. of kDTypes (the floating-point types); see verify_lo.cu.
+#include "verify_impl.cuh"
+
+namespace cts::detail {
+const std::array<CheckFn, kNumDTypes - kCheckSplit>& check_fns_hi() {
+  static const auto table = check_table<kCheckSplit>(std::make_index_sequence<kNumDTypes - kCheckSplit>{});
+  return table;
+}
+}  // namespace cts::detail

@@ -1,0 +1,111 @@
+// NCCL collective conformance in one process over the first N visible GPUs: one GoogleTest case
+// per (collective row, dtype, op, count, placement, root, mode, variant), registered from
+// cts::collective_cases(). Suite = the collective ("AllReduce"), case = the combination
+// ("bf16_sum_1048575_inplace_w1"). World size: --world-size=N|all or GPUCTS_WORLD_SIZE (default 1).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "collectives.hpp"
+#include "environment.hpp"
+#include "gtest_main.hpp"
+#include "nccl_util.hpp"
+#include "require.hpp"
+#include "world.hpp"
+
+namespace {
+
+class CollectiveCase : public ::testing::Test {
+ public:
+  explicit CollectiveCase(cts::CollCase c) : c_(std::move(c)) {}
+  void TestBody() override {
+    CTS_REQUIRE_GPUS(c_.world);
+    cts::World* w = nullptr;
+    try {
+      w = &cts::single_process_world(c_.world_config());
+    } catch (const std::exception& e) {
+      FAIL() << "cannot create the world " << c_.world_config().key() << ": " << e.what();
+    }
+    cts::run_collective_case(*w, c_);
+  }
+
+ private:
+  cts::CollCase c_;
+};
+
+// "--world-size=N" / "--world-size N" / GPUCTS_WORLD_SIZE; "all" = every visible GPU. Removed from argv.
+int take_world_size(int& argc, char** argv) {
+  std::string v;
+  if (const char* e = std::getenv("GPUCTS_WORLD_SIZE")) v = e;
+  int out = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    int eat = 0;
+    if (a.rfind("--world-size=", 0) == 0) {
+      v = a.substr(13);
+      eat = 1;
+    } else if (a == "--world-size" && i + 1 < argc) {
+      v = argv[i + 1];
+      eat = 2;
+    }
+    if (eat) {
+      for (int j = i; j + eat <= argc; ++j) argv[j] = argv[j + eat];
+      argc -= eat;
+      --i;
+    }
+  }
+  if (v.empty()) return 1;
+  if (v == "all") return -1;
+  char* end = nullptr;
+  long n = std::strtol(v.c_str(), &end, 10);
+  if (!end || *end || n < 1 || n > 1024) {
+    std::fprintf(stderr, "gpucts_collectives: world size '%s': expected a number >= 1 or 'all'\n", v.c_str());
+    std::exit(2);
+  }
+  out = static_cast<int>(n);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int world = take_world_size(argc, argv);
+  // The GPU mapping must precede the first CUDA call (visible_gpu_count for "all").
+  const std::string mapped = cts::apply_ctest_resource_groups();
+  if (!mapped.empty()) unsetenv("CTEST_RESOURCE_GROUP_COUNT");  // applied once, here
+  if (world < 0) world = std::max(1, cts::visible_gpu_count());
+  std::vector<cts::CollCase> cases;
+  try {
+    cases = cts::collective_cases(world, cts::sweep_from_env());
+    cts::case_timeout_s();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpucts_collectives: %s\n", e.what());
+    return 2;
+  }
+  for (const auto& c : cases) {
+    ::testing::RegisterTest(c.suite().c_str(), c.name().c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                            [c]() -> ::testing::Test* { return new CollectiveCase(c); });
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  cts::MainOptions opts;
+  opts.finish = [&](int rc) {
+    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double setup = cts::world_setup_seconds();
+    const auto* u = ::testing::UnitTest::GetInstance();
+    std::printf("\ngpucts_collectives: world %d, %zu cases, %.2f s wall: communicator setup %.2f s, cases %.2f s\n", world,
+                cases.size(), total, setup, u->elapsed_time() / 1000.0 - setup);
+    for (int i = 0; i < u->total_test_suite_count(); ++i) {
+      const auto* s = u->GetTestSuite(i);
+      std::printf("  %-18s %6d cases %8.2f s (%d failed, %d skipped)\n", s->name(), s->total_test_count(),
+                  s->elapsed_time() / 1000.0, s->failed_test_count(), s->skipped_test_count());
+    }
+    cts::release_worlds();
+    return rc;
+  };
+  return cts::run_gtest_main(argc, argv, opts);
+}

@@ -1,0 +1,155 @@
+// The device check functions (kernels/payload_impl.cuh are __host__ __device__) run on the CPU
+// against an independent model of each collective, computed in the dtype's own arithmetic in
+// different orders per rank: exact mode must find no mismatch (every reduction is exact in any
+// order, fp8 and bf16 included), mixed mode must stay within its bound, and a poisoned or
+// doubled element must be caught. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "collectives.hpp"
+#include "payload_impl.cuh"
+
+namespace {
+using namespace cts;
+using detail::Elem;
+
+struct Param {
+  const Collective* coll;
+  std::optional<RedOp> op;
+  PayloadMode mode;
+  int n;
+};
+
+template <DType D>
+struct Model {
+  using T = device_t<D>;
+  const Param& p;
+  Pattern pat;
+  std::size_t count;
+  int root = 0;
+
+  // in[s]: rank s's send buffer (sized for the row)
+  std::vector<std::vector<T>> inputs() const {
+    std::vector<std::vector<T>> in(p.n);
+    const GenParams g = pat.params();
+    for (int s = 0; s < p.n; ++s)
+      for (std::size_t i = 0; i < p.coll->send_count(count, p.n); ++i) in[s].push_back(from_double<T>(raw_value(g, s, i)));
+    return in;
+  }
+  // Reduction in T, ranks visited forward or backward (each step rounds to T, as NCCL does).
+  T reduce(const std::vector<std::vector<T>>& in, std::size_t idx, bool backward) const {
+    const RedOp op = *p.op;
+    const bool is_float = dtype_info(D).is_float;
+    const double inv_n = to_double(from_double<T>(1.0 / p.n));
+    const double s = to_double(from_double<T>(pat.scalar));
+    double acc = 0;
+    for (int k = 0; k < p.n; ++k) {
+      const int r = backward ? p.n - 1 - k : k;
+      double x = to_double(in[r][idx]);
+      if (op == RedOp::premulsum) x = to_double(from_double<T>(x * s));
+      if (op == RedOp::avg && is_float) x = to_double(from_double<T>(x * inv_n));
+      if (k == 0) acc = x;
+      else if (op == RedOp::prod) acc = to_double(from_double<T>(acc * x));
+      else if (op == RedOp::max) acc = x > acc ? x : acc;
+      else if (op == RedOp::min) acc = x < acc ? x : acc;
+      else acc = to_double(from_double<T>(acc + x));
+    }
+    if (op == RedOp::avg && !is_float) acc = static_cast<double>(static_cast<long long>(acc) / p.n);
+    return from_double<T>(acc);
+  }
+  // What a correct NCCL writes into rank r's receive buffer.
+  std::vector<T> output(const std::vector<std::vector<T>>& in, int r) const {
+    const std::string name = p.coll->name;
+    const std::size_t c = count;
+    const int n = p.n;
+    std::vector<T> out(p.coll->recv_count(c, n));
+    const bool back = r % 2 == 1;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const std::size_t blk = c ? i / c : 0, j = c ? i % c : 0;
+      if (name == "AllReduce" || name == "Reduce") out[i] = reduce(in, i, back);
+      else if (name == "ReduceScatter") out[i] = reduce(in, r * c + i, back);
+      else if (name == "Broadcast") out[i] = in[root][i];
+      else if (name.rfind("AllGather", 0) == 0 || name.rfind("Gather", 0) == 0) out[i] = in[blk][j];
+      else if (name.rfind("AlltoAll", 0) == 0) out[i] = in[blk][r * c + j];
+      else if (name.rfind("Scatter", 0) == 0) out[i] = in[root][r * c + i];
+      else if (name == "SendRecvRing") out[i] = in[(r - 1 + n) % n][i];
+      else if (name == "SendRecvPairs") out[i] = in[(r ^ 1) < n ? (r ^ 1) : r][i];
+      else ADD_FAILURE() << "no model for " << name;
+    }
+    return out;
+  }
+  std::uint64_t mismatches(const std::vector<T>& got, int r, double* worst) const {
+    const Expectation e = p.coll->expect(r, p.n, count, root);
+    Elem<D> el{detail::make_check_spec(pat, e, got.data(), nullptr)};
+    std::uint64_t bad = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      detail::Acc a = el(static_cast<std::int64_t>(i));
+      bad += a.bad;
+      if (a.worst < 1e299 && a.worst > *worst) *worst = a.worst;
+    }
+    return bad;
+  }
+};
+
+std::vector<Param> params() {
+  std::vector<Param> out;
+  for (const auto& c : collectives())
+    for (int n : {1, 2, 3, 4, 8}) {
+      if (c.reduces) {
+        for (const auto& o : kRedOps)
+          for (PayloadMode m : {PayloadMode::exact, PayloadMode::mixed}) out.push_back({&c, o.id, m, n});
+      } else {
+        out.push_back({&c, std::nullopt, PayloadMode::exact, n});
+      }
+    }
+  return out;
+}
+
+class PayloadModel : public ::testing::TestWithParam<Param> {};
+
+TEST_P(PayloadModel, CorrectOutputPassesAndWrongOutputFails) {
+  const Param& p = GetParam();
+  for (const auto& t : kDTypes) {
+    visit_dtype(t.id, [&](auto tag) {
+      constexpr DType D = decltype(tag)::value;
+      using T = device_t<D>;
+      Pattern pat;
+      pat.dtype = D;
+      pat.mode = p.mode;
+      pat.op = p.op;
+      pat.seed = 11;
+      pat.nranks = p.n;
+      pat.scalar = (p.op && *p.op == RedOp::premulsum) ? premul_scalar(D, p.mode) : 1.0;
+      if (p.op && p.mode == PayloadMode::exact && exact_limitation(D, *p.op, p.n)) return;  // listed as mixed instead
+      Model<D> m{p, pat, 37, p.coll->rooted ? p.n - 1 : 0};
+      const auto in = m.inputs();
+      for (int r = 0; r < p.n; ++r) {
+        if (!p.coll->defined_at(r, m.root)) continue;
+        auto out = m.output(in, r);
+        double worst = 0;
+        ASSERT_EQ(m.mismatches(out, r, &worst), 0u) << t.name << " rank " << r << " worst " << worst;
+        // A never-written element (poison) is caught.
+        auto poisoned = out;
+        std::memset(&poisoned[5], 0xFF, sizeof(T));
+        EXPECT_EQ(m.mismatches(poisoned, r, &worst), 1u) << t.name << ": poison not caught";
+        // Exact mode: an element one unit off is caught.
+        if (p.mode == PayloadMode::exact || !dtype_info(D).is_float) {
+          auto off = out;
+          const double v = to_double(off[7]);
+          off[7] = from_double<T>(v == 1 ? 2.0 : 1.0);
+          EXPECT_EQ(m.mismatches(off, r, &worst), 1u) << t.name << ": a wrong element passed";
+        }
+      }
+    });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllRows, PayloadModel, ::testing::ValuesIn(params()), [](const auto& info) {
+  const Param& p = info.param;
+  return std::string(p.coll->name) + (p.op ? std::string("_") + name_of(*p.op) : "") + "_" + name_of(p.mode) + "_n" +
+         std::to_string(p.n);
+});
+
+}  // namespace
