@@ -233,7 +233,7 @@ TEST_P(Collectives, ExactResult) {
   if (auto why = ca::collective_unsupported_reason(k.backend, k.coll->name); !why.empty()) GTEST_SKIP() << why;
   if (auto why = ca::dtype_unsupported_reason(k.backend, *k.dtype); !why.empty()) GTEST_SKIP() << why;
   if (k.op)
-    if (auto why = ca::reduce_unsupported_reason(k.backend, *k.op, *k.dtype->type); !why.empty()) GTEST_SKIP() << why;
+    if (auto why = ca::reduce_unsupported_reason(k.backend, *k.op, *k.dtype, ca::world().env.world_size); !why.empty()) GTEST_SKIP() << why;
   if (auto defect = ca::known_defect(k.backend, k.coll->name, k.strided); !defect.empty())
     GTEST_SKIP() << "known defect: " << defect;
   ca::World& w = ca::world();
@@ -300,7 +300,7 @@ TEST_P(Refused, ClearError) {
     if (std::string(x.name) == k.dtype) d = &x;
   ASSERT_NE(d, nullptr);
   if (!d->type) GTEST_SKIP() << ca::dtype_unsupported_reason(k.backend, *d);
-  std::string why = ca::reduce_unsupported_reason(k.backend, k.op, *d->type);
+  std::string why = ca::reduce_unsupported_reason(k.backend, k.op, *d, ca::world().env.world_size);
   if (why.empty()) GTEST_SKIP() << "libtorch " << ca::torch_version() << " accepts " << ca::reduce_name(k.op)
                                 << " on " << d->name << " with " << ca::backend_name(k.backend)
                                 << " (checked by the Collectives cases)";
