@@ -197,7 +197,7 @@ void load_nccl(Matrix& m, const std::map<std::string, std::string>& files) {
     }
   }
   {
-    auto t = table(files, "nccl_ops.csv", {"dtype", "op", "since", "until", "supported", "evidence"});
+    auto t = table(files, "nccl_ops.csv", {"dtype", "op", "since", "until", "nranks", "supported", "evidence"});
     KeySet keys(t.file);
     for (const auto& r : t.rows) {
       RowReader rd(t, r);
@@ -206,7 +206,10 @@ void load_nccl(Matrix& m, const std::map<std::string, std::string>& files) {
       row.op = rd.required("op");
       row.since = rd.version("since");
       row.until = rd.opt_version("until");
-      row.meta = rd.meta(row.dtype + "/" + row.op + "/" + row.since.str());
+      auto nranks = rd.opt_int("nranks");
+      if (nranks && *nranks != 1) rd.fail("nranks must be empty (any) or 1");
+      row.nranks = nranks ? 1 : 0;
+      row.meta = rd.meta(row.dtype + "/" + row.op + "/" + row.since.str() + (row.nranks ? "/1rank" : ""));
       keys.add(row.meta.key, r.line);
       const std::string& s = rd.required("supported");
       if (s != "yes" && s != "no") rd.fail("supported must be yes or no");

@@ -67,6 +67,7 @@ struct NcclOp {
   std::string op;                   // "avg", "*" = any
   Version since;
   std::optional<Version> until;     // exclusive
+  int nranks = 0;                   // 1: only one-rank communicators; 0: any
   bool supported = true;
   std::string evidence;             // documented | source | observed
 };

@@ -174,7 +174,8 @@ SupportVerdict nccl_feature_supported(const Matrix& m, const std::string& featur
   return {true, "", src};
 }
 
-SupportVerdict nccl_op_supported(const Matrix& m, const std::string& dtype, const std::string& op, const Version& nccl) {
+SupportVerdict nccl_op_supported(const Matrix& m, const std::string& dtype, const std::string& op, const Version& nccl,
+                                 int nranks) {
   for (const auto* name : {&dtype, &op}) {
     const NcclFeature* f = m.find_feature(*name);
     const char* kind = name == &dtype ? "dtype" : "op";
@@ -190,11 +191,13 @@ SupportVerdict nccl_op_supported(const Matrix& m, const std::string& dtype, cons
     bool d = r.dtype == dtype, o = r.op == op;
     if ((!d && r.dtype != "*") || (!o && r.op != "*")) continue;
     if (!in_range(nccl, r.since, r.until)) continue;
-    int score = (d ? 2 : 0) + (o ? 1 : 0);
+    if (r.nranks == 1 && nranks > 1) continue;
+    int score = (d ? 2 : 0) + (o ? 1 : 0) + (r.nranks ? 4 : 0);
     if (score > best_score) best = &r, best_score = score;
   }
   if (!best) return {true, "", "nccl_features.csv:" + dtype};
   std::string why = best->meta.note;
+  if (best->nranks == 1 && nranks == 0) why = "with a one-rank communicator (nranks unknown): " + why;
   if (best->evidence == "observed") why = "observed on the device, not documented: " + why;
   if (!best->meta.unconfirmed.empty()) why += " [UNCONFIRMED]";
   return {best->supported, why, best->meta.cite()};

@@ -289,6 +289,8 @@ bool rule_lightning(Ctx& c) {
   for (const auto& [pkg, ver] : {std::pair<const char*, const std::optional<Version>*>{"lightning", &c.fp.lightning},
                                  {"pytorch_lightning", &c.fp.pytorch_lightning}}) {
     if (!*ver) continue;
+    // One finding when both packages are the same release (they share the ranges).
+    if (ver == &c.fp.pytorch_lightning && c.fp.lightning && c.fp.lightning->same_release(**ver)) continue;
     const LightningRow* row = c.m.find_lightning(**ver);
     if (!row) continue;
     any = true;

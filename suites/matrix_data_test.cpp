@@ -173,6 +173,7 @@ const BrokenCase kBroken[] = {
     {"nccl_env_bad_int.csv", "nccl_env.csv", "^nccl_env\\.csv:2: column 'min': '1k' is not an integer$"},
     {"lightning_overlap.csv", "lightning.csv", "^lightning\\.csv:3: range 2\\.5\\.2-2\\.5\\.6 overlaps line 2$"},
     {"nccl_ops_bad_supported.csv", "nccl_ops.csv", "^nccl_ops\\.csv:2: supported must be yes or no$"},
+    {"nccl_ops_bad_nranks.csv", "nccl_ops.csv", "^nccl_ops\\.csv:2: nranks must be empty \\(any\\) or 1$"},
     {"nccl_features_until_before_since.csv", "nccl_features.csv", "^nccl_features\\.csv:2: until is not after since$"},
 };
 

@@ -297,6 +297,7 @@ struct OpCase {
   const char* nccl;
   bool supported;
   const char* reason_has;
+  int nranks = 0;
 };
 
 const OpCase kOps[] = {
@@ -308,7 +309,11 @@ const OpCase kOps[] = {
     {"f8e4m3", "sum", "2.23.4", false, "2.24.3"},
     {"f8e4m3", "sum", "2.28.3", true, "sm_90"},
     {"f8e5m2", "max", "2.28.9", true, "sm_90"},
-    {"f8e4m3", "avg", "2.28.3", false, "observed"},
+    {"f8e4m3", "avg", "2.28.3", false, "observed", 1},
+    {"f8e4m3", "avg", "2.28.3", false, "one-rank communicator (nranks unknown)", 0},
+    {"f8e4m3", "avg", "2.28.3", true, "sm_90", 2},
+    {"f8e5m2", "premulsum", "2.28.9", false, "ncclLaunchOneRank", 1},
+    {"f32", "avg", "2.28.3", true, "", 1},
     {"f16", "bogus", "2.28.3", false, "not a known NCCL op"},
     {"c64", "sum", "2.28.3", false, "not a known NCCL dtype"},
 };
@@ -317,14 +322,15 @@ class NcclOps : public ::testing::TestWithParam<OpCase> {};
 
 TEST_P(NcclOps, Supported) {
   const auto& c = GetParam();
-  SupportVerdict v = nccl_op_supported(builtin_matrix(), c.dtype, c.op, Version::parse(c.nccl));
+  SupportVerdict v = nccl_op_supported(builtin_matrix(), c.dtype, c.op, Version::parse(c.nccl), c.nranks);
   EXPECT_EQ(v.supported, c.supported) << v.reason;
   EXPECT_NE(v.reason.find(c.reason_has), std::string::npos) << v.reason;
   EXPECT_FALSE(v.source.empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Op, NcclOps, ::testing::ValuesIn(kOps), [](const auto& info) {
-  std::string n = std::string(info.param.dtype) + "_" + info.param.op + "_" + info.param.nccl;
+  std::string n = std::string(info.param.dtype) + "_" + info.param.op + "_" + info.param.nccl + "_ranks" +
+                  std::to_string(info.param.nranks);
   std::replace(n.begin(), n.end(), '.', '_');
   return n;
 });
