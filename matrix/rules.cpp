@@ -200,24 +200,6 @@ bool rule_nccl_below_matrix(Ctx& c) {
   return true;
 }
 
-// An arch list entry covers a GPU when it is its SASS (same major, minor <= GPU's) or PTX that JITs forward.
-bool arch_covers(const std::vector<std::string>& list, const Version& cc, bool* by_ptx) {
-  long gpu = cc.major() * 10 + cc.minor();
-  for (const auto& a : list) {
-    bool ptx = a.rfind("compute_", 0) == 0;
-    long n = std::atol(a.substr(a.find('_') + 1).c_str());
-    if (!ptx && n / 10 == cc.major() && n % 10 <= cc.minor() && n <= gpu) {
-      *by_ptx = false;
-      return true;
-    }
-    if (ptx && n <= gpu) {
-      *by_ptx = true;
-      return true;
-    }
-  }
-  return false;
-}
-
 bool rule_gpu_arch_torch(Ctx& c) {
   if (!c.fp.gpus || c.fp.gpus->empty() || !c.fp.torch) return false;
   const TorchRow* row = torch_row(c);
@@ -236,7 +218,7 @@ bool rule_gpu_arch_torch(Ctx& c) {
   for (const auto& g : *c.fp.gpus) {
     if (!g.cc) continue;
     bool ptx = false;
-    if (arch_covers(*list, *g.cc, &ptx)) continue;
+    if (arch_list_covers(*list, *g.cc, &ptx)) continue;
     std::string joined;
     for (const auto& a : *list) joined += (joined.empty() ? "" : " ") + a;
     c.add("gpu-arch-not-in-torch-build", from_row ? severity("error", row->meta, "arch_list") : "error",
