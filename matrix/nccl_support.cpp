@@ -271,7 +271,9 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
                                     (var->type == "int" || var->type == "bool"
                                          ? " (NCCL before its strict parsing reads a leading number or 0, silently)"
                                          : ""),
-                                src, "set " + name + " to an accepted value or unset it"));
+                                src, "set " + name + " to an accepted value" +
+                                         (var->default_value ? " (NCCL's default is " + std::to_string(*var->default_value) + ")" : "") +
+                                         " or unset it"));
       continue;
     }
     if ((name == "NCCL_P2P_DISABLE" || name == "NCCL_IB_DISABLE") && parse_int(value).value_or(0) != 0) {

@@ -71,6 +71,7 @@ const BadInput kBad[] = {
     {"not_an_object", "check --fingerprint " + kData + "not_object.json", "^gpucts check: .*/check/not_object\\.json: "},
     {"good_then_bad", "check --fingerprint " + kData + "h200_system_nccl.json --fingerprint " + kData + "malformed.json",
      "^gpucts check: .*/check/malformed\\.json: malformed JSON"},
+    {"directory", "check --fingerprint " + kData, "^gpucts check: .*/check/: is a directory, not a fingerprint file\n$"},
     {"unknown_option", "check --frobnicate", "^gpucts check: .*frobnicate.*\n$"},
     {"option_without_value", "check --fingerprint", "^gpucts check: .*fingerprint.*\n$"},
     {"positional_argument", "check extra.json", "^gpucts check: unexpected argument 'extra\\.json'\n$"},
