@@ -222,7 +222,7 @@ void load_nccl(Matrix& m, const std::map<std::string, std::string>& files) {
                    {"name", "since", "until", "type", "values", "min", "max", "default", "constraint"});
     KeySet keys(t.file);
     static const std::set<std::string> types = {"int", "bool", "enum", "list", "algo", "proto",
-                                                "level", "ifname", "string", "path", "notnccl"};
+                                                "level", "ifname", "string", "path", "notnccl", "ignore"};
     for (const auto& r : t.rows) {
       RowReader rd(t, r);
       NcclEnvVar row;

@@ -108,6 +108,8 @@ const RuleCase kCases[] = {
     {"ifnames_typo", "nccl-env-unknown", true, R"({"env": {"NCCL_SOCKET_IFNAMES": "eth0"}})", "warning", "did you mean NCCL_SOCKET_IFNAME"},
     {"nccl_timeout", "nccl-env-unknown", true, R"({"env": {"NCCL_TIMEOUT": "1800"}})", "warning", "init_process_group"},
     {"ifname_spelled_right", "nccl-env-unknown", false, R"({"env": {"NCCL_SOCKET_IFNAME": "eth0", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}})"},
+    {"container_nccl_version", "nccl-env-unknown", false, R"({"env": {"NCCL_VERSION": "2.28.3-1"}})"},
+    {"torch_legacy_spelling", "nccl-env-unknown", true, R"({"env": {"NCCL_ASYNC_ERROR_HANDLING": "1"}})", "warning", "TORCH_NCCL_ASYNC_ERROR_HANDLING"},
     {"ras_on_2_21", "nccl-env-newer-than-library", true, R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_RAS_ENABLE": "1"}})", "warning", "2.24.3"},
     {"ras_on_2_28", "nccl-env-newer-than-library", false, R"({"env": {"NCCL_RAS_ENABLE": "1"}})"},
     {"ib_gdr_level_renamed", "nccl-env-removed", true, R"({"env": {"NCCL_IB_GDR_LEVEL": "PHB"}})", "warning", "2.4.0"},
