@@ -105,8 +105,10 @@ bool rule_driver_runtime(Ctx& c) {
           "CUDA runtime " + rt.release_str(2) + " on a CUDA " + level->release_str(2) + "-level driver" +
               (c.fp.driver_version ? " (" + v(*c.fp.driver_version) + ")" : "") +
               ": runs under minor-version compatibility, without JIT of newer PTX and with its other limits",
-          src, row ? "for full support " + driver_branch_fix(*row).substr(driver_branch_fix(*row).find("; ") + 2)
-                   : "upgrade the driver");
+          src, row && row->toolkit_driver
+                   ? "for full support install a driver >= " + v(*row->toolkit_driver) + " (the CUDA " +
+                         row->cuda.release_str(2) + " GA driver, R" + std::to_string(row->toolkit_driver->major()) + ")"
+                   : "upgrade the driver to the branch of CUDA " + rt.release_str(2));
   }
   return true;
 }

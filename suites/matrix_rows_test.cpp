@@ -220,6 +220,7 @@ INSTANTIATE_TEST_SUITE_P(Torch, TorchRowTest, ::testing::ValuesIn(builtin_matrix
 TEST(TorchRows, ExactlyOneRowDescribesThisMachine) {
   const Fingerprint& fp = live().fp;
   if (!fp.torch || !fp.torch->version) GTEST_SKIP() << python_exe() << " cannot import torch";
+  if (!live_torch_cuda()) GTEST_SKIP() << "torch " << fp.torch->version->raw << " is a CPU build: the matrix has CUDA wheels only";
   std::string hits;
   int n = 0;
   for (const auto& r : builtin_matrix().torch)
