@@ -111,6 +111,14 @@ struct Matrix {
   const NcclFeature* find_feature(const std::string& name) const;
 };
 
+// Whether a torch arch list ("sm_90", "compute_90" = PTX) runs on a GPU of compute capability `cc`:
+// its SASS (same major, minor <= the GPU's) or PTX at or below it, which the driver JITs forward.
+bool arch_list_covers(const std::vector<std::string>& arch_list, const Version& cc, bool* by_ptx = nullptr);
+// Whether CUDA `row` lists `cc` among the SMs it can target.
+bool cuda_targets(const CudaRow& row, const Version& cc);
+// "sm_90" -> 9.0; nullopt for anything else.
+std::optional<Version> arch_cc(const std::string& arch);
+
 // The file names, in load order.
 const std::vector<std::string>& matrix_files();
 // Parses the given file texts (file name -> contents). Throws MatrixError("file:line: ...").

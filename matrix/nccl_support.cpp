@@ -233,6 +233,7 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
   for (const auto& [name, value] : env) {
     if (name.rfind("NCCL_", 0) != 0) continue;
     const NcclEnvVar* var = m.find_env(name);
+    if (var && var->type == "ignore") continue;
     if (var && var->type == "notnccl") {
       out.push_back(env_finding("nccl-env-unknown", "warning", name, name + " is read by no NCCL release: " + var->meta.note,
                                 var->meta.cite(), var->meta.note));
@@ -242,7 +243,7 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
       const NcclEnvVar* near = nullptr;
       size_t best = std::max<size_t>(3, name.size() / 5) + 1;
       for (const auto& v : m.nccl_env) {
-        if (v.type == "notnccl") continue;
+        if (v.type == "notnccl" || v.type == "ignore") continue;
         size_t d = edit_distance(name, v.name);
         if (d < best) best = d, near = &v;
       }
@@ -271,7 +272,9 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
                                     (var->type == "int" || var->type == "bool"
                                          ? " (NCCL before its strict parsing reads a leading number or 0, silently)"
                                          : ""),
-                                src, "set " + name + " to an accepted value or unset it"));
+                                src, "set " + name + " to an accepted value" +
+                                         (var->default_value ? " (NCCL's default is " + std::to_string(*var->default_value) + ")" : "") +
+                                         " or unset it"));
       continue;
     }
     if ((name == "NCCL_P2P_DISABLE" || name == "NCCL_IB_DISABLE") && parse_int(value).value_or(0) != 0) {

@@ -74,11 +74,9 @@ TEST(MatrixData, TorchRowsAgreeWithCudaAndNcclTables) {
     const CudaRow* c = m.find_cuda(r.cuda);
     ASSERT_NE(c, nullptr) << r.meta.cite() << ": CUDA " << r.cuda.str() << " is not in cuda.csv";
     for (const auto& arch : r.arch_list) {
-      Version cc = Version::parse(std::to_string(std::stoi(arch.substr(arch.find('_') + 1)) / 10) + "." +
-                                  std::to_string(std::stoi(arch.substr(arch.find('_') + 1)) % 10));
-      bool targetable = false;
-      for (const auto& sm : c->sms) targetable |= sm.same_release(cc, 2);
-      EXPECT_TRUE(targetable) << r.meta.cite() << ": " << arch << " is not a target of CUDA " << c->meta.key;
+      auto cc = arch_cc(arch);
+      ASSERT_TRUE(cc) << r.meta.cite() << ": " << arch;
+      EXPECT_TRUE(cuda_targets(*c, *cc)) << r.meta.cite() << ": " << arch << " is not a target of CUDA " << c->meta.key;
     }
     if (r.nccl) {
       bool released = false;

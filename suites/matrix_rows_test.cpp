@@ -119,17 +119,6 @@ bool row_describes_torch(const TorchRow& r) {
          r.cuda.same_release(*cuda, 2);
 }
 
-// An arch list entry covers a GPU: its SASS (same major, minor <= GPU's) or PTX at or below it.
-bool covers(const std::vector<std::string>& list, const Version& cc) {
-  long gpu = cc.major() * 10 + cc.minor();
-  for (const auto& a : list) {
-    long n = std::atol(a.substr(a.find('_') + 1).c_str());
-    bool ptx = a.rfind("compute_", 0) == 0;
-    if ((ptx && n <= gpu) || (!ptx && n / 10 == cc.major() && n <= gpu)) return true;
-  }
-  return false;
-}
-
 class TorchRowTest : public ::testing::TestWithParam<TorchRow> {};
 
 TEST_P(TorchRowTest, DescribesThisMachine) {
@@ -214,10 +203,9 @@ TEST_P(TorchRowTest, DescribesThisMachine) {
   if (fp.gpus && !fp.gpus->empty()) {
     for (const auto& g : *fp.gpus) {
       if (!g.cc) continue;
-      check(covers(fp.torch->arch_list ? *fp.torch->arch_list : row.arch_list, *g.cc), "arch_list",
+      check(arch_list_covers(fp.torch->arch_list ? *fp.torch->arch_list : row.arch_list, *g.cc), "arch_list",
             "GPU " + std::to_string(g.index) + " (" + cc_str(*g.cc) + ") is not covered by torch's arch list");
-      bool targetable = std::any_of(cuda->sms.begin(), cuda->sms.end(), [&](const Version& s) { return s.same_release(*g.cc, 2); });
-      check(targetable, "sms", "GPU " + std::to_string(g.index) + " (" + cc_str(*g.cc) + ") is not a target of CUDA " +
+      check(cuda_targets(*cuda, *g.cc), "sms", "GPU " + std::to_string(g.index) + " (" + cc_str(*g.cc) + ") is not a target of CUDA " +
                                    row.cuda.release_str(2) + " (" + cuda->meta.cite() + ")");
     }
   } else {
@@ -232,6 +220,7 @@ INSTANTIATE_TEST_SUITE_P(Torch, TorchRowTest, ::testing::ValuesIn(builtin_matrix
 TEST(TorchRows, ExactlyOneRowDescribesThisMachine) {
   const Fingerprint& fp = live().fp;
   if (!fp.torch || !fp.torch->version) GTEST_SKIP() << python_exe() << " cannot import torch";
+  if (!live_torch_cuda()) GTEST_SKIP() << "torch " << fp.torch->version->raw << " is a CPU build: the matrix has CUDA wheels only";
   std::string hits;
   int n = 0;
   for (const auto& r : builtin_matrix().torch)
@@ -262,7 +251,7 @@ TEST_P(CudaRowTest, DescribesThisMachine) {
   if (fp.gpus && !fp.gpus->empty()) {
     for (const auto& g : *fp.gpus) {
       if (!g.cc) continue;
-      bool targetable = std::any_of(row.sms.begin(), row.sms.end(), [&](const Version& s) { return s.same_release(*g.cc, 2); });
+      bool targetable = cuda_targets(row, *g.cc);
       if (row.meta.is_unconfirmed("sms") && !targetable)
         std::printf("WARNING GPU %d (%s) not in the UNCONFIRMED sms of %s\n", g.index, cc_str(*g.cc).c_str(), cite.c_str());
       else
