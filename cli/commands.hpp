@@ -9,5 +9,6 @@ namespace cts::cli {
 // Exit status convention: 0 success, 1 the checked thing failed, 2 bad input or usage.
 int cmd_fingerprint(const std::vector<std::string>& args);
 int cmd_gpus(const std::vector<std::string>& args);
+int cmd_check(const std::vector<std::string>& args);
 
 }  // namespace cts::cli

@@ -19,6 +19,7 @@ struct Command {
 const Command kCommands[] = {
     {"fingerprint", "write this process's environment fingerprint (JSON)", cts::cli::cmd_fingerprint},
     {"gpus", "count the visible GPUs; --resource-spec FILE writes CTest's resource spec", cts::cli::cmd_gpus},
+    {"check", "check fingerprints (default: this machine) against the compatibility matrix", cts::cli::cmd_check},
 };
 
 void usage(FILE* out) {

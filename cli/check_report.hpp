@@ -1,0 +1,22 @@
+// The report of `gpucts check`, shared by the single-process command (cmd_check.cpp) and any
+// multi-rank variant that gathers fingerprints itself (for example over MPI) and then calls
+// run_check on rank 0.
+#pragma once
+#include <ostream>
+#include <vector>
+
+#include "fingerprint.hpp"
+#include "matrix.hpp"
+#include "rules.hpp"
+
+namespace cts::cli {
+
+// Evaluates `fps` against `m` and prints the report: with `json` the contract's one object, else a
+// table a person reads at a glance (one line per finding, errors first, each with what to do).
+// Returns the exit status of the contract: 0 no error finding, 1 at least one.
+int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, std::ostream& out);
+
+// The human table alone (used by run_check).
+void print_check_table(const CheckResult& r, const Matrix& m, size_t inputs, std::ostream& out);
+
+}  // namespace cts::cli

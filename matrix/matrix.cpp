@@ -1,0 +1,407 @@
+#include "matrix.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace cts {
+
+// Defined in the generated builtin_matrix_data.cpp (matrix/CMakeLists.txt embeds data/*.csv).
+extern const std::map<std::string, std::string>& builtin_matrix_files();
+
+namespace {
+
+// Reads the common columns and checks every value as it goes, so a bad cell names its line.
+class RowReader {
+ public:
+  RowReader(const CsvTable& t, const CsvRow& r) : t_(t), r_(r) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw MatrixError(t_.file + ":" + std::to_string(r_.line) + ": " + what);
+  }
+  const std::string& text(const std::string& col) const { return r_.at(col); }
+  std::string required(const std::string& col) const {
+    if (r_.at(col).empty()) fail("column '" + col + "' is empty");
+    return r_.at(col);
+  }
+  Version version(const std::string& col) const { return parse_version(required(col), col); }
+  std::optional<Version> opt_version(const std::string& col) const {
+    if (r_.at(col).empty()) return std::nullopt;
+    return parse_version(r_.at(col), col);
+  }
+  std::vector<Version> versions(const std::string& col) const {
+    std::vector<Version> out;
+    for (const auto& item : split_list(r_.at(col))) out.push_back(parse_version(item, col));
+    return out;
+  }
+  std::optional<long long> opt_int(const std::string& col) const {
+    const std::string& s = r_.at(col);
+    if (s.empty()) return std::nullopt;
+    errno = 0;
+    char* end = nullptr;
+    long long v = std::strtoll(s.c_str(), &end, 10);
+    if (errno || end == s.c_str() || *end) fail("column '" + col + "': '" + s + "' is not an integer");
+    return v;
+  }
+  RowMeta meta(std::string key) const {
+    RowMeta m;
+    m.file = t_.file;
+    m.key = std::move(key);
+    m.line = r_.line;
+    m.source = required("source");
+    m.note = r_.at("note");
+    for (const auto& f : split_list(r_.at("unconfirmed"))) {
+      if (std::find(t_.columns.begin(), t_.columns.end(), f) == t_.columns.end() && f != "release" && f != "last")
+        fail("unconfirmed names '" + f + "', which is not a column");
+      m.unconfirmed.insert(f);
+    }
+    return m;
+  }
+
+ private:
+  Version parse_version(const std::string& s, const std::string& col) const {
+    std::string err;
+    auto v = Version::try_parse(s, VersionKind::Generic, &err);
+    if (!v) fail("column '" + col + "': version '" + s + "' does not parse" + (err.empty() ? "" : ": " + err));
+    return *v;
+  }
+  const CsvTable& t_;
+  const CsvRow& r_;
+};
+
+// Keys must be unique within a file; the message names both lines.
+class KeySet {
+ public:
+  explicit KeySet(std::string file) : file_(std::move(file)) {}
+  void add(const std::string& key, int line) {
+    auto [it, fresh] = lines_.emplace(key, line);
+    if (!fresh)
+      throw MatrixError(file_ + ":" + std::to_string(line) + ": duplicate key '" + key + "' (first at line " +
+                        std::to_string(it->second) + ")");
+  }
+
+ private:
+  std::string file_;
+  std::map<std::string, int> lines_;
+};
+
+const std::set<std::string> kMetaCols = {"source"};
+const std::set<std::string> kMetaOptional = {"note", "unconfirmed"};
+
+std::set<std::string> with(std::set<std::string> a, const std::set<std::string>& b) {
+  a.insert(b.begin(), b.end());
+  return a;
+}
+
+CsvTable table(const std::map<std::string, std::string>& files, const std::string& name,
+               const std::set<std::string>& required, const std::set<std::string>& optional = {}) {
+  auto it = files.find(name);
+  if (it == files.end()) throw MatrixError(name + ": missing from the matrix data");
+  return parse_csv(it->second, name, with(required, kMetaCols), with(optional, kMetaOptional));
+}
+
+std::string key_part(const Version& v) { return v.raw.empty() ? v.str() : v.raw; }
+
+void load_torch(Matrix& m, const std::map<std::string, std::string>& files) {
+  auto t = table(files, "torch.csv",
+                 {"torch", "variant", "cuda", "status", "nccl", "cudnn", "cxx_std", "python_min", "python_max",
+                  "arch_list"});
+  KeySet keys(t.file);
+  for (const auto& r : t.rows) {
+    RowReader rd(t, r);
+    TorchRow row;
+    row.torch = rd.version("torch");
+    row.variant = rd.required("variant");
+    row.meta = rd.meta(key_part(row.torch) + "/" + row.variant);
+    keys.add(row.meta.key, r.line);
+    row.cuda = rd.version("cuda");
+    if (row.variant != "cpu") {
+      std::string want = "cu" + std::to_string(row.cuda.major()) + std::to_string(row.cuda.minor());
+      if (row.variant != want) rd.fail("variant '" + row.variant + "' does not match cuda " + row.cuda.str() + " (" + want + ")");
+    }
+    row.status = rd.required("status");
+    if (row.status != "stable" && row.status != "experimental") rd.fail("status must be stable or experimental");
+    row.nccl = rd.opt_version("nccl");
+    if (!row.nccl && !row.meta.is_unconfirmed("nccl")) rd.fail("nccl is empty but not marked unconfirmed");
+    row.cudnn = rd.opt_version("cudnn");
+    if (!row.cudnn && !row.meta.is_unconfirmed("cudnn")) rd.fail("cudnn is empty but not marked unconfirmed");
+    auto cxx = rd.opt_int("cxx_std");
+    if (!cxx || (*cxx != 14 && *cxx != 17 && *cxx != 20 && *cxx != 23)) rd.fail("cxx_std must be 14, 17, 20 or 23");
+    row.cxx_std = static_cast<int>(*cxx);
+    row.python_min = rd.version("python_min");
+    row.python_max = rd.version("python_max");
+    if (row.python_max < row.python_min) rd.fail("python_max is below python_min");
+    row.arch_list = split_list(rd.required("arch_list"));
+    for (const auto& a : row.arch_list)
+      if ((a.rfind("sm_", 0) != 0 && a.rfind("compute_", 0) != 0) || !arch_cc(a))
+        rd.fail("arch_list entry '" + a + "' is not sm_XY or compute_XY");
+    m.torch.push_back(std::move(row));
+  }
+}
+
+void load_cuda(Matrix& m, const std::map<std::string, std::string>& files) {
+  auto t = table(files, "cuda.csv", {"cuda", "min_driver", "toolkit_driver", "sms"});
+  KeySet keys(t.file);
+  for (const auto& r : t.rows) {
+    RowReader rd(t, r);
+    CudaRow row;
+    row.cuda = rd.version("cuda");
+    row.meta = rd.meta(row.cuda.release_str(2));
+    keys.add(row.meta.key, r.line);
+    row.min_driver = rd.version("min_driver");
+    row.toolkit_driver = rd.opt_version("toolkit_driver");
+    if (!row.toolkit_driver && !row.meta.is_unconfirmed("toolkit_driver"))
+      rd.fail("toolkit_driver is empty but not marked unconfirmed");
+    row.sms = rd.versions("sms");
+    if (row.sms.empty()) rd.fail("sms is empty");
+    m.cuda.push_back(std::move(row));
+  }
+}
+
+void load_nccl(Matrix& m, const std::map<std::string, std::string>& files) {
+  {
+    auto t = table(files, "nccl_releases.csv", {"nccl", "date", "cuda_builds"});
+    KeySet keys(t.file);
+    for (const auto& r : t.rows) {
+      RowReader rd(t, r);
+      NcclRelease row;
+      row.nccl = rd.version("nccl");
+      row.meta = rd.meta(row.nccl.str());
+      keys.add(row.meta.key, r.line);
+      row.date = rd.required("date");
+      row.cuda_builds = rd.versions("cuda_builds");
+      m.nccl_releases.push_back(std::move(row));
+    }
+  }
+  {
+    auto t = table(files, "nccl_features.csv", {"name", "kind", "since", "until"});
+    KeySet keys(t.file);
+    static const std::set<std::string> kinds = {"api", "collective", "dtype", "op", "feature"};
+    for (const auto& r : t.rows) {
+      RowReader rd(t, r);
+      NcclFeature row;
+      row.name = rd.required("name");
+      row.meta = rd.meta(row.name);
+      keys.add(row.name, r.line);
+      row.kind = rd.required("kind");
+      if (!kinds.count(row.kind)) rd.fail("kind '" + row.kind + "' is not api, collective, dtype, op or feature");
+      row.since = rd.version("since");
+      row.until = rd.opt_version("until");
+      if (row.until && *row.until <= row.since) rd.fail("until is not after since");
+      m.nccl_features.push_back(std::move(row));
+    }
+  }
+  {
+    auto t = table(files, "nccl_ops.csv", {"dtype", "op", "since", "until", "nranks", "supported", "evidence"});
+    KeySet keys(t.file);
+    for (const auto& r : t.rows) {
+      RowReader rd(t, r);
+      NcclOp row;
+      row.dtype = rd.required("dtype");
+      row.op = rd.required("op");
+      row.since = rd.version("since");
+      row.until = rd.opt_version("until");
+      auto nranks = rd.opt_int("nranks");
+      if (nranks && *nranks != 1) rd.fail("nranks must be empty (any) or 1");
+      row.nranks = nranks ? 1 : 0;
+      row.meta = rd.meta(row.dtype + "/" + row.op + "/" + row.since.str() + (row.nranks ? "/1rank" : ""));
+      keys.add(row.meta.key, r.line);
+      const std::string& s = rd.required("supported");
+      if (s != "yes" && s != "no") rd.fail("supported must be yes or no");
+      row.supported = s == "yes";
+      row.evidence = rd.required("evidence");
+      if (row.evidence != "documented" && row.evidence != "source" && row.evidence != "observed")
+        rd.fail("evidence must be documented, source or observed");
+      m.nccl_ops.push_back(std::move(row));
+    }
+  }
+  {
+    auto t = table(files, "nccl_env.csv",
+                   {"name", "since", "until", "type", "values", "min", "max", "default", "constraint"});
+    KeySet keys(t.file);
+    static const std::set<std::string> types = {"int", "bool", "enum", "list", "algo", "proto",
+                                                "level", "ifname", "string", "path", "notnccl", "ignore"};
+    for (const auto& r : t.rows) {
+      RowReader rd(t, r);
+      NcclEnvVar row;
+      row.name = rd.required("name");
+      if (row.name.rfind("NCCL_", 0) != 0) rd.fail("name '" + row.name + "' does not start with NCCL_");
+      row.meta = rd.meta(row.name);
+      keys.add(row.name, r.line);
+      row.since = rd.opt_version("since");
+      row.until = rd.opt_version("until");
+      row.type = rd.required("type");
+      if (!types.count(row.type)) rd.fail("type '" + row.type + "' is unknown");
+      row.values = split_list(rd.text("values"));
+      if ((row.type == "enum" || row.type == "list" || row.type == "algo" || row.type == "proto") && row.values.empty())
+        rd.fail("type " + row.type + " needs values");
+      for (const auto& v : row.values) {
+        auto at = v.find('@');
+        if (at == std::string::npos) continue;
+        std::string range = v.substr(at + 1);
+        auto dash = range.find('-');
+        for (const auto& part : {range.substr(0, dash), dash == std::string::npos ? std::string() : range.substr(dash + 1)})
+          if (!part.empty() && !Version::try_parse(part)) rd.fail("values entry '" + v + "': version does not parse");
+      }
+      row.min = rd.opt_int("min");
+      row.max = rd.opt_int("max");
+      row.default_value = rd.opt_int("default");
+      row.constraint = rd.text("constraint");
+      if (!row.constraint.empty()) {
+        auto star = row.constraint.find('*'), le = row.constraint.find("<=");
+        if (star == std::string::npos || le == std::string::npos || le < star)
+          rd.fail("constraint '" + row.constraint + "' is not of the form A*B<=N");
+      }
+      m.nccl_env.push_back(std::move(row));
+    }
+  }
+}
+
+void load_lightning(Matrix& m, const std::map<std::string, std::string>& files) {
+  auto t = table(files, "lightning.csv", {"first", "last", "torch_min", "torch_tested_below", "python_min"});
+  KeySet keys(t.file);
+  for (const auto& r : t.rows) {
+    RowReader rd(t, r);
+    LightningRow row;
+    row.first = rd.version("first");
+    row.last = rd.version("last");
+    if (row.last < row.first) rd.fail("last is below first");
+    row.meta = rd.meta(row.first.str());
+    keys.add(row.meta.key, r.line);
+    row.torch_min = rd.version("torch_min");
+    row.torch_tested_below = rd.opt_version("torch_tested_below");
+    row.python_min = rd.version("python_min");
+    m.lightning.push_back(std::move(row));
+  }
+  // Ranges must not overlap: a release maps to one row.
+  for (size_t i = 0; i < m.lightning.size(); ++i)
+    for (size_t j = i + 1; j < m.lightning.size(); ++j) {
+      const auto &a = m.lightning[i], &b = m.lightning[j];
+      if (a.first.compare_release(b.last) <= 0 && b.first.compare_release(a.last) <= 0)
+        throw MatrixError(t.file + ":" + std::to_string(b.meta.line) + ": range " + b.first.str() + "-" + b.last.str() +
+                          " overlaps line " + std::to_string(a.meta.line));
+    }
+}
+
+}  // namespace
+
+std::optional<Version> arch_cc(const std::string& arch) {
+  auto us = arch.find('_');
+  if (us == std::string::npos) return std::nullopt;
+  std::string digits = arch.substr(us + 1);
+  if (digits.size() < 2 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return Version::parse(digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1));
+}
+
+bool arch_list_covers(const std::vector<std::string>& arch_list, const Version& cc, bool* by_ptx) {
+  for (const auto& a : arch_list) {
+    auto v = arch_cc(a);
+    if (!v) continue;
+    bool ptx = a.rfind("compute_", 0) == 0;
+    bool sass_runs = !ptx && v->major() == cc.major() && v->compare_release(cc, 2) <= 0;
+    if (sass_runs || (ptx && v->compare_release(cc, 2) <= 0)) {
+      if (by_ptx) *by_ptx = ptx;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool cuda_targets(const CudaRow& row, const Version& cc) {
+  for (const auto& sm : row.sms)
+    if (sm.same_release(cc, 2)) return true;
+  return false;
+}
+
+const std::vector<std::string>& matrix_files() {
+  static const std::vector<std::string> files = {"torch.csv", "cuda.csv", "nccl_releases.csv", "nccl_features.csv",
+                                                 "nccl_ops.csv", "lightning.csv", "nccl_env.csv"};
+  return files;
+}
+
+Matrix parse_matrix(const std::map<std::string, std::string>& files, const std::string& origin) {
+  for (const auto& [name, text] : files)
+    if (std::find(matrix_files().begin(), matrix_files().end(), name) == matrix_files().end())
+      throw MatrixError(name + ": not a matrix file (known: torch.csv, cuda.csv, nccl_releases.csv, "
+                               "nccl_features.csv, nccl_ops.csv, lightning.csv, nccl_env.csv)");
+  Matrix m;
+  m.origin = origin;
+  load_torch(m, files);
+  load_cuda(m, files);
+  load_nccl(m, files);
+  load_lightning(m, files);
+  return m;
+}
+
+const Matrix& builtin_matrix() {
+  static const Matrix m = parse_matrix(builtin_matrix_files(), "built-in");
+  return m;
+}
+
+Matrix load_matrix_dir(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& name : matrix_files()) {
+    std::string path = dir + "/" + name;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw MatrixError(path + ": cannot read");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    files[name] = ss.str();
+  }
+  try {
+    return parse_matrix(files, dir);
+  } catch (const MatrixError& e) {
+    throw MatrixError(dir + "/" + e.what());  // messages then name the path a person can open
+  }
+}
+
+const TorchRow* Matrix::find_torch(const Version& t, const std::optional<Version>& cuda) const {
+  std::optional<Version> c = cuda ? cuda : t.torch_cuda_tag();
+  for (const auto& r : torch) {
+    if (!r.torch.same_release(t, 2)) continue;
+    if (c && r.cuda.same_release(*c, 2)) return &r;
+  }
+  return nullptr;
+}
+
+std::vector<const TorchRow*> Matrix::torch_rows_of(const Version& t) const {
+  std::vector<const TorchRow*> out;
+  for (const auto& r : torch)
+    if (r.torch.same_release(t, 2)) out.push_back(&r);
+  return out;
+}
+
+const CudaRow* Matrix::find_cuda(const Version& v) const {
+  for (const auto& r : cuda)
+    if (r.cuda.same_release(v, 2)) return &r;
+  return nullptr;
+}
+
+std::vector<const CudaRow*> Matrix::cuda_rows_of_major(long major) const {
+  std::vector<const CudaRow*> out;
+  for (const auto& r : cuda)
+    if (r.cuda.major() == major) out.push_back(&r);
+  return out;
+}
+
+const LightningRow* Matrix::find_lightning(const Version& v) const {
+  for (const auto& r : lightning)
+    if (r.first.compare_release(v, 3) <= 0 && v.compare_release(r.last, 3) <= 0) return &r;
+  return nullptr;
+}
+
+const NcclEnvVar* Matrix::find_env(const std::string& name) const {
+  for (const auto& r : nccl_env)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+const NcclFeature* Matrix::find_feature(const std::string& name) const {
+  for (const auto& r : nccl_features)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+}  // namespace cts

@@ -1,0 +1,131 @@
+// The compatibility matrix: one table per concern, loaded from matrix/data/*.csv (embedded in the
+// binary at build time, or another copy with load_matrix_dir). Each row keeps its file, key, line,
+// source and note, so a finding can cite `torch.csv:2.11/cu130`. A field listed in a row's
+// `unconfirmed` column was not read in a primary source; rules built on it only warn.
+#pragma once
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "csv.hpp"
+#include "version.hpp"
+
+namespace cts {
+
+struct RowMeta {
+  std::string file;                 // "torch.csv"
+  std::string key;                  // "2.11/cu130"
+  int line = 0;
+  std::string source;               // who says so (see the source key in the file header)
+  std::string note;                 // which claim this row corrects, caveats
+  std::set<std::string> unconfirmed;  // field names that are UNCONFIRMED
+  bool is_unconfirmed(const std::string& field) const { return unconfirmed.count(field) > 0; }
+  std::string cite() const { return file + ":" + key; }
+};
+
+struct TorchRow {
+  RowMeta meta;
+  Version torch;                    // release line, "2.11"
+  std::string variant;              // "cu130"
+  Version cuda;                     // 13.0
+  std::string status;               // stable | experimental
+  std::optional<Version> nccl;      // NCCL the wheel ships/links
+  std::optional<Version> cudnn;
+  int cxx_std = 0;                  // 14, 17, 20
+  Version python_min, python_max;   // inclusive
+  std::vector<std::string> arch_list;  // "sm_90", "compute_120" (= +PTX)
+};
+
+struct CudaRow {
+  RowMeta meta;
+  Version cuda;                     // 12.4
+  Version min_driver;               // minor-version-compatibility floor of the major (525 for 12.x)
+  std::optional<Version> toolkit_driver;  // Linux driver of the GA runfile (550.54.14 for 12.4.0)
+  std::vector<Version> sms;         // compute capabilities it can target (7.5, 9.0, ...)
+};
+
+struct NcclRelease {
+  RowMeta meta;
+  Version nccl;
+  std::string date;                 // tag date
+  std::vector<Version> cuda_builds; // CUDA builds NVIDIA published (where read)
+};
+
+struct NcclFeature {
+  RowMeta meta;
+  std::string name;                 // "AlltoAll", "bf16", "CommSplit", ...
+  std::string kind;                 // api | collective | dtype | op | feature
+  Version since;
+  std::optional<Version> until;     // first release without it
+};
+
+struct NcclOp {
+  RowMeta meta;
+  std::string dtype;                // "f8e4m3", "*" = any
+  std::string op;                   // "avg", "*" = any
+  Version since;
+  std::optional<Version> until;     // exclusive
+  int nranks = 0;                   // 1: only one-rank communicators; 0: any
+  bool supported = true;
+  std::string evidence;             // documented | source | observed
+};
+
+struct LightningRow {
+  RowMeta meta;
+  Version first, last;              // lightning releases this row covers (inclusive)
+  Version torch_min;                // inclusive
+  std::optional<Version> torch_tested_below;  // CI cap (exclusive); wheels drop it on install
+  Version python_min;
+};
+
+struct NcclEnvVar {
+  RowMeta meta;
+  std::string name;
+  std::optional<Version> since, until;  // until: first release that no longer reads it
+  std::string type;                 // int | bool | enum | list | string | path | algo | proto
+  std::vector<std::string> values;  // accepted words (enum, list, algo, proto)
+  std::optional<long long> min, max;
+  std::optional<long long> default_value;  // NCCL's default, used by constraints
+  std::string constraint;           // "A*B<=N"
+};
+
+struct Matrix {
+  std::vector<TorchRow> torch;
+  std::vector<CudaRow> cuda;
+  std::vector<NcclRelease> nccl_releases;
+  std::vector<NcclFeature> nccl_features;
+  std::vector<NcclOp> nccl_ops;
+  std::vector<LightningRow> lightning;
+  std::vector<NcclEnvVar> nccl_env;
+  std::string origin;               // "built-in" or the directory
+
+  // torch "2.11.0+cu130" -> its row (release line and CUDA variant); nullptr if none.
+  const TorchRow* find_torch(const Version& torch, const std::optional<Version>& cuda) const;
+  std::vector<const TorchRow*> torch_rows_of(const Version& torch) const;  // every variant of a line
+  const CudaRow* find_cuda(const Version& cuda) const;                     // by major.minor
+  std::vector<const CudaRow*> cuda_rows_of_major(long major) const;
+  const LightningRow* find_lightning(const Version& lightning) const;
+  const NcclEnvVar* find_env(const std::string& name) const;
+  const NcclFeature* find_feature(const std::string& name) const;
+};
+
+// Whether a torch arch list ("sm_90", "compute_90" = PTX) runs on a GPU of compute capability `cc`:
+// its SASS (same major, minor <= the GPU's) or PTX at or below it, which the driver JITs forward.
+bool arch_list_covers(const std::vector<std::string>& arch_list, const Version& cc, bool* by_ptx = nullptr);
+// Whether CUDA `row` lists `cc` among the SMs it can target.
+bool cuda_targets(const CudaRow& row, const Version& cc);
+// "sm_90" -> 9.0; nullopt for anything else.
+std::optional<Version> arch_cc(const std::string& arch);
+
+// The file names, in load order.
+const std::vector<std::string>& matrix_files();
+// Parses the given file texts (file name -> contents). Throws MatrixError("file:line: ...").
+Matrix parse_matrix(const std::map<std::string, std::string>& files, const std::string& origin);
+// The copy built into the binary (parsed once).
+const Matrix& builtin_matrix();
+// Every file of matrix_files() must exist in `dir`.
+Matrix load_matrix_dir(const std::string& dir);
+
+}  // namespace cts

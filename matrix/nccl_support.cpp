@@ -1,0 +1,314 @@
+#include "nccl_support.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+
+namespace cts {
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t p = s.find(sep, start);
+    out.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
+    if (p == std::string::npos) return out;
+    start = p + 1;
+  }
+}
+
+bool in_range(const Version& v, const Version& since, const std::optional<Version>& until) {
+  return since.compare_release(v) <= 0 && (!until || v.compare_release(*until) < 0);
+}
+
+// NCCL reads integers with strtoll(base 0) and, since it checks, refuses trailing garbage.
+std::optional<long long> parse_int(const std::string& text) {
+  std::string s = trim(text);
+  if (s.empty()) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 0);
+  if (errno || end == s.c_str() || *end) return std::nullopt;
+  return v;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// One accepted word of a `values` cell: "PAT@2.23" or "Collnet@2.5-2.14".
+struct Word {
+  std::string word;
+  std::optional<Version> since, until;
+};
+
+Word parse_word(const std::string& entry) {
+  Word w;
+  auto at = entry.find('@');
+  w.word = entry.substr(0, at);
+  if (at == std::string::npos) return w;
+  std::string range = entry.substr(at + 1);
+  auto dash = range.find('-');
+  w.since = Version::try_parse(range.substr(0, dash));
+  if (dash != std::string::npos) w.until = Version::try_parse(range.substr(dash + 1));
+  return w;
+}
+
+// "" when `word` is acceptable for `var` on `nccl`, else why not.
+std::string check_word(const NcclEnvVar& var, const std::string& word, const std::optional<Version>& nccl) {
+  std::string names;
+  for (const auto& e : var.values) {
+    Word w = parse_word(e);
+    names += (names.empty() ? "" : ", ") + w.word;
+    if (lower(w.word) != lower(trim(word))) continue;
+    if (nccl && w.since && nccl->compare_release(*w.since) < 0)
+      return "'" + w.word + "' needs NCCL " + w.since->str() + " (this is " + nccl->release_str() + ")";
+    if (nccl && w.until && nccl->compare_release(*w.until) >= 0)
+      return "'" + w.word + "' was removed in NCCL " + w.until->str() + " (this is " + nccl->release_str() + ")";
+    return "";
+  }
+  return "'" + trim(word) + "' is not one of " + names;
+}
+
+const char* const kFunctions[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce", "SendRecv"};
+
+// NCCL_ALGO / NCCL_PROTO: "Ring,Tree", "^LL128", and from 2.24 "allreduce:tree;broadcast:ring".
+std::string check_algo_list(const NcclEnvVar& var, const std::string& value, const std::optional<Version>& nccl) {
+  bool per_function = value.find(':') != std::string::npos || value.find(';') != std::string::npos;
+  if (per_function && nccl && nccl->compare_release(Version::parse("2.24")) < 0)
+    return "the per-function syntax 'func:list;...' needs NCCL 2.24 (this is " + nccl->release_str() + ")";
+  for (const auto& segment : split(value, ';')) {
+    std::string list = trim(segment);
+    auto colon = list.find(':');
+    if (colon != std::string::npos) {
+      std::string fn = trim(list.substr(0, colon));
+      bool known = std::any_of(std::begin(kFunctions), std::end(kFunctions),
+                               [&](const char* f) { return lower(f) == lower(fn); });
+      if (!known) return "'" + fn + "' is not a collective (Broadcast, Reduce, AllGather, ReduceScatter, AllReduce)";
+      list = trim(list.substr(colon + 1));
+    }
+    if (!list.empty() && list[0] == '^') list = list.substr(1);
+    if (list.empty()) return "empty list in '" + value + "'";
+    for (const auto& item : split(list, ',')) {
+      if (trim(item).empty()) return "empty entry in '" + value + "'";
+      std::string why = check_word(var, item, nccl);
+      if (!why.empty()) return why;
+    }
+  }
+  return "";
+}
+
+// "" when `value` is acceptable for `var`.
+std::string check_value(const NcclEnvVar& var, const std::string& value, const std::optional<Version>& nccl) {
+  const std::string& t = var.type;
+  if (t == "int" || t == "bool") {
+    auto v = parse_int(value);
+    if (!v) return "'" + value + "' is not an integer";
+    if (var.min && *v < *var.min) return std::to_string(*v) + " is below the minimum " + std::to_string(*var.min);
+    if (var.max && *v > *var.max) return std::to_string(*v) + " is above the maximum " + std::to_string(*var.max);
+    if (!var.values.empty()) {
+      bool listed = std::any_of(var.values.begin(), var.values.end(),
+                                [&](const std::string& w) { return parse_int(parse_word(w).word) == v; });
+      if (!listed) return check_word(var, value, nccl);
+    }
+    return "";
+  }
+  if (t == "enum") return check_word(var, value, nccl);
+  if (t == "level") {
+    if (auto v = parse_int(value)) {
+      if (var.min && *v < *var.min) return std::to_string(*v) + " is below the minimum " + std::to_string(*var.min);
+      return "";
+    }
+    return check_word(var, value, nccl);
+  }
+  if (t == "list") {
+    std::string list = trim(value);
+    if (!list.empty() && list[0] == '^') list = list.substr(1);
+    for (const auto& item : split(list, ',')) {
+      std::string why = check_word(var, item, nccl);
+      if (!why.empty()) return why;
+    }
+    return "";
+  }
+  if (t == "algo" || t == "proto") return check_algo_list(var, value, nccl);
+  if (t == "ifname") return trim(value).empty() ? "an empty list selects nothing" : "";
+  return "";  // string, path: anything goes
+}
+
+Finding env_finding(const std::string& id, const std::string& sev, const std::string& name, std::string msg,
+                    std::string source, std::string fix) {
+  return Finding{id, sev, name, std::move(msg), std::move(source), std::move(fix)};
+}
+
+}  // namespace
+
+SupportVerdict nccl_feature_supported(const Matrix& m, const std::string& feature, const Version& nccl) {
+  const NcclFeature* f = m.find_feature(feature);
+  if (!f) return {false, "'" + feature + "' is not in nccl_features.csv", "nccl_features.csv"};
+  std::string src = f->meta.cite();
+  if (nccl.compare_release(f->since) < 0)
+    return {false, feature + " needs NCCL " + f->since.str() + " (this is " + nccl.release_str() + ")", src};
+  if (f->until && nccl.compare_release(*f->until) >= 0)
+    return {false, feature + " was removed in NCCL " + f->until->str() + " (this is " + nccl.release_str() + ")", src};
+  return {true, "", src};
+}
+
+SupportVerdict nccl_op_supported(const Matrix& m, const std::string& dtype, const std::string& op, const Version& nccl,
+                                 int nranks) {
+  for (const auto* name : {&dtype, &op}) {
+    const NcclFeature* f = m.find_feature(*name);
+    const char* kind = name == &dtype ? "dtype" : "op";
+    if (!f || f->kind != kind)
+      return {false, "'" + *name + "' is not a known NCCL " + kind + " (nccl_features.csv)", "nccl_features.csv"};
+    SupportVerdict v = nccl_feature_supported(m, *name, nccl);
+    if (!v.supported) return v;
+  }
+  // The most specific row of nccl_ops.csv whose range holds this release decides.
+  const NcclOp* best = nullptr;
+  int best_score = -1;
+  for (const auto& r : m.nccl_ops) {
+    bool d = r.dtype == dtype, o = r.op == op;
+    if ((!d && r.dtype != "*") || (!o && r.op != "*")) continue;
+    if (!in_range(nccl, r.since, r.until)) continue;
+    if (r.nranks == 1 && nranks > 1) continue;
+    int score = (d ? 2 : 0) + (o ? 1 : 0) + (r.nranks ? 4 : 0);
+    if (score > best_score) best = &r, best_score = score;
+  }
+  if (!best) return {true, "", "nccl_features.csv:" + dtype};
+  std::string why = best->meta.note;
+  if (best->nranks == 1 && nranks == 0) why = "with a one-rank communicator (nranks unknown): " + why;
+  if (best->evidence == "observed") why = "observed on the device, not documented: " + why;
+  if (!best->meta.unconfirmed.empty()) why += " [UNCONFIRMED]";
+  return {best->supported, why, best->meta.cite()};
+}
+
+bool nccl_ifname_matches(const std::string& spec, const std::vector<std::string>& interfaces,
+                         std::vector<std::string>* selected) {
+  std::string s = trim(spec);
+  bool exclude = false, exact = false;
+  if (!s.empty() && s[0] == '^') exclude = true, s = s.substr(1);
+  if (!s.empty() && s[0] == '=') exact = true, s = s.substr(1);
+  std::vector<std::string> items;
+  for (auto& item : split(s, ',')) {
+    item = trim(item);
+    if (auto colon = item.find(':'); colon != std::string::npos) item = item.substr(0, colon);  // "ib0:1": port
+    if (!item.empty()) items.push_back(item);
+  }
+  std::vector<std::string> out;
+  for (const auto& name : interfaces) {
+    bool hit = std::any_of(items.begin(), items.end(), [&](const std::string& p) {
+      return exact ? name == p : name.compare(0, p.size(), p) == 0;
+    });
+    if (hit != exclude) out.push_back(name);
+  }
+  if (selected) *selected = out;
+  return !out.empty();
+}
+
+std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, std::string>& env,
+                                   const std::optional<Version>& nccl) {
+  std::vector<Finding> out;
+  const std::string lib = nccl ? "NCCL " + nccl->release_str() : "";
+  for (const auto& [name, value] : env) {
+    if (name.rfind("NCCL_", 0) != 0) continue;
+    const NcclEnvVar* var = m.find_env(name);
+    if (var && var->type == "ignore") continue;
+    if (var && var->type == "notnccl") {
+      out.push_back(env_finding("nccl-env-unknown", "warning", name, name + " is read by no NCCL release: " + var->meta.note,
+                                var->meta.cite(), var->meta.note));
+      continue;
+    }
+    if (!var) {
+      const NcclEnvVar* near = nullptr;
+      size_t best = std::max<size_t>(3, name.size() / 5) + 1;
+      for (const auto& v : m.nccl_env) {
+        if (v.type == "notnccl" || v.type == "ignore") continue;
+        size_t d = edit_distance(name, v.name);
+        if (d < best) best = d, near = &v;
+      }
+      std::string msg = name + " is read by no NCCL release, so NCCL ignores it";
+      std::string fix = near ? "did you mean " + near->name + "? (" + near->name + "=" + value + ")"
+                             : "remove it, or use the variable of the program that should read it";
+      if (near) msg += "; did you mean " + near->name + "?";
+      out.push_back(env_finding("nccl-env-unknown", "warning", name, msg, "nccl_env.csv", fix));
+      continue;
+    }
+    const std::string src = var->meta.cite();
+    if (nccl && var->since && nccl->compare_release(*var->since) < 0) {
+      out.push_back(env_finding("nccl-env-newer-than-library", "warning", name,
+                                name + " exists from NCCL " + var->since->str() + "; the loaded " + lib + " ignores it",
+                                src, "use NCCL " + var->since->str() + " or newer, or drop " + name));
+    } else if (nccl && var->until && nccl->compare_release(*var->until) >= 0) {
+      out.push_back(env_finding("nccl-env-removed", "warning", name,
+                                name + " is no longer read from NCCL " + var->until->str() + " (loaded: " + lib + ")",
+                                src, "drop " + name + (var->meta.note.empty() ? "" : " (" + var->meta.note + ")")));
+    }
+    std::string why = check_value(*var, value, nccl);
+    if (!why.empty()) {
+      bool weak = var->meta.is_unconfirmed("values") || var->meta.is_unconfirmed("type");
+      out.push_back(env_finding("nccl-env-invalid-value", weak ? "warning" : "error", name,
+                                name + "=" + value + ": " + why +
+                                    (var->type == "int" || var->type == "bool"
+                                         ? " (NCCL before its strict parsing reads a leading number or 0, silently)"
+                                         : ""),
+                                src, "set " + name + " to an accepted value" +
+                                         (var->default_value ? " (NCCL's default is " + std::to_string(*var->default_value) + ")" : "") +
+                                         " or unset it"));
+      continue;
+    }
+    if ((name == "NCCL_P2P_DISABLE" || name == "NCCL_IB_DISABLE") && parse_int(value).value_or(0) != 0) {
+      bool p2p = name == "NCCL_P2P_DISABLE";
+      out.push_back(env_finding(p2p ? "nccl-p2p-disabled" : "nccl-ib-disabled", "warning", name,
+                                p2p ? "NCCL_P2P_DISABLE=" + value + ": NVLink and PCIe peer-to-peer are off; "
+                                                                    "intra-node traffic goes through shared memory or the network"
+                                    : "NCCL_IB_DISABLE=" + value + ": InfiniBand and RoCE are off; "
+                                                                   "inter-node traffic falls back to TCP sockets",
+                                src, "unset " + name + " unless the transport is known broken on this host"));
+    }
+  }
+  // Product constraints ("A*B<=N"), with NCCL's defaults for the variable that is not set.
+  for (const auto& var : m.nccl_env) {
+    if (var.constraint.empty()) continue;
+    auto star = var.constraint.find('*'), le = var.constraint.find("<=");
+    std::string a = trim(var.constraint.substr(0, star)), b = trim(var.constraint.substr(star + 1, le - star - 1));
+    auto limit = parse_int(var.constraint.substr(le + 2));
+    if (!limit || (!env.count(a) && !env.count(b))) continue;
+    auto value_of = [&](const std::string& n) -> std::optional<long long> {
+      if (auto it = env.find(n); it != env.end()) return parse_int(it->second);
+      const NcclEnvVar* v = m.find_env(n);
+      return v && v->default_value ? v->default_value : std::optional<long long>(1);
+    };
+    auto va = value_of(a), vb = value_of(b);
+    if (!va || !vb) continue;  // an invalid value is reported above
+    if (*va * *vb > *limit)
+      out.push_back(env_finding("nccl-socket-threads-product", "warning", a + "*" + b,
+                                a + "=" + std::to_string(*va) + " x " + b + "=" + std::to_string(*vb) + " = " +
+                                    std::to_string(*va * *vb) + " sockets per connection > " +
+                                    std::to_string(*limit) + ": NCCL clamps it (with a WARN)",
+                                var.meta.cite(), "choose values whose product is at most " + std::to_string(*limit)));
+  }
+  return out;
+}
+
+}  // namespace cts

@@ -1,0 +1,460 @@
+#include "rules.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "nccl_support.hpp"
+
+namespace cts {
+namespace {
+
+// What one rule sees: the matrix, one fingerprint, and where its findings go.
+struct Ctx {
+  const Matrix& m;
+  const Fingerprint& fp;
+  std::vector<Finding>& out;
+  std::string who;  // fp.label()
+  void add(std::string id, std::string severity, std::string subject, std::string message, std::string source,
+           std::string fix) {
+    out.push_back({std::move(id), std::move(severity), std::move(subject), std::move(message), std::move(source),
+                   std::move(fix)});
+  }
+};
+
+// A rule returns false when its inputs are absent (reported in not_evaluated, never as passed).
+struct Rule {
+  std::vector<std::string> ids;  // every id it can raise (and that count as not evaluated)
+  std::function<bool(Ctx&)> run;
+};
+
+std::string v(const Version& x) { return x.raw.empty() ? x.str() : x.raw; }
+std::string cc_str(const Version& cc) { return "sm_" + std::to_string(cc.major()) + std::to_string(cc.minor()); }
+
+// A rule built on an UNCONFIRMED matrix fact only warns.
+std::string severity(const std::string& base, const RowMeta& row, const std::string& field) {
+  return base == "error" && row.is_unconfirmed(field) ? "warning" : base;
+}
+std::string unconfirmed_note(const RowMeta& row, const std::string& field) {
+  return row.is_unconfirmed(field) ? " [" + row.cite() + " " + field + " is UNCONFIRMED]" : "";
+}
+
+// The CUDA level of the driver: what cudaDriverGetVersion said, else the newest CUDA minor whose
+// GA runfile bundles a driver no newer than this one.
+std::optional<Version> driver_level(const Matrix& m, const Fingerprint& fp) {
+  if (fp.driver_cuda) return fp.driver_cuda;
+  if (!fp.driver_version) return std::nullopt;
+  const CudaRow* best = nullptr;
+  for (const auto& r : m.cuda)
+    if (r.toolkit_driver && r.toolkit_driver->compare_release(*fp.driver_version) <= 0 &&
+        (!best || best->cuda.compare_release(r.cuda) < 0))
+      best = &r;
+  return best ? std::optional<Version>(best->cuda) : std::nullopt;
+}
+
+// The MVC floor (row) of a CUDA version: its own row, else any row of its major.
+const CudaRow* floor_row(const Matrix& m, const Version& cuda) {
+  if (const CudaRow* r = m.find_cuda(cuda)) return r;
+  auto rows = m.cuda_rows_of_major(cuda.major());
+  return rows.empty() ? nullptr : rows.front();
+}
+
+std::string driver_branch_fix(const CudaRow& row) {
+  std::string fix = "install a Linux driver >= " + v(row.min_driver) + " (R" + std::to_string(row.min_driver.major()) +
+                    " branch or newer)";
+  if (row.toolkit_driver) fix += "; >= " + v(*row.toolkit_driver) + " runs CUDA " + row.cuda.release_str(2) + " without minor-version compatibility";
+  return fix;
+}
+
+// Whether `driver` can run CUDA `cuda` at all (minor-version compatibility included). Returns the
+// reason when it cannot; nullopt when inputs are missing.
+std::optional<std::string> driver_cannot_run(const Matrix& m, const Fingerprint& fp, const Version& cuda,
+                                             const CudaRow** row_out) {
+  const CudaRow* row = floor_row(m, cuda);
+  *row_out = row;
+  if (fp.driver_version && row) {
+    if (fp.driver_version->compare_release(row->min_driver) < 0)
+      return "driver " + v(*fp.driver_version) + " is below " + v(row->min_driver) + ", the minimum Linux driver of CUDA " +
+             std::to_string(cuda.major()) + ".x even with minor-version compatibility";
+    return std::string();
+  }
+  if (fp.driver_cuda) {
+    if (fp.driver_cuda->major() < cuda.major())
+      return "the driver supports CUDA " + fp.driver_cuda->release_str(2) + ", an older major than CUDA " + cuda.release_str(2);
+    return std::string();
+  }
+  return std::nullopt;
+}
+
+bool rule_driver_runtime(Ctx& c) {
+  if (!c.fp.cuda_runtime || (!c.fp.driver_version && !c.fp.driver_cuda)) return false;
+  const Version& rt = *c.fp.cuda_runtime;
+  const CudaRow* row = nullptr;
+  auto why = driver_cannot_run(c.m, c.fp, rt, &row);
+  if (!why) return false;
+  std::string src = row ? row->meta.cite() : "rule:driver-cuda-major";
+  if (!why->empty()) {
+    c.add("driver-too-old-for-cuda-runtime", row ? severity("error", row->meta, "min_driver") : "error", c.who,
+          "CUDA runtime " + rt.release_str(2) + ": " + *why, src,
+          row ? driver_branch_fix(*row) : "install a driver for CUDA " + rt.release_str(2));
+    return true;
+  }
+  auto level = driver_level(c.m, c.fp);
+  if (level && level->major() == rt.major() && level->compare_release(rt, 2) < 0) {
+    c.add("driver-cuda-minor-older", "warning", c.who,
+          "CUDA runtime " + rt.release_str(2) + " on a CUDA " + level->release_str(2) + "-level driver" +
+              (c.fp.driver_version ? " (" + v(*c.fp.driver_version) + ")" : "") +
+              ": runs under minor-version compatibility, without JIT of newer PTX and with its other limits",
+          src, row && row->toolkit_driver
+                   ? "for full support install a driver >= " + v(*row->toolkit_driver) + " (the CUDA " +
+                         row->cuda.release_str(2) + " GA driver, R" + std::to_string(row->toolkit_driver->major()) + ")"
+                   : "upgrade the driver to the branch of CUDA " + rt.release_str(2));
+  }
+  return true;
+}
+
+// The torch wheel of the same release line that this driver can run (newest CUDA variant).
+std::string wheel_for_driver(const Matrix& m, const Fingerprint& fp, const Version& torch) {
+  const TorchRow* best = nullptr;
+  for (const TorchRow* r : m.torch_rows_of(torch)) {
+    const CudaRow* row = nullptr;
+    auto why = driver_cannot_run(m, fp, r->cuda, &row);
+    if (why && why->empty() && (!best || best->cuda.compare_release(r->cuda) < 0)) best = r;
+  }
+  if (!best) return "";
+  return "torch " + torch.release_str(2) + "+" + best->variant + " (pip index https://download.pytorch.org/whl/" + best->variant + ")";
+}
+
+bool rule_driver_torch(Ctx& c) {
+  if (!c.fp.torch || !c.fp.torch->version || (!c.fp.driver_version && !c.fp.driver_cuda)) return false;
+  std::optional<Version> tc = c.fp.torch->cuda ? c.fp.torch->cuda : c.fp.torch->version->torch_cuda_tag();
+  if (!tc) return false;  // a CPU build: nothing to check
+  const CudaRow* row = nullptr;
+  auto why = driver_cannot_run(c.m, c.fp, *tc, &row);
+  if (!why) return false;
+  if (!why->empty()) {
+    std::string wheel = wheel_for_driver(c.m, c.fp, *c.fp.torch->version);
+    const TorchRow* trow = c.m.find_torch(*c.fp.torch->version, tc);
+    c.add("driver-too-old-for-torch-cuda", row ? severity("error", row->meta, "min_driver") : "error", c.who,
+          "torch " + v(*c.fp.torch->version) + " is built for CUDA " + tc->release_str(2) + ": " + *why,
+          trow ? trow->meta.cite() : row ? row->meta.cite() : "rule:driver-cuda-major",
+          (wheel.empty() ? std::string() : "install " + wheel + ", or ") +
+              (row ? driver_branch_fix(*row) : "upgrade the driver"));
+  }
+  return true;
+}
+
+bool rule_nccl_header_library(Ctx& c) {
+  if (!c.fp.nccl_header || !c.fp.nccl_runtime) return false;
+  const Version &h = *c.fp.nccl_header, &r = *c.fp.nccl_runtime;
+  if (h.same_release(r, 3)) return true;
+  bool minor = !h.same_release(r, 2);
+  c.add("nccl-header-library-mismatch", minor ? "error" : "warning", c.who,
+        "compiled against NCCL " + h.release_str(3) + " but loaded " + r.release_str(3) +
+            (c.fp.nccl_library ? " from " + *c.fp.nccl_library : ""),
+        "rule:nccl-header-library-mismatch",
+        "rebuild against the NCCL that is loaded, or point LD_LIBRARY_PATH at libnccl " + h.release_str(3));
+  return true;
+}
+
+bool rule_torch_nccl_loaded(Ctx& c) {
+  if (!c.fp.torch || !c.fp.torch->nccl || !c.fp.nccl_runtime) return false;
+  if (c.fp.torch->nccl->same_release(*c.fp.nccl_runtime, 3)) return true;
+  c.add("torch-nccl-differs-from-loaded", "warning", c.who,
+        "torch" + (c.fp.torch->version ? " " + v(*c.fp.torch->version) : std::string()) + " uses NCCL " +
+            c.fp.torch->nccl->release_str(3) + " (its wheel's); this process loaded NCCL " +
+            c.fp.nccl_runtime->release_str(3) + (c.fp.nccl_library ? " from " + *c.fp.nccl_library : "") +
+            ": results of the NCCL suites describe the loaded one, not torch's",
+        "rule:torch-nccl-differs-from-loaded",
+        "run the suites against torch's libnccl (LD_LIBRARY_PATH=<site-packages>/nvidia/nccl/lib) to test what torch uses");
+  return true;
+}
+
+const TorchRow* torch_row(const Ctx& c) {
+  if (!c.fp.torch || !c.fp.torch->version) return nullptr;
+  return c.m.find_torch(*c.fp.torch->version, c.fp.torch->cuda);
+}
+
+bool rule_torch_known(Ctx& c) {
+  if (!c.fp.torch || !c.fp.torch->version) return false;
+  if (torch_row(c)) return true;
+  const Version& t = *c.fp.torch->version;
+  auto rows = c.m.torch_rows_of(t);
+  std::string variants;
+  for (const auto* r : rows) variants += (variants.empty() ? "" : ", ") + r->variant;
+  c.add("torch-release-unknown", "info", c.who,
+        "torch " + v(t) + (rows.empty() ? " matches no release line of the matrix"
+                                        : " is a variant the matrix does not list (known: " + variants + ")"),
+        "torch.csv", "its compatibility rules were not checked; add the row to matrix/data/torch.csv with its source");
+  return true;
+}
+
+bool rule_nccl_below_matrix(Ctx& c) {
+  const TorchRow* row = torch_row(c);
+  if (!row || !row->nccl || !c.fp.torch->nccl) return false;
+  if (c.fp.torch->nccl->compare_release(*row->nccl) >= 0) return true;
+  c.add("nccl-below-matrix", "warning", c.who,
+        "torch " + v(*c.fp.torch->version) + " reports NCCL " + c.fp.torch->nccl->release_str(3) + ", older than the " +
+            row->nccl->release_str(3) + " its official wheel ships" + unconfirmed_note(row->meta, "nccl"),
+        row->meta.cite(), "install the official torch " + row->torch.release_str(2) + "+" + row->variant +
+                              " wheel (or nvidia-nccl-cu" + std::to_string(row->cuda.major()) + ">=" +
+                              row->nccl->release_str(3) + ")");
+  return true;
+}
+
+bool rule_gpu_arch_torch(Ctx& c) {
+  if (!c.fp.gpus || c.fp.gpus->empty() || !c.fp.torch) return false;
+  const TorchRow* row = torch_row(c);
+  const std::vector<std::string>* list = nullptr;
+  std::string src;
+  bool from_row = false;
+  if (c.fp.torch->arch_list) {
+    list = &*c.fp.torch->arch_list;
+    src = "rule:torch.cuda.get_arch_list";
+  } else if (row) {
+    list = &row->arch_list;
+    src = row->meta.cite();
+    from_row = true;
+  }
+  if (!list) return false;
+  for (const auto& g : *c.fp.gpus) {
+    if (!g.cc) continue;
+    bool ptx = false;
+    if (arch_list_covers(*list, *g.cc, &ptx)) continue;
+    std::string joined;
+    for (const auto& a : *list) joined += (joined.empty() ? "" : " ") + a;
+    c.add("gpu-arch-not-in-torch-build", from_row ? severity("error", row->meta, "arch_list") : "error",
+          c.who + " GPU " + std::to_string(g.index),
+          (g.name ? *g.name + " " : std::string()) + "(" + cc_str(*g.cc) + ") is not in torch's arch list [" + joined +
+              "] and no PTX there JITs to it" + (from_row ? unconfirmed_note(row->meta, "arch_list") : ""),
+          src, "install a torch wheel whose arch list has " + cc_str(*g.cc) + " (see matrix/data/torch.csv)");
+  }
+  return true;
+}
+
+bool rule_gpu_arch_cuda(Ctx& c) {
+  if (!c.fp.gpus || c.fp.gpus->empty()) return false;
+  std::optional<Version> cuda = c.fp.cuda_runtime;
+  if (!cuda && c.fp.torch) cuda = c.fp.torch->cuda;
+  if (!cuda) return false;
+  const CudaRow* row = c.m.find_cuda(*cuda);
+  if (!row) return false;
+  const Version& lo = *std::min_element(row->sms.begin(), row->sms.end());
+  const Version& hi = *std::max_element(row->sms.begin(), row->sms.end());
+  for (const auto& g : *c.fp.gpus) {
+    if (!g.cc) continue;
+    bool below = g.cc->compare_release(lo) < 0, above = g.cc->compare_release(hi) > 0;
+    if (!below && !above) continue;
+    c.add("gpu-arch-unsupported-by-cuda", severity("error", row->meta, "sms"), c.who + " GPU " + std::to_string(g.index),
+          "CUDA " + cuda->release_str(2) + " cannot target " + (g.name ? *g.name + " " : std::string()) + "(" +
+              cc_str(*g.cc) + "): it targets " + cc_str(lo) + " to " + cc_str(hi) + unconfirmed_note(row->meta, "sms"),
+          row->meta.cite(),
+          below ? "use a CUDA " + std::to_string(cuda->major() - 1) + ".x build (and its torch wheel) for this GPU"
+                : "use a newer CUDA toolkit and torch wheel that know " + cc_str(*g.cc));
+  }
+  return true;
+}
+
+bool rule_cudnn(Ctx& c) {
+  if (!c.fp.cudnn || !c.fp.torch || !c.fp.torch->cudnn) return false;
+  if (c.fp.cudnn->same_release(*c.fp.torch->cudnn, 3)) return true;
+  c.add("cudnn-differs-from-torch", "warning", c.who,
+        "loaded cuDNN " + c.fp.cudnn->release_str(3) + " differs from the cuDNN " + c.fp.torch->cudnn->release_str(3) +
+            " torch was built with",
+        "rule:cudnn-differs-from-torch",
+        "install nvidia-cudnn-cu" + (c.fp.torch->cuda ? std::to_string(c.fp.torch->cuda->major()) : std::string("XX")) +
+            "==" + c.fp.torch->cudnn->release_str(3) + ".* or drop the other libcudnn from the library path");
+  return true;
+}
+
+bool rule_lightning(Ctx& c) {
+  if (!c.fp.torch || !c.fp.torch->version) return false;
+  bool any = false;
+  for (const auto& [pkg, ver] : {std::pair<const char*, const std::optional<Version>*>{"lightning", &c.fp.lightning},
+                                 {"pytorch_lightning", &c.fp.pytorch_lightning}}) {
+    if (!*ver) continue;
+    // One finding when both packages are the same release (they share the ranges).
+    if (ver == &c.fp.pytorch_lightning && c.fp.lightning && c.fp.lightning->same_release(**ver)) continue;
+    const LightningRow* row = c.m.find_lightning(**ver);
+    if (!row) continue;
+    any = true;
+    const Version& t = *c.fp.torch->version;
+    std::string subject = c.who + " " + pkg + " " + v(**ver);
+    if (t.compare_release(row->torch_min) < 0) {
+      c.add("lightning-torch-incompatible", severity("error", row->meta, "torch_min"), subject,
+            std::string(pkg) + " " + v(**ver) + " needs torch >= " + row->torch_min.str() + "; installed torch is " + v(t),
+            row->meta.cite(), "install torch >= " + row->torch_min.str() + ", or a Lightning release that supports torch " +
+                                  t.release_str(2));
+    } else if (row->torch_tested_below && t.compare_release(*row->torch_tested_below) >= 0) {
+      c.add("lightning-torch-untested", "warning", subject,
+            std::string(pkg) + " " + v(**ver) + " was tested with torch < " + row->torch_tested_below->str() +
+                " (its CI cap, dropped on install); installed torch " + v(t) + " is untested with it" +
+                unconfirmed_note(row->meta, "last"),
+            row->meta.cite(), "use a newer Lightning release or torch < " + row->torch_tested_below->str());
+    }
+  }
+  return any;
+}
+
+bool rule_ifname(Ctx& c) {
+  if (!c.fp.env) return false;
+  auto it = c.fp.env->find("NCCL_SOCKET_IFNAME");
+  if (it == c.fp.env->end()) return true;  // unset: NCCL chooses
+  if (!c.fp.interfaces) return false;
+  std::vector<std::string> names;
+  for (const auto& i : *c.fp.interfaces) names.push_back(i.name);
+  if (nccl_ifname_matches(it->second, names)) return true;
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : ", ") + n;
+  c.add("nccl-socket-ifname-no-match", "error", c.who,
+        "NCCL_SOCKET_IFNAME=" + it->second + " selects none of this host's interfaces (" + joined +
+            "): NCCL's bootstrap fails with 'no socket interface found'",
+        "nccl_env.csv:NCCL_SOCKET_IFNAME", "set NCCL_SOCKET_IFNAME to a prefix of one of: " + joined);
+  return true;
+}
+
+std::optional<Version> nccl_reading_env(const Fingerprint& fp) {
+  if (fp.nccl_runtime) return fp.nccl_runtime;
+  if (fp.torch && fp.torch->nccl) return fp.torch->nccl;
+  return std::nullopt;
+}
+
+bool rule_env_lint(Ctx& c) {
+  if (!c.fp.env) return false;
+  for (auto& f : lint_nccl_env(c.m, *c.fp.env, nccl_reading_env(c.fp))) {
+    f.subject = c.who + " " + f.subject;
+    c.out.push_back(std::move(f));
+  }
+  return true;
+}
+
+bool rule_env_version(Ctx& c) { return c.fp.env && nccl_reading_env(c.fp); }  // the lint above does the work
+
+bool rule_shm(Ctx& c) {
+  if (!c.fp.shm_bytes) return false;
+  const long long gib = 1LL << 30;
+  if (*c.fp.shm_bytes >= gib) return true;
+  c.add("shm-too-small", "warning", c.who,
+        "/dev/shm is " + std::to_string(*c.fp.shm_bytes >> 20) + " MiB (< 1 GiB): NCCL's shared-memory transport fails "
+        "or falls back",
+        "rule:shm-too-small", "run the container with --shm-size=16g (or --ipc=host)");
+  return true;
+}
+
+const std::vector<Rule>& rules() {
+  static const std::vector<Rule> r = {
+      {{"driver-too-old-for-cuda-runtime", "driver-cuda-minor-older"}, rule_driver_runtime},
+      {{"driver-too-old-for-torch-cuda"}, rule_driver_torch},
+      {{"nccl-header-library-mismatch"}, rule_nccl_header_library},
+      {{"torch-nccl-differs-from-loaded"}, rule_torch_nccl_loaded},
+      {{"nccl-below-matrix"}, rule_nccl_below_matrix},
+      {{"torch-release-unknown"}, rule_torch_known},
+      {{"gpu-arch-not-in-torch-build"}, rule_gpu_arch_torch},
+      {{"gpu-arch-unsupported-by-cuda"}, rule_gpu_arch_cuda},
+      {{"cudnn-differs-from-torch"}, rule_cudnn},
+      {{"lightning-torch-incompatible", "lightning-torch-untested"}, rule_lightning},
+      {{"nccl-socket-ifname-no-match"}, rule_ifname},
+      {{"nccl-env-invalid-value", "nccl-env-unknown", "nccl-socket-threads-product", "nccl-p2p-disabled",
+        "nccl-ib-disabled"},
+       rule_env_lint},
+      {{"nccl-env-newer-than-library", "nccl-env-removed"}, rule_env_version},
+      {{"shm-too-small"}, rule_shm},
+  };
+  return r;
+}
+
+// Fields every host of one job must agree on.
+struct CrossField {
+  const char* name;
+  std::function<std::optional<std::string>(const Fingerprint&)> get;
+};
+
+const std::vector<CrossField>& cross_fields() {
+  static const std::vector<CrossField> f = {
+      {"driver", [](const Fingerprint& fp) { return fp.driver_version ? std::optional<std::string>(v(*fp.driver_version)) : std::nullopt; }},
+      {"CUDA runtime", [](const Fingerprint& fp) { return fp.cuda_runtime ? std::optional<std::string>(fp.cuda_runtime->release_str(2)) : std::nullopt; }},
+      {"NCCL runtime", [](const Fingerprint& fp) { return fp.nccl_runtime ? std::optional<std::string>(fp.nccl_runtime->release_str(3)) : std::nullopt; }},
+      {"torch", [](const Fingerprint& fp) { return fp.torch && fp.torch->version ? std::optional<std::string>(v(*fp.torch->version)) : std::nullopt; }},
+      {"torch NCCL", [](const Fingerprint& fp) { return fp.torch && fp.torch->nccl ? std::optional<std::string>(fp.torch->nccl->release_str(3)) : std::nullopt; }},
+      {"cuDNN", [](const Fingerprint& fp) { return fp.cudnn ? std::optional<std::string>(fp.cudnn->release_str(3)) : std::nullopt; }},
+  };
+  return f;
+}
+
+bool cross_host(const std::vector<Fingerprint>& fps, std::vector<Finding>& out) {
+  if (fps.size() < 2) return false;
+  bool compared = false;
+  for (const auto& field : cross_fields()) {
+    std::map<std::string, std::vector<std::string>> by_value;  // value -> labels, in input order
+    std::vector<std::string> order;
+    size_t known = 0;
+    for (size_t i = 0; i < fps.size(); ++i) {
+      auto val = field.get(fps[i]);
+      if (!val) continue;
+      ++known;
+      if (!by_value.count(*val)) order.push_back(*val);
+      by_value[*val].push_back(fps[i].label("input " + std::to_string(i + 1)));
+    }
+    if (known < 2) continue;
+    compared = true;
+    if (by_value.size() < 2) continue;
+    std::string msg = std::string(field.name) + " differs:";
+    for (const auto& val : order) {
+      const auto& who = by_value[val];
+      msg += " " + val + " on ";
+      for (size_t k = 0; k < who.size(); ++k) msg += (k ? ", " : "") + who[k];
+      msg += ";";
+    }
+    msg.pop_back();
+    out.push_back({"cross-host-mismatch", "error", field.name, msg, "rule:cross-host-mismatch",
+                   "install the same " + std::string(field.name) + " on every host of the job (one image for all)"});
+  }
+  return compared;
+}
+
+int rank_of(const std::string& s) { return s == "error" ? 0 : s == "warning" ? 1 : 2; }
+
+}  // namespace
+
+const std::vector<std::string>& finding_ids() {
+  static const std::vector<std::string> ids = [] {
+    std::vector<std::string> out;
+    for (const auto& r : rules()) out.insert(out.end(), r.ids.begin(), r.ids.end());
+    out.push_back("cross-host-mismatch");
+    return out;
+  }();
+  return ids;
+}
+
+bool CheckResult::failed() const {
+  return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.severity == "error"; });
+}
+
+nlohmann::json CheckResult::to_json() const {
+  nlohmann::json j;
+  j["verdict"] = failed() ? "fail" : "pass";
+  j["findings"] = nlohmann::json::array();
+  for (const auto& f : findings)
+    j["findings"].push_back({{"id", f.id}, {"severity", f.severity}, {"subject", f.subject}, {"message", f.message},
+                             {"source", f.source}, {"fix", f.fix}});
+  j["not_evaluated"] = not_evaluated;
+  return j;
+}
+
+CheckResult check_fingerprints(const Matrix& m, const std::vector<Fingerprint>& fps) {
+  CheckResult res;
+  std::set<std::string> skipped;
+  for (size_t i = 0; i < fps.size(); ++i) {
+    Ctx c{m, fps[i], res.findings, fps[i].label(fps.size() > 1 ? "input " + std::to_string(i + 1) : "this host")};
+    for (const auto& r : rules())
+      if (!r.run(c)) skipped.insert(r.ids.begin(), r.ids.end());
+  }
+  if (!cross_host(fps, res.findings)) skipped.insert("cross-host-mismatch");
+  for (const auto& id : finding_ids())
+    if (skipped.count(id)) res.not_evaluated.push_back(id);
+  std::stable_sort(res.findings.begin(), res.findings.end(),
+                   [](const Finding& a, const Finding& b) { return rank_of(a.severity) < rank_of(b.severity); });
+  return res;
+}
+
+}  // namespace cts

@@ -1,0 +1,36 @@
+// The rules engine: fingerprints in, findings out (ids and severities of
+// ../shared/contracts/fingerprint.md). Each fingerprint is checked alone, then all of them against
+// each other. A rule whose inputs are absent is reported in not_evaluated, never as passed.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fingerprint.hpp"
+#include "matrix.hpp"
+
+namespace cts {
+
+struct Finding {
+  std::string id;
+  std::string severity;  // error | warning | info
+  std::string subject;   // "node-a rank 0", "node-a GPU 0", "NCCL_ALGO", ...
+  std::string message;
+  std::string source;    // "torch.csv:2.11/cu130" or "rule:<name>"
+  std::string fix;       // what to do (wheel, driver branch, variable to change)
+};
+
+struct CheckResult {
+  std::vector<Finding> findings;          // sorted: errors, then warnings, then info
+  std::vector<std::string> not_evaluated;  // rule ids whose inputs were absent (for some input)
+  bool failed() const;                    // any error finding
+  nlohmann::json to_json() const;         // the contract's --json object
+};
+
+// Every finding id this engine can produce (the contract's table plus additions).
+const std::vector<std::string>& finding_ids();
+
+CheckResult check_fingerprints(const Matrix& m, const std::vector<Fingerprint>& fps);
+
+}  // namespace cts

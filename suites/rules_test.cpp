@@ -1,0 +1,371 @@
+// The rules engine over synthetic fingerprints: for every finding id at least one fingerprint that
+// must raise it and one that must not; cross-host comparison with 2 and 8 fingerprints; the
+// NCCL_SOCKET_IFNAME matcher; the (dtype, op) and feature tables.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "matrix.hpp"
+#include "nccl_support.hpp"
+#include "rules.hpp"
+
+namespace cts {
+namespace {
+
+using nlohmann::json;
+
+// The GPU machine as it should be seen by a process that loads torch's own NCCL: no finding.
+json base_fingerprint() {
+  return json::parse(R"({
+    "schema": "gpucts.fingerprint/1", "host": "node-a", "rank": 0,
+    "driver": {"version": "580.159.04", "cuda": "13.0"},
+    "cuda_runtime": "13.0",
+    "nccl": {"header": "2.28.9", "runtime": "2.28.9", "library": "/venv/nvidia/nccl/lib/libnccl.so.2"},
+    "cudnn": "9.19.0",
+    "torch": {"version": "2.11.0+cu130", "cuda": "13.0", "nccl": "2.28.9", "cudnn": 91900,
+              "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"], "cxx11_abi": true},
+    "gpus": [{"index": 0, "name": "NVIDIA H200", "cc": "9.0", "memory_mib": 143771}],
+    "interfaces": [{"name": "lo", "up": true}, {"name": "eth0", "up": true}],
+    "shm_bytes": 137438953472,
+    "env": {}
+  })");
+}
+
+Fingerprint make(const json& patch, const std::string& host = "node-a", int rank = 0) {
+  json j = base_fingerprint();
+  j.merge_patch(patch);  // RFC 7386: null removes a field
+  j["host"] = host;
+  j["rank"] = rank;
+  return fingerprint_from_json(j, "synthetic");
+}
+
+struct RuleCase {
+  const char* name;
+  const char* id;
+  bool raises;
+  const char* patch;              // JSON merge patch over base_fingerprint()
+  const char* severity = nullptr; // expected severity when it raises (nullptr: the contract's)
+  const char* message_has = nullptr;
+};
+
+const RuleCase kCases[] = {
+    {"runtime13_on_575", "driver-too-old-for-cuda-runtime", true, R"({"driver": {"version": "575.57.08", "cuda": "12.9"}})", "error", "580"},
+    {"runtime13_driver_cuda_only", "driver-too-old-for-cuda-runtime", true, R"({"driver": {"version": null, "cuda": "12.9"}})", "error"},
+    {"runtime13_on_580", "driver-too-old-for-cuda-runtime", false, "{}"},
+    {"runtime124_on_r535", "driver-cuda-minor-older", true, R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": "12.2"}})", "warning", "minor-version compatibility"},
+    {"runtime114_unknown_ga_driver", "driver-cuda-minor-older", true, R"({"cuda_runtime": "11.4", "torch": null, "driver": {"version": "460.27.04", "cuda": "11.2"}})", "warning", "11.2-level"},
+    {"runtime124_on_r535_level_from_driver", "driver-cuda-minor-older", true, R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": null}})", "warning", "12.2-level"},
+    {"runtime122_on_r535", "driver-cuda-minor-older", false, R"({"cuda_runtime": "12.2", "torch": null, "driver": {"version": "535.104.05", "cuda": "12.2"}})"},
+    {"runtime124_on_r535_not_too_old", "driver-too-old-for-cuda-runtime", false, R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": "12.2"}})"},
+    {"torch_cu130_on_575", "driver-too-old-for-torch-cuda", true, R"({"cuda_runtime": "12.9", "driver": {"version": "575.57.08", "cuda": "12.9"}})", "error", "CUDA 13.0"},
+    {"torch_cu128_on_575", "driver-too-old-for-torch-cuda", false, R"({"cuda_runtime": "12.9", "driver": {"version": "575.57.08", "cuda": "12.9"}, "torch": {"version": "2.11.0+cu128", "cuda": "12.8", "cudnn": "9.17.1"}, "cudnn": "9.17.1"})"},
+    {"header_minor_differs", "nccl-header-library-mismatch", true, R"({"nccl": {"header": "2.27.5"}})", "error", "2.27.5"},
+    {"header_patch_differs", "nccl-header-library-mismatch", true, R"({"nccl": {"header": "2.28.3"}})", "warning"},
+    {"header_same", "nccl-header-library-mismatch", false, "{}"},
+    {"system_nccl_loaded", "torch-nccl-differs-from-loaded", true, R"({"nccl": {"header": "2.28.3", "runtime": "2.28.3", "library": "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3"}})", "warning", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3"},
+    {"torch_nccl_loaded", "torch-nccl-differs-from-loaded", false, "{}"},
+    {"torch_nccl_older", "nccl-below-matrix", true, R"({"nccl": {"header": "2.27.5", "runtime": "2.27.5"}, "torch": {"nccl": "2.27.5"}})", "warning", "2.28.9"},
+    {"torch_nccl_as_shipped", "nccl-below-matrix", false, "{}"},
+    {"torch_3_0", "torch-release-unknown", true, R"({"torch": {"version": "3.0.0+cu130"}})", "info"},
+    {"torch_2_11_cu129", "torch-release-unknown", true, R"({"torch": {"version": "2.11.0+cu129", "cuda": "12.9"}})", "info", "cu126"},
+    {"torch_2_11_cu130", "torch-release-unknown", false, "{}"},
+    {"volta_on_cu130_wheel", "gpu-arch-not-in-torch-build", true, R"({"gpus": [{"index": 0, "name": "Tesla V100", "cc": "7.0"}]})", "error", "sm_70"},
+    {"volta_arch_from_row", "gpu-arch-not-in-torch-build", true, R"({"gpus": [{"index": 0, "cc": "7.0"}], "torch": {"arch_list": null}})", "error", "sm_70"},
+    {"unconfirmed_row_arch_warns", "gpu-arch-not-in-torch-build", true, R"({"cuda_runtime": "12.4", "driver": {"version": "550.54.15", "cuda": "12.4"}, "gpus": [{"index": 0, "cc": "10.0"}], "torch": {"version": "2.6.0+cu124", "cuda": "12.4", "nccl": "2.21.5", "cudnn": "9.1.0", "arch_list": null}, "cudnn": "9.1.0", "nccl": {"header": "2.21.5", "runtime": "2.21.5"}})", "warning", "UNCONFIRMED"},
+    {"hopper_in_list", "gpu-arch-not-in-torch-build", false, "{}"},
+    {"ptx_jits_forward", "gpu-arch-not-in-torch-build", false, R"({"gpus": [{"index": 0, "cc": "10.3"}], "torch": {"arch_list": ["sm_90", "compute_90"]}})"},
+    {"same_major_sass", "gpu-arch-not-in-torch-build", false, R"({"gpus": [{"index": 0, "cc": "8.9"}]})"},
+    {"volta_under_cuda13", "gpu-arch-unsupported-by-cuda", true, R"({"gpus": [{"index": 0, "cc": "7.0"}]})", "error", "CUDA 13.0"},
+    {"volta_under_cuda128", "gpu-arch-unsupported-by-cuda", false, R"({"cuda_runtime": "12.8", "driver": {"version": "570.124.06", "cuda": "12.8"}, "torch": null, "gpus": [{"index": 0, "cc": "7.0"}]})"},
+    {"cudnn_older", "cudnn-differs-from-torch", true, R"({"cudnn": "9.10.2"})", "warning", "9.19.0"},
+    {"cudnn_same", "cudnn-differs-from-torch", false, "{}"},
+    {"lightning_2_3_torch_1_13", "lightning-torch-incompatible", true, R"({"lightning": {"lightning": "2.3.3"}, "torch": {"version": "1.13.1+cu117", "cuda": "11.7", "nccl": null, "cudnn": null}})", "error", ">= 2.0"},
+    {"lightning_2_6_1_torch_2_9", "lightning-torch-incompatible", false, R"({"lightning": {"lightning": "2.6.1", "pytorch_lightning": "2.6.1"}, "torch": {"version": "2.9.1+cu130", "nccl": "2.27.7", "cudnn": "9.13.0"}})"},
+    {"lightning_2_6_6_torch_2_11", "lightning-torch-untested", true, R"({"lightning": {"lightning": "2.6.6", "pytorch_lightning": "2.6.6"}})", "warning", "< 2.10"},
+    {"lightning_2_6_1_torch_2_9_tested", "lightning-torch-untested", false, R"({"lightning": {"lightning": "2.6.1"}, "torch": {"version": "2.9.1+cu130", "nccl": "2.27.7", "cudnn": "9.13.0"}})"},
+    {"ifname_ib_on_eth_host", "nccl-socket-ifname-no-match", true, R"({"env": {"NCCL_SOCKET_IFNAME": "ib"}})", "error", "lo, eth0"},
+    {"ifname_exact_prefix_only", "nccl-socket-ifname-no-match", true, R"({"env": {"NCCL_SOCKET_IFNAME": "=eth"}})", "error"},
+    {"ifname_eth", "nccl-socket-ifname-no-match", false, R"({"env": {"NCCL_SOCKET_IFNAME": "eth"}})"},
+    {"ifname_exclude_docker", "nccl-socket-ifname-no-match", false, R"({"env": {"NCCL_SOCKET_IFNAME": "^docker"}})"},
+    {"p2p_disable_1", "nccl-p2p-disabled", true, R"({"env": {"NCCL_P2P_DISABLE": "1"}})", "warning"},
+    {"p2p_disable_0", "nccl-p2p-disabled", false, R"({"env": {"NCCL_P2P_DISABLE": "0"}})"},
+    {"ib_disable_1", "nccl-ib-disabled", true, R"({"env": {"NCCL_IB_DISABLE": "1"}})", "warning"},
+    {"ib_disable_0", "nccl-ib-disabled", false, R"({"env": {"NCCL_IB_DISABLE": "0"}})"},
+    {"buffsize_12abc", "nccl-env-invalid-value", true, R"({"env": {"NCCL_BUFFSIZE": "12abc"}})", "error", "not an integer"},
+    {"ib_timeout_abc", "nccl-env-invalid-value", true, R"({"env": {"NCCL_IB_TIMEOUT": "abc"}})", "error"},
+    {"ib_timeout_40", "nccl-env-invalid-value", true, R"({"env": {"NCCL_IB_TIMEOUT": "40"}})", "error", "maximum 31"},
+    {"socket_family_unix", "nccl-env-invalid-value", true, R"({"env": {"NCCL_SOCKET_FAMILY": "AF_UNIX"}})", "error", "AF_INET6"},
+    {"algo_bogus", "nccl-env-invalid-value", true, R"({"env": {"NCCL_ALGO": "bogus"}})", "error", "'bogus'"},
+    {"algo_per_function_bogus", "nccl-env-invalid-value", true, R"({"env": {"NCCL_ALGO": "Ring;allreduce:bogus"}})", "error", "'bogus'"},
+    {"algo_unknown_function", "nccl-env-invalid-value", true, R"({"env": {"NCCL_ALGO": "allgaher:ring"}})", "error", "not a collective"},
+    {"algo_pat_before_2_23", "nccl-env-invalid-value", true, R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_ALGO": "PAT"}})", "error", "needs NCCL 2.23"},
+    {"algo_per_function_before_2_24", "nccl-env-invalid-value", true, R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_ALGO": "allreduce:tree"}})", "error", "2.24"},
+    {"proto_ll64", "nccl-env-invalid-value", true, R"({"env": {"NCCL_PROTO": "LL64"}})", "error", "LL128"},
+    {"debug_loud", "nccl-env-invalid-value", true, R"({"env": {"NCCL_DEBUG": "LOUD"}})", "error", "TRACE"},
+    {"debug_subsys_bogus", "nccl-env-invalid-value", true, R"({"env": {"NCCL_DEBUG_SUBSYS": "INIT,BOGUS"}})", "error"},
+    {"valid_values", "nccl-env-invalid-value", false, R"({"env": {"NCCL_BUFFSIZE": "8388608", "NCCL_IB_TIMEOUT": "22", "NCCL_ALGO": "Ring,Tree", "NCCL_PROTO": "^LL128", "NCCL_DEBUG": "info", "NCCL_SOCKET_FAMILY": "AF_INET6", "NCCL_DEBUG_SUBSYS": "^INIT,COLL", "NCCL_P2P_LEVEL": "NVL", "NCCL_NET_GDR_LEVEL": "3"}})"},
+    {"valid_per_function_2_28", "nccl-env-invalid-value", false, R"({"env": {"NCCL_ALGO": "allreduce:tree,ring;broadcast:ring", "NCCL_PROTO": "allreduce:^LL128"}})"},
+    {"ifnames_typo", "nccl-env-unknown", true, R"({"env": {"NCCL_SOCKET_IFNAMES": "eth0"}})", "warning", "did you mean NCCL_SOCKET_IFNAME"},
+    {"nccl_timeout", "nccl-env-unknown", true, R"({"env": {"NCCL_TIMEOUT": "1800"}})", "warning", "init_process_group"},
+    {"ifname_spelled_right", "nccl-env-unknown", false, R"({"env": {"NCCL_SOCKET_IFNAME": "eth0", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}})"},
+    {"container_nccl_version", "nccl-env-unknown", false, R"({"env": {"NCCL_VERSION": "2.28.3-1"}})"},
+    {"torch_legacy_spelling", "nccl-env-unknown", true, R"({"env": {"NCCL_ASYNC_ERROR_HANDLING": "1"}})", "warning", "TORCH_NCCL_ASYNC_ERROR_HANDLING"},
+    {"ras_on_2_21", "nccl-env-newer-than-library", true, R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_RAS_ENABLE": "1"}})", "warning", "2.24.3"},
+    {"ras_on_2_28", "nccl-env-newer-than-library", false, R"({"env": {"NCCL_RAS_ENABLE": "1"}})"},
+    {"ib_gdr_level_renamed", "nccl-env-removed", true, R"({"env": {"NCCL_IB_GDR_LEVEL": "PHB"}})", "warning", "2.4.0"},
+    {"net_gdr_level", "nccl-env-removed", false, R"({"env": {"NCCL_NET_GDR_LEVEL": "PHB"}})"},
+    {"sockets_8x16", "nccl-socket-threads-product", true, R"({"env": {"NCCL_NSOCKS_PERTHREAD": "8", "NCCL_SOCKET_NTHREADS": "16"}})", "warning", "128"},
+    {"sockets_4x16", "nccl-socket-threads-product", false, R"({"env": {"NCCL_NSOCKS_PERTHREAD": "4", "NCCL_SOCKET_NTHREADS": "16"}})"},
+    {"shm_64mib", "shm-too-small", true, R"({"shm_bytes": 67108864})", "warning", "64 MiB"},
+    {"shm_128gib", "shm-too-small", false, "{}"},
+};
+
+void PrintTo(const RuleCase& c, std::ostream* os) { *os << c.name; }
+
+class Rules : public ::testing::TestWithParam<RuleCase> {};
+
+TEST_P(Rules, RaisesOrNot) {
+  const RuleCase& c = GetParam();
+  CheckResult r = check_fingerprints(builtin_matrix(), {make(json::parse(c.patch))});
+  std::vector<const Finding*> hits;
+  for (const auto& f : r.findings)
+    if (f.id == c.id) hits.push_back(&f);
+  std::string all;
+  for (const auto& f : r.findings) all += "\n  " + f.id + " (" + f.severity + "): " + f.message;
+  if (!c.raises) {
+    EXPECT_TRUE(hits.empty()) << c.id << " must not be raised; findings:" << all;
+    EXPECT_EQ(std::count(r.not_evaluated.begin(), r.not_evaluated.end(), c.id), 0)
+        << c.id << " must be evaluated (its inputs are present), not skipped";
+    return;
+  }
+  ASSERT_FALSE(hits.empty()) << c.id << " must be raised; findings:" << all;
+  for (const Finding* f : hits) {
+    if (c.severity) EXPECT_EQ(f->severity, c.severity) << f->message;
+    if (c.message_has) EXPECT_NE(f->message.find(c.message_has), std::string::npos) << f->message;
+    EXPECT_FALSE(f->source.empty()) << "every finding cites a matrix row or a rule";
+    EXPECT_FALSE(f->fix.empty()) << "every finding says what to do";
+    EXPECT_FALSE(f->subject.empty());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Finding, Rules, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The table above covers every id both ways; a new id without cases fails here.
+TEST(RulesTable, EveryIdRaisedAndNotRaised) {
+  for (const auto& id : finding_ids()) {
+    if (id == "cross-host-mismatch") continue;  // CrossHost below
+    bool yes = false, no = false;
+    for (const auto& c : kCases) (c.raises ? yes : no) |= id == c.id;
+    EXPECT_TRUE(yes) << id << " has no case that raises it";
+    EXPECT_TRUE(no) << id << " has no case that must not raise it";
+  }
+}
+
+TEST(RulesTable, ContractIdsAreProduced) {
+  const char* contract[] = {"driver-too-old-for-cuda-runtime", "driver-cuda-minor-older", "driver-too-old-for-torch-cuda",
+                            "nccl-header-library-mismatch", "torch-nccl-differs-from-loaded", "nccl-below-matrix",
+                            "torch-release-unknown", "gpu-arch-not-in-torch-build", "gpu-arch-unsupported-by-cuda",
+                            "cudnn-differs-from-torch", "lightning-torch-incompatible", "nccl-socket-ifname-no-match",
+                            "nccl-p2p-disabled", "nccl-ib-disabled", "nccl-env-invalid-value",
+                            "nccl-socket-threads-product", "nccl-env-unknown", "nccl-env-newer-than-library",
+                            "shm-too-small", "cross-host-mismatch"};
+  for (const char* id : contract)
+    EXPECT_NE(std::find(finding_ids().begin(), finding_ids().end(), id), finding_ids().end()) << id;
+}
+
+TEST(RulesBase, GpuMachineWithTorchNcclHasNoFinding) {
+  CheckResult r = check_fingerprints(builtin_matrix(), {make(json::object())});
+  for (const auto& f : r.findings) ADD_FAILURE() << f.id << ": " << f.message;
+  EXPECT_FALSE(r.failed());
+  EXPECT_EQ(r.to_json()["verdict"], "pass");
+}
+
+TEST(RulesNotEvaluated, EmptyFingerprintEvaluatesNothing) {
+  Fingerprint empty = fingerprint_from_json(json{{"schema", kFingerprintSchema}}, "empty");
+  CheckResult r = check_fingerprints(builtin_matrix(), {empty});
+  EXPECT_TRUE(r.findings.empty());
+  EXPECT_EQ(r.not_evaluated, finding_ids()) << "absent inputs are never passed";
+}
+
+TEST(RulesNotEvaluated, NoDriverSkipsDriverRules) {
+  CheckResult r = check_fingerprints(builtin_matrix(), {make(json::parse(R"({"driver": null})"))});
+  for (const char* id : {"driver-too-old-for-cuda-runtime", "driver-cuda-minor-older", "driver-too-old-for-torch-cuda"})
+    EXPECT_NE(std::find(r.not_evaluated.begin(), r.not_evaluated.end(), id), r.not_evaluated.end()) << id;
+  EXPECT_EQ(std::find(r.not_evaluated.begin(), r.not_evaluated.end(), "nccl-below-matrix"), r.not_evaluated.end());
+}
+
+TEST(RulesOrder, ErrorsFirstThenWarningsThenInfo) {
+  CheckResult r = check_fingerprints(
+      builtin_matrix(), {make(json::parse(R"({"shm_bytes": 1024, "torch": {"version": "3.0.0+cu130"},
+                                               "env": {"NCCL_DEBUG": "LOUD"}})"))});
+  ASSERT_GE(r.findings.size(), 3u);
+  auto rank = [](const std::string& s) { return s == "error" ? 0 : s == "warning" ? 1 : 2; };
+  for (size_t i = 1; i < r.findings.size(); ++i)
+    EXPECT_LE(rank(r.findings[i - 1].severity), rank(r.findings[i].severity)) << i;
+  EXPECT_TRUE(r.failed());
+  json j = r.to_json();
+  EXPECT_EQ(j["verdict"], "fail");
+  for (const auto& f : j["findings"])
+    for (const char* k : {"id", "severity", "subject", "message", "source"}) EXPECT_TRUE(f.contains(k)) << k;
+}
+
+// Cross-host comparison: with 2 and with 8 fingerprints.
+TEST(CrossHost, TwoHostsDifferInTorchNccl) {
+  Fingerprint a = make(json::object(), "node-a", 0);
+  Fingerprint b = make(json::parse(R"({"nccl": {"header": "2.27.5", "runtime": "2.27.5"}})"), "node-b", 1);
+  CheckResult r = check_fingerprints(builtin_matrix(), {a, b});
+  const Finding* hit = nullptr;
+  for (const auto& f : r.findings)
+    if (f.id == "cross-host-mismatch" && f.subject == "NCCL runtime") hit = &f;
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(hit->severity, "error");
+  EXPECT_NE(hit->message.find("2.28.9 on node-a rank 0"), std::string::npos) << hit->message;
+  EXPECT_NE(hit->message.find("2.27.5 on node-b rank 1"), std::string::npos) << hit->message;
+  EXPECT_TRUE(r.failed());
+}
+
+TEST(CrossHost, EightRanksOneDriverDiffers) {
+  std::vector<Fingerprint> fps;
+  for (int rank = 0; rank < 8; ++rank)
+    fps.push_back(make(rank == 5 ? json::parse(R"({"driver": {"version": "580.65.06"}})") : json::object(),
+                       "node-" + std::to_string(rank / 4), rank));
+  CheckResult r = check_fingerprints(builtin_matrix(), fps);
+  std::vector<const Finding*> hits;
+  for (const auto& f : r.findings)
+    if (f.id == "cross-host-mismatch") hits.push_back(&f);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0]->subject, "driver");
+  EXPECT_NE(hits[0]->message.find("580.65.06 on node-1 rank 5"), std::string::npos) << hits[0]->message;
+  EXPECT_NE(hits[0]->message.find("580.159.04 on node-0 rank 0, node-0 rank 1, node-0 rank 2, node-0 rank 3, "
+                                   "node-1 rank 4, node-1 rank 6, node-1 rank 7"),
+            std::string::npos)
+      << hits[0]->message;
+}
+
+TEST(CrossHost, EightIdenticalRanksAgree) {
+  std::vector<Fingerprint> fps;
+  for (int rank = 0; rank < 8; ++rank) fps.push_back(make(json::object(), "node-" + std::to_string(rank / 4), rank));
+  CheckResult r = check_fingerprints(builtin_matrix(), fps);
+  for (const auto& f : r.findings) ADD_FAILURE() << f.id << ": " << f.message;
+  EXPECT_EQ(std::count(r.not_evaluated.begin(), r.not_evaluated.end(), "cross-host-mismatch"), 0);
+}
+
+TEST(CrossHost, OneFingerprintIsNotCompared) {
+  CheckResult r = check_fingerprints(builtin_matrix(), {make(json::object())});
+  EXPECT_EQ(std::count(r.not_evaluated.begin(), r.not_evaluated.end(), "cross-host-mismatch"), 1);
+}
+
+// NCCL_SOCKET_IFNAME as NCCL matches it.
+struct IfnameCase {
+  const char* name;
+  const char* spec;
+  std::vector<std::string> interfaces, selected;
+};
+
+const std::vector<std::string> kHost = {"lo", "eth0", "eth1", "docker0", "ib0"};
+
+const IfnameCase kIfnames[] = {
+    {"prefix", "eth", kHost, {"eth0", "eth1"}},
+    {"exact", "=eth0", kHost, {"eth0"}},
+    {"exact_is_not_prefix", "=eth", kHost, {}},
+    {"two_prefixes", "eth1,ib", kHost, {"eth1", "ib0"}},
+    {"exact_list", "=eth0,ib0", kHost, {"eth0", "ib0"}},
+    {"exclude_prefix", "^docker,lo", kHost, {"eth0", "eth1", "ib0"}},
+    {"exclude_exact", "^=docker0", kHost, {"lo", "eth0", "eth1", "ib0"}},
+    {"exclude_exact_not_prefix", "^=eth", kHost, {"lo", "eth0", "eth1", "docker0", "ib0"}},
+    {"port_suffix_ignored", "ib0:1", kHost, {"ib0"}},
+    {"no_match", "en", kHost, {}},
+    {"exclude_everything", "^e,l,d,i", kHost, {}},
+};
+
+class IfnameMatch : public ::testing::TestWithParam<IfnameCase> {};
+
+TEST_P(IfnameMatch, SelectsAsNccl) {
+  const auto& c = GetParam();
+  std::vector<std::string> got;
+  bool any = nccl_ifname_matches(c.spec, c.interfaces, &got);
+  EXPECT_EQ(got, c.selected) << "NCCL_SOCKET_IFNAME=" << c.spec;
+  EXPECT_EQ(any, !c.selected.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(SocketIfname, IfnameMatch, ::testing::ValuesIn(kIfnames),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// (dtype, op) and features by NCCL release.
+struct OpCase {
+  const char* dtype;
+  const char* op;
+  const char* nccl;
+  bool supported;
+  const char* reason_has;
+  int nranks = 0;
+};
+
+const OpCase kOps[] = {
+    {"f32", "sum", "2.7.8", true, ""},
+    {"bf16", "sum", "2.9.9", false, "2.10.3"},
+    {"bf16", "sum", "2.10.3", true, ""},
+    {"f32", "avg", "2.9.9", false, "2.10.3"},
+    {"f32", "premulsum", "2.11.4", true, ""},
+    {"f8e4m3", "sum", "2.23.4", false, "2.24.3"},
+    {"f8e4m3", "sum", "2.28.3", true, "sm_90"},
+    {"f8e5m2", "max", "2.28.9", true, "sm_90"},
+    {"f8e4m3", "avg", "2.28.3", false, "observed", 1},
+    {"f8e4m3", "avg", "2.28.3", false, "one-rank communicator (nranks unknown)", 0},
+    {"f8e4m3", "avg", "2.28.3", true, "sm_90", 2},
+    {"f8e5m2", "premulsum", "2.28.9", false, "ncclLaunchOneRank", 1},
+    {"f32", "avg", "2.28.3", true, "", 1},
+    {"f16", "bogus", "2.28.3", false, "not a known NCCL op"},
+    {"c64", "sum", "2.28.3", false, "not a known NCCL dtype"},
+};
+
+class NcclOps : public ::testing::TestWithParam<OpCase> {};
+
+TEST_P(NcclOps, Supported) {
+  const auto& c = GetParam();
+  SupportVerdict v = nccl_op_supported(builtin_matrix(), c.dtype, c.op, Version::parse(c.nccl), c.nranks);
+  EXPECT_EQ(v.supported, c.supported) << v.reason;
+  EXPECT_NE(v.reason.find(c.reason_has), std::string::npos) << v.reason;
+  EXPECT_FALSE(v.source.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Op, NcclOps, ::testing::ValuesIn(kOps), [](const auto& info) {
+  std::string n = std::string(info.param.dtype) + "_" + info.param.op + "_" + info.param.nccl + "_ranks" +
+                  std::to_string(info.param.nranks);
+  std::replace(n.begin(), n.end(), '.', '_');
+  return n;
+});
+
+struct FeatureCase {
+  const char* feature;
+  const char* nccl;
+  bool supported;
+};
+
+const FeatureCase kFeatures[] = {
+    {"AlltoAll", "2.27.7", false}, {"AlltoAll", "2.28.3", true},   {"Gather", "2.28.9", true},
+    {"Scatter", "2.27.3", false},  {"CommSplit", "2.17.1", false}, {"CommSplit", "2.18.1", true},
+    {"PreMulSum", "2.11.4", true}, {"PreMulSum", "2.10.3", false}, {"nonblocking", "2.14.3", true},
+    {"bf16", "2.10.3", true},      {"fp8", "2.23.4", false},       {"fp8", "2.24.3", true},
+    {"NoSuchThing", "2.28.9", false},
+};
+
+class NcclFeatures : public ::testing::TestWithParam<FeatureCase> {};
+
+TEST_P(NcclFeatures, Supported) {
+  const auto& c = GetParam();
+  SupportVerdict v = nccl_feature_supported(builtin_matrix(), c.feature, Version::parse(c.nccl));
+  EXPECT_EQ(v.supported, c.supported) << v.reason;
+  if (!v.supported) EXPECT_FALSE(v.reason.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Feature, NcclFeatures, ::testing::ValuesIn(kFeatures), [](const auto& info) {
+  std::string n = std::string(info.param.feature) + "_" + info.param.nccl;
+  std::replace(n.begin(), n.end(), '.', '_');
+  return n;
+});
+
+}  // namespace
+}  // namespace cts
