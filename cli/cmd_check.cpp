@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "args.hpp"
+#include "check_mpi.hpp"
 #include "check_report.hpp"
 #include "commands.hpp"
 #include "probe.hpp"
@@ -43,7 +44,10 @@ int cmd_check(const std::vector<std::string>& argv) {
       throw UsageError(e.what());
     }
   }
-  if (a.values("fingerprint").empty()) fps.push_back(probe_fingerprint());
+  if (a.values("fingerprint").empty()) {
+    if (auto rc = check_over_mpi(*m, a.flag("json"))) return *rc;  // one of several MPI ranks
+    fps.push_back(probe_fingerprint());
+  }
   return run_check(fps, *m, a.flag("json"), std::cout);
 }
 

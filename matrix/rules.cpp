@@ -28,7 +28,8 @@ struct Rule {
   std::function<bool(Ctx&)> run;
 };
 
-std::string v(const Version& x) { return x.raw.empty() ? x.str() : x.raw; }
+// As the tool printed it, unless that was an integer code (13000, 22809, 91900).
+std::string v(const Version& x) { return x.raw.find('.') != std::string::npos ? x.raw : x.str(); }
 std::string cc_str(const Version& cc) { return "sm_" + std::to_string(cc.major()) + std::to_string(cc.minor()); }
 
 // A rule built on an UNCONFIRMED matrix fact only warns.

@@ -117,15 +117,20 @@ TEST(CheckCli, GpuMachineSituationPasses) {
   EXPECT_NE(r.out.find("torch-nccl-differs-from-loaded"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2.28.9"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("torch 2.11.0+cu130 (CUDA 13.0, NCCL 2.28.9"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("matrix row torch.csv:2.11/cu130"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVIDIA H200 (sm_90, in torch's arch list)"), std::string::npos) << r.out;
 }
 
 TEST(CheckCli, OldDriverFailsWithExitOneErrorsFirst) {
   CliRun r = gpucts("check --fingerprint " + kData + "driver_575.json");
   EXPECT_EQ(r.rc, 1) << r.out << r.err;
   std::istringstream lines(r.out);
-  std::string header, first;
+  std::string header, checked, first;
   std::getline(lines, header);
+  std::getline(lines, checked);
   std::getline(lines, first);
+  EXPECT_EQ(checked.rfind("checked h200-node rank 0: driver 575.57.08", 0), 0u) << checked;
   EXPECT_NE(header.find("FAIL"), std::string::npos) << header;
   EXPECT_EQ(first.rfind("ERROR", 0), 0u) << "errors come first: " << first;
   EXPECT_NE(r.out.find("driver-too-old-for-cuda-runtime"), std::string::npos);

@@ -1,0 +1,64 @@
+#include "check_mpi.hpp"
+
+#include <cstdlib>
+#include <iostream>
+
+#if GPUCTS_HAVE_MPI
+#include "check_report.hpp"
+#include "environment.hpp"
+#include "mpi_world.hpp"
+#include "probe.hpp"
+#include "watchdog.hpp"
+#endif
+
+namespace cts::cli {
+
+#if GPUCTS_HAVE_MPI
+namespace {
+
+// Problems only the gathered view can see, as findings beside the matrix's own.
+void add_preflight_findings(const std::vector<Fingerprint>& fps, CheckResult& r) {
+  PreflightResult pf = compare_fingerprints(fps);
+  for (const auto& p : pf.problems) {
+    if (p.id == "cross-host-mismatch" || p.id == "nccl-socket-ifname-no-match") continue;  // the matrix reports them
+    r.findings.insert(r.findings.begin(), Finding{p.id, "error", "ranks", p.message, "rule:preflight",
+                                                  "give each rank its own GPU and the same stack and environment"});
+  }
+}
+
+}  // namespace
+
+std::optional<int> check_over_mpi(const Matrix& m, bool json) {
+  // A singleton MPI_Init is slow and fragile (as root, in containers): only under a launcher.
+  if (!mpi::launched_by_mpi() || launcher_world_size() <= 1) return std::nullopt;
+  Deadlines d = Deadlines::from_env();
+  Watchdog::instance().start(d, "", launcher_rank());
+  const auto& ctx = mpi::init(nullptr, nullptr);
+  Fingerprint fp = probe_fingerprint();
+  apply_preflight_test_overrides(fp);
+  RankPlacement p{ctx.rank, ctx.local_rank, ctx.size, -1};
+  p.gpu_index = select_device(ctx.local_rank, fp.gpus ? static_cast<int>(fp.gpus->size()) : 0);
+  annotate_for_preflight(fp, p);
+  auto all = mpi::allgather(to_json(fp).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "gpucts check");
+  int rc = 0;
+  if (ctx.rank == 0) {
+    std::vector<Fingerprint> fps;
+    for (size_t r = 0; r < all.size(); ++r) fps.push_back(parse_fingerprint(all[r], "rank " + std::to_string(r)));
+    CheckResult r = check_fingerprints(m, fps);
+    add_preflight_findings(fps, r);
+    if (json) std::cout << r.to_json().dump(2) << "\n";
+    else print_check_table(r, m, fps.size(), std::cout);
+    std::cout.flush();
+    rc = r.failed() ? 1 : 0;
+  }
+  // Rank 0's verdict is everyone's exit status.
+  rc = std::atoi(mpi::allgather(std::to_string(rc), "the check verdict")[0].c_str());
+  Watchdog::instance().program_finished();
+  mpi::finalize();
+  return rc;
+}
+#else
+std::optional<int> check_over_mpi(const Matrix&, bool) { return std::nullopt; }
+#endif
+
+}  // namespace cts::cli

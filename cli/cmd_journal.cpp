@@ -1,0 +1,60 @@
+// gpucts journal-to-junit: the step that always runs (reliability rule 4). GoogleTest writes no XML
+// on a crash or a signal and CTest writes no JUnit when interrupted; the journals survive both.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "journal_report.hpp"
+
+namespace cts::cli {
+
+int cmd_journal_to_junit(const std::vector<std::string>& argv) {
+  Args a(argv, {"journal-dir", "output"}, {"help"});
+  if (a.flag("help")) {
+    std::puts("usage: gpucts journal-to-junit --journal-dir DIR --output FILE\n"
+              "Reads every <test>[.rank<r>].jsonl journal and <test>[.rank<r>].premature file in DIR and\n"
+              "writes JUnit XML to FILE: every finished case with each rank's result, the case a rank was\n"
+              "running when it went as <error message=\"interrupted by SIGTERM|killed|timeout ...\">, and\n"
+              "per test the first cause (rank, host, signal or error, time; the others as peer lost).\n"
+              "Prints the first cause of every test that did not end normally. Exit status: 0 written,\n"
+              "2 bad input (unreadable directory, unwritable output).");
+    return 0;
+  }
+  if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  auto dir = a.value("journal-dir");
+  auto out = a.value("output");
+  if (!dir) throw UsageError("--journal-dir DIR is required");
+  if (!out) throw UsageError("--output FILE is required");
+  std::vector<TestRun> runs;
+  try {
+    runs = read_journal_dir(*dir);
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
+  std::string xml = journals_to_junit(runs);
+  // Written whole to a temporary name, then renamed: a reader never sees half a file.
+  std::string tmp = *out + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw UsageError("cannot write " + tmp);
+    f << xml;
+    f.flush();
+    if (!f) throw UsageError("write error on " + tmp);
+  }
+  if (std::rename(tmp.c_str(), out->c_str()) != 0) throw UsageError("cannot rename " + tmp + " to " + *out);
+  size_t cases = 0;
+  for (const auto& r : runs) {
+    Cause c = first_cause(r);
+    bool abnormal = false;
+    for (const auto& rank : r.ranks) abnormal |= !rank.abnormal_end().empty();
+    if (c.found && (abnormal || !r.premature_files.empty())) std::cout << r.test << ": first cause: " << c.summary() << "\n";
+    for (const auto& rank : r.ranks) cases += rank.cases.size();
+  }
+  std::cout << "gpucts journal-to-junit: " << runs.size() << " test(s), " << cases << " finished case result(s) -> " << *out
+            << "\n";
+  return 0;
+}
+
+}  // namespace cts::cli
