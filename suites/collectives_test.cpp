@@ -100,6 +100,9 @@ int main(int argc, char** argv) {
     const auto* u = ::testing::UnitTest::GetInstance();
     std::printf("\ngpucts_collectives: world %d, %d of %zu cases run, %.2f s wall: communicator setup %.2f s, cases %.2f s\n", world,
                 u->test_to_run_count(), cases.size(), total, setup, u->elapsed_time() / 1000.0 - setup);
+    const cts::CaseTimes& t = cts::collective_case_times();
+    std::printf("  inside the cases: checks %.2f s, poison+fill %.2f s, NCCL+wait %.2f s, verify %.2f s, failures %.2f s\n",
+                t.checks, t.prepare, t.nccl, t.verify, t.errors);
     for (int i = 0; i < u->total_test_suite_count(); ++i) {
       const auto* s = u->GetTestSuite(i);
       if (s->test_to_run_count() == 0) continue;
