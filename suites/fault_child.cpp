@@ -15,6 +15,13 @@
 
 #include "mpi_world.hpp"
 #include "require.hpp"
+#if GPUCTS_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include "mpi_nccl_world.hpp"
+#include "nccl_util.hpp"
+#endif
 
 namespace cts {
 namespace {
@@ -67,6 +74,30 @@ TEST(Faults, NcclCase) {
   CTS_REQUIRE_PREFLIGHT();
   CTS_REQUIRE_GPUS(1);
   SUCCEED();
+}
+
+// A rank dies in the middle of NCCL traffic (GPUCTS_FAULT=nccl_segv:<rank>): the others are inside
+// a collective when the launcher tears the job down; their watchdog must abort the communicator
+// (journal line "aborted") within the grace instead of hanging in NCCL. Needs a GPU per rank.
+TEST(Faults, NcclPeerCrash) {
+  Fault f = fault();
+  if (f.kind != "nccl_segv") GTEST_SKIP() << "GPUCTS_FAULT is not nccl_segv";
+  CTS_REQUIRE_PREFLIGHT();
+#if GPUCTS_HAVE_CUDA
+  CTS_REQUIRE_GPUS(1);
+  World& w = mpi::mpi_world(WorldConfig{mpi::context().size});
+  const LocalRank& r = w.local().at(0);
+  float* buf = nullptr;
+  cuda_ok("cudaMalloc", cudaMalloc(&buf, 1 << 20));
+  for (int i = 0; i < 1000; ++i) {
+    if (i == 10 && mine(f)) raise(SIGSEGV);
+    nccl_check("ncclAllReduce", ncclAllReduce(buf, buf, (1 << 20) / 4, ncclFloat, ncclSum, r.comm, r.stream), r.comm);
+    wait_streams({r.comm}, {r.stream}, deadline_after(case_timeout_s()), "ncclAllReduce");
+  }
+  cudaFree(buf);
+#else
+  GTEST_SKIP() << "gpucts was built without CUDA";
+#endif
 }
 
 TEST(Faults, After) { SUCCEED(); }

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "journal_report.hpp"
+#include "probe.hpp"
 
 extern char** environ;
 
@@ -271,6 +272,23 @@ INSTANTIATE_TEST_SUITE_P(Faults, RankDeath,
                                            DeathCase{"sigstop_2ranks", "stop", 2, 1, "did not answer"},
                                            DeathCase{"sigstop_4ranks", "stop", 4, 3, "did not answer"}),
                          [](const ::testing::TestParamInfo<DeathCase>& i) { return std::string(i.param.name); });
+
+// Needs a GPU per rank (two ranks may not share one): waits for a machine with 2 GPUs.
+TEST_F(FaultTest, NcclPeerCrashSurvivorsAbortTheirCommunicator) {
+  const int gpus = visible_gpu_count();
+  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs (one per rank), " << gpus << " visible" << (gpus ? "" : ": " + no_gpu_reason());
+  RunResult r = run(mpiexec(2), child_env({{"GPUCTS_FAULT", "nccl_segv:1"}, {"GPUCTS_FAULT_SLOW_S", "0"}}), kLauncherKill);
+  TestRun t = journals();
+  EXPECT_FALSE(r.hit_deadline) << describe(r, t);
+  EXPECT_FALSE(r.group_left) << describe(r, t);
+  Cause c = first_cause(t);
+  EXPECT_EQ(c.rank, 1) << describe(r, t);
+  EXPECT_EQ(c.what, "SIGSEGV") << describe(r, t);
+  EXPECT_EQ(c.case_name, "Faults.NcclPeerCrash") << describe(r, t);
+  bool aborted = false;
+  for (const auto& e : t.ranks.at(0).events) aborted |= e.event == "aborted";
+  EXPECT_TRUE(aborted) << "rank 0 did not abort its communicator: " << describe(r, t);
+}
 
 TEST_F(FaultTest, RankNeverStartsEndsAtBootstrapDeadline) {
   // Open MPI's MPMD form: rank 1 is a program that never calls MPI_Init.
