@@ -2,7 +2,8 @@
 // under gpucts::gtest_main_mpi like every MPI suite; GPUCTS_FAULT=<kind>:<rank> makes one rank
 // misbehave in Faults.Inject:
 //   exit (exit(3)), segv (SIGSEGV), stop (SIGSTOP: hangs), spin (busy until the watchdog),
-//   fail (an ordinary failed assertion), argmismatch (count doubled in the argument check).
+//   fail (an ordinary failed assertion), argmismatch (count doubled in the argument check),
+//   diverge (one extra exchange: the ranks are out of step).
 // Faults.Slow sleeps GPUCTS_FAULT_SLOW_S seconds so a signal can arrive mid-run.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -55,6 +56,8 @@ TEST(Faults, Inject) {
     return;
   }
   if (!mine(f)) return;
+  // One exchange too many on this rank: the others are already in the verdict exchange.
+  if (f.kind == "diverge") mpi::check_collective_args({"Broadcast", 1, "i8", "", 0, -1});
   if (f.kind == "exit") std::exit(3);
   if (f.kind == "segv") raise(SIGSEGV);
   if (f.kind == "stop") raise(SIGSTOP);

@@ -410,6 +410,24 @@ TEST_F(FaultTest, ArgumentMismatchFailsEveryRankAtOnce) {
   }
 }
 
+TEST_F(FaultTest, RanksOutOfStepAreStoppedTogether) {
+  RunResult r = run(mpiexec(2), child_env({{"GPUCTS_FAULT", "diverge:1"}}), kLauncherKill);
+  TestRun t = journals();
+  EXPECT_FALSE(r.hit_deadline) << describe(r, t);
+  EXPECT_LT(r.wall_s, 2.0 + 1 + 4) << "must stop at once, not at a deadline: " << describe(r, t);
+  int diverged = 0;
+  for (const auto& rj : t.ranks)
+    for (const auto& e : rj.events)
+      if (e.event == "diverged") {
+        ++diverged;
+        EXPECT_NE(e.reason.find("rank 0 is in the verdict of Faults.Inject"), std::string::npos) << e.reason;
+        EXPECT_NE(e.reason.find("rank 1 is in the argument check of Broadcast"), std::string::npos) << e.reason;
+      }
+  EXPECT_GE(diverged, 1) << describe(r, t);
+  Cause c = first_cause(t);
+  EXPECT_EQ(c.what, "diverged") << c.summary();
+}
+
 TEST_F(FaultTest, PreflightCatchesOneRankWithAnotherNccl) {
   // One rank told (test mode only) that its libnccl is 2.27.3, through Open MPI's ':' form.
   std::vector<std::string> argv = {GPUCTS_MPIEXEC, "-n", "1", GPUCTS_FAULT_CHILD, ":", "-n", "1",
