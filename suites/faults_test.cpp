@@ -75,6 +75,9 @@ class FaultTest : public ::testing::Test {
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
     env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
     env["OMPI_MCA_rmaps_base_oversubscribe"] = "1";
+    // On a machine with fewer GPUs than ranks the preflight skips rather than fails, so that the
+    // injected fault, not the placement, is the first cause.
+    env["GPUCTS_SKIP_IF_FEWER_GPUS"] = "1";
     for (const auto& [k, v] : kDeadlines) env[k] = v;
     for (const auto& [k, v] : extra) env[k] = v;
     return env;
@@ -487,9 +490,13 @@ TEST_F(FaultTest, CheckUnderMpiNamesTheRankWithAnotherNccl) {
 }
 
 TEST_F(FaultTest, CheckUnderMpiGivesEveryRankOneStatus) {
-  RunResult alone = run({GPUCTS_CLI, "check", "--json"}, child_env({}), 60);
+  // Four (fake) GPUs, so that four ranks on a machine with fewer do not add placement findings.
+  auto env = child_env({{"GPUCTS_TEST_MODE", "1"},
+                        {"GPUCTS_FAKE_GPUS", "GPU-00000000-0000-0000-0000-000000000001,GPU-00000000-0000-0000-0000-000000000002,"
+                                             "GPU-00000000-0000-0000-0000-000000000003,GPU-00000000-0000-0000-0000-000000000004"}});
+  RunResult alone = run({GPUCTS_CLI, "check", "--json"}, env, 60);
   ASSERT_TRUE(alone.exited) << alone.output;
-  RunResult four = run({GPUCTS_MPIEXEC, "-n", "4", GPUCTS_CLI, "check", "--json"}, child_env({}), kLauncherKill);
+  RunResult four = run({GPUCTS_MPIEXEC, "-n", "4", GPUCTS_CLI, "check", "--json"}, env, kLauncherKill);
   EXPECT_TRUE(four.exited) << four.output;
   // Same machine, same stack: the gathered verdict equals the single-process one.
   EXPECT_EQ(four.code, alone.code) << four.output;
