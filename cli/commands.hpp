@@ -11,5 +11,7 @@ int cmd_fingerprint(const std::vector<std::string>& args);
 int cmd_gpus(const std::vector<std::string>& args);
 int cmd_check(const std::vector<std::string>& args);
 int cmd_journal_to_junit(const std::vector<std::string>& args);
+int cmd_qualify(const std::vector<std::string>& args);
+int cmd_report(const std::vector<std::string>& args);
 
 }  // namespace cts::cli

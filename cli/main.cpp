@@ -21,6 +21,8 @@ const Command kCommands[] = {
     {"gpus", "count the visible GPUs; --resource-spec FILE writes CTest's resource spec", cts::cli::cmd_gpus},
     {"check", "check fingerprints (default: this machine) against the compatibility matrix", cts::cli::cmd_check},
     {"journal-to-junit", "turn test journals (also of crashed or interrupted runs) into JUnit", cts::cli::cmd_journal_to_junit},
+    {"qualify", "run every suite and write the qualification bundle (--output DIR)", cts::cli::cmd_qualify},
+    {"report", "compare bundles: --baseline DIR --candidate DIR...", cts::cli::cmd_report},
 };
 
 void usage(FILE* out) {

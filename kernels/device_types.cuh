@@ -52,4 +52,13 @@ __host__ __device__ inline T from_double(double v) {
   else return T(v);  // fp8: nearest, saturating to the finite range
 }
 
+// Exact small integers (|v| <= 2^11 here) into T, on the conversion units of T's own width.
+template <class T>
+__host__ __device__ inline T from_int(int v) {
+  if constexpr (std::is_arithmetic_v<T>) return static_cast<T>(v);
+  else if constexpr (std::is_same_v<T, __half>) return __int2half_rn(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __int2bfloat16_rn(v);
+  else return T(static_cast<float>(v));
+}
+
 }  // namespace cts

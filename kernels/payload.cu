@@ -51,7 +51,10 @@ struct FillInput {
   GenParams g;
   int rank;
   device_t<D>* out;
-  __device__ void operator()(std::int64_t i) const { out[i] = from_double<device_t<D>>(raw_value(g, rank, i)); }
+  __device__ void operator()(std::int64_t i) const {
+    out[i] = g.mode == static_cast<int>(PayloadMode::exact) ? from_int<device_t<D>>(raw_int(g, rank, i))
+                                                           : from_double<device_t<D>>(raw_value(g, rank, i));
+  }
 };
 
 template <DType D>

@@ -99,23 +99,29 @@ CTS_HD inline std::uint32_t mix32(std::uint32_t x) {
   x ^= x >> 16;
   return x;
 }
+// One mix per element: the rank/seed key is folded in with a multiply, not a second mix.
 CTS_HD inline std::uint32_t payload_hash(std::uint32_t seed, int rank, std::int64_t idx) {
-  std::uint32_t hi = mix32(seed ^ mix32(static_cast<std::uint32_t>(rank) * 0x9E3779B9U +
-                                        static_cast<std::uint32_t>(static_cast<std::uint64_t>(idx) >> 32)));
-  return mix32(static_cast<std::uint32_t>(idx) * 0x85EBCA6BU ^ hi);
+  const std::uint32_t key = seed ^ (static_cast<std::uint32_t>(rank) * 0x9E3779B9U) ^
+                            (static_cast<std::uint32_t>(static_cast<std::uint64_t>(idx) >> 32) * 0xC2B2AE35U);
+  return mix32((static_cast<std::uint32_t>(idx) * 0x85EBCA6BU) ^ key);
+}
+
+// Exact mode: element idx of rank's input, an integer of |v| <= 1000 (or 1, 2 for products), so
+// the fill converts it to the dtype without a detour through double.
+CTS_HD inline int raw_int(const GenParams& g, int rank, std::int64_t idx) {
+  const std::uint32_t h = payload_hash(g.seed, rank, idx);
+  if (g.op == static_cast<int>(RedOp::prod)) return (rank < g.contributors && (h & 3U) == 0U) ? 2 : 1;
+  if (rank >= g.contributors) return 0;
+  const std::uint32_t span = static_cast<std::uint32_t>(g.hi - g.lo) + 1U;
+  // multiply-high range reduction: no division on the device
+  return static_cast<int>(g.lo) + static_cast<int>((static_cast<std::uint64_t>(h) * span) >> 32);
 }
 
 // Element idx of rank's input, before rounding to the dtype (exact mode: already representable).
 CTS_HD inline double raw_value(const GenParams& g, int rank, std::int64_t idx) {
+  if (g.mode == static_cast<int>(PayloadMode::exact)) return static_cast<double>(raw_int(g, rank, idx));
   const std::uint32_t h = payload_hash(g.seed, rank, idx);
   const bool prod = g.op == static_cast<int>(RedOp::prod);
-  if (g.mode == static_cast<int>(PayloadMode::exact)) {
-    if (prod) return (rank < g.contributors && (h & 3U) == 0U) ? 2.0 : 1.0;
-    if (rank >= g.contributors) return 0.0;
-    const std::uint32_t span = static_cast<std::uint32_t>(g.hi - g.lo) + 1U;
-    // multiply-high range reduction: no division on the device
-    return g.lo + static_cast<double>((static_cast<std::uint64_t>(h) * span) >> 32);
-  }
   const double u = static_cast<double>(h >> 1) * (1.0 / 2147483648.0);  // [0, 1)
   if (prod) return rank >= g.contributors ? 1.0 : ((h & 1U) ? -(1.0 + u) : (1.0 + u));
   return 2.0 * u - 1.0;
@@ -126,8 +132,10 @@ CTS_HD inline double raw_value(const GenParams& g, int rank, std::int64_t idx) {
 // Recursive summation in any order: gamma_{n-1} * sum|x| (Higham 4.3); premulsum adds one rounding
 // per product, avg one for the division (or the 1/n pre-multiplication NCCL uses for floats);
 // products: (n-1) roundings relative to the result. Subnormal underflow adds half a step per
-// rounding. max/min select an input: bound 0.
-CTS_HD inline double mixed_bound(double u, double denorm_min, int op, int n, double sum_abs, double abs_ref) {
+// rounding. max/min select an input: bound 0. The fp64 reference rounds too (it matters for f64
+// itself), so the dtype's u is widened by double's 2^-53.
+CTS_HD inline double mixed_bound(double u_dtype, double denorm_min, int op, int n, double sum_abs, double abs_ref) {
+  const double u = u_dtype + 1.1102230246251565e-16;
   const double m = static_cast<double>(n - 1) * u;
   const double gamma = m < 0.5 ? m / (1.0 - m) : 2.0 * m;
   const double under = static_cast<double>(n + 1) * denorm_min;

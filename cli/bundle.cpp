@@ -1,0 +1,277 @@
+#include "bundle.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "fingerprint.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cts::bundle {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw BundleError(path + ": cannot read");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  // Write then rename, so a reader (or an interrupted run) never sees half a file.
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw BundleError(path + ": cannot write");
+    out << text;
+    out.flush();
+    if (!out) throw BundleError(path + ": write error");
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw BundleError(path + ": cannot rename into place: " + ec.message());
+}
+
+std::string utc_now_iso() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+namespace {
+
+nlohmann::json opt_int(const std::optional<int>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+template <class T>
+T need(const nlohmann::json& j, const char* key, const std::string& origin) {
+  if (!j.is_object() || !j.contains(key)) throw BundleError(origin + ": missing field '" + key + "'");
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw BundleError(origin + ": field '" + key + "' has the wrong type");
+  }
+}
+
+std::optional<int> maybe_int(const nlohmann::json& j, const char* key, const std::string& origin) {
+  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
+  if (!j.at(key).is_number_integer()) throw BundleError(origin + ": field '" + key + "' must be an integer or null");
+  return j.at(key).get<int>();
+}
+
+nlohmann::json parse_json_file(const std::string& path) {
+  std::string text = read_text(path);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann gives a byte offset; turn it into a line for the person reading the message.
+    size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + std::min(e.byte, text.size()), '\n'));
+    throw BundleError(path + ":" + std::to_string(line) + ": malformed JSON (truncated?): " + e.what());
+  }
+}
+
+const std::set<std::string> kSuiteStatuses = {"passed", "failed", "skipped", "timeout", "interrupted", "crashed", "not_run"};
+
+}  // namespace
+
+nlohmann::json to_json(const Manifest& m) {
+  nlohmann::json suites = nlohmann::json::array();
+  for (const auto& s : m.suites) {
+    suites.push_back({{"name", s.name},
+                      {"command", s.command},
+                      {"labels", s.labels},
+                      {"status", s.status},
+                      {"exit_code", opt_int(s.exit_code)},
+                      {"signal", opt_int(s.signal)},
+                      {"duration_s", s.duration_s},
+                      {"xml", s.xml},
+                      {"log", s.log},
+                      {"reason", s.reason},
+                      {"synthesized", s.synthesized},
+                      {"cases_total", s.cases_total},
+                      {"cases_done", s.cases_done}});
+  }
+  return {{"schema", m.schema},   {"gpucts_version", m.gpucts_version},
+          {"created", m.created}, {"host", m.host},
+          {"tree", m.tree},       {"verdict", m.verdict},
+          {"interrupted", m.interrupted}, {"elapsed_s", m.elapsed_s},
+          {"suites", suites}};
+}
+
+Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) throw BundleError(origin + ": not a JSON object");
+  Manifest m;
+  m.schema = need<std::string>(j, "schema", origin);
+  if (m.schema != kBundleSchema)
+    throw BundleError(origin + ": schema '" + m.schema + "' is not " + kBundleSchema);
+  m.gpucts_version = need<std::string>(j, "gpucts_version", origin);
+  m.created = need<std::string>(j, "created", origin);
+  m.host = need<std::string>(j, "host", origin);
+  m.tree = j.value("tree", "");
+  m.verdict = need<std::string>(j, "verdict", origin);
+  if (m.verdict != "pass" && m.verdict != "fail") throw BundleError(origin + ": verdict must be pass or fail");
+  m.interrupted = need<bool>(j, "interrupted", origin);
+  m.elapsed_s = need<double>(j, "elapsed_s", origin);
+  const auto& suites = j.contains("suites") ? j.at("suites") : throw BundleError(origin + ": missing field 'suites'");
+  if (!suites.is_array()) throw BundleError(origin + ": 'suites' must be an array");
+  for (size_t i = 0; i < suites.size(); ++i) {
+    std::string o = origin + ": suites[" + std::to_string(i) + "]";
+    const auto& s = suites[i];
+    SuiteRun r;
+    r.name = need<std::string>(s, "name", o);
+    r.command = need<std::vector<std::string>>(s, "command", o);
+    r.labels = need<std::vector<std::string>>(s, "labels", o);
+    r.status = need<std::string>(s, "status", o);
+    if (!kSuiteStatuses.count(r.status)) throw BundleError(o + ": unknown status '" + r.status + "'");
+    r.exit_code = maybe_int(s, "exit_code", o);
+    r.signal = maybe_int(s, "signal", o);
+    r.duration_s = need<double>(s, "duration_s", o);
+    r.xml = need<std::vector<std::string>>(s, "xml", o);
+    r.log = need<std::string>(s, "log", o);
+    r.reason = need<std::string>(s, "reason", o);
+    r.synthesized = need<bool>(s, "synthesized", o);
+    r.cases_total = s.value("cases_total", 0);
+    r.cases_done = s.value("cases_done", 0);
+    m.suites.push_back(std::move(r));
+  }
+  return m;
+}
+
+Bundle load(const std::string& dir) {
+  Bundle b;
+  b.dir = dir;
+  if (!fs::is_directory(dir)) throw BundleError(dir + ": not a directory");
+  std::string mpath = (fs::path(dir) / "manifest.json").string();
+  if (!fs::exists(mpath)) throw BundleError(dir + ": not a gpucts bundle (no manifest.json)");
+  b.manifest = manifest_from_json(parse_json_file(mpath), mpath);
+
+  std::string jpath = (fs::path(dir) / "junit.xml").string();
+  if (!fs::exists(jpath)) throw BundleError(dir + ": bundle has no junit.xml");
+  try {
+    b.cases = junit::read_file(jpath, "");
+    // Each binary's own XML must be readable too: a truncated file is bad input, not "no cases".
+    for (const auto& s : b.manifest.suites)
+      for (const auto& x : s.xml) xml::parse_file((fs::path(dir) / x).string());
+  } catch (const xml::XmlError& e) {
+    throw BundleError(e.what());
+  }
+
+  fs::path fpdir = fs::path(dir) / "fingerprints";
+  if (fs::is_directory(fpdir)) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(fpdir))
+      if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      nlohmann::json j = parse_json_file(f.string());
+      try {
+        fingerprint_from_json(j, f.string());  // validates the contract's schema
+      } catch (const std::exception& e) {
+        throw BundleError(e.what());
+      }
+      b.fingerprints.emplace_back(f.filename().string(), std::move(j));
+    }
+  }
+  std::string cpath = (fs::path(dir) / "check.json").string();
+  b.check = fs::exists(cpath) ? parse_json_file(cpath) : nlohmann::json{{"available", false}, {"reason", "no check.json"}};
+
+  fs::path bwdir = fs::path(dir) / "bandwidth";
+  if (fs::is_directory(bwdir)) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(bwdir))
+      if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      try {
+        b.bandwidth.emplace_back(f.stem().string(), bw::run_from_json(parse_json_file(f.string()), f.string()));
+      } catch (const bw::BandwidthError& e) {
+        throw BundleError(e.what());
+      }
+    }
+  }
+  return b;
+}
+
+std::vector<std::pair<std::string, std::string>> environment_rows(const nlohmann::json& j) {
+  Fingerprint fp = fingerprint_from_json(j, "fingerprint");
+  // As the tool printed it, except an integer code (13000, 22809), shown as its release.
+  auto v = [](const std::optional<Version>& x) -> std::string {
+    if (!x) return "absent";
+    return x->raw.find_first_not_of("0123456789") == std::string::npos ? x->release_str() : x->raw;
+  };
+  std::vector<std::pair<std::string, std::string>> rows = {
+      {"host", fp.host.value_or("absent")},
+      {"driver", v(fp.driver_version)},
+      {"driver CUDA", v(fp.driver_cuda)},
+      {"CUDA runtime", v(fp.cuda_runtime)},
+      {"CUDA toolkit", v(fp.cuda_toolkit)},
+      {"NCCL header", v(fp.nccl_header)},
+      {"NCCL runtime", v(fp.nccl_runtime)},
+      {"NCCL library", fp.nccl_library.value_or("absent")},
+      {"cuDNN", v(fp.cudnn)},
+      {"torch", fp.torch ? v(fp.torch->version) : "absent"},
+      {"torch NCCL", fp.torch ? v(fp.torch->nccl) : "absent"},
+      {"lightning", v(fp.lightning)},
+  };
+  std::string gpus = "absent";
+  if (fp.gpus) {
+    std::map<std::string, int> names;
+    for (const auto& g : *fp.gpus) ++names[g.name.value_or("?") + " (cc " + (g.cc ? g.cc->release_str(2) : "?") + ")"];
+    gpus = fp.gpus->empty() ? "none visible" : "";
+    for (const auto& [n, c] : names) gpus += (gpus.empty() ? "" : ", ") + std::to_string(c) + " x " + n;
+  }
+  rows.emplace_back("GPUs", gpus);
+  std::string cc;
+  for (const auto& [k, val] : fp.compiler) cc += (cc.empty() ? "" : ", ") + k + " " + val;
+  rows.emplace_back("compiler", cc.empty() ? "absent" : cc);
+  return rows;
+}
+
+std::vector<std::pair<std::string, std::string>> environment(const Bundle& b) {
+  std::vector<std::pair<std::string, std::string>> merged;
+  if (b.fingerprints.empty()) return {{"fingerprint", "absent"}};
+  std::vector<std::vector<std::pair<std::string, std::string>>> all;
+  for (const auto& [name, j] : b.fingerprints) all.push_back(environment_rows(j));
+  for (size_t r = 0; r < all.front().size(); ++r) {
+    std::set<std::string> distinct;
+    for (const auto& rows : all) distinct.insert(rows[r].second);
+    if (distinct.size() == 1 || all.front()[r].first == "host") {
+      std::string v;
+      for (const auto& d : distinct) v += (v.empty() ? "" : ", ") + d;
+      merged.emplace_back(all.front()[r].first, v);
+    } else {
+      std::string v;
+      for (size_t i = 0; i < all.size(); ++i)
+        v += (v.empty() ? "" : "; ") + b.fingerprints[i].first + ": " + all[i][r].second;
+      merged.emplace_back(all.front()[r].first, v);
+    }
+  }
+  return merged;
+}
+
+std::string verdict(const Manifest& m, const std::vector<junit::Case>& cases, const nlohmann::json& check,
+                    const std::vector<std::pair<std::string, bw::Run>>& bandwidth) {
+  if (m.interrupted) return "fail";
+  for (const auto& s : m.suites)
+    if (s.status == "failed" || s.status == "crashed" || s.status == "timeout" || s.status == "interrupted")
+      return "fail";
+  for (const auto& c : cases)
+    if (c.status == "failed" || c.status == "error") return "fail";
+  for (const auto& [n, r] : bandwidth)
+    for (const auto& p : r.points)
+      if (p.verdict == "fail") return "fail";
+  if (check.is_object() && check.value("verdict", "") == "fail") return "fail";
+  return "pass";
+}
+
+}  // namespace cts::bundle

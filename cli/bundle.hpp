@@ -1,0 +1,89 @@
+// The qualification bundle: the folder `gpucts qualify` writes and `gpucts report` reads.
+//
+//   manifest.json       schema "gpucts.bundle/1", gpucts version, verdict, one entry per suite run
+//   junit.xml           every case of every binary, merged (synthesized cases for binaries that died)
+//   gtest/<test>*.xml   each binary's own gtest XML (one per rank under MPI)
+//   journal/<test>*.jsonl, logs/<test>.log   the append-only case journal and the output of each binary
+//   fingerprints/*.json the environment fingerprint of each host and rank (gpucts.fingerprint/1)
+//   check.json          the `gpucts check` result, or {"available": false, "reason": ...}
+//   bandwidth/<test>.json, .csv   the perf suite's points (gpucts.bandwidth/1)
+//   summary.md, summary.html      verdict first, failures, skips by reason, environment, plots
+#pragma once
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bandwidth.hpp"
+#include "junit.hpp"
+
+namespace cts::bundle {
+
+inline constexpr const char* kBundleSchema = "gpucts.bundle/1";
+
+// Bad input: not a bundle, truncated or malformed file, wrong schema. Message is one line.
+class BundleError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct SuiteRun {
+  std::string name;                   // CTest entry name, e.g. gpucts_collectives_np2
+  std::vector<std::string> command;   // as run
+  std::vector<std::string> labels;
+  // passed | failed | skipped | timeout | interrupted | crashed | not_run
+  std::string status;
+  std::optional<int> exit_code, signal;
+  double duration_s = 0;
+  std::vector<std::string> xml;       // bundle-relative
+  std::string log;                    // bundle-relative
+  std::string reason;                 // why not run / how it ended, for a person
+  bool synthesized = false;           // its cases came from the journal, not from gtest XML
+  int cases_total = 0, cases_done = 0;
+};
+
+struct Manifest {
+  std::string schema = kBundleSchema;
+  std::string gpucts_version;
+  std::string created;                // ISO 8601 UTC
+  std::string host;
+  std::string tree;                   // "build:/path" or "install:/prefix"
+  std::string verdict;                // pass | fail
+  bool interrupted = false;
+  double elapsed_s = 0;
+  std::vector<SuiteRun> suites;
+};
+nlohmann::json to_json(const Manifest& m);
+Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin);
+
+struct Bundle {
+  std::string dir;
+  Manifest manifest;
+  std::vector<junit::Case> cases;
+  std::vector<std::pair<std::string, nlohmann::json>> fingerprints;  // file name -> JSON
+  nlohmann::json check;                                             // check.json as written
+  std::vector<std::pair<std::string, bw::Run>> bandwidth;           // test name -> run
+};
+
+// Reads and validates a whole bundle; throws BundleError("DIR: ...") naming the bad file.
+Bundle load(const std::string& dir);
+
+// A fingerprint as "what" -> "value" rows for the environment tables (driver, CUDA, NCCL, ...).
+std::vector<std::pair<std::string, std::string>> environment_rows(const nlohmann::json& fingerprint);
+// Every host/rank's rows merged: a value that differs between fingerprints shows each with its label.
+std::vector<std::pair<std::string, std::string>> environment(const Bundle& b);
+
+// Verdict rule: fail when a case failed or errored, a suite failed, crashed, timed out or was
+// interrupted, a bandwidth point failed, or `gpucts check` found an error. Skips never fail.
+std::string verdict(const Manifest& m, const std::vector<junit::Case>& cases, const nlohmann::json& check,
+                    const std::vector<std::pair<std::string, bw::Run>>& bandwidth);
+
+// Helpers shared by the writers.
+std::string read_text(const std::string& path);          // throws BundleError
+void write_text(const std::string& path, const std::string& text);  // throws BundleError
+std::string utc_now_iso();
+
+}  // namespace cts::bundle

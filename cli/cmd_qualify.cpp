@@ -1,0 +1,233 @@
+// gpucts qualify: runs every suite this machine can run and writes the qualification bundle.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+
+#include "args.hpp"
+#include "bundle.hpp"
+#include "commands.hpp"
+#include "probe.hpp"
+#include "qualify_check.hpp"
+#include "qualify_run.hpp"
+#include "summary.hpp"
+
+#ifndef GPUCTS_VERSION
+#define GPUCTS_VERSION "0.0.0"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace cts::cli {
+
+namespace {
+
+const char* kUsage =
+    "usage: gpucts qualify --output DIR [--build-dir DIR | --tests-json FILE] [--label REGEX] [--exclude-label REGEX]\n"
+    "                      [--tests REGEX] [--exclude-tests REGEX] [--timeout S] [--grace S]\n"
+    "                      [--fingerprint FILE]... [--no-python] [--list]\n"
+    "Runs every suite of this tree (a build tree through ctest's test list, or an install tree through\n"
+    "share/gpucts/tests.json and libexec/gpucts; or the list in --tests-json), one at a time, each in its own process group with\n"
+    "its CTest TIMEOUT (or --timeout), and writes the bundle into DIR (new or empty): manifest.json,\n"
+    "junit.xml, gtest/, journal/, logs/, fingerprints/, check.json, bandwidth/, summary.md/.html.\n"
+    "--label/--tests select like ctest -L/-R (regex, searched). SIGINT/SIGTERM stop the running suite\n"
+    "(forwarded to its group, killed after --grace s, default 10) and still write the bundle.\n"
+    "Exit status: 0 pass, 1 fail (or interrupted), 2 bad usage or bad input.";
+
+std::string clock_str(double s) {
+  int t = static_cast<int>(s);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%d:%02d:%02d", t / 3600, t / 60 % 60, t % 60);
+  return buf;
+}
+
+std::regex make_regex(const std::string& opt, const std::string& text) {
+  try {
+    return std::regex(text);
+  } catch (const std::regex_error& e) {
+    throw UsageError("--" + opt + " '" + text + "' is not a valid regular expression");
+  }
+}
+
+bool any_label_matches(const std::vector<std::string>& labels, const std::regex& re) {
+  for (const auto& l : labels)
+    if (std::regex_search(l, re)) return true;
+  return false;
+}
+
+}  // namespace
+
+int cmd_qualify(const std::vector<std::string>& argv) {
+  Args a(argv, {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout", "grace", "fingerprint", "python"},
+         {"no-python", "list", "help"});
+  if (a.flag("help")) {
+    std::puts(kUsage);
+    return 0;
+  }
+  if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  auto out = a.value("output");
+  if (!out && !a.flag("list")) throw UsageError("--output DIR is required");
+  double timeout = a.number("timeout", 0), grace = a.number("grace", 10);
+  if (timeout < 0 || grace < 0) throw UsageError("--timeout and --grace must be >= 0");
+
+  qualify::Tree tree;
+  std::vector<qualify::TestEntry> tests;
+  std::string how;
+  try {
+    if (auto tj = a.value("tests-json")) {
+      // An explicit suite list (CTest --show-only=json-v1 format), commands run as written.
+      tree.kind = "file";
+      tree.root = *tj;
+      tests = qualify::parse_ctest_json(bundle::read_text(*tj), *tj);
+      how = *tj;
+    } else {
+      tree = qualify::locate_tree(a.value("build-dir"));
+      tests = qualify::discover(tree, &how);
+    }
+  } catch (const bundle::BundleError& e) {
+    std::fprintf(stderr, "gpucts qualify: %s\n", e.what());
+    return 2;
+  }
+  auto keep = [&](const qualify::TestEntry& t) {
+    if (auto l = a.value("label"); l && !any_label_matches(t.labels, make_regex("label", *l))) return false;
+    if (auto l = a.value("exclude-label"); l && any_label_matches(t.labels, make_regex("exclude-label", *l))) return false;
+    if (auto r = a.value("tests"); r && !std::regex_search(t.name, make_regex("tests", *r))) return false;
+    if (auto r = a.value("exclude-tests"); r && std::regex_search(t.name, make_regex("exclude-tests", *r))) return false;
+    return true;
+  };
+  std::vector<qualify::TestEntry> selected;
+  for (const auto& t : tests)
+    if (keep(t)) selected.push_back(t);
+  if (a.flag("list")) {
+    std::printf("# %s tree %s; suites from %s\n", tree.kind.c_str(), tree.root.c_str(), how.c_str());
+    for (const auto& t : selected) {
+      std::string labels;
+      for (const auto& l : t.labels) labels += (labels.empty() ? "" : ",") + l;
+      std::printf("%s\t%s\t%.0fs\n", t.name.c_str(), labels.c_str(), t.timeout_s);
+    }
+    return 0;
+  }
+  if (selected.empty()) throw UsageError("no suite selected (" + std::to_string(tests.size()) + " found via " + how + ")");
+
+  // A new or empty folder only: a bundle never mixes two runs.
+  fs::path dir = *out;
+  std::error_code ec;
+  if (fs::exists(dir) && (!fs::is_directory(dir) || !fs::is_empty(dir)))
+    throw UsageError(dir.string() + " exists and is not an empty folder (qualify writes a new bundle)");
+  for (const char* sub : {"gtest", "journal", "logs", "fingerprints", "bandwidth", "rank-logs"})
+    fs::create_directories(dir / sub, ec);
+  if (ec) throw UsageError("cannot create " + dir.string() + ": " + ec.message());
+  dir = fs::canonical(dir);
+
+  qualify::install_signal_handlers();
+  auto t0 = std::chrono::steady_clock::now();
+  auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  bool tty = ::isatty(2);
+  std::fprintf(stderr, "gpucts qualify: %zu suite(s) from %s (%s tree %s) -> %s\n", selected.size(), how.c_str(),
+               tree.kind.c_str(), tree.root.c_str(), dir.c_str());
+
+  // Fingerprint of this host first: it says what is being qualified even if a suite hangs.
+  ProbeOptions po;
+  po.python = !a.flag("no-python");
+  if (auto p = a.value("python")) po.python_exe = *p;
+  Fingerprint self = probe_fingerprint(po);
+  std::vector<Fingerprint> fps{self};
+  std::string host = self.host.value_or("unknown-host");
+  bundle::write_text((dir / "fingerprints" / (host + ".json")).string(), to_json(self).dump(2) + "\n");
+  for (const auto& f : a.values("fingerprint")) {
+    try {
+      Fingerprint fp = load_fingerprint_file(f);
+      bundle::write_text((dir / "fingerprints" / fs::path(f).filename()).string(), to_json(fp).dump(2) + "\n");
+      fps.push_back(std::move(fp));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpucts qualify: %s\n", e.what());
+      return 2;
+    }
+  }
+
+  bundle::Manifest m;
+  m.gpucts_version = GPUCTS_VERSION;
+  m.created = bundle::utc_now_iso();
+  m.host = host;
+  m.tree = tree.kind + ":" + tree.root;
+  std::vector<junit::Case> cases;
+  for (size_t i = 0; i < selected.size(); ++i) {
+    const auto& t = selected[i];
+    if (qualify::g_signal.load()) {
+      bundle::SuiteRun r;
+      r.name = t.name;
+      r.command = t.command;
+      r.labels = t.labels;
+      r.status = "not_run";
+      r.reason = "qualify was interrupted before this suite";
+      m.suites.push_back(r);
+      continue;
+    }
+    qualify::RunPaths p;
+    p.bundle = dir.string();
+    p.xml_prefix = (dir / "gtest" / t.name).string();
+    p.journal_dir = (dir / "journal").string();
+    p.log = (dir / "logs" / (t.name + ".log")).string();
+    p.bandwidth = (dir / "bandwidth" / t.name).string();
+    p.fingerprints = (dir / "fingerprints").string();
+    qualify::TestEntry e = qualify::relocate(t, tree, p);
+    if (timeout > 0) e.timeout_s = timeout;
+    std::string head = "[" + std::to_string(i + 1) + "/" + std::to_string(selected.size()) + "] " + t.name;
+    if (!tty) std::fprintf(stderr, "%s: started (timeout %.0f s)\n", head.c_str(), e.timeout_s);
+    double last_line = 0;
+    auto outcome = qualify::run_one(e, p, grace, [&](int done, int total, double el) {
+      std::string cases_s = total ? std::to_string(done) + "/" + std::to_string(total) + " cases" : "starting";
+      if (tty) {
+        std::fprintf(stderr, "\r\033[K%s  %s  %s (total %s)", head.c_str(), cases_s.c_str(), clock_str(el).c_str(),
+                     clock_str(since()).c_str());
+      } else if (el - last_line >= 30) {  // logs: a line every 30 s, not a flood
+        std::fprintf(stderr, "%s: %s, %s\n", head.c_str(), cases_s.c_str(), clock_str(el).c_str());
+        last_line = el;
+      }
+    });
+    auto c = junit::count(outcome.cases);
+    std::fprintf(stderr, "%s%s: %s  %d passed, %d failed, %d errors, %d skipped  %s%s%s\n", tty ? "\r\033[K" : "",
+                 head.c_str(), outcome.run.status.c_str(), c.passed, c.failed, c.errors, c.skipped,
+                 clock_str(outcome.run.duration_s).c_str(), outcome.run.reason.empty() ? "" : "  -- ",
+                 outcome.run.reason.c_str());
+    cases.insert(cases.end(), outcome.cases.begin(), outcome.cases.end());
+    m.suites.push_back(std::move(outcome.run));
+  }
+  m.interrupted = qualify::g_signal.load() != 0;
+  m.elapsed_s = since();
+
+  // Everything below writes files only; a second signal is ignored so that the bundle completes.
+  std::string check_text;
+  nlohmann::json check = qualify::check_json(fps, &check_text);
+  bundle::write_text((dir / "check.json").string(), check.dump(2) + "\n");
+  bundle::write_text((dir / "check.txt").string(), check_text);
+  bundle::write_text((dir / "junit.xml").string(), junit::write(cases, "gpucts qualify " + host));
+  std::vector<std::pair<std::string, bw::Run>> bwruns;
+  for (const auto& e : fs::directory_iterator(dir / "bandwidth"))
+    if (e.path().extension() == ".json") {
+      try {
+        bwruns.emplace_back(e.path().stem().string(), bw::load_run_file(e.path().string()));
+      } catch (const bw::BandwidthError& err) {
+        std::fprintf(stderr, "gpucts qualify: %s (moved aside)\n", err.what());
+        fs::rename(e.path(), e.path().string() + ".broken");
+      }
+    }
+  m.verdict = bundle::verdict(m, cases, check, bwruns);
+  bundle::write_text((dir / "manifest.json").string(), bundle::to_json(m).dump(2) + "\n");
+  try {
+    summary::write(bundle::load(dir.string()));  // reading it back also proves the bundle is valid
+  } catch (const bundle::BundleError& e) {
+    std::fprintf(stderr, "gpucts qualify: the bundle just written does not read back: %s\n", e.what());
+    return 2;
+  }
+  auto n = junit::count(cases);
+  std::printf("%s: %s  (%d passed, %d failed, %d errors, %d skipped%s) in %s\n", dir.c_str(),
+              m.verdict == "pass" ? "PASS" : "FAIL", n.passed, n.failed, n.errors, n.skipped,
+              m.interrupted ? ", interrupted" : "", clock_str(m.elapsed_s).c_str());
+  std::printf("summary: %s\n", (dir / "summary.html").c_str());
+  return m.verdict == "pass" ? 0 : 1;
+}
+
+}  // namespace cts::cli

@@ -1,0 +1,69 @@
+// gpucts report: compares qualification bundles (see report_diff.hpp).
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "report_diff.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cts::cli {
+
+int cmd_report(const std::vector<std::string>& argv) {
+  Args a(argv, {"baseline", "candidate", "tolerance", "output"}, {"json", "help"});
+  if (a.flag("help")) {
+    std::puts(
+        "usage: gpucts report --baseline DIR --candidate DIR [--candidate DIR]... [--tolerance PCT]\n"
+        "                     [--output DIR | --json]\n"
+        "Compares qualification bundles: environment differences, cases newly failing/passing/skipped,\n"
+        "bandwidth points that moved more than PCT percent (default 5). Several candidates give one table\n"
+        "with a column per run. --output DIR writes report.md, report.html and report.json; otherwise\n"
+        "Markdown (or with --json the JSON) goes to standard output.\n"
+        "Exit status: 0 no regression, 1 a candidate regresses, 2 bad usage or bad input.");
+    return 0;
+  }
+  if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  auto base = a.value("baseline");
+  auto cands = a.values("candidate");
+  if (!base) throw UsageError("--baseline DIR is required");
+  if (cands.empty()) throw UsageError("at least one --candidate DIR is required");
+  if (a.values("baseline").size() > 1) throw UsageError("--baseline is given more than once");
+  double tol = a.number("tolerance", 5);
+  if (tol < 0 || tol >= 100) throw UsageError("--tolerance must be a percentage in [0, 100)");
+  if (a.value("output") && a.flag("json")) throw UsageError("--output and --json exclude each other");
+
+  report::Comparison c;
+  try {
+    bundle::Bundle b = bundle::load(*base);
+    std::vector<bundle::Bundle> cs;
+    for (const auto& d : cands) cs.push_back(bundle::load(d));
+    c = report::compare(std::move(b), std::move(cs), tol);
+  } catch (const bundle::BundleError& e) {
+    std::fprintf(stderr, "gpucts report: %s\n", e.what());
+    return 2;
+  }
+  doc::Doc d = report::to_doc(c);
+  if (auto out = a.value("output")) {
+    std::error_code ec;
+    fs::create_directories(*out, ec);
+    if (ec) throw UsageError("cannot create " + *out + ": " + ec.message());
+    try {
+      bundle::write_text((fs::path(*out) / "report.md").string(), doc::to_markdown(d));
+      bundle::write_text((fs::path(*out) / "report.html").string(), doc::to_html(d));
+      bundle::write_text((fs::path(*out) / "report.json").string(), report::to_json(c).dump(2) + "\n");
+    } catch (const bundle::BundleError& e) {
+      std::fprintf(stderr, "gpucts report: %s\n", e.what());
+      return 2;
+    }
+    std::printf("%s: %s\n", (fs::path(*out) / "report.html").c_str(), c.regressed() ? "REGRESSED" : "no regression");
+  } else if (a.flag("json")) {
+    std::cout << report::to_json(c).dump(2) << "\n";
+  } else {
+    std::cout << doc::to_markdown(d);
+  }
+  return c.regressed() ? 1 : 0;
+}
+
+}  // namespace cts::cli

@@ -1,0 +1,477 @@
+#include "qualify_run.hpp"
+
+#include "journal_report.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#ifndef GPUCTS_CTEST_COMMAND
+#define GPUCTS_CTEST_COMMAND "ctest"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace cts::qualify {
+
+std::atomic<int> g_signal{0};
+
+namespace {
+
+void on_signal(int sig) { g_signal.store(sig); }
+
+std::string self_exe() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+bool is_executable(const std::string& p) { return ::access(p.c_str(), X_OK) == 0 && fs::is_regular_file(p); }
+
+// PATH lookup for a bare command name, or the path itself when it has a '/'.
+std::optional<std::string> find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return is_executable(name) ? std::optional<std::string>(name) : std::nullopt;
+  const char* path = std::getenv("PATH");
+  std::stringstream ss(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(ss, dir, ':');) {
+    std::string cand = (dir.empty() ? "." : dir) + "/" + name;
+    if (is_executable(cand)) return cand;
+  }
+  return std::nullopt;
+}
+
+// Runs a short helper command (ctest --show-only) with a deadline, capturing stdout.
+std::string capture(const std::vector<std::string>& argv, double timeout_s, int* rc) {
+  char tmpl[] = "/tmp/gpucts-capture-XXXXXX";
+  int fd = ::mkstemp(tmpl);
+  if (fd < 0) throw bundle::BundleError("cannot create a temporary file");
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::dup2(fd, 1);
+    int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) ::dup2(devnull, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  auto start = std::chrono::steady_clock::now();
+  int status = 0;
+  for (;;) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s) {
+      ::killpg(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      *rc = -1;
+      ::close(fd);
+      ::unlink(tmpl);
+      return {};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::string out = bundle::read_text(tmpl);
+  ::close(fd);
+  ::unlink(tmpl);
+  return out;
+}
+
+std::string signal_name(int sig) {
+  const char* d = ::strsignal(sig);
+  return std::string("signal ") + std::to_string(sig) + (d ? " (" + std::string(d) + ")" : "");
+}
+
+std::vector<std::string> files_with_prefix(const std::string& dir, const std::string& prefix, const std::string& ext) {
+  std::vector<std::string> out;
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string n = e.path().filename().string();
+    if (n.size() < prefix.size() + ext.size() || n.compare(0, prefix.size(), prefix) != 0 ||
+        n.compare(n.size() - ext.size(), ext.size(), ext) != 0)
+      continue;
+    // "<prefix>.xml" or "<prefix>.rank3.xml", not "<prefix>_np2.xml" (another entry).
+    std::string mid = n.substr(prefix.size(), n.size() - prefix.size() - ext.size());
+    if (mid.empty() || mid[0] == '.') out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Journal progress: cases announced by program_start and ends seen so far (rank 0 or unranked).
+struct JournalTail {
+  std::string path;
+  std::streamoff offset = 0;
+  int total = 0, done = 0;
+  std::string partial;
+  void poll() {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return;
+    in.seekg(offset);
+    std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    offset += static_cast<std::streamoff>(chunk.size());
+    partial += chunk;
+    size_t nl;
+    while ((nl = partial.find('\n')) != std::string::npos) {
+      std::string line = partial.substr(0, nl);
+      partial.erase(0, nl + 1);
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.is_object()) continue;
+      std::string ev = j.value("event", "");
+      if (ev == "program_start") total = j.value("cases", 0);
+      else if (ev == "end") ++done;
+    }
+  }
+};
+
+}  // namespace
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: sleeps wake up
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+Tree locate_tree(const std::optional<std::string>& build_dir) {
+  Tree t;
+  if (build_dir) {
+    if (!fs::exists(fs::path(*build_dir) / "CTestTestfile.cmake"))
+      throw bundle::BundleError(*build_dir + ": not a gpucts build tree (no CTestTestfile.cmake)");
+    t.kind = "build";
+    t.root = fs::canonical(*build_dir).string();
+    return t;
+  }
+  fs::path exe = self_exe();
+  fs::path bin = exe.parent_path();
+  fs::path prefix = bin.parent_path();
+  if (fs::exists(prefix / "share/gpucts/tests.json") || fs::is_directory(prefix / "libexec/gpucts")) {
+    t.kind = "install";
+    t.root = prefix.string();
+    t.libexec = (prefix / "libexec/gpucts").string();
+    t.tests_json = (prefix / "share/gpucts/tests.json").string();
+    return t;
+  }
+  // Build tree: gpucts sits in <build>/cli/.
+  if (fs::exists(prefix / "CTestTestfile.cmake")) {
+    t.kind = "build";
+    t.root = prefix.string();
+    return t;
+  }
+  throw bundle::BundleError("cannot tell where the suites are: " + exe.string() +
+                            " is neither in an install tree (../libexec/gpucts) nor in a build tree; pass --build-dir");
+}
+
+std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::string& origin) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("tests") || !j["tests"].is_array())
+    throw bundle::BundleError(origin + ": not CTest's --show-only=json-v1 output");
+  std::vector<TestEntry> out;
+  for (const auto& t : j["tests"]) {
+    TestEntry e;
+    e.name = t.value("name", "");
+    if (e.name.empty() || !t.contains("command") || !t["command"].is_array()) continue;
+    e.command = t["command"].get<std::vector<std::string>>();
+    if (t.contains("properties") && t["properties"].is_array())
+      for (const auto& p : t["properties"]) {
+        std::string n = p.value("name", "");
+        const auto& v = p.contains("value") ? p["value"] : nlohmann::json();
+        if (n == "LABELS" && v.is_array()) e.labels = v.get<std::vector<std::string>>();
+        else if (n == "ENVIRONMENT" && v.is_array()) e.env = v.get<std::vector<std::string>>();
+        else if (n == "TIMEOUT" && v.is_number()) e.timeout_s = v.get<double>();
+        else if (n == "WORKING_DIRECTORY" && v.is_string()) e.working_dir = v.get<std::string>();
+        else if (n == "SKIP_RETURN_CODE" && v.is_number_integer()) e.skip_code = v.get<int>();
+      }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<TestEntry> discover(const Tree& t, std::string* how) {
+  if (t.kind == "build") {
+    int rc = 0;
+    std::string text = capture({GPUCTS_CTEST_COMMAND, "--show-only=json-v1", "--test-dir", t.root}, 120, &rc);
+    if (rc == 0 && !text.empty()) {
+      *how = std::string(GPUCTS_CTEST_COMMAND) + " --show-only=json-v1 --test-dir " + t.root;
+      return parse_ctest_json(text, "ctest --show-only=json-v1");
+    }
+    *how = "ctest unavailable (" + std::string(GPUCTS_CTEST_COMMAND) + "): every gpucts_* binary under " + t.root +
+           "/suites, run plainly";
+  } else if (fs::exists(t.tests_json)) {
+    *how = t.tests_json;
+    return parse_ctest_json(bundle::read_text(t.tests_json), t.tests_json);
+  } else {
+    *how = "no " + t.tests_json + ": every gpucts_* binary in " + t.libexec + ", run plainly";
+  }
+  std::string dir = t.kind == "build" ? t.root + "/suites" : t.libexec;
+  std::vector<TestEntry> out;
+  if (fs::is_directory(dir))
+    for (const auto& e : fs::directory_iterator(dir)) {
+      std::string n = e.path().filename().string();
+      if (n.rfind("gpucts_", 0) == 0 && is_executable(e.path().string())) out.push_back({n, {e.path().string()}});
+    }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {
+  TestEntry r = e;
+  r.command.clear();
+  bool has_xml = false;
+  for (const auto& a : e.command) {
+    if (a.rfind("--gtest_output=", 0) == 0) {
+      r.command.push_back("--gtest_output=xml:" + p.xml_prefix + ".xml");
+      has_xml = true;
+      continue;
+    }
+    std::string base = fs::path(a).filename().string();
+    if (t.kind == "install" && base.rfind("gpucts_", 0) == 0 && a.find('/') != std::string::npos &&
+        fs::exists(fs::path(t.libexec) / base)) {
+      r.command.push_back((fs::path(t.libexec) / base).string());  // build-tree path -> libexec/gpucts
+      continue;
+    }
+    r.command.push_back(a);
+  }
+  if (!has_xml) r.command.push_back("--gtest_output=xml:" + p.xml_prefix + ".xml");
+  std::map<std::string, std::string> set = {
+      {"GPUCTS_TEST_NAME", e.name},
+      {"GPUCTS_JOURNAL_DIR", p.journal_dir},
+      {"GPUCTS_LOG_DIR", p.bundle + "/rank-logs"},
+      {"TEST_PREMATURE_EXIT_FILE", p.journal_dir + "/" + e.name + ".premature"},
+      {"GPUCTS_BW_OUTPUT", p.bandwidth},
+      {"GPUCTS_FINGERPRINT_DIR", p.fingerprints},
+  };
+  std::vector<std::string> env;
+  for (const auto& kv : e.env) {
+    std::string k = kv.substr(0, kv.find('='));
+    if (!set.count(k)) env.push_back(kv);
+  }
+  for (const auto& [k, v] : set) env.push_back(k + "=" + v);
+  r.env = env;
+  if (!r.working_dir.empty() && !fs::is_directory(r.working_dir)) r.working_dir.clear();
+  return r;
+}
+
+std::vector<junit::Case> cases_from_journal(const std::vector<std::string>& files, const std::string& binary,
+                                            const std::string& ending, std::string* first) {
+  // The journals are read by the harness's own reader (fixtures/journal_report.hpp), which merges
+  // ranks and names the first cause; only how qualify ended the process is added here.
+  TestRun run;
+  run.test = binary;
+  for (const auto& f : files) {
+    int rank = -1;
+    auto at = f.rfind(".rank");
+    if (at != std::string::npos) rank = std::atoi(f.c_str() + at + 5);
+    run.ranks.push_back(parse_journal(f, rank, bundle::read_text(f)));
+  }
+  std::sort(run.ranks.begin(), run.ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  Cause c = first_cause(run);
+  if (first) *first = c.found ? c.summary() : "";
+  if (run.ranks.empty()) return {};
+  auto cases = junit::read(xml::parse(journals_to_junit({run}), binary + " journals"), binary + " journals", binary);
+  for (auto& k : cases) {
+    k.binary = binary;
+    if (k.status == "error") {
+      k.message = junit::one_line("did not finish: " + ending + "; " + k.message);
+      k.detail = k.message;
+    }
+  }
+  return cases;
+}
+
+Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
+                const std::function<void(int, int, double)>& on_progress) {
+  Outcome o;
+  auto& r = o.run;
+  r.name = e.name;
+  r.command = e.command;
+  r.labels = e.labels;
+  r.log = fs::relative(p.log, p.bundle).string();
+  std::string xml_dir = fs::path(p.xml_prefix).parent_path().string();
+  std::string stem = fs::path(p.xml_prefix).filename().string();
+  // Stale results of an earlier run must not pass for this one's.
+  for (const auto& f : files_with_prefix(xml_dir, stem, ".xml")) fs::remove(f);
+  for (const auto& f : files_with_prefix(p.journal_dir, e.name, ".jsonl")) fs::remove(f);
+
+  auto exe = e.command.empty() ? std::nullopt : find_program(e.command[0]);
+  if (!exe) {
+    r.status = "not_run";
+    r.reason = e.command.empty() ? "empty command" : e.command[0] + " not found";
+    return o;
+  }
+  int logfd = ::open(p.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    r.status = "not_run";
+    r.reason = std::string("fork failed: ") + std::strerror(errno);
+    return o;
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);  // its own group: a deadline or ^C reaches mpiexec and every rank
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (logfd >= 0) {
+      ::dup2(logfd, 1);
+      ::dup2(logfd, 2);
+    }
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    for (const auto& kv : e.env) {
+      auto eq = kv.find('=');
+      if (eq != std::string::npos) ::setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
+    }
+    if (!e.working_dir.empty() && ::chdir(e.working_dir.c_str()) != 0) ::_exit(126);
+    std::vector<char*> args;
+    args.push_back(const_cast<char*>(exe->c_str()));
+    for (size_t i = 1; i < e.command.size(); ++i) args.push_back(const_cast<char*>(e.command[i].c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    std::fprintf(stderr, "gpucts qualify: cannot execute %s: %s\n", args[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // both sides, so there is no window where the group does not exist
+  if (logfd >= 0) ::close(logfd);
+
+  JournalTail tail;
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  int status = 0;
+  bool exited = false;
+  std::string ending;
+  auto stop_group = [&](int first_signal) {
+    ::killpg(pid, first_signal);
+    double until = elapsed() + grace_s;
+    while (elapsed() < until) {
+      if (::waitpid(pid, &status, WNOHANG) == pid) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ::killpg(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  };
+  double last_report = -1;
+  while (!exited) {
+    pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid) {
+      exited = true;
+      break;
+    }
+    if (int sig = g_signal.load()) {
+      r.status = "interrupted";
+      ending = "qualify was interrupted by " + signal_name(sig) + "; forwarded to the suite";
+      stop_group(sig);
+      break;
+    }
+    if (elapsed() > e.timeout_s) {
+      r.status = "timeout";
+      ending = "timed out after " + std::to_string(static_cast<int>(e.timeout_s)) + " s (SIGTERM, then SIGKILL after " +
+               std::to_string(static_cast<int>(grace_s)) + " s)";
+      stop_group(SIGTERM);
+      break;
+    }
+    if (elapsed() - last_report >= 0.5) {
+      if (tail.path.empty()) {
+        auto js = files_with_prefix(p.journal_dir, e.name, ".jsonl");
+        for (const auto& f : js)
+          if (tail.path.empty() || f.find(".rank0.") != std::string::npos) tail.path = f;
+      }
+      if (!tail.path.empty()) tail.poll();
+      on_progress(tail.done, tail.total, elapsed());
+      last_report = elapsed();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  r.duration_s = elapsed();
+  if (!tail.path.empty()) tail.poll();
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  if (r.status.empty()) {
+    if (r.signal) {
+      r.status = "crashed";
+      ending = "killed by " + signal_name(*r.signal);
+    } else if (*r.exit_code == 0) {
+      r.status = "passed";
+    } else if (*r.exit_code == e.skip_code) {
+      r.status = "skipped";
+    } else {
+      r.status = "failed";
+      ending = "exited with status " + std::to_string(*r.exit_code);
+    }
+  }
+
+  // Cases: gtest XML when every file is there and well-formed; otherwise the journal.
+  // Under MPI rank 0 writes <name>.xml with the verdict reduced over ranks, the others
+  // <name>.rank<r>.xml: the cases come from rank 0's file, every file is kept and validated.
+  auto xmls = files_with_prefix(xml_dir, stem, ".xml");
+  std::string primary = p.xml_prefix + ".xml", xml_problem;
+  bool have_primary = false;
+  for (const auto& f : xmls) {
+    try {
+      auto cs = junit::read_file(f, e.name);
+      if (f == primary) {
+        o.cases = std::move(cs);
+        have_primary = true;
+      }
+      r.xml.push_back(fs::relative(f, p.bundle).string());
+    } catch (const xml::XmlError& err) {
+      xml_problem = err.what();
+      fs::rename(f, f + ".broken");  // kept for a person, but out of the bundle's readable set
+    }
+  }
+  if (!have_primary && xml_problem.empty()) xmls.clear();
+  if (xmls.empty() || !xml_problem.empty() || r.status == "timeout" || r.status == "interrupted") {
+    o.cases.clear();
+    r.xml.clear();
+    r.synthesized = true;
+    std::string how = ending.empty() ? "exited with status " + std::to_string(r.exit_code.value_or(-1)) : ending;
+    if (!xml_problem.empty()) how += "; its gtest XML is unreadable: " + xml_problem;
+    else if (xmls.empty()) how += " without writing its gtest XML";
+    std::string cause;
+    o.cases = cases_from_journal(files_with_prefix(p.journal_dir, e.name, ".jsonl"), e.name, how, &cause);
+    r.reason = how + (cause.empty() ? "" : "; first cause: " + cause);
+    bool died = r.status != "passed" && r.status != "skipped";
+    bool open_case = false;
+    for (const auto& c : o.cases) open_case |= c.status == "error";
+    if (died && !open_case) {
+      // Nothing was running when it died (or no journal): one error case carries the ending.
+      o.cases.push_back({e.name, "process", "exit", "error", junit::one_line(how), how, r.duration_s});
+    }
+    if (!died && r.status == "passed" && xmls.empty()) {
+      r.status = "failed";  // exit 0 but no results is not a pass
+      o.cases.push_back({e.name, "process", "exit", "error", junit::one_line(how), how, r.duration_s});
+    }
+  } else if (r.status == "failed" || r.status == "crashed") {
+    bool any_fail = false;
+    for (const auto& c : o.cases) any_fail |= c.status == "failed" || c.status == "error";
+    if (!any_fail) {
+      // gtest saw no failure but the process did not succeed (teardown crash, MPI rank disagreement).
+      o.cases.push_back({e.name, "process", "exit", "error", "all cases passed but the process " + ending, ending,
+                         r.duration_s});
+    }
+    r.reason = ending;
+  }
+  auto counts = junit::count(o.cases);
+  r.cases_done = counts.total();
+  r.cases_total = std::max(tail.total, r.cases_done);
+  if (r.status == "skipped" && r.reason.empty()) r.reason = "every case skipped";
+  return o;
+}
+
+}  // namespace cts::qualify

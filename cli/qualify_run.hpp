@@ -1,0 +1,84 @@
+// What `gpucts qualify` runs and how: the suite list (from a build tree through ctest, or from the
+// install tree's share/gpucts/tests.json, both CTest's --show-only=json-v1 format), one child per
+// suite in its own process group with a deadline, SIGINT/SIGTERM forwarded, and the case results
+// gathered from its gtest XML or, when it died before writing that, from its journal.
+#pragma once
+#include <atomic>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bundle.hpp"
+#include "junit.hpp"
+
+namespace cts::qualify {
+
+struct TestEntry {
+  std::string name;
+  std::vector<std::string> command;
+  std::vector<std::string> labels;
+  std::vector<std::string> env;   // NAME=VALUE, as CTest would set them
+  double timeout_s = 600;
+  std::string working_dir;
+  int skip_code = 77;
+};
+
+struct Tree {
+  std::string kind;     // "build" or "install"
+  std::string root;     // build directory or install prefix
+  std::string libexec;  // where the gpucts_* binaries are (install tree)
+  std::string tests_json;  // install: share/gpucts/tests.json
+};
+
+// Finds the tree this gpucts runs from (or `build_dir` when given). Throws bundle::BundleError
+// with what is missing.
+Tree locate_tree(const std::optional<std::string>& build_dir);
+
+// Reads CTest's --show-only=json-v1 document. `origin` names it in errors.
+std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::string& origin);
+// The suites of a tree: build: `ctest --show-only=json-v1` there; install: tests.json with the
+// build-tree paths of gpucts_* binaries rewritten to libexec/gpucts. Without either, every
+// gpucts_* executable found, run plainly.
+std::vector<TestEntry> discover(const Tree& t, std::string* how);
+
+struct RunPaths {
+  std::string bundle;       // bundle root
+  std::string xml_prefix;   // bundle/gtest/<name>   (gtest writes <name>.xml, MPI ranks may add a suffix)
+  std::string journal_dir;  // bundle/journal
+  std::string log;          // bundle/logs/<name>.log
+  std::string bandwidth;    // bundle/bandwidth/<name> (the perf suite adds .json / .csv)
+  std::string fingerprints; // bundle/fingerprints
+};
+
+// Rewrites the entry's output paths (gtest XML, journal, logs) into the bundle.
+TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p);
+
+struct Progress {
+  std::string suite;
+  int index = 0, count = 0;
+  int cases_done = 0, cases_total = 0;
+  double suite_elapsed_s = 0, total_elapsed_s = 0;
+};
+
+struct Outcome {
+  bundle::SuiteRun run;
+  std::vector<junit::Case> cases;
+};
+
+// Set by the signal handler of `gpucts qualify`; the runner forwards it to the child's group.
+extern std::atomic<int> g_signal;
+void install_signal_handlers();
+
+// Runs one suite to completion, deadline or interruption, and gathers its cases.
+Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
+                const std::function<void(int done, int total, double elapsed)>& on_progress);
+
+// Cases from the journals (fixtures/journal_report.hpp); a case that started and never ended
+// becomes an error naming how the process ended (`ending`). Used when gtest wrote no XML.
+// `first_cause` receives the reader's first cause across ranks ("" when none).
+std::vector<junit::Case> cases_from_journal(const std::vector<std::string>& journal_files, const std::string& binary,
+                                            const std::string& ending, std::string* first_cause);
+
+}  // namespace cts::qualify

@@ -1,0 +1,291 @@
+#include "report_diff.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace cts::report {
+
+namespace {
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+bool is_fail(const std::string& s) { return s == "failed" || s == "error"; }
+
+std::string change_of(const std::string& base, const std::string& cand) {
+  if (base == cand) return "";
+  if (cand == "absent") return "missing";
+  if (base == "absent") return is_fail(cand) ? "newly failing" : "new";
+  if (is_fail(cand) && !is_fail(base)) return "newly failing";
+  if (cand == "passed" && is_fail(base)) return "newly passing";
+  if (cand == "skipped") return "newly skipped";
+  if (cand == "passed" && base == "skipped") return "newly passing";
+  return "";  // failed <-> error: still failing
+}
+
+std::string run_label(const bundle::Bundle& b) {
+  return std::filesystem::path(b.dir).filename().string() + " (" + b.manifest.host + ", " + b.manifest.created + ")";
+}
+
+std::string pct(double v) {
+  if (std::isnan(v)) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", v);
+  return buf;
+}
+
+std::string gbps(double v) {
+  if (std::isnan(v)) return "absent";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+std::map<std::string, std::pair<std::string, double>> bw_points(const bundle::Bundle& b) {
+  std::map<std::string, std::pair<std::string, double>> out;
+  for (const auto& [name, run] : b.bandwidth)
+    for (const auto& p : run.points) {
+      bool bus = p.busbw_gbps.has_value();
+      out[name + ": " + p.key()] = {bus ? "busbw_gbps" : "algbw_gbps", bus ? *p.busbw_gbps : p.algbw_gbps};
+    }
+  return out;
+}
+
+}  // namespace
+
+bool Comparison::regressed() const {
+  for (const auto& r : regressions)
+    if (!r.empty()) return true;
+  return false;
+}
+
+Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidates, double tolerance_pct) {
+  Comparison c;
+  c.tolerance_pct = tolerance_pct;
+  for (const auto& cand : candidates)
+    if (cand.manifest.gpucts_version != baseline.manifest.gpucts_version)
+      throw bundle::BundleError("bundles come from different gpucts versions: " + baseline.dir + " is " +
+                                baseline.manifest.gpucts_version + ", " + cand.dir + " is " +
+                                cand.manifest.gpucts_version + " (compare runs of one suite version)");
+  c.baseline = std::move(baseline);
+  c.candidates = std::move(candidates);
+  const size_t n = c.candidates.size();
+  c.regressions.resize(n);
+
+  // Environment: the merged rows of each bundle, by name.
+  auto env_of = [](const bundle::Bundle& b) {
+    std::map<std::string, std::string> m;
+    for (auto& [k, v] : bundle::environment(b)) m[k] = v;
+    return m;
+  };
+  auto base_env_rows = bundle::environment(c.baseline);
+  std::vector<std::map<std::string, std::string>> cand_env;
+  for (const auto& b : c.candidates) cand_env.push_back(env_of(b));
+  for (const auto& [what, v] : base_env_rows) {
+    EnvRow r{what, v, {}, false};
+    for (const auto& e : cand_env) {
+      auto it = e.find(what);
+      r.candidates.push_back(it == e.end() ? "absent" : it->second);
+      r.changed |= r.candidates.back() != v;
+    }
+    c.environment.push_back(std::move(r));
+  }
+
+  // Verdicts.
+  for (size_t i = 0; i < n; ++i)
+    if (c.baseline.manifest.verdict == "pass" && c.candidates[i].manifest.verdict == "fail")
+      c.regressions[i].push_back("verdict: pass -> fail");
+
+  // Cases, in baseline order then new ones.
+  std::vector<std::string> order;
+  std::map<std::string, const junit::Case*> base;
+  std::vector<std::map<std::string, const junit::Case*>> cand(n);
+  for (const auto& k : c.baseline.cases) {
+    if (!base.count(k.key())) order.push_back(k.key());
+    base[k.key()] = &k;
+  }
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& k : c.candidates[i].cases) {
+      if (!base.count(k.key()) && std::find(order.begin(), order.end(), k.key()) == order.end()) order.push_back(k.key());
+      cand[i][k.key()] = &k;
+    }
+  for (const auto& key : order) {
+    CaseRow row;
+    row.key = key;
+    auto b = base.find(key);
+    row.baseline = b == base.end() ? "absent" : b->second->status;
+    bool any = false;
+    for (size_t i = 0; i < n; ++i) {
+      auto it = cand[i].find(key);
+      std::string s = it == cand[i].end() ? "absent" : it->second->status;
+      row.candidates.push_back(s);
+      row.change.push_back(change_of(row.baseline, s));
+      if (it != cand[i].end() && !it->second->message.empty()) row.message = it->second->message;
+      if (!row.change.back().empty()) any = true;
+      if (row.change.back() == "newly failing")
+        c.regressions[i].push_back("newly failing: " + key + (it != cand[i].end() ? " -- " + it->second->message : ""));
+    }
+    if (any) c.cases.push_back(std::move(row));
+  }
+
+  // Bandwidth: points present in the baseline, compared by key.
+  auto bpts = bw_points(c.baseline);
+  std::vector<std::map<std::string, std::pair<std::string, double>>> cpts;
+  for (const auto& b : c.candidates) cpts.push_back(bw_points(b));
+  for (const auto& [key, mv] : bpts) {
+    BandwidthRow row;
+    row.key = key;
+    row.metric = mv.first;
+    row.baseline = mv.second;
+    bool moved = false;
+    for (size_t i = 0; i < n; ++i) {
+      auto it = cpts[i].find(key);
+      double v = it == cpts[i].end() ? kNaN : it->second.second;
+      double d = (std::isnan(v) || row.baseline <= 0) ? kNaN : (v / row.baseline - 1) * 100;
+      row.candidates.push_back(v);
+      row.change_pct.push_back(d);
+      std::string ch = std::isnan(d) ? "" : d < -tolerance_pct ? "slower" : d > tolerance_pct ? "faster" : "";
+      row.change.push_back(ch);
+      if (!ch.empty()) moved = true;
+      if (ch == "slower") c.regressions[i].push_back("slower by " + pct(-d).substr(1) + ": " + key);
+    }
+    if (moved) c.bandwidth.push_back(std::move(row));
+  }
+  return c;
+}
+
+doc::Doc to_doc(const Comparison& c) {
+  doc::Doc d;
+  const size_t n = c.candidates.size();
+  d.title = "gpucts regression report: " + std::to_string(n) + " candidate(s) against " + run_label(c.baseline);
+  int bad = 0;
+  for (const auto& r : c.regressions) bad += !r.empty();
+  d.verdict(bad ? "REGRESSED: " + std::to_string(bad) + " of " + std::to_string(n) + " candidate(s)"
+                : "NO REGRESSION",
+            bad ? "fail" : "pass");
+
+  doc::Table runs{{"run", "bundle", "verdict", "cases (pass/fail/err/skip)", "regressions"}, {}, {}};
+  auto run_row = [&](const std::string& label, const bundle::Bundle& b, const std::vector<std::string>* regs) {
+    auto k = junit::count(b.cases);
+    runs.rows.push_back({label, run_label(b), b.manifest.verdict,
+                         std::to_string(k.passed) + "/" + std::to_string(k.failed) + "/" + std::to_string(k.errors) +
+                             "/" + std::to_string(k.skipped),
+                         regs ? std::to_string(regs->size()) : ""});
+    runs.row_class.push_back(regs ? (regs->empty() ? "pass" : "fail") : "");
+  };
+  run_row("baseline", c.baseline, nullptr);
+  for (size_t i = 0; i < n; ++i) run_row("candidate " + std::to_string(i + 1), c.candidates[i], &c.regressions[i]);
+  d.table(std::move(runs));
+
+  for (size_t i = 0; i < n; ++i)
+    if (!c.regressions[i].empty()) {
+      d.heading("Regressions of candidate " + std::to_string(i + 1), 3);
+      d.list(c.regressions[i]);
+    }
+
+  auto header = [&](std::vector<std::string> first) {
+    first.push_back("baseline");
+    for (size_t i = 0; i < n; ++i) first.push_back("candidate " + std::to_string(i + 1));
+    return first;
+  };
+
+  d.heading("Environment");
+  doc::Table env{header({"what"}), {}, {}};
+  for (const auto& r : c.environment) {
+    std::vector<std::string> row{r.what + (r.changed ? " (changed)" : ""), r.baseline};
+    row.insert(row.end(), r.candidates.begin(), r.candidates.end());
+    env.rows.push_back(std::move(row));
+    env.row_class.push_back(r.changed ? "skip" : "");
+  }
+  d.table(std::move(env));
+
+  d.heading("Cases that changed (" + std::to_string(c.cases.size()) + ")");
+  if (c.cases.empty()) {
+    d.paragraph("every case has the same result in every run");
+  } else {
+    doc::Table t{header({"case"}), {}, {}};
+    t.header.push_back("latest message");
+    for (const auto& r : c.cases) {
+      std::vector<std::string> row{r.key, r.baseline};
+      bool fail = false;
+      for (size_t i = 0; i < n; ++i) {
+        row.push_back(r.candidates[i] + (r.change[i].empty() ? "" : " (" + r.change[i] + ")"));
+        fail |= r.change[i] == "newly failing";
+      }
+      row.push_back(r.message);
+      t.rows.push_back(std::move(row));
+      t.row_class.push_back(fail ? "fail" : "skip");
+    }
+    d.table(std::move(t));
+  }
+
+  char tol[32];
+  std::snprintf(tol, sizeof tol, "%g%%", c.tolerance_pct);
+  d.heading("Bandwidth points that moved more than " + std::string(tol) + " (" + std::to_string(c.bandwidth.size()) + ")");
+  if (c.bandwidth.empty()) {
+    d.paragraph(c.baseline.bandwidth.empty() ? "the baseline has no bandwidth results"
+                                             : "no point moved beyond the tolerance");
+  } else {
+    doc::Table t{header({"point", "metric"}), {}, {}};
+    for (const auto& r : c.bandwidth) {
+      std::vector<std::string> row{r.key, r.metric, gbps(r.baseline)};
+      bool slower = false;
+      for (size_t i = 0; i < n; ++i) {
+        row.push_back(gbps(r.candidates[i]) + (std::isnan(r.change_pct[i]) ? "" : " (" + pct(r.change_pct[i]) + ")"));
+        slower |= r.change[i] == "slower";
+      }
+      t.rows.push_back(std::move(row));
+      t.row_class.push_back(slower ? "fail" : "pass");
+    }
+    d.table(std::move(t));
+  }
+  return d;
+}
+
+nlohmann::json to_json(const Comparison& c) {
+  auto run = [](const bundle::Bundle& b) {
+    auto k = junit::count(b.cases);
+    return nlohmann::json{{"dir", b.dir},
+                          {"host", b.manifest.host},
+                          {"created", b.manifest.created},
+                          {"gpucts_version", b.manifest.gpucts_version},
+                          {"verdict", b.manifest.verdict},
+                          {"passed", k.passed},
+                          {"failed", k.failed},
+                          {"errors", k.errors},
+                          {"skipped", k.skipped}};
+  };
+  auto num = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  nlohmann::json j;
+  j["schema"] = "gpucts.report/1";
+  j["tolerance_pct"] = c.tolerance_pct;
+  j["regressed"] = c.regressed();
+  j["baseline"] = run(c.baseline);
+  j["candidates"] = nlohmann::json::array();
+  for (size_t i = 0; i < c.candidates.size(); ++i) {
+    auto r = run(c.candidates[i]);
+    r["regressions"] = c.regressions[i];
+    j["candidates"].push_back(r);
+  }
+  j["environment"] = nlohmann::json::array();
+  for (const auto& e : c.environment)
+    j["environment"].push_back({{"what", e.what}, {"baseline", e.baseline}, {"candidates", e.candidates}, {"changed", e.changed}});
+  j["cases"] = nlohmann::json::array();
+  for (const auto& r : c.cases)
+    j["cases"].push_back({{"case", r.key}, {"baseline", r.baseline}, {"candidates", r.candidates}, {"change", r.change},
+                          {"message", r.message}});
+  j["bandwidth"] = nlohmann::json::array();
+  for (const auto& r : c.bandwidth) {
+    nlohmann::json cands = nlohmann::json::array(), pcts = nlohmann::json::array();
+    for (double v : r.candidates) cands.push_back(num(v));
+    for (double v : r.change_pct) pcts.push_back(num(v));
+    j["bandwidth"].push_back({{"point", r.key}, {"metric", r.metric}, {"baseline", r.baseline}, {"candidates", cands},
+                              {"change_pct", pcts}, {"change", r.change}});
+  }
+  return j;
+}
+
+}  // namespace cts::report

@@ -1,0 +1,426 @@
+// The qualification bundle and the regression report, end to end on this machine: real
+// `gpucts qualify` runs over real gtest binaries (gpucts_version, and this binary's own
+// DISABLED_Fixture cases, switched by environment variables into passing, failing, skipping,
+// crashing, hanging and writing synthetic bandwidth JSON), then `gpucts report` over the bundles,
+// including the bad inputs that must give exit status 2. Plus the strict XML reader.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "bandwidth.hpp"
+#include "bundle.hpp"
+#include "junit.hpp"
+#include "xml.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cts {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Cases the bundle tests run in child processes (never in a plain run: they are disabled).
+bool env_on(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "1";
+}
+
+TEST(DISABLED_Fixture, Toggle) {
+  EXPECT_FALSE(env_on("GPUCTS_FIXTURE_FAIL")) << "fixture failure requested by GPUCTS_FIXTURE_FAIL";
+}
+TEST(DISABLED_Fixture, SkipToggle) {
+  if (env_on("GPUCTS_FIXTURE_SKIP")) GTEST_SKIP() << "fixture skip requested by GPUCTS_FIXTURE_SKIP";
+  SUCCEED();
+}
+TEST(DISABLED_Fixture, Crash) {
+  if (env_on("GPUCTS_FIXTURE_CRASH")) std::abort();
+  SUCCEED();
+}
+TEST(DISABLED_Fixture, Hang) {
+  if (env_on("GPUCTS_FIXTURE_HANG")) std::this_thread::sleep_for(std::chrono::seconds(60));
+  SUCCEED();
+}
+// Writes a synthetic bandwidth run where qualify asks for it (GPUCTS_BW_OUTPUT), scaled by
+// GPUCTS_FIXTURE_BW_SCALE, judged against the built-in thresholds like the perf suite does.
+TEST(DISABLED_Fixture, Bandwidth) {
+  const char* out = std::getenv("GPUCTS_BW_OUTPUT");
+  ASSERT_NE(out, nullptr) << "GPUCTS_BW_OUTPUT not set";
+  const char* sc = std::getenv("GPUCTS_FIXTURE_BW_SCALE");
+  double scale = sc ? std::atof(sc) : 1.0;
+  bw::Run run;
+  run.host = "fixture";
+  run.nccl_version = "2.28.3";
+  run.ctx = {"NVIDIA H200", "NVLink4", "off", 8, std::nullopt};
+  for (std::uint64_t bytes : bw::parse_sweep("1M:1G:4")) {
+    bw::Point p;
+    p.collective = "AllReduce";
+    p.dtype = "f32";
+    p.bytes = bytes;
+    p.ranks = 8;
+    p.iterations = 20;
+    // 400 GB/s busbw at large sizes (above the 370 GB/s row's floor), less at small ones.
+    double busbw = 400.0 * scale * (bytes >= (64u << 20) ? 1.0 : 0.5);
+    double t_us = static_cast<double>(bytes) / (busbw / 1.75 * 1e9) * 1e6;
+    p.time_us = bw::summarize({t_us, t_us * 1.01, t_us * 0.99});
+    bw::compute_rates(p);
+    bw::judge(p, run.ctx, bw::builtin_thresholds());
+    run.points.push_back(p);
+  }
+  std::ofstream(std::string(out) + ".json") << bw::to_json(run).dump(2);
+  std::ofstream(std::string(out) + ".csv") << bw::to_csv(run);
+  for (const auto& p : run.points)
+    EXPECT_NE(p.verdict, "fail") << p.key() << ": " << p.message;
+}
+
+// ---------------------------------------------------------------------------------------------
+struct Result {
+  int rc = -1;
+  std::string out;
+};
+
+// Runs a command line through the shell, capturing stdout and stderr together.
+Result sh(const std::string& cmd) {
+  Result r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int st = pclose(p);
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string self_path() { return fs::read_symlink("/proc/self/exe").string(); }
+
+// The binaries under test sit beside this one: build tree <build>/suites and <build>/cli/gpucts,
+// install tree libexec/gpucts and bin/gpucts.
+std::string sibling(const std::vector<std::string>& candidates) {
+  fs::path here = fs::path(self_path()).parent_path();
+  for (const auto& c : candidates)
+    if (fs::exists(here / c)) return fs::canonical(here / c).string();
+  return {};
+}
+std::string version_binary() { return sibling({"gpucts_version"}); }
+std::string cli_binary() { return sibling({"../cli/gpucts", "../../bin/gpucts"}); }
+
+#define REQUIRE_BINARIES()                                                                       \
+  do {                                                                                           \
+    if (version_binary().empty() || cli_binary().empty())                                        \
+      GTEST_SKIP() << "gpucts or gpucts_version not found beside " << self_path();                \
+  } while (0)
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A CTest json-v1 suite list: gpucts_version (a real suite) and this binary's fixture cases.
+std::string tests_json(const std::string& fixture_env, bool with_crash_and_hang) {
+  nlohmann::json tests = nlohmann::json::array();
+  auto entry = [](const std::string& name, std::vector<std::string> cmd, std::vector<std::string> env, double timeout) {
+    return nlohmann::json{{"name", name},
+                          {"command", cmd},
+                          {"properties",
+                           {{{"name", "LABELS"}, {"value", {"cpu"}}},
+                            {{"name", "ENVIRONMENT"}, {"value", env}},
+                            {{"name", "TIMEOUT"}, {"value", timeout}},
+                            {{"name", "SKIP_RETURN_CODE"}, {"value", 77}}}}};
+  };
+  tests.push_back(entry("gpucts_version", {version_binary(), "--gtest_filter=*Parse*"}, {}, 60));
+  std::vector<std::string> env;
+  std::stringstream ss(fixture_env);
+  for (std::string kv; std::getline(ss, kv, ' ');)
+    if (!kv.empty()) env.push_back(kv);
+  tests.push_back(entry("gpucts_fixture",
+                        {self_path(), "--gtest_also_run_disabled_tests",
+                         "--gtest_filter=DISABLED_Fixture.Toggle:DISABLED_Fixture.SkipToggle:DISABLED_Fixture.Bandwidth"},
+                        env, 60));
+  if (with_crash_and_hang) {
+    tests.push_back(entry("gpucts_fixture_crash",
+                          {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Crash"},
+                          {"GPUCTS_FIXTURE_CRASH=1"}, 60));
+    tests.push_back(entry("gpucts_fixture_hang",
+                          {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Hang"},
+                          {"GPUCTS_FIXTURE_HANG=1"}, 1));
+  }
+  return nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump(2);
+}
+
+class BundleTest : public ::testing::Test {
+ protected:
+  static inline fs::path root_;
+  static inline Result base_run_, cand_run_;
+  static fs::path base() { return root_ / "base"; }
+  static fs::path cand() { return root_ / "cand"; }
+  static std::string gpucts() { return cli_binary(); }
+
+  static void SetUpTestSuite() {
+    if (version_binary().empty() || cli_binary().empty()) return;
+    root_ = fs::temp_directory_path() / ("gpucts-report-test-" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    std::ofstream(root_ / "base.json") << tests_json("GPUCTS_FIXTURE_BW_SCALE=1.0", false);
+    std::ofstream(root_ / "cand.json") << tests_json(
+        "GPUCTS_FIXTURE_FAIL=1 GPUCTS_FIXTURE_SKIP=1 GPUCTS_FIXTURE_BW_SCALE=0.8", true);
+    base_run_ = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() + " --output " +
+                   base().string());
+    cand_run_ = sh(gpucts() + " qualify --no-python --grace 1 --tests-json " + (root_ / "cand.json").string() +
+                   " --output " + cand().string());
+  }
+  static void TearDownTestSuite() {
+    if (!root_.empty() && !std::getenv("GPUCTS_KEEP_TEST_BUNDLES")) fs::remove_all(root_);
+  }
+  void SetUp() override { REQUIRE_BINARIES(); }
+  static bundle::Bundle load(const fs::path& p) { return bundle::load(p.string()); }
+};
+
+TEST_F(BundleTest, PassingRunIsAValidBundleWithVerdictPass) {
+  ASSERT_EQ(base_run_.rc, 0) << base_run_.out;
+  auto b = load(base());
+  EXPECT_EQ(b.manifest.schema, bundle::kBundleSchema);
+  EXPECT_EQ(b.manifest.verdict, "pass");
+  ASSERT_EQ(b.manifest.suites.size(), 2u);
+  auto n = junit::count(b.cases);
+  EXPECT_GT(n.passed, 10);  // gpucts_version's parse cases plus the fixture's
+  EXPECT_EQ(n.failed + n.errors, 0);
+  EXPECT_TRUE(fs::exists(base() / "gtest" / "gpucts_version.xml"));
+  EXPECT_TRUE(fs::exists(base() / "bandwidth" / "gpucts_fixture.csv"));
+  ASSERT_EQ(b.bandwidth.size(), 1u);
+  EXPECT_EQ(b.fingerprints.size(), 1u);
+  EXPECT_TRUE(b.check.value("available", false)) << b.check.dump();
+  EXPECT_TRUE(b.check.contains("findings")) << b.check.dump();
+}
+
+TEST_F(BundleTest, SummaryPutsVerdictFirstAndHtmlIsWellFormed) {
+  std::string md = read(cand() / "summary.md");
+  auto verdict = md.find("**FAIL**"), failed = md.find("## Failed"), skipped = md.find("## Skipped");
+  ASSERT_NE(verdict, std::string::npos) << md.substr(0, 400);
+  EXPECT_LT(verdict, failed);
+  EXPECT_LT(failed, skipped);
+  EXPECT_NE(md.find("fixture failure requested"), std::string::npos) << "failure message missing";
+  EXPECT_NE(md.find("fixture skip requested by GPUCTS_FIXTURE_SKIP | 1"), std::string::npos) << "skip reason group";
+  for (const auto* dir : {"base", "cand"}) {
+    std::string html = read(root_ / dir / "summary.html");
+    EXPECT_NO_THROW(xml::parse(html, std::string(dir) + "/summary.html"));
+    EXPECT_NE(html.find("<svg"), std::string::npos) << "no inline plot";
+    EXPECT_NE(html.find("threshold floor"), std::string::npos) << "no threshold line";
+  }
+}
+
+TEST_F(BundleTest, FailingCrashingAndHangingSuitesAreRecorded) {
+  ASSERT_EQ(cand_run_.rc, 1) << cand_run_.out;
+  auto b = load(cand());
+  EXPECT_EQ(b.manifest.verdict, "fail");
+  std::map<std::string, bundle::SuiteRun> by;
+  for (const auto& s : b.manifest.suites) by[s.name] = s;
+  EXPECT_EQ(by["gpucts_fixture"].status, "failed");
+  EXPECT_EQ(by["gpucts_fixture_crash"].status, "crashed");
+  EXPECT_EQ(by["gpucts_fixture_crash"].signal.value_or(0), SIGABRT);
+  EXPECT_TRUE(by["gpucts_fixture_crash"].synthesized);
+  EXPECT_EQ(by["gpucts_fixture_hang"].status, "timeout");
+  std::map<std::string, junit::Case> cases;
+  for (const auto& c : b.cases) cases[c.key()] = c;
+  // The case that was running when the process died comes from the journal, as an error.
+  auto crash = cases["gpucts_fixture_crash/DISABLED_Fixture.Crash"];
+  EXPECT_EQ(crash.status, "error");
+  EXPECT_NE(crash.message.find("killed by signal 6"), std::string::npos) << crash.message;
+  auto hang = cases["gpucts_fixture_hang/DISABLED_Fixture.Hang"];
+  EXPECT_EQ(hang.status, "error");
+  EXPECT_NE(hang.message.find("timed out after 1 s"), std::string::npos) << hang.message;
+  EXPECT_EQ(cases["gpucts_fixture/DISABLED_Fixture.Toggle"].status, "failed");
+  EXPECT_EQ(cases["gpucts_fixture/DISABLED_Fixture.SkipToggle"].status, "skipped");
+}
+
+TEST_F(BundleTest, QualifyRefusesANonEmptyOutputFolder) {
+  auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() + " --output " +
+              base().string());
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("not an empty folder"), std::string::npos) << r.out;
+}
+
+TEST_F(BundleTest, ReportOfABundleAgainstItselfHasNoRegression) {
+  auto r = sh(gpucts() + " report --baseline " + base().string() + " --candidate " + base().string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("NO REGRESSION"), std::string::npos) << r.out;
+}
+
+TEST_F(BundleTest, ReportFindsNewFailuresSkipsAndSlowerPoints) {
+  fs::path out = root_ / "report";
+  auto r = sh(gpucts() + " report --baseline " + base().string() + " --candidate " + cand().string() + " --candidate " +
+              base().string() + " --output " + out.string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  auto j = nlohmann::json::parse(read(out / "report.json"));
+  EXPECT_TRUE(j["regressed"].get<bool>());
+  ASSERT_EQ(j["candidates"].size(), 2u);
+  EXPECT_FALSE(j["candidates"][0]["regressions"].empty());
+  EXPECT_TRUE(j["candidates"][1]["regressions"].empty()) << "the baseline itself as candidate 2 must not regress";
+  std::map<std::string, std::string> change;
+  for (const auto& c : j["cases"]) change[c["case"]] = c["change"][0];
+  EXPECT_EQ(change["gpucts_fixture/DISABLED_Fixture.Toggle"], "newly failing");
+  EXPECT_EQ(change["gpucts_fixture/DISABLED_Fixture.SkipToggle"], "newly skipped");
+  ASSERT_FALSE(j["bandwidth"].empty()) << "a 20% drop must be reported at 5% tolerance";
+  EXPECT_EQ(j["bandwidth"][0]["change"][0], "slower");
+  EXPECT_NEAR(j["bandwidth"][0]["change_pct"][0].get<double>(), -20.0, 0.5);
+  EXPECT_NO_THROW(xml::parse(read(out / "report.html"), "report.html"));
+  std::string md = read(out / "report.md");
+  EXPECT_NE(md.find("| candidate 1 | candidate 2 |"), std::string::npos) << "one column per run";
+  // With a tolerance above the drop, the bandwidth rows disappear (the case regressions stay).
+  auto wide = sh(gpucts() + " report --json --tolerance 25 --baseline " + base().string() + " --candidate " +
+                 cand().string());
+  auto w = nlohmann::json::parse(wide.out.substr(wide.out.find('{')));
+  EXPECT_TRUE(w["bandwidth"].empty());
+}
+
+struct BadInput {
+  const char* name;
+  // Prepares a broken copy of the base bundle in `dir`.
+  void (*spoil)(const fs::path& dir);
+  const char* message;  // expected in the one-line error
+};
+
+void truncate_file(const fs::path& p, double keep) {
+  std::string t = read(p);
+  std::ofstream(p, std::ios::trunc) << t.substr(0, static_cast<size_t>(static_cast<double>(t.size()) * keep));
+}
+
+const BadInput kBadInputs[] = {
+    {"not_a_bundle", [](const fs::path& d) { fs::remove(d / "manifest.json"); }, "not a gpucts bundle"},
+    {"truncated_junit", [](const fs::path& d) { truncate_file(d / "junit.xml", 0.5); }, "junit.xml:"},
+    {"truncated_gtest_xml", [](const fs::path& d) { truncate_file(d / "gtest" / "gpucts_version.xml", 0.7); },
+     "gpucts_version.xml:"},
+    {"truncated_manifest", [](const fs::path& d) { truncate_file(d / "manifest.json", 0.6); }, "malformed JSON"},
+    {"other_suite_version",
+     [](const fs::path& d) {
+       auto j = nlohmann::json::parse(read(d / "manifest.json"));
+       j["gpucts_version"] = "99.0.0";
+       std::ofstream(d / "manifest.json", std::ios::trunc) << j.dump(2);
+     },
+     "different gpucts versions"},
+    {"wrong_schema",
+     [](const fs::path& d) {
+       auto j = nlohmann::json::parse(read(d / "manifest.json"));
+       j["schema"] = "gpucts.bundle/0";
+       std::ofstream(d / "manifest.json", std::ios::trunc) << j.dump(2);
+     },
+     "is not gpucts.bundle/1"},
+};
+
+class ReportBadInput : public BundleTest, public ::testing::WithParamInterface<BadInput> {};
+
+TEST_P(ReportBadInput, ExitsTwoWithOneLineError) {
+  const auto& c = GetParam();
+  fs::path bad = root_ / (std::string("bad-") + c.name);
+  fs::remove_all(bad);
+  fs::copy(base(), bad, fs::copy_options::recursive);
+  c.spoil(bad);
+  auto r = sh(gpucts() + " report --baseline " + base().string() + " --candidate " + bad.string());
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find(c.message), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "one line: " << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Bundles, ReportBadInput, ::testing::ValuesIn(kBadInputs),
+                         [](const auto& i) { return std::string(i.param.name); });
+
+TEST(ReportUsage, MissingOrBadOptionsExitTwo) {
+  REQUIRE_BINARIES();
+  for (const char* args : {"report", "report --baseline /nonexistent --candidate /nonexistent",
+                           "report --baseline a --candidate b --tolerance x", "qualify", "qualify --output"}) {
+    auto r = sh(cli_binary() + " " + args);
+    EXPECT_EQ(r.rc, 2) << args << ": " << r.out;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The strict XML reader.
+TEST(XmlReader, ParsesElementsAttributesEntitiesCdataAndComments) {
+  auto e = xml::parse(
+      "<?xml version=\"1.0\"?>\n<!-- c -->\n<a x=\"1 &amp; 2\" y='&#x41;&#66;'>t&lt;<b/><![CDATA[<raw>&]]><!--x--></a>\n",
+      "doc");
+  EXPECT_EQ(e.name, "a");
+  EXPECT_EQ(e.attr_or("x", ""), "1 & 2");
+  EXPECT_EQ(e.attr_or("y", ""), "AB");
+  EXPECT_EQ(e.text, "t<<raw>&");
+  ASSERT_EQ(e.children.size(), 1u);
+  EXPECT_EQ(e.children[0].name, "b");
+  EXPECT_EQ(e.children[0].line, 3);
+}
+
+struct Malformed {
+  const char* name;
+  const char* text;
+  const char* where;  // "origin:line:col" prefix expected
+  const char* what;
+};
+
+const Malformed kMalformed[] = {
+    {"empty", "", "m:1:1", "no root element"},
+    {"truncated_in_element", "<a>\n<b>\n", "m:3:1", "<b> opened at line 2"},
+    {"truncated_in_tag", "<a><b x=\"1", "m:1:", "unterminated attribute value"},
+    {"mismatched_end", "<a>\n  <b></c></a>", "m:2:", "does not match <b>"},
+    {"unknown_entity", "<a>&nbsp;</a>", "m:1:4", "unknown entity &nbsp;"},
+    {"bare_ampersand", "<a>fish & chips</a>", "m:1:", "'&'"},
+    {"duplicate_attribute", "<a x=\"1\" x=\"2\"/>", "m:1:", "duplicate attribute 'x'"},
+    {"unquoted_attribute", "<a x=1/>", "m:1:", "must be quoted"},
+    {"lt_in_attribute", "<a x=\"<\"/>", "m:1:", "'<' inside an attribute"},
+    {"two_roots", "<a/><b/>", "m:1:5", "content after the root"},
+    {"text_after_root", "<a/>\nx", "m:2:1", "content after the root"},
+    {"unterminated_cdata", "<a><![CDATA[x</a>", "m:1:", "unterminated CDATA"},
+    {"unterminated_comment", "<a><!-- x</a>", "m:1:", "unterminated comment"},
+    {"bad_char_ref", "<a>&#xZZ;</a>", "m:1:", "bad character reference"},
+    {"missing_space_between_attributes", "<a x=\"1\"y=\"2\"/>", "m:1:", "expected whitespace"},
+};
+
+class XmlMalformed : public ::testing::TestWithParam<Malformed> {};
+
+TEST_P(XmlMalformed, FailsWithLineAndColumn) {
+  const auto& c = GetParam();
+  try {
+    xml::parse(c.text, "m");
+    FAIL() << "accepted malformed XML: " << c.text;
+  } catch (const xml::XmlError& e) {
+    std::string m = e.what();
+    EXPECT_EQ(m.rfind(c.where, 0), 0u) << m;
+    EXPECT_NE(m.find(c.what), std::string::npos) << m;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Xml, XmlMalformed, ::testing::ValuesIn(kMalformed),
+                         [](const auto& i) { return std::string(i.param.name); });
+
+TEST(XmlWriter, EscapedTextReadsBackUnchanged) {
+  std::string nasty = "a<b>&\"'\x01z \xC3\xA9";
+  auto e = xml::parse("<r v=\"" + xml::escape(nasty) + "\">" + xml::escape(nasty) + "</r>", "w");
+  EXPECT_EQ(e.attr_or("v", ""), "a<b>&\"'z \xC3\xA9");  // the control character is dropped
+  EXPECT_EQ(e.text, "a<b>&\"'z \xC3\xA9");
+}
+
+TEST(Junit, ReadsARealGtestFileAndWritesItBack) {
+  REQUIRE_BINARIES();
+  fs::path x = fs::temp_directory_path() / ("gpucts-junit-" + std::to_string(::getpid()) + ".xml");
+  auto r = sh(std::string(version_binary()) + " --gtest_output=xml:" + x.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto root = xml::parse_file(x.string());
+  auto cases = junit::read(root, x.string(), "gpucts_version");
+  fs::remove(x);
+  ASSERT_GT(cases.size(), 20u);
+  EXPECT_EQ(junit::count(cases).passed, static_cast<int>(cases.size()));
+  EXPECT_EQ(junit::properties(root).count("gpucts.nccl_header"), 1u) << "stack properties missing";
+  auto again = junit::read(xml::parse(junit::write(cases, "t"), "merged"), "merged", "");
+  ASSERT_EQ(again.size(), cases.size());
+  EXPECT_EQ(again[0].key(), cases[0].key()) << "binary must survive the merged file";
+}
+
+}  // namespace
+}  // namespace cts
