@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (device tool): build, run every suite and the benchmarks, keep logs.
-#   bench/gpu_session.sh [stage...]   stages: build ctest collectives payload check qualify (default all)
+#   bench/gpu_session.sh [stage...]   stages: build ctest collectives payload repro wheel mpcheck check qualify
 # Logs go to $OUT (the device tool's folder) or ./gpu-out; at most 8 files come back, so the XML
 # and journals are packed into one tarball.
 set -uo pipefail
@@ -11,7 +11,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 B=${GPUCTS_BUILD:-build/gpu}
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(build ctest collectives payload check qualify)
+[ ${#stages[@]} -eq 0 ] && stages=(build ctest collectives payload repro wheel mpcheck check qualify)
 has() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 t0=$SECONDS
 stamp() { echo "== [$((SECONDS - t0)) s] $*"; }
@@ -34,6 +34,24 @@ fi
 if has payload; then
   stamp payload
   "$B/bench/gpucts_payload_bench" 2>&1 | tail -30 | tee "$OUT/payload_bench.log"
+fi
+# The NCCL of torch's wheel, where one is installed beside the system's.
+wheel_nccl=$(python3 -c "import nvidia.nccl as n, os; print(os.path.join(list(n.__path__)[0], 'lib'))" 2>/dev/null)
+if has repro; then
+  stamp "repro (system NCCL, then the wheel's: $wheel_nccl)"
+  { "$B/bench/gpucts_repro_onerank_tail"; echo "exit $?";
+    [ -n "$wheel_nccl" ] && LD_LIBRARY_PATH=$wheel_nccl "$B/bench/gpucts_repro_onerank_tail"; echo "exit $?"; } 2>&1 | tee "$OUT/repro.log" | grep -E 'NCCL runtime|WRONG|case\(s\)|exit'
+fi
+if has wheel && [ -n "$wheel_nccl" ]; then
+  stamp "collectives against the wheel's NCCL"
+  LD_LIBRARY_PATH=$wheel_nccl "$B/suites/gpucts_collectives" --world-size=1 --gtest_brief=1 \
+    --gtest_output="xml:$B/gtest-xml/wheel_collectives_w1.xml" 2>&1 | tail -22 | tee "$OUT/wheel_collectives.log"
+fi
+if has mpcheck && [ -n "$wheel_nccl" ]; then
+  stamp "gpucts check under mpirun, rank 1 on the wheel's NCCL"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  mpirun --oversubscribe -np 1 "$B/cli/gpucts" check : -np 1 -x LD_LIBRARY_PATH="$wheel_nccl" "$B/cli/gpucts" check 2>&1 | tee "$OUT/mpcheck.log" | head -20
+  echo "mpirun check exit ${PIPESTATUS[0]}"
 fi
 if has check; then
   stamp check
