@@ -325,6 +325,7 @@ TEST_P(Refused, ClearError) {
 
 INSTANTIATE_TEST_SUITE_P(C10d, Refused,
                          ::testing::Values(RefusedCase{BackendKind::gloo, Reduce::avg, "f32"},
+                                           RefusedCase{BackendKind::gloo, Reduce::avg, "i32"},
                                            RefusedCase{BackendKind::nccl, Reduce::avg, "f8e4m3"}),
                          [](const ::testing::TestParamInfo<RefusedCase>& i) {
                            return std::string(ca::backend_name(i.param.backend)) + "_" +
