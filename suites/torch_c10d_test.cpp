@@ -290,6 +290,11 @@ struct RefusedCase {
   const char* dtype;
 };
 
+std::string refused_name(const RefusedCase& r) {
+  return std::string(ca::backend_name(r.backend)) + "_" + ca::reduce_name(r.op) + "_" + r.dtype;
+}
+void PrintTo(const RefusedCase& r, std::ostream* os) { *os << refused_name(r); }
+
 class Refused : public ::testing::TestWithParam<RefusedCase> {};
 
 TEST_P(Refused, ClearError) {
@@ -327,10 +332,7 @@ INSTANTIATE_TEST_SUITE_P(C10d, Refused,
                          ::testing::Values(RefusedCase{BackendKind::gloo, Reduce::avg, "f32"},
                                            RefusedCase{BackendKind::gloo, Reduce::avg, "i32"},
                                            RefusedCase{BackendKind::nccl, Reduce::avg, "f8e4m3"}),
-                         [](const ::testing::TestParamInfo<RefusedCase>& i) {
-                           return std::string(ca::backend_name(i.param.backend)) + "_" +
-                                  ca::reduce_name(i.param.op) + "_" + i.param.dtype;
-                         });
+                         [](const ::testing::TestParamInfo<RefusedCase>& i) { return refused_name(i.param); });
 
 // ---- barrier -----------------------------------------------------------------------------------
 void PrintTo(BackendKind b, std::ostream* os) { *os << ca::backend_name(b); }
@@ -363,6 +365,11 @@ struct MixedCase {
   const char* dtype;  // f16 or bf16
   Scaling scaling;
 };
+
+std::string mixed_name(const MixedCase& m) {
+  return std::string(ca::backend_name(m.backend)) + "_" + m.dtype + "_" + scaling_name(m.scaling);
+}
+void PrintTo(const MixedCase& m, std::ostream* os) { *os << mixed_name(m); }
 
 class MixedPrecision : public ::testing::TestWithParam<MixedCase> {};
 
@@ -454,10 +461,7 @@ std::vector<MixedCase> mixed_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ddp, MixedPrecision, ::testing::ValuesIn(mixed_cases()),
-                         [](const ::testing::TestParamInfo<MixedCase>& i) {
-                           return std::string(ca::backend_name(i.param.backend)) + "_" + i.param.dtype + "_" +
-                                  scaling_name(i.param.scaling);
-                         });
+                         [](const ::testing::TestParamInfo<MixedCase>& i) { return mixed_name(i.param); });
 
 // ---- timeouts --------------------------------------------------------------------------------------
 class Timeouts : public ::testing::TestWithParam<BackendKind> {};
