@@ -231,7 +231,7 @@ TEST_P(Collectives, ExactResult) {
   const Case& k = GetParam();
   CTS_REQUIRE_BACKEND(k.backend);
   if (auto why = ca::collective_unsupported_reason(k.backend, k.coll->name); !why.empty()) GTEST_SKIP() << why;
-  if (auto why = ca::dtype_unsupported_reason(k.backend, *k.dtype); !why.empty()) GTEST_SKIP() << why;
+  if (auto why = ca::dtype_unsupported_reason(k.backend, *k.dtype, k.coll->name); !why.empty()) GTEST_SKIP() << why;
   if (k.op)
     if (auto why = ca::reduce_unsupported_reason(k.backend, *k.op, *k.dtype, ca::world().env.world_size); !why.empty()) GTEST_SKIP() << why;
   if (auto defect = ca::known_defect(k.backend, k.coll->name, k.strided); !defect.empty())
@@ -304,8 +304,9 @@ TEST_P(Refused, ClearError) {
   for (const auto& x : ca::dtypes())
     if (std::string(x.name) == k.dtype) d = &x;
   ASSERT_NE(d, nullptr);
-  if (!d->type) GTEST_SKIP() << ca::dtype_unsupported_reason(k.backend, *d);
-  std::string why = ca::reduce_unsupported_reason(k.backend, k.op, *d, ca::world().env.world_size);
+  if (!d->type) GTEST_SKIP() << ca::dtype_unsupported_reason(k.backend, *d, "allreduce");
+  std::string why = ca::dtype_unsupported_reason(k.backend, *d, "allreduce");
+  if (why.empty()) why = ca::reduce_unsupported_reason(k.backend, k.op, *d, ca::world().env.world_size);
   if (why.empty()) GTEST_SKIP() << "libtorch " << ca::torch_version() << " accepts " << ca::reduce_name(k.op)
                                 << " on " << d->name << " with " << ca::backend_name(k.backend)
                                 << " (checked by the Collectives cases)";
@@ -331,6 +332,8 @@ TEST_P(Refused, ClearError) {
 INSTANTIATE_TEST_SUITE_P(C10d, Refused,
                          ::testing::Values(RefusedCase{BackendKind::gloo, Reduce::avg, "f32"},
                                            RefusedCase{BackendKind::gloo, Reduce::avg, "i32"},
+                                           RefusedCase{BackendKind::gloo, Reduce::sum, "bf16"},
+                                           RefusedCase{BackendKind::gloo, Reduce::sum, "f8e4m3"},
                                            RefusedCase{BackendKind::nccl, Reduce::avg, "f8e4m3"}),
                          [](const ::testing::TestParamInfo<RefusedCase>& i) { return refused_name(i.param); });
 
@@ -383,7 +386,7 @@ TEST_P(MixedPrecision, BucketedAverageWithinBound) {
   for (const auto& x : ca::dtypes())
     if (std::string(x.name) == k.dtype) d = &x;
   ASSERT_TRUE(d);
-  if (auto why = ca::dtype_unsupported_reason(k.backend, *d); !why.empty()) GTEST_SKIP() << why;
+  if (auto why = ca::dtype_unsupported_reason(k.backend, *d, "allreduce"); !why.empty()) GTEST_SKIP() << why;
   ca::Group& g = ca::cached_group(k.backend);
   const int world = g.size(), rank = g.rank();
   const double scale = k.scaling == Scaling::none ? 1.0 : 1024.0;  // a power of two, as GradScaler's
