@@ -231,7 +231,7 @@ TEST_P(Collectives, ExactResult) {
   const Case& k = GetParam();
   CTS_REQUIRE_BACKEND(k.backend);
   if (auto why = ca::collective_unsupported_reason(k.backend, k.coll->name); !why.empty()) GTEST_SKIP() << why;
-  if (auto why = ca::dtype_unsupported_reason(k.backend, *k.dtype); !why.empty()) GTEST_SKIP() << why;
+  if (auto why = ca::dtype_unsupported_reason(k.backend, *k.dtype, k.coll->name); !why.empty()) GTEST_SKIP() << why;
   if (k.op)
     if (auto why = ca::reduce_unsupported_reason(k.backend, *k.op, *k.dtype, ca::world().env.world_size); !why.empty()) GTEST_SKIP() << why;
   if (auto defect = ca::known_defect(k.backend, k.coll->name, k.strided); !defect.empty())
@@ -290,6 +290,11 @@ struct RefusedCase {
   const char* dtype;
 };
 
+std::string refused_name(const RefusedCase& r) {
+  return std::string(ca::backend_name(r.backend)) + "_" + ca::reduce_name(r.op) + "_" + r.dtype;
+}
+void PrintTo(const RefusedCase& r, std::ostream* os) { *os << refused_name(r); }
+
 class Refused : public ::testing::TestWithParam<RefusedCase> {};
 
 TEST_P(Refused, ClearError) {
@@ -299,8 +304,9 @@ TEST_P(Refused, ClearError) {
   for (const auto& x : ca::dtypes())
     if (std::string(x.name) == k.dtype) d = &x;
   ASSERT_NE(d, nullptr);
-  if (!d->type) GTEST_SKIP() << ca::dtype_unsupported_reason(k.backend, *d);
-  std::string why = ca::reduce_unsupported_reason(k.backend, k.op, *d, ca::world().env.world_size);
+  if (!d->type) GTEST_SKIP() << ca::dtype_unsupported_reason(k.backend, *d, "allreduce");
+  std::string why = ca::dtype_unsupported_reason(k.backend, *d, "allreduce");
+  if (why.empty()) why = ca::reduce_unsupported_reason(k.backend, k.op, *d, ca::world().env.world_size);
   if (why.empty()) GTEST_SKIP() << "libtorch " << ca::torch_version() << " accepts " << ca::reduce_name(k.op)
                                 << " on " << d->name << " with " << ca::backend_name(k.backend)
                                 << " (checked by the Collectives cases)";
@@ -325,11 +331,11 @@ TEST_P(Refused, ClearError) {
 
 INSTANTIATE_TEST_SUITE_P(C10d, Refused,
                          ::testing::Values(RefusedCase{BackendKind::gloo, Reduce::avg, "f32"},
+                                           RefusedCase{BackendKind::gloo, Reduce::avg, "i32"},
+                                           RefusedCase{BackendKind::gloo, Reduce::sum, "bf16"},
+                                           RefusedCase{BackendKind::gloo, Reduce::sum, "f8e4m3"},
                                            RefusedCase{BackendKind::nccl, Reduce::avg, "f8e4m3"}),
-                         [](const ::testing::TestParamInfo<RefusedCase>& i) {
-                           return std::string(ca::backend_name(i.param.backend)) + "_" +
-                                  ca::reduce_name(i.param.op) + "_" + i.param.dtype;
-                         });
+                         [](const ::testing::TestParamInfo<RefusedCase>& i) { return refused_name(i.param); });
 
 // ---- barrier -----------------------------------------------------------------------------------
 void PrintTo(BackendKind b, std::ostream* os) { *os << ca::backend_name(b); }
@@ -363,6 +369,11 @@ struct MixedCase {
   Scaling scaling;
 };
 
+std::string mixed_name(const MixedCase& m) {
+  return std::string(ca::backend_name(m.backend)) + "_" + m.dtype + "_" + scaling_name(m.scaling);
+}
+void PrintTo(const MixedCase& m, std::ostream* os) { *os << mixed_name(m); }
+
 class MixedPrecision : public ::testing::TestWithParam<MixedCase> {};
 
 // Gradients of odd sizes, as a model's parameters have them.
@@ -375,7 +386,7 @@ TEST_P(MixedPrecision, BucketedAverageWithinBound) {
   for (const auto& x : ca::dtypes())
     if (std::string(x.name) == k.dtype) d = &x;
   ASSERT_TRUE(d);
-  if (auto why = ca::dtype_unsupported_reason(k.backend, *d); !why.empty()) GTEST_SKIP() << why;
+  if (auto why = ca::dtype_unsupported_reason(k.backend, *d, "allreduce"); !why.empty()) GTEST_SKIP() << why;
   ca::Group& g = ca::cached_group(k.backend);
   const int world = g.size(), rank = g.rank();
   const double scale = k.scaling == Scaling::none ? 1.0 : 1024.0;  // a power of two, as GradScaler's
@@ -453,10 +464,7 @@ std::vector<MixedCase> mixed_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ddp, MixedPrecision, ::testing::ValuesIn(mixed_cases()),
-                         [](const ::testing::TestParamInfo<MixedCase>& i) {
-                           return std::string(ca::backend_name(i.param.backend)) + "_" + i.param.dtype + "_" +
-                                  scaling_name(i.param.scaling);
-                         });
+                         [](const ::testing::TestParamInfo<MixedCase>& i) { return mixed_name(i.param); });
 
 // ---- timeouts --------------------------------------------------------------------------------------
 class Timeouts : public ::testing::TestWithParam<BackendKind> {};

@@ -54,6 +54,27 @@ const Fingerprint& torch_fingerprint() {
   return fp;
 }
 
+// What the linked libtorch says about its build; a CUDA build must name its CUDA, NCCL and arch
+// list, or the rules below cannot judge it.
+TEST(TorchBuild, CudaBuildReportsItsVersions) {
+  ca::TorchBuild b = ca::torch_build();
+  RecordProperty("gpucts.libtorch", ca::torch_version());
+  RecordProperty("gpucts.libtorch_cxx11_abi", b.cxx11_abi ? "1" : "0");
+  if (!b.has_cuda) GTEST_SKIP() << "libtorch " << ca::torch_version() << " was built without CUDA";
+  ASSERT_TRUE(b.cuda_runtime) << "no CUDA runtime version from the CUDA hooks";
+  RecordProperty("gpucts.libtorch_cuda", Version::from_code(*b.cuda_runtime, VersionKind::Cuda).str());
+  if (b.cudnn) RecordProperty("gpucts.libtorch_cudnn", Version::from_code(*b.cudnn, VersionKind::Cudnn).str());
+  ASSERT_TRUE(b.nccl) << "a CUDA libtorch without NCCL";
+  RecordProperty("gpucts.libtorch_nccl", ca::decode_torch_nccl_version(*b.nccl));
+  std::string arch;
+  for (const auto& a : b.arch_list) arch += (arch.empty() ? "" : " ") + a;
+  RecordProperty("gpucts.libtorch_arch_list", arch);
+  // torch's CUDA hooks print the arch flags only where the driver loads.
+  if (b.arch_list.empty() && visible_gpu_count() == 0)
+    GTEST_SKIP() << "the arch list comes from torch's CUDA hooks, which need a driver (" << no_gpu_reason() << ")";
+  EXPECT_FALSE(b.arch_list.empty()) << "no \"NVCC architecture flags\" in torch's config:\n" << b.show_config;
+}
+
 TEST(TorchBuild, LinkedLibtorchIsThePythonOne) {
   const Fingerprint& fp = torch_fingerprint();
   if (!fp.extra.contains("python_torch")) GTEST_SKIP() << "no Python torch on PATH to compare with";
