@@ -19,6 +19,7 @@ gpucts_packages=(
 # Optional: the libtorch suite is built only where libtorch is found (Debian's CPU build in CI).
 gpucts_optional_packages=(
   "libtorch-dev:/usr/include/torch/csrc/api/include/torch/torch.h"
+  "libgloo-dev:/usr/include/gloo/algorithm.h"   # 1.13's ProcessGroupGloo.hpp includes gloo/
 )
 
 gpucts_install_missing() {
