@@ -27,13 +27,14 @@ namespace {
 const char* kUsage =
     "usage: gpucts qualify --output DIR [--build-dir DIR | --tests-json FILE] [--label REGEX] [--exclude-label REGEX]\n"
     "                      [--tests REGEX] [--exclude-tests REGEX] [--timeout S] [--grace S]\n"
-    "                      [--fingerprint FILE]... [--no-python] [--list]\n"
+    "                      [--fingerprint FILE]... [--no-python] [--run-all] [--list]\n"
     "Runs every suite of this tree (a build tree through ctest's test list, or an install tree through\n"
     "share/gpucts/tests.json and libexec/gpucts; or the list in --tests-json), one at a time, each in its own process group with\n"
     "its CTest TIMEOUT (or --timeout), and writes the bundle into DIR (new or empty): manifest.json,\n"
     "junit.xml, gtest/, journal/, logs/, fingerprints/, check.json, bandwidth/, summary.md/.html.\n"
     "--label/--tests select like ctest -L/-R (regex, searched). SIGINT/SIGTERM stop the running suite\n"
     "(forwarded to its group, killed after --grace s, default 10) and still write the bundle.\n"
+    "An entry that needs more GPUs than are visible is reported as not run (--run-all runs it anyway).\n"
     "Exit status: 0 pass, 1 fail (or interrupted), 2 bad usage or bad input.";
 
 std::string clock_str(double s) {
@@ -61,7 +62,7 @@ bool any_label_matches(const std::vector<std::string>& labels, const std::regex&
 
 int cmd_qualify(const std::vector<std::string>& argv) {
   Args a(argv, {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout", "grace", "fingerprint", "python"},
-         {"no-python", "list", "help"});
+         {"no-python", "list", "run-all", "help"});
   if (a.flag("help")) {
     std::puts(kUsage);
     return 0;
@@ -105,7 +106,7 @@ int cmd_qualify(const std::vector<std::string>& argv) {
     for (const auto& t : selected) {
       std::string labels;
       for (const auto& l : t.labels) labels += (labels.empty() ? "" : ",") + l;
-      std::printf("%s\t%s\t%.0fs\n", t.name.c_str(), labels.c_str(), t.timeout_s);
+      std::printf("%s\t%s\t%.0fs\t%d GPU(s)\n", t.name.c_str(), labels.c_str(), t.timeout_s, t.gpus);
     }
     return 0;
   }
@@ -153,15 +154,23 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   m.host = host;
   m.tree = tree.kind + ":" + tree.root;
   std::vector<junit::Case> cases;
+  const int visible = visible_gpu_count();
+  const std::string no_gpu = no_gpu_reason();
   for (size_t i = 0; i < selected.size(); ++i) {
     const auto& t = selected[i];
-    if (qualify::g_signal.load()) {
+    std::string not_run;
+    if (qualify::g_signal.load()) not_run = "qualify was interrupted before this suite";
+    else if (t.gpus > visible && !a.flag("run-all"))
+      not_run = "needs " + std::to_string(t.gpus) + " GPU(s), " + std::to_string(visible) + " visible" +
+                (no_gpu.empty() ? "" : " (" + no_gpu + ")");
+    if (!not_run.empty()) {
       bundle::SuiteRun r;
       r.name = t.name;
       r.command = t.command;
       r.labels = t.labels;
       r.status = "not_run";
-      r.reason = "qualify was interrupted before this suite";
+      r.reason = not_run;
+      std::fprintf(stderr, "[%zu/%zu] %s: not run: %s\n", i + 1, selected.size(), t.name.c_str(), not_run.c_str());
       m.suites.push_back(r);
       continue;
     }
@@ -223,8 +232,10 @@ int cmd_qualify(const std::vector<std::string>& argv) {
     return 2;
   }
   auto n = junit::count(cases);
-  std::printf("%s: %s  (%d passed, %d failed, %d errors, %d skipped%s) in %s\n", dir.c_str(),
-              m.verdict == "pass" ? "PASS" : "FAIL", n.passed, n.failed, n.errors, n.skipped,
+  int not_run = 0;
+  for (const auto& s : m.suites) not_run += s.status == "not_run";
+  std::printf("%s: %s  (%d passed, %d failed, %d errors, %d skipped; %d of %zu suites not run%s) in %s\n", dir.c_str(),
+              m.verdict == "pass" ? "PASS" : "FAIL", n.passed, n.failed, n.errors, n.skipped, not_run, m.suites.size(),
               m.interrupted ? ", interrupted" : "", clock_str(m.elapsed_s).c_str());
   std::printf("summary: %s\n", (dir / "summary.html").c_str());
   return m.verdict == "pass" ? 0 : 1;

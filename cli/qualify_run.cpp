@@ -211,13 +211,17 @@ std::vector<TestEntry> discover(const Tree& t, std::string* how) {
     std::string text = capture({GPUCTS_CTEST_COMMAND, "--show-only=json-v1", "--test-dir", t.root}, 120, &rc);
     if (rc == 0 && !text.empty()) {
       *how = std::string(GPUCTS_CTEST_COMMAND) + " --show-only=json-v1 --test-dir " + t.root;
-      return parse_ctest_json(text, "ctest --show-only=json-v1");
+      auto tests = parse_ctest_json(text, "ctest --show-only=json-v1");
+      apply_gpu_needs(tests, t.root + "/gpucts_gpu_needs.txt");
+      return tests;
     }
     *how = "ctest unavailable (" + std::string(GPUCTS_CTEST_COMMAND) + "): every gpucts_* binary under " + t.root +
            "/suites, run plainly";
   } else if (fs::exists(t.tests_json)) {
     *how = t.tests_json;
-    return parse_ctest_json(bundle::read_text(t.tests_json), t.tests_json);
+    auto tests = parse_ctest_json(bundle::read_text(t.tests_json), t.tests_json);
+    apply_gpu_needs(tests, (fs::path(t.tests_json).parent_path() / "gpucts_gpu_needs.txt").string());
+    return tests;
   } else {
     *how = "no " + t.tests_json + ": every gpucts_* binary in " + t.libexec + ", run plainly";
   }
@@ -230,6 +234,17 @@ std::vector<TestEntry> discover(const Tree& t, std::string* how) {
     }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;
+}
+
+void apply_gpu_needs(std::vector<TestEntry>& tests, const std::string& needs_file) {
+  std::ifstream in(needs_file);
+  std::map<std::string, int> need;
+  for (std::string line; std::getline(in, line);) {
+    auto eq = line.find('=');
+    if (eq != std::string::npos) need[line.substr(0, eq)] = std::atoi(line.c_str() + eq + 1);
+  }
+  for (auto& t : tests)
+    if (auto it = need.find(t.name); it != need.end()) t.gpus = it->second;
 }
 
 TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {

@@ -23,6 +23,7 @@ struct TestEntry {
   double timeout_s = 600;
   std::string working_dir;
   int skip_code = 77;
+  int gpus = 0;                   // GPUs the entry needs (gpucts_gpu_needs.txt), 0: none
 };
 
 struct Tree {
@@ -51,6 +52,9 @@ struct RunPaths {
   std::string bandwidth;    // bundle/bandwidth/<name> (the perf suite adds .json / .csv)
   std::string fingerprints; // bundle/fingerprints
 };
+
+// Reads "<test>=<n>" lines (the build's gpucts_gpu_needs.txt) into the entries' `gpus`.
+void apply_gpu_needs(std::vector<TestEntry>& tests, const std::string& needs_file);
 
 // Rewrites the entry's output paths (gtest XML, journal, logs) into the bundle.
 TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p);
