@@ -4,6 +4,7 @@
 // crashing, hanging and writing synthetic bandwidth JSON), then `gpucts report` over the bundles,
 // including the bad inputs that must give exit status 2. Plus the strict XML reader.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -281,6 +282,56 @@ TEST_F(BundleTest, ReportFindsNewFailuresSkipsAndSlowerPoints) {
                  cand().string());
   auto w = nlohmann::json::parse(wide.out.substr(wide.out.find('{')));
   EXPECT_TRUE(w["bandwidth"].empty());
+}
+
+// SIGINT during a suite: forwarded to its process group, the suite is marked interrupted, later
+// suites not run, and the bundle is still complete and readable.
+TEST_F(BundleTest, InterruptStillWritesACompleteBundle) {
+  nlohmann::json list = nlohmann::json::parse(tests_json("GPUCTS_FIXTURE_HANG=1", true));
+  nlohmann::json tests = nlohmann::json::array();
+  for (const auto& t : list["tests"])
+    if (t["name"] == "gpucts_fixture_hang") {
+      auto h = t;
+      h["properties"][2]["value"] = 60;  // TIMEOUT: the interrupt, not the deadline, must end it
+      tests.push_back(h);
+    }
+  tests.push_back(list["tests"][0]);  // gpucts_version, after the hang: must be "not_run"
+  list["tests"] = tests;
+  std::ofstream(root_ / "int.json") << list.dump();
+  fs::path out = root_ / "int";
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::string cli = cli_binary(), json = (root_ / "int.json").string(), o = out.string();
+    execl(cli.c_str(), cli.c_str(), "qualify", "--no-python", "--grace", "2", "--tests-json", json.c_str(), "--output",
+          o.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until the hanging case has started (its journal line), then interrupt.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  fs::path journal = out / "journal" / "gpucts_fixture_hang.jsonl";
+  while (std::chrono::steady_clock::now() < deadline && read(journal).find("\"start\"") == std::string::npos)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_NE(read(journal).find("\"start\""), std::string::npos) << "the hanging case never started";
+  kill(pid, SIGINT);
+  int status = 0;
+  pid_t done = 0;
+  while (std::chrono::steady_clock::now() < deadline + std::chrono::seconds(10) && (done = waitpid(pid, &status, WNOHANG)) == 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "qualify did not finish after SIGINT";
+  }
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  auto b = load(out);
+  EXPECT_TRUE(b.manifest.interrupted);
+  EXPECT_EQ(b.manifest.verdict, "fail");
+  ASSERT_EQ(b.manifest.suites.size(), 2u);
+  EXPECT_EQ(b.manifest.suites[0].status, "interrupted");
+  EXPECT_EQ(b.manifest.suites[1].status, "not_run");
+  EXPECT_TRUE(fs::exists(out / "summary.html"));
+  EXPECT_NE(read(out / "summary.md").find("interrupted"), std::string::npos);
 }
 
 struct BadInput {
