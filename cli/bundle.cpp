@@ -80,6 +80,16 @@ nlohmann::json parse_json_file(const std::string& path) {
   }
 }
 
+// The *.json files of a bundle folder, sorted; none when the folder is absent.
+std::vector<fs::path> json_files(const fs::path& d) {
+  std::vector<fs::path> files;
+  if (fs::is_directory(d))
+    for (const auto& e : fs::directory_iterator(d))
+      if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 const std::set<std::string> kSuiteStatuses = {"passed", "failed", "skipped", "timeout", "interrupted", "crashed", "not_run"};
 
 }  // namespace
@@ -166,37 +176,22 @@ Bundle load(const std::string& dir) {
     throw BundleError(e.what());
   }
 
-  fs::path fpdir = fs::path(dir) / "fingerprints";
-  if (fs::is_directory(fpdir)) {
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(fpdir))
-      if (e.path().extension() == ".json") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      nlohmann::json j = parse_json_file(f.string());
-      try {
-        fingerprint_from_json(j, f.string());  // validates the contract's schema
-      } catch (const std::exception& e) {
-        throw BundleError(e.what());
-      }
-      b.fingerprints.emplace_back(f.filename().string(), std::move(j));
+  for (const auto& f : json_files(fs::path(dir) / "fingerprints")) {
+    nlohmann::json j = parse_json_file(f.string());
+    try {
+      fingerprint_from_json(j, f.string());  // validates the contract's schema
+    } catch (const std::exception& e) {
+      throw BundleError(e.what());
     }
+    b.fingerprints.emplace_back(f.filename().string(), std::move(j));
   }
   std::string cpath = (fs::path(dir) / "check.json").string();
   b.check = fs::exists(cpath) ? parse_json_file(cpath) : nlohmann::json{{"available", false}, {"reason", "no check.json"}};
-
-  fs::path bwdir = fs::path(dir) / "bandwidth";
-  if (fs::is_directory(bwdir)) {
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(bwdir))
-      if (e.path().extension() == ".json") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      try {
-        b.bandwidth.emplace_back(f.stem().string(), bw::run_from_json(parse_json_file(f.string()), f.string()));
-      } catch (const bw::BandwidthError& e) {
-        throw BundleError(e.what());
-      }
+  for (const auto& f : json_files(fs::path(dir) / "bandwidth")) {
+    try {
+      b.bandwidth.emplace_back(f.stem().string(), bw::run_from_json(parse_json_file(f.string()), f.string()));
+    } catch (const bw::BandwidthError& e) {
+      throw BundleError(e.what());
     }
   }
   return b;
