@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <regex>
+#include <sstream>
 
 #include "args.hpp"
 #include "bundle.hpp"
 #include "commands.hpp"
+#include "environment.hpp"
 #include "probe.hpp"
 #include "qualify_check.hpp"
 #include "qualify_run.hpp"
@@ -27,13 +29,16 @@ namespace {
 const char* kUsage =
     "usage: gpucts qualify --output DIR [--build-dir DIR | --tests-json FILE] [--label REGEX] [--exclude-label REGEX]\n"
     "                      [--tests REGEX] [--exclude-tests REGEX] [--timeout S] [--grace S]\n"
-    "                      [--fingerprint FILE]... [--no-python] [--run-all] [--list]\n"
+    "                      [--fingerprint FILE]... [--mpi-ranks N [--mpiexec-args ARGS]] [--no-python]\n"
+    "                      [--run-all] [--list]\n"
     "Runs every suite of this tree (a build tree through ctest's test list, or an install tree through\n"
     "share/gpucts/tests.json and libexec/gpucts; or the list in --tests-json), one at a time, each in its own process group with\n"
     "its CTest TIMEOUT (or --timeout), and writes the bundle into DIR (new or empty): manifest.json,\n"
     "junit.xml, gtest/, journal/, logs/, fingerprints/, check.json, bandwidth/, summary.md/.html.\n"
     "--label/--tests select like ctest -L/-R (regex, searched). SIGINT/SIGTERM stop the running suite\n"
     "(forwarded to its group, killed after --grace s, default 10) and still write the bundle.\n"
+    "--mpi-ranks N also probes N ranks under mpiexec (ARGS e.g. '--host a,b'), one fingerprint each,\n"
+    "and checks them together (cross-host-mismatch). --fingerprint adds fingerprints probed elsewhere.\n"
     "An entry that needs more GPUs than are visible is reported as not run (--run-all runs it anyway).\n"
     "Exit status: 0 pass, 1 fail (or interrupted), 2 bad usage or bad input.";
 
@@ -58,16 +63,55 @@ bool any_label_matches(const std::vector<std::string>& labels, const std::regex&
   return false;
 }
 
+// Hidden mode run under mpiexec by --mpi-ranks: this rank's fingerprint into DIR.
+int probe_rank_into(const std::string& dir, bool python) {
+  ProbeOptions po;
+  po.python = python;
+  Fingerprint fp = probe_fingerprint(po);
+  if (!fp.rank && launcher_rank() >= 0) fp.rank = launcher_rank();
+  std::string name = fp.host.value_or("unknown-host") + ".rank" + std::to_string(fp.rank.value_or(launcher_rank())) + ".json";
+  bundle::write_text((fs::path(dir) / name).string(), to_json(fp).dump(2) + "\n");
+  return 0;
+}
+
+// Runs `mpiexec -n N ARGS <this gpucts> qualify --probe-rank-into DIR` with a deadline and loads
+// what the ranks wrote. Returns "" or what went wrong (the bundle notes it; qualify goes on).
+std::string probe_ranks(const std::string& n, const std::string& extra, const std::string& dir, bool python,
+                        std::vector<Fingerprint>* fps) {
+  char* end = nullptr;
+  long ranks = std::strtol(n.c_str(), &end, 10);
+  if (n.empty() || *end || ranks < 1 || ranks > 4096) throw UsageError("--mpi-ranks '" + n + "': expected a number >= 1");
+  const char* env = std::getenv("GPUCTS_MPIEXEC");
+  std::vector<std::string> cmd = {env && *env ? env : "mpiexec", "-n", std::to_string(ranks)};
+  std::stringstream ss(extra);
+  for (std::string w; ss >> w;) cmd.push_back(w);
+  for (const std::string& w : {fs::read_symlink("/proc/self/exe").string(), std::string("qualify"),
+                               std::string("--probe-rank-into"), dir})
+    cmd.push_back(w);
+  if (!python) cmd.push_back("--no-python");
+  std::string log = (fs::path(dir).parent_path() / "logs" / "fingerprint_ranks.log").string();
+  int rc = qualify::run_bounded(cmd, {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}, 180, log, true);
+  size_t before = fps->size();
+  for (const auto& f : fs::directory_iterator(dir))
+    if (f.path().filename().string().find(".rank") != std::string::npos) fps->push_back(load_fingerprint_file(f.path().string()));
+  if (rc != 0) return cmd.front() + " ended with status " + std::to_string(rc) + " (see " + log + ")";
+  if (fps->size() - before != static_cast<size_t>(ranks))
+    return std::to_string(fps->size() - before) + " of " + std::to_string(ranks) + " ranks wrote a fingerprint";
+  return "";
+}
+
 }  // namespace
 
 int cmd_qualify(const std::vector<std::string>& argv) {
-  Args a(argv, {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout", "grace", "fingerprint", "python"},
+  Args a(argv, {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout", "grace",
+                "fingerprint", "python", "mpi-ranks", "mpiexec-args", "probe-rank-into"},
          {"no-python", "list", "run-all", "help"});
   if (a.flag("help")) {
     std::puts(kUsage);
     return 0;
   }
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  if (auto into = a.value("probe-rank-into")) return probe_rank_into(*into, !a.flag("no-python"));
   auto out = a.value("output");
   if (!out && !a.flag("list")) throw UsageError("--output DIR is required");
   double timeout = a.number("timeout", 0), grace = a.number("grace", 10);
@@ -137,6 +181,11 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   std::vector<Fingerprint> fps{self};
   std::string host = self.host.value_or("unknown-host");
   bundle::write_text((dir / "fingerprints" / (host + ".json")).string(), to_json(self).dump(2) + "\n");
+  if (auto ranks = a.value("mpi-ranks")) {
+    std::string err = probe_ranks(*ranks, a.value("mpiexec-args").value_or(""), (dir / "fingerprints").string(),
+                                  !a.flag("no-python"), &fps);
+    if (!err.empty()) std::fprintf(stderr, "gpucts qualify: per-rank fingerprints: %s\n", err.c_str());
+  }
   for (const auto& f : a.values("fingerprint")) {
     try {
       Fingerprint fp = load_fingerprint_file(f);

@@ -54,41 +54,14 @@ std::optional<std::string> find_program(const std::string& name) {
   return std::nullopt;
 }
 
-// Runs a short helper command (ctest --show-only) with a deadline, capturing stdout.
+// A short helper command (ctest --show-only) with a deadline, its stdout captured.
 std::string capture(const std::vector<std::string>& argv, double timeout_s, int* rc) {
   char tmpl[] = "/tmp/gpucts-capture-XXXXXX";
   int fd = ::mkstemp(tmpl);
   if (fd < 0) throw bundle::BundleError("cannot create a temporary file");
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::dup2(fd, 1);
-    int devnull = ::open("/dev/null", O_WRONLY);
-    if (devnull >= 0) ::dup2(devnull, 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    ::_exit(127);
-  }
-  auto start = std::chrono::steady_clock::now();
-  int status = 0;
-  for (;;) {
-    pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s) {
-      ::killpg(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      *rc = -1;
-      ::close(fd);
-      ::unlink(tmpl);
-      return {};
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::string out = bundle::read_text(tmpl);
   ::close(fd);
+  *rc = run_bounded(argv, {}, timeout_s, tmpl, false);
+  std::string out = *rc == 0 ? bundle::read_text(tmpl) : std::string();
   ::unlink(tmpl);
   return out;
 }
@@ -141,6 +114,41 @@ struct JournalTail {
 };
 
 }  // namespace
+
+int run_bounded(const std::vector<std::string>& argv, const std::vector<std::string>& env, double timeout_s,
+                const std::string& output_file, bool with_stderr) {
+  int fd = ::open(output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::dup2(fd, 1);
+    int err = with_stderr ? fd : ::open("/dev/null", O_WRONLY);
+    if (err >= 0) ::dup2(err, 2);
+    for (const auto& kv : env)
+      if (auto eq = kv.find('='); eq != std::string::npos) ::setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(fd);
+  if (pid < 0) return -1;
+  ::setpgid(pid, pid);
+  auto start = std::chrono::steady_clock::now();
+  int status = 0;
+  for (;;) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) break;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s || g_signal.load()) {
+      ::killpg(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
 
 void install_signal_handlers() {
   struct sigaction sa {};

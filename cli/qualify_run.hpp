@@ -71,6 +71,12 @@ struct Outcome {
   std::vector<junit::Case> cases;
 };
 
+// Runs argv (PATH lookup) in its own process group with `env` added, stdout (and stderr when
+// `with_stderr`) into output_file, killed at the deadline or on a signal to qualify.
+// Returns the exit status, -1 when it did not exit normally.
+int run_bounded(const std::vector<std::string>& argv, const std::vector<std::string>& env, double timeout_s,
+                const std::string& output_file, bool with_stderr);
+
 // Set by the signal handler of `gpucts qualify`; the runner forwards it to the child's group.
 extern std::atomic<int> g_signal;
 void install_signal_handlers();
