@@ -12,6 +12,7 @@ namespace cts::report {
 namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr size_t kMaxRows = 500;  // per table in Markdown/HTML; JSON has every row
 
 bool is_fail(const std::string& s) { return s == "failed" || s == "error"; }
 
@@ -209,6 +210,12 @@ doc::Doc to_doc(const Comparison& c) {
     doc::Table t{header({"case"}), {}, {}};
     t.header.push_back("latest message");
     for (const auto& r : c.cases) {
+      if (t.rows.size() == kMaxRows) {
+        d.table(std::move(t));
+        t = doc::Table{};
+        d.paragraph("... and " + std::to_string(c.cases.size() - kMaxRows) + " more: every change is in report.json");
+        break;
+      }
       std::vector<std::string> row{r.key, r.baseline};
       bool fail = false;
       for (size_t i = 0; i < n; ++i) {
@@ -219,7 +226,7 @@ doc::Doc to_doc(const Comparison& c) {
       t.rows.push_back(std::move(row));
       t.row_class.push_back(fail ? "fail" : "skip");
     }
-    d.table(std::move(t));
+    if (!t.rows.empty()) d.table(std::move(t));
   }
 
   char tol[32];

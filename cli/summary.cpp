@@ -11,6 +11,8 @@ namespace cts::summary {
 
 namespace {
 
+constexpr size_t kMaxRows = 300;
+
 std::string fmt(double v, const char* f = "%.1f") {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -180,8 +182,15 @@ doc::Doc build(const bundle::Bundle& b) {
         fails.row_class.push_back("fail");
       }
   d.heading("Failed (" + std::to_string(fails.rows.size()) + ")");
+  const size_t total_fails = fails.rows.size();
+  if (total_fails > kMaxRows) {  // a page a person can open; junit.xml has every case
+    fails.rows.resize(kMaxRows);
+    fails.row_class.resize(kMaxRows);
+  }
   if (fails.rows.empty()) d.paragraph("nothing failed");
   else d.table(std::move(fails));
+  if (total_fails > kMaxRows)
+    d.paragraph("... and " + std::to_string(total_fails - kMaxRows) + " more: every case is in junit.xml");
 
   // What was skipped and why, grouped by reason.
   std::map<std::string, std::pair<int, std::vector<std::string>>> reasons;

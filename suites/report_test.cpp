@@ -334,6 +334,19 @@ TEST_F(BundleTest, InterruptStillWritesACompleteBundle) {
   EXPECT_NE(read(out / "summary.md").find("interrupted"), std::string::npos);
 }
 
+TEST_F(BundleTest, MpiRanksGiveOneFingerprintEachCheckedTogether) {
+  if (sh("command -v mpiexec").rc != 0) GTEST_SKIP() << "mpiexec not on PATH";
+  fs::path out = root_ / "mpi";
+  auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() +
+              " --tests '^gpucts_version$' --mpi-ranks 2 --mpiexec-args --oversubscribe --output " + out.string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+  auto b = load(out);
+  int ranks = 0;
+  for (const auto& [name, j] : b.fingerprints) ranks += name.find(".rank") != std::string::npos;
+  EXPECT_EQ(ranks, 2) << "one fingerprint per rank";
+  EXPECT_NE(read(out / "check.txt").find("3 fingerprints"), std::string::npos) << read(out / "check.txt");
+}
+
 struct BadInput {
   const char* name;
   // Prepares a broken copy of the base bundle in `dir`.
