@@ -45,12 +45,18 @@ std::string gbps(double v) {
   return buf;
 }
 
-std::map<std::string, std::pair<std::string, double>> bw_points(const bundle::Bundle& b) {
-  std::map<std::string, std::pair<std::string, double>> out;
+struct BwPoint {
+  std::string key, metric;
+  double value;
+};
+
+// In the order the suite measured them (collective, then size), not sorted as text.
+std::vector<BwPoint> bw_points(const bundle::Bundle& b) {
+  std::vector<BwPoint> out;
   for (const auto& [name, run] : b.bandwidth)
     for (const auto& p : run.points) {
       bool bus = p.busbw_gbps.has_value();
-      out[name + ": " + p.key()] = {bus ? "busbw_gbps" : "algbw_gbps", bus ? *p.busbw_gbps : p.algbw_gbps};
+      out.push_back({name + ": " + p.key(), bus ? "busbw_gbps" : "algbw_gbps", bus ? *p.busbw_gbps : p.algbw_gbps});
     }
   return out;
 }
@@ -133,18 +139,19 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
   }
 
   // Bandwidth: points present in the baseline, compared by key.
-  auto bpts = bw_points(c.baseline);
-  std::vector<std::map<std::string, std::pair<std::string, double>>> cpts;
-  for (const auto& b : c.candidates) cpts.push_back(bw_points(b));
-  for (const auto& [key, mv] : bpts) {
+  std::vector<std::map<std::string, double>> cpts(n);
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& p : bw_points(c.candidates[i])) cpts[i][p.key] = p.value;
+  for (const auto& bp : bw_points(c.baseline)) {
     BandwidthRow row;
-    row.key = key;
-    row.metric = mv.first;
-    row.baseline = mv.second;
+    row.key = bp.key;
+    row.metric = bp.metric;
+    row.baseline = bp.value;
+    const std::string& key = bp.key;
     bool moved = false;
     for (size_t i = 0; i < n; ++i) {
       auto it = cpts[i].find(key);
-      double v = it == cpts[i].end() ? kNaN : it->second.second;
+      double v = it == cpts[i].end() ? kNaN : it->second;
       double d = (std::isnan(v) || row.baseline <= 0) ? kNaN : (v / row.baseline - 1) * 100;
       row.candidates.push_back(v);
       row.change_pct.push_back(d);
