@@ -47,7 +47,7 @@ std::optional<int> check_over_mpi(const Matrix& m, bool json) {
     CheckResult r = check_fingerprints(m, fps);
     add_preflight_findings(fps, r);
     if (json) std::cout << r.to_json().dump(2) << "\n";
-    else print_check_table(r, m, fps.size(), std::cout);
+    else print_check_table(r, m, fps, std::cout);
     std::cout.flush();
     rc = r.failed() ? 1 : 0;
   }

@@ -3,13 +3,60 @@
 #include <algorithm>
 
 namespace cts::cli {
+namespace {
 
-void print_check_table(const CheckResult& r, const Matrix& m, size_t inputs, std::ostream& out) {
+// As the tool printed it, unless that was an integer code (13000, 22809, 91900).
+std::string ver(const std::optional<Version>& v) {
+  if (!v) return "?";
+  return v->raw.find('.') != std::string::npos ? v->raw : v->str();
+}
+
+// One line per input saying what was checked, so a passing report still shows the stack it saw.
+std::string describe(const Fingerprint& fp, const Matrix& m) {
+  std::string s = fp.label() + ": driver " + ver(fp.driver_version) + " (CUDA " + ver(fp.driver_cuda) + "), CUDA runtime " +
+                  ver(fp.cuda_runtime) + ", NCCL loaded " + ver(fp.nccl_runtime);
+  if (fp.nccl_library) s += " from " + *fp.nccl_library;
+  s += " (header " + ver(fp.nccl_header) + ")";
+  if (fp.extra.contains("nccl_loaded") && fp.extra["nccl_loaded"].is_array()) {
+    s += ", libnccl mapped:";
+    for (const auto& l : fp.extra["nccl_loaded"])
+      s += " " + l.value("version", std::string("?")) + " " + l.value("path", std::string());
+  }
+  if (fp.torch && fp.torch->version) {
+    s += ", torch " + ver(fp.torch->version) + " (CUDA " + ver(fp.torch->cuda) + ", NCCL " + ver(fp.torch->nccl) +
+         ", cuDNN " + ver(fp.torch->cudnn) + ")";
+    const TorchRow* row = m.find_torch(*fp.torch->version, fp.torch->cuda);
+    s += row ? ", matrix row " + row->meta.cite() : ", no matrix row";
+  } else {
+    s += ", torch not seen";
+  }
+  if (fp.gpus) {
+    s += ", GPUs:";
+    if (fp.gpus->empty()) s += " none";
+    for (const auto& g : *fp.gpus) {
+      s += " " + std::to_string(g.index) + " " + g.name.value_or("?");
+      if (!g.cc) continue;
+      s += " (sm_" + std::to_string(g.cc->major()) + std::to_string(g.cc->minor());
+      if (fp.torch && fp.torch->arch_list)
+        s += arch_list_covers(*fp.torch->arch_list, *g.cc) ? ", in torch's arch list" : ", NOT in torch's arch list";
+      s += ")";
+    }
+  } else {
+    s += ", GPUs unknown";
+  }
+  return s;
+}
+
+}  // namespace
+
+void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<Fingerprint>& fps, std::ostream& out) {
+  const size_t inputs = fps.size();
   size_t errors = 0, warnings = 0, infos = 0;
   for (const auto& f : r.findings) (f.severity == "error" ? errors : f.severity == "warning" ? warnings : infos)++;
   out << "gpucts check: " << inputs << " fingerprint" << (inputs == 1 ? "" : "s") << " against the " << m.origin
       << " matrix: " << (r.failed() ? "FAIL" : "PASS") << " (" << errors << " error" << (errors == 1 ? "" : "s")
       << ", " << warnings << " warning" << (warnings == 1 ? "" : "s") << ", " << infos << " info)\n";
+  for (const auto& fp : fps) out << "checked " << describe(fp, m) << "\n";
   for (const auto& f : r.findings) {
     std::string sev = f.severity;
     std::transform(sev.begin(), sev.end(), sev.begin(), ::toupper);
@@ -28,7 +75,7 @@ int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, s
   if (json)
     out << r.to_json().dump(2) << "\n";
   else
-    print_check_table(r, m, fps.size(), out);
+    print_check_table(r, m, fps, out);
   out.flush();
   return r.failed() ? 1 : 0;
 }

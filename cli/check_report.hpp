@@ -16,7 +16,8 @@ namespace cts::cli {
 // Returns the exit status of the contract: 0 no error finding, 1 at least one.
 int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, std::ostream& out);
 
-// The human table alone (used by run_check).
-void print_check_table(const CheckResult& r, const Matrix& m, size_t inputs, std::ostream& out);
+// The human table alone (used by run_check): a header with the verdict, one "checked" line per
+// input (the stack it saw), then one line per finding, errors first, each with what to do.
+void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<Fingerprint>& fps, std::ostream& out);
 
 }  // namespace cts::cli

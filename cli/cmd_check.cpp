@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "args.hpp"
@@ -35,6 +36,8 @@ int cmd_check(const std::vector<std::string>& argv) {
   }
   std::vector<Fingerprint> fps;
   for (const auto& file : a.values("fingerprint")) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(file, ec)) throw UsageError(file + ": is a directory, not a fingerprint file");
     try {
       fps.push_back(load_fingerprint_file(file));
     } catch (const FingerprintError& e) {

@@ -13,7 +13,7 @@ nlohmann::json check_json(const std::vector<Fingerprint>& fingerprints, std::str
     const Matrix& m = builtin_matrix();
     CheckResult r = check_fingerprints(m, fingerprints);
     std::ostringstream t;
-    cli::print_check_table(r, m, fingerprints.size(), t);
+    cli::print_check_table(r, m, fingerprints, t);
     *text = t.str();
     nlohmann::json j = r.to_json();
     j["available"] = true;

@@ -7,9 +7,9 @@
 #     registers one more CTest entry gpucts_<suite>_<suffix> of the same binary
 #     (for example one entry per world size).
 #
-# GPUS n    : n CTest resource groups of "gpus:1"; the resource spec is generated from the GPUs
-#             visible when ctest runs (cmake/GpuctsCtestInclude.cmake.in). Where fewer GPUs are
-#             visible than n, the groups are dropped and the binary skips with its reason.
+# GPUS n    : n CTest resource groups of "gpus:1", set when ctest runs together with a resource
+#             spec generated from the GPUs it sees (cmake/GpuctsCtestInclude.cmake.in). Where fewer
+#             than n are visible the test asks for what there is and skips itself with the reason.
 # RANKS n   : run under ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} n.
 # Every binary exits 77 (SKIP_RETURN_CODE) when each of its cases skipped, writes its gtest XML to
 # <build>/gtest-xml/<test>.xml and an append-only journal to <build>/journal/.
@@ -65,7 +65,7 @@ function(_gpucts_register_test test_name target)
     SKIP_RETURN_CODE ${GPUCTS_SKIP_RETURN_CODE}
     ENVIRONMENT "${env}")
   if(T_GPUS AND T_GPUS GREATER 0)
-    set_tests_properties(${test_name} PROPERTIES RESOURCE_GROUPS "${T_GPUS},gpus:1")
+    # RESOURCE_GROUPS are set when ctest runs, from the GPUs it sees (GpuctsCtestInclude.cmake.in).
     set_property(GLOBAL APPEND PROPERTY GPUCTS_GPU_TESTS "${test_name}=${T_GPUS}")
   endif()
   if(T_RANKS)
@@ -106,6 +106,8 @@ function(gpucts_finalize_suites)
                  "${CMAKE_BINARY_DIR}/gpucts_ctest_include.cmake.in" @ONLY)
   file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/gpucts_ctest_include.cmake"
                 INPUT "${CMAKE_BINARY_DIR}/gpucts_ctest_include.cmake.in")
-  set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY TEST_INCLUDE_FILES
+  # ctest includes a directory's TEST_INCLUDE_FILES before that directory's tests and subdirs, so
+  # the file hangs on the last subdirectory (ci/), after every suite's tests exist.
+  set_property(DIRECTORY "${PROJECT_SOURCE_DIR}/ci" APPEND PROPERTY TEST_INCLUDE_FILES
                "${CMAKE_BINARY_DIR}/gpucts_ctest_include.cmake")
 endfunction()

@@ -134,12 +134,9 @@ void load_torch(Matrix& m, const std::map<std::string, std::string>& files) {
     row.python_max = rd.version("python_max");
     if (row.python_max < row.python_min) rd.fail("python_max is below python_min");
     row.arch_list = split_list(rd.required("arch_list"));
-    for (const auto& a : row.arch_list) {
-      bool ok = (a.rfind("sm_", 0) == 0 && a.size() > 3) || (a.rfind("compute_", 0) == 0 && a.size() > 8);
-      std::string digits = a.substr(a.find('_') + 1);
-      if (!ok || digits.find_first_not_of("0123456789") != std::string::npos)
+    for (const auto& a : row.arch_list)
+      if ((a.rfind("sm_", 0) != 0 && a.rfind("compute_", 0) != 0) || !arch_cc(a))
         rd.fail("arch_list entry '" + a + "' is not sm_XY or compute_XY");
-    }
     m.torch.push_back(std::move(row));
   }
 }
@@ -197,7 +194,7 @@ void load_nccl(Matrix& m, const std::map<std::string, std::string>& files) {
     }
   }
   {
-    auto t = table(files, "nccl_ops.csv", {"dtype", "op", "since", "until", "supported", "evidence"});
+    auto t = table(files, "nccl_ops.csv", {"dtype", "op", "since", "until", "nranks", "supported", "evidence"});
     KeySet keys(t.file);
     for (const auto& r : t.rows) {
       RowReader rd(t, r);
@@ -206,7 +203,10 @@ void load_nccl(Matrix& m, const std::map<std::string, std::string>& files) {
       row.op = rd.required("op");
       row.since = rd.version("since");
       row.until = rd.opt_version("until");
-      row.meta = rd.meta(row.dtype + "/" + row.op + "/" + row.since.str());
+      auto nranks = rd.opt_int("nranks");
+      if (nranks && *nranks != 1) rd.fail("nranks must be empty (any) or 1");
+      row.nranks = nranks ? 1 : 0;
+      row.meta = rd.meta(row.dtype + "/" + row.op + "/" + row.since.str() + (row.nranks ? "/1rank" : ""));
       keys.add(row.meta.key, r.line);
       const std::string& s = rd.required("supported");
       if (s != "yes" && s != "no") rd.fail("supported must be yes or no");
@@ -222,7 +222,7 @@ void load_nccl(Matrix& m, const std::map<std::string, std::string>& files) {
                    {"name", "since", "until", "type", "values", "min", "max", "default", "constraint"});
     KeySet keys(t.file);
     static const std::set<std::string> types = {"int", "bool", "enum", "list", "algo", "proto",
-                                                "level", "ifname", "string", "path", "notnccl"};
+                                                "level", "ifname", "string", "path", "notnccl", "ignore"};
     for (const auto& r : t.rows) {
       RowReader rd(t, r);
       NcclEnvVar row;
@@ -286,6 +286,34 @@ void load_lightning(Matrix& m, const std::map<std::string, std::string>& files) 
 }
 
 }  // namespace
+
+std::optional<Version> arch_cc(const std::string& arch) {
+  auto us = arch.find('_');
+  if (us == std::string::npos) return std::nullopt;
+  std::string digits = arch.substr(us + 1);
+  if (digits.size() < 2 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return Version::parse(digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1));
+}
+
+bool arch_list_covers(const std::vector<std::string>& arch_list, const Version& cc, bool* by_ptx) {
+  for (const auto& a : arch_list) {
+    auto v = arch_cc(a);
+    if (!v) continue;
+    bool ptx = a.rfind("compute_", 0) == 0;
+    bool sass_runs = !ptx && v->major() == cc.major() && v->compare_release(cc, 2) <= 0;
+    if (sass_runs || (ptx && v->compare_release(cc, 2) <= 0)) {
+      if (by_ptx) *by_ptx = ptx;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool cuda_targets(const CudaRow& row, const Version& cc) {
+  for (const auto& sm : row.sms)
+    if (sm.same_release(cc, 2)) return true;
+  return false;
+}
 
 const std::vector<std::string>& matrix_files() {
   static const std::vector<std::string> files = {"torch.csv", "cuda.csv", "nccl_releases.csv", "nccl_features.csv",

@@ -67,6 +67,7 @@ struct NcclOp {
   std::string op;                   // "avg", "*" = any
   Version since;
   std::optional<Version> until;     // exclusive
+  int nranks = 0;                   // 1: only one-rank communicators; 0: any
   bool supported = true;
   std::string evidence;             // documented | source | observed
 };
@@ -109,6 +110,14 @@ struct Matrix {
   const NcclEnvVar* find_env(const std::string& name) const;
   const NcclFeature* find_feature(const std::string& name) const;
 };
+
+// Whether a torch arch list ("sm_90", "compute_90" = PTX) runs on a GPU of compute capability `cc`:
+// its SASS (same major, minor <= the GPU's) or PTX at or below it, which the driver JITs forward.
+bool arch_list_covers(const std::vector<std::string>& arch_list, const Version& cc, bool* by_ptx = nullptr);
+// Whether CUDA `row` lists `cc` among the SMs it can target.
+bool cuda_targets(const CudaRow& row, const Version& cc);
+// "sm_90" -> 9.0; nullopt for anything else.
+std::optional<Version> arch_cc(const std::string& arch);
 
 // The file names, in load order.
 const std::vector<std::string>& matrix_files();

@@ -174,7 +174,8 @@ SupportVerdict nccl_feature_supported(const Matrix& m, const std::string& featur
   return {true, "", src};
 }
 
-SupportVerdict nccl_op_supported(const Matrix& m, const std::string& dtype, const std::string& op, const Version& nccl) {
+SupportVerdict nccl_op_supported(const Matrix& m, const std::string& dtype, const std::string& op, const Version& nccl,
+                                 int nranks) {
   for (const auto* name : {&dtype, &op}) {
     const NcclFeature* f = m.find_feature(*name);
     const char* kind = name == &dtype ? "dtype" : "op";
@@ -190,11 +191,13 @@ SupportVerdict nccl_op_supported(const Matrix& m, const std::string& dtype, cons
     bool d = r.dtype == dtype, o = r.op == op;
     if ((!d && r.dtype != "*") || (!o && r.op != "*")) continue;
     if (!in_range(nccl, r.since, r.until)) continue;
-    int score = (d ? 2 : 0) + (o ? 1 : 0);
+    if (r.nranks == 1 && nranks > 1) continue;
+    int score = (d ? 2 : 0) + (o ? 1 : 0) + (r.nranks ? 4 : 0);
     if (score > best_score) best = &r, best_score = score;
   }
   if (!best) return {true, "", "nccl_features.csv:" + dtype};
   std::string why = best->meta.note;
+  if (best->nranks == 1 && nranks == 0) why = "with a one-rank communicator (nranks unknown): " + why;
   if (best->evidence == "observed") why = "observed on the device, not documented: " + why;
   if (!best->meta.unconfirmed.empty()) why += " [UNCONFIRMED]";
   return {best->supported, why, best->meta.cite()};
@@ -230,6 +233,7 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
   for (const auto& [name, value] : env) {
     if (name.rfind("NCCL_", 0) != 0) continue;
     const NcclEnvVar* var = m.find_env(name);
+    if (var && var->type == "ignore") continue;
     if (var && var->type == "notnccl") {
       out.push_back(env_finding("nccl-env-unknown", "warning", name, name + " is read by no NCCL release: " + var->meta.note,
                                 var->meta.cite(), var->meta.note));
@@ -239,7 +243,7 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
       const NcclEnvVar* near = nullptr;
       size_t best = std::max<size_t>(3, name.size() / 5) + 1;
       for (const auto& v : m.nccl_env) {
-        if (v.type == "notnccl") continue;
+        if (v.type == "notnccl" || v.type == "ignore") continue;
         size_t d = edit_distance(name, v.name);
         if (d < best) best = d, near = &v;
       }
@@ -268,7 +272,9 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
                                     (var->type == "int" || var->type == "bool"
                                          ? " (NCCL before its strict parsing reads a leading number or 0, silently)"
                                          : ""),
-                                src, "set " + name + " to an accepted value or unset it"));
+                                src, "set " + name + " to an accepted value" +
+                                         (var->default_value ? " (NCCL's default is " + std::to_string(*var->default_value) + ")" : "") +
+                                         " or unset it"));
       continue;
     }
     if ((name == "NCCL_P2P_DISABLE" || name == "NCCL_IB_DISABLE") && parse_int(value).value_or(0) != 0) {

@@ -21,8 +21,10 @@ struct SupportVerdict {
 
 // dtype: "i8","u8","i32","u32","i64","u64","f16","f32","f64","bf16","f8e4m3","f8e5m2"
 // op: "sum","prod","max","min","avg","premulsum"
+// nranks: the communicator size; 0 = unknown, then rows that only concern one-rank communicators
+// apply too (the verdict is the cautious one and its reason says so).
 SupportVerdict nccl_op_supported(const Matrix& m, const std::string& dtype, const std::string& op,
-                                 const Version& nccl);
+                                 const Version& nccl, int nranks = 0);
 // feature: a name of nccl_features.csv ("AlltoAll", "Gather", "Scatter", "CommSplit", "PreMulSum",
 // "bf16", "fp8", "nonblocking", ...). An unknown name is unsupported with that reason.
 SupportVerdict nccl_feature_supported(const Matrix& m, const std::string& feature, const Version& nccl);

@@ -28,7 +28,8 @@ struct Rule {
   std::function<bool(Ctx&)> run;
 };
 
-std::string v(const Version& x) { return x.raw.empty() ? x.str() : x.raw; }
+// As the tool printed it, unless that was an integer code (13000, 22809, 91900).
+std::string v(const Version& x) { return x.raw.find('.') != std::string::npos ? x.raw : x.str(); }
 std::string cc_str(const Version& cc) { return "sm_" + std::to_string(cc.major()) + std::to_string(cc.minor()); }
 
 // A rule built on an UNCONFIRMED matrix fact only warns.
@@ -105,8 +106,10 @@ bool rule_driver_runtime(Ctx& c) {
           "CUDA runtime " + rt.release_str(2) + " on a CUDA " + level->release_str(2) + "-level driver" +
               (c.fp.driver_version ? " (" + v(*c.fp.driver_version) + ")" : "") +
               ": runs under minor-version compatibility, without JIT of newer PTX and with its other limits",
-          src, row ? "for full support " + driver_branch_fix(*row).substr(driver_branch_fix(*row).find("; ") + 2)
-                   : "upgrade the driver");
+          src, row && row->toolkit_driver
+                   ? "for full support install a driver >= " + v(*row->toolkit_driver) + " (the CUDA " +
+                         row->cuda.release_str(2) + " GA driver, R" + std::to_string(row->toolkit_driver->major()) + ")"
+                   : "upgrade the driver to the branch of CUDA " + rt.release_str(2));
   }
   return true;
 }
@@ -200,24 +203,6 @@ bool rule_nccl_below_matrix(Ctx& c) {
   return true;
 }
 
-// An arch list entry covers a GPU when it is its SASS (same major, minor <= GPU's) or PTX that JITs forward.
-bool arch_covers(const std::vector<std::string>& list, const Version& cc, bool* by_ptx) {
-  long gpu = cc.major() * 10 + cc.minor();
-  for (const auto& a : list) {
-    bool ptx = a.rfind("compute_", 0) == 0;
-    long n = std::atol(a.substr(a.find('_') + 1).c_str());
-    if (!ptx && n / 10 == cc.major() && n % 10 <= cc.minor() && n <= gpu) {
-      *by_ptx = false;
-      return true;
-    }
-    if (ptx && n <= gpu) {
-      *by_ptx = true;
-      return true;
-    }
-  }
-  return false;
-}
-
 bool rule_gpu_arch_torch(Ctx& c) {
   if (!c.fp.gpus || c.fp.gpus->empty() || !c.fp.torch) return false;
   const TorchRow* row = torch_row(c);
@@ -236,7 +221,7 @@ bool rule_gpu_arch_torch(Ctx& c) {
   for (const auto& g : *c.fp.gpus) {
     if (!g.cc) continue;
     bool ptx = false;
-    if (arch_covers(*list, *g.cc, &ptx)) continue;
+    if (arch_list_covers(*list, *g.cc, &ptx)) continue;
     std::string joined;
     for (const auto& a : *list) joined += (joined.empty() ? "" : " ") + a;
     c.add("gpu-arch-not-in-torch-build", from_row ? severity("error", row->meta, "arch_list") : "error",
@@ -289,6 +274,8 @@ bool rule_lightning(Ctx& c) {
   for (const auto& [pkg, ver] : {std::pair<const char*, const std::optional<Version>*>{"lightning", &c.fp.lightning},
                                  {"pytorch_lightning", &c.fp.pytorch_lightning}}) {
     if (!*ver) continue;
+    // One finding when both packages are the same release (they share the ranges).
+    if (ver == &c.fp.pytorch_lightning && c.fp.lightning && c.fp.lightning->same_release(**ver)) continue;
     const LightningRow* row = c.m.find_lightning(**ver);
     if (!row) continue;
     any = true;

@@ -75,7 +75,7 @@ Version Version::from_code(long long code, VersionKind kind) {
       if (v.release[0] == 0) throw VersionError("invalid packed NCCL version " + std::to_string(code) + ": major is 0");
       break;
   }
-  v.raw = std::to_string(code);
+  v.raw = v.release_str();  // a code from an API is recorded as people write it ("13.0")
   return v;
 }
 

@@ -74,11 +74,9 @@ TEST(MatrixData, TorchRowsAgreeWithCudaAndNcclTables) {
     const CudaRow* c = m.find_cuda(r.cuda);
     ASSERT_NE(c, nullptr) << r.meta.cite() << ": CUDA " << r.cuda.str() << " is not in cuda.csv";
     for (const auto& arch : r.arch_list) {
-      Version cc = Version::parse(std::to_string(std::stoi(arch.substr(arch.find('_') + 1)) / 10) + "." +
-                                  std::to_string(std::stoi(arch.substr(arch.find('_') + 1)) % 10));
-      bool targetable = false;
-      for (const auto& sm : c->sms) targetable |= sm.same_release(cc, 2);
-      EXPECT_TRUE(targetable) << r.meta.cite() << ": " << arch << " is not a target of CUDA " << c->meta.key;
+      auto cc = arch_cc(arch);
+      ASSERT_TRUE(cc) << r.meta.cite() << ": " << arch;
+      EXPECT_TRUE(cuda_targets(*c, *cc)) << r.meta.cite() << ": " << arch << " is not a target of CUDA " << c->meta.key;
     }
     if (r.nccl) {
       bool released = false;
@@ -173,6 +171,7 @@ const BrokenCase kBroken[] = {
     {"nccl_env_bad_int.csv", "nccl_env.csv", "^nccl_env\\.csv:2: column 'min': '1k' is not an integer$"},
     {"lightning_overlap.csv", "lightning.csv", "^lightning\\.csv:3: range 2\\.5\\.2-2\\.5\\.6 overlaps line 2$"},
     {"nccl_ops_bad_supported.csv", "nccl_ops.csv", "^nccl_ops\\.csv:2: supported must be yes or no$"},
+    {"nccl_ops_bad_nranks.csv", "nccl_ops.csv", "^nccl_ops\\.csv:2: nranks must be empty \\(any\\) or 1$"},
     {"nccl_features_until_before_since.csv", "nccl_features.csv", "^nccl_features\\.csv:2: until is not after since$"},
 };
 

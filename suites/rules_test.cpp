@@ -54,6 +54,7 @@ const RuleCase kCases[] = {
     {"runtime13_driver_cuda_only", "driver-too-old-for-cuda-runtime", true, R"({"driver": {"version": null, "cuda": "12.9"}})", "error"},
     {"runtime13_on_580", "driver-too-old-for-cuda-runtime", false, "{}"},
     {"runtime124_on_r535", "driver-cuda-minor-older", true, R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": "12.2"}})", "warning", "minor-version compatibility"},
+    {"runtime114_unknown_ga_driver", "driver-cuda-minor-older", true, R"({"cuda_runtime": "11.4", "torch": null, "driver": {"version": "460.27.04", "cuda": "11.2"}})", "warning", "11.2-level"},
     {"runtime124_on_r535_level_from_driver", "driver-cuda-minor-older", true, R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": null}})", "warning", "12.2-level"},
     {"runtime122_on_r535", "driver-cuda-minor-older", false, R"({"cuda_runtime": "12.2", "torch": null, "driver": {"version": "535.104.05", "cuda": "12.2"}})"},
     {"runtime124_on_r535_not_too_old", "driver-too-old-for-cuda-runtime", false, R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": "12.2"}})"},
@@ -108,6 +109,8 @@ const RuleCase kCases[] = {
     {"ifnames_typo", "nccl-env-unknown", true, R"({"env": {"NCCL_SOCKET_IFNAMES": "eth0"}})", "warning", "did you mean NCCL_SOCKET_IFNAME"},
     {"nccl_timeout", "nccl-env-unknown", true, R"({"env": {"NCCL_TIMEOUT": "1800"}})", "warning", "init_process_group"},
     {"ifname_spelled_right", "nccl-env-unknown", false, R"({"env": {"NCCL_SOCKET_IFNAME": "eth0", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}})"},
+    {"container_nccl_version", "nccl-env-unknown", false, R"({"env": {"NCCL_VERSION": "2.28.3-1"}})"},
+    {"torch_legacy_spelling", "nccl-env-unknown", true, R"({"env": {"NCCL_ASYNC_ERROR_HANDLING": "1"}})", "warning", "TORCH_NCCL_ASYNC_ERROR_HANDLING"},
     {"ras_on_2_21", "nccl-env-newer-than-library", true, R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_RAS_ENABLE": "1"}})", "warning", "2.24.3"},
     {"ras_on_2_28", "nccl-env-newer-than-library", false, R"({"env": {"NCCL_RAS_ENABLE": "1"}})"},
     {"ib_gdr_level_renamed", "nccl-env-removed", true, R"({"env": {"NCCL_IB_GDR_LEVEL": "PHB"}})", "warning", "2.4.0"},
@@ -297,6 +300,7 @@ struct OpCase {
   const char* nccl;
   bool supported;
   const char* reason_has;
+  int nranks = 0;
 };
 
 const OpCase kOps[] = {
@@ -308,7 +312,11 @@ const OpCase kOps[] = {
     {"f8e4m3", "sum", "2.23.4", false, "2.24.3"},
     {"f8e4m3", "sum", "2.28.3", true, "sm_90"},
     {"f8e5m2", "max", "2.28.9", true, "sm_90"},
-    {"f8e4m3", "avg", "2.28.3", false, "observed"},
+    {"f8e4m3", "avg", "2.28.3", false, "observed", 1},
+    {"f8e4m3", "avg", "2.28.3", false, "one-rank communicator (nranks unknown)", 0},
+    {"f8e4m3", "avg", "2.28.3", true, "sm_90", 2},
+    {"f8e5m2", "premulsum", "2.28.9", false, "ncclLaunchOneRank", 1},
+    {"f32", "avg", "2.28.3", true, "", 1},
     {"f16", "bogus", "2.28.3", false, "not a known NCCL op"},
     {"c64", "sum", "2.28.3", false, "not a known NCCL dtype"},
 };
@@ -317,14 +325,15 @@ class NcclOps : public ::testing::TestWithParam<OpCase> {};
 
 TEST_P(NcclOps, Supported) {
   const auto& c = GetParam();
-  SupportVerdict v = nccl_op_supported(builtin_matrix(), c.dtype, c.op, Version::parse(c.nccl));
+  SupportVerdict v = nccl_op_supported(builtin_matrix(), c.dtype, c.op, Version::parse(c.nccl), c.nranks);
   EXPECT_EQ(v.supported, c.supported) << v.reason;
   EXPECT_NE(v.reason.find(c.reason_has), std::string::npos) << v.reason;
   EXPECT_FALSE(v.source.empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Op, NcclOps, ::testing::ValuesIn(kOps), [](const auto& info) {
-  std::string n = std::string(info.param.dtype) + "_" + info.param.op + "_" + info.param.nccl;
+  std::string n = std::string(info.param.dtype) + "_" + info.param.op + "_" + info.param.nccl + "_ranks" +
+                  std::to_string(info.param.nranks);
   std::replace(n.begin(), n.end(), '.', '_');
   return n;
 });

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (device tool): build, run every suite and the benchmarks, keep logs.
+#   bench/gpu_session.sh [stage...]   stages: build ctest collectives payload check qualify (default all)
+# Logs go to $OUT (the device tool's folder) or ./gpu-out; at most 8 files come back, so the XML
+# and journals are packed into one tarball.
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+export PATH=/usr/local/cuda/bin:$PATH
+# Several GPUs here may share a host with others: NVLink multicast stays off.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+B=${GPUCTS_BUILD:-build/gpu}
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(build ctest collectives payload check qualify)
+has() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+t0=$SECONDS
+stamp() { echo "== [$((SECONDS - t0)) s] $*"; }
+
+if has build; then
+  stamp build
+  { cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build "$B" -j"$(nproc)"; } >"$OUT/build.log" 2>&1 \
+    || { tail -60 "$OUT/build.log"; exit 1; }
+  grep -E '^-- gpucts' "$OUT/build.log"
+fi
+if has ctest; then
+  stamp ctest
+  ctest --test-dir "$B" -j4 --output-junit ctest-junit.xml --timeout 600 >"$OUT/ctest.log" 2>&1
+  grep -E 'tests passed|tests failed|\(Failed\)|\(Skipped\)|\(Timeout\)|Not Run|Total Test' "$OUT/ctest.log" | tail -40
+fi
+if has collectives; then
+  stamp collectives
+  bash bench/time_collectives.sh "$B" 1 2>&1 | tail -25 | tee "$OUT/collectives.log"
+fi
+if has payload; then
+  stamp payload
+  "$B/bench/gpucts_payload_bench" 2>&1 | tail -30 | tee "$OUT/payload_bench.log"
+fi
+if has check; then
+  stamp check
+  { "$B/cli/gpucts" check; echo "exit $?"; "$B/cli/gpucts" check --json; } >"$OUT/check.log" 2>&1
+  head -40 "$OUT/check.log"
+fi
+if has qualify; then
+  stamp qualify
+  "$B/cli/gpucts" qualify --build-dir "$B" --output "$OUT/bundle" 2>&1 | tail -30
+  tar czf "$OUT/bundle.tgz" -C "$OUT" bundle && rm -rf "$OUT/bundle"
+fi
+tar czf "$OUT/xml.tgz" -C "$B" gtest-xml journal rank-logs ctest-junit.xml 2>/dev/null
+stamp done

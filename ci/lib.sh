@@ -1,0 +1,70 @@
+# Shared by ci/test and ci/qualify: find or install what the build needs, then configure and build.
+# Sourced, not run. Installs only what is missing, and only where apt-get can (root, a registry in
+# reach); on an offline image (the GPU machine) it uses what is there and says what is missing.
+
+gpucts_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+log() { printf '[gpucts %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+
+# Debian package -> a file that proves it is there.
+gpucts_packages=(
+  "cmake:/usr/bin/cmake"
+  "g++:/usr/bin/g++"
+  "make:/usr/bin/make"
+  "libgtest-dev:/usr/include/gtest/gtest.h"
+  "nlohmann-json3-dev:/usr/include/nlohmann/json.hpp"
+  "libopenmpi-dev:/usr/bin/mpicxx"
+  "openmpi-bin:/usr/bin/mpiexec"
+)
+# Optional: the libtorch suite is built only where libtorch is found (Debian's CPU build in CI).
+gpucts_optional_packages=(
+  "libtorch-dev:/usr/include/torch/csrc/api/include/torch/torch.h"
+)
+
+gpucts_install_missing() {
+  local missing=() optional=() entry
+  for entry in "${gpucts_packages[@]}"; do
+    [ -e "${entry#*:}" ] || command -v "${entry%%:*}" >/dev/null 2>&1 || missing+=("${entry%%:*}")
+  done
+  if [ "${GPUCTS_SKIP_TORCH:-0}" != 1 ] && ! python3 -c 'import torch' >/dev/null 2>&1; then
+    for entry in "${gpucts_optional_packages[@]}"; do
+      [ -e "${entry#*:}" ] || optional+=("${entry%%:*}")
+    done
+  fi
+  [ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing: ${missing[*]} ${optional[*]}"
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+             "${missing[@]}" "${optional[@]}"; } >"${TMPDIR:-/tmp}/gpucts-apt.log" 2>&1; then
+      # Optional parts may be unavailable; required ones must not be.
+      if [ ${#missing[@]} -gt 0 ] && ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+             "${missing[@]}" >>"${TMPDIR:-/tmp}/gpucts-apt.log" 2>&1; then
+        log "error: could not install ${missing[*]} (see ${TMPDIR:-/tmp}/gpucts-apt.log)"
+        return 1
+      fi
+      log "optional packages not installed: ${optional[*]} (the libtorch suite will not be built)"
+    fi
+  elif [ ${#missing[@]} -gt 0 ]; then
+    log "error: missing ${missing[*]} and cannot install them here (not root or no apt-get)"
+    return 1
+  fi
+}
+
+# The CUDA toolkit is part of the machine, not installed by us: put it on PATH where it is.
+gpucts_find_cuda() {
+  if ! command -v nvcc >/dev/null 2>&1; then
+    local d
+    for d in "${CUDA_HOME:-}" /usr/local/cuda /usr/local/cuda-13.0 /usr/local/cuda-12; do
+      if [ -n "$d" ] && [ -x "$d/bin/nvcc" ]; then export PATH="$d/bin:$PATH"; break; fi
+    done
+  fi
+  command -v nvcc >/dev/null 2>&1 || log "no nvcc found: GPU kernels and NCCL suites will not be built"
+}
+
+# CUDA architectures of the visible GPUs ("90" on an H200), or empty without a GPU.
+gpucts_visible_archs() {
+  command -v nvidia-smi >/dev/null 2>&1 || return 0
+  nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d '. ' | sort -u | paste -sd';'
+}
+
+gpucts_jobs() { nproc 2>/dev/null || echo 2; }

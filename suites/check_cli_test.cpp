@@ -1,0 +1,192 @@
+// `gpucts check` as a pipeline runs it: the built binary on fixture files (suites/data/check).
+// Every bad input of the contract gives exit 2 and one line naming the file (and line/column for
+// a parse error) with nothing on stdout; a failing fingerprint gives exit 1; --json has the
+// contract's shape.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#ifndef GPUCTS_BIN
+#error "GPUCTS_BIN must name the built gpucts binary"
+#endif
+
+namespace cts {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kData = GPUCTS_TEST_DATA_DIR "/check/";
+const std::string kWork = GPUCTS_TEST_WORK_DIR "/";  // build tree: tests never write into the sources
+
+struct CliRun {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs gpucts with `args` (already shell-safe: fixture paths have no spaces), under a deadline.
+CliRun gpucts(const std::string& args) {
+  static const fs::path dir = [] {
+    char tmpl[] = "/tmp/gpucts_check_cli.XXXXXX";
+    return fs::path(mkdtemp(tmpl));
+  }();
+  std::string cmd = "timeout 60 " + std::string(GPUCTS_BIN) + " " + args + " >" + (dir / "out").string() + " 2>" +
+                    (dir / "err").string();
+  int status = std::system(cmd.c_str());
+  CliRun r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  return r;
+}
+
+struct BadInput {
+  const char* name;
+  std::string args;
+  const char* error;  // regex over stderr; it must be one line
+};
+
+const BadInput kBad[] = {
+    {"missing_file", "check --fingerprint " + kData + "nope.json", "^gpucts check: .*/check/nope\\.json: cannot open for reading\n$"},
+    {"malformed_json", "check --fingerprint " + kData + "malformed.json",
+     "^gpucts check: .*/check/malformed\\.json: malformed JSON: parse error at line 3, column 11: .*\n$"},
+    {"empty_file", "check --fingerprint " + kData + "empty.json", "^gpucts check: .*/check/empty\\.json: malformed JSON: parse error at line 1, column 1"},
+    {"unknown_schema", "check --fingerprint " + kData + "unknown_schema.json",
+     "^gpucts check: .*/check/unknown_schema\\.json: unknown schema \"gpucts\\.fingerprint/9\""},
+    {"bad_version", "check --fingerprint " + kData + "bad_version.json",
+     "^gpucts check: .*/check/bad_version\\.json: field 'cuda_runtime': invalid version 'thirteen'"},
+    {"not_an_object", "check --fingerprint " + kData + "not_object.json", "^gpucts check: .*/check/not_object\\.json: "},
+    {"good_then_bad", "check --fingerprint " + kData + "h200_system_nccl.json --fingerprint " + kData + "malformed.json",
+     "^gpucts check: .*/check/malformed\\.json: malformed JSON"},
+    {"directory", "check --fingerprint " + kData, "^gpucts check: .*/check/: is a directory, not a fingerprint file\n$"},
+    {"unknown_option", "check --frobnicate", "^gpucts check: .*frobnicate.*\n$"},
+    {"option_without_value", "check --fingerprint", "^gpucts check: .*fingerprint.*\n$"},
+    {"positional_argument", "check extra.json", "^gpucts check: unexpected argument 'extra\\.json'\n$"},
+    {"missing_matrix_dir", "check --matrix /nonexistent/m --fingerprint " + kData + "h200_system_nccl.json",
+     "^gpucts check: matrix: /nonexistent/m/torch\\.csv: cannot read\n$"},
+    {"broken_matrix_dir", "check --matrix " + kWork + "broken-matrix --fingerprint " + kData + "h200_system_nccl.json",
+     "^gpucts check: matrix: .*/broken-matrix/torch\\.csv:[0-9]+: duplicate key '2\\.11/cu130' \\(first at line [0-9]+\\)\n$"},
+};
+
+void PrintTo(const BadInput& c, std::ostream* os) { *os << c.name; }
+
+class CheckBadInput : public ::testing::TestWithParam<BadInput> {
+ public:
+  // broken-matrix: the real data with a duplicated torch row (made here so it tracks the data).
+  static void SetUpTestSuite() {
+    fs::path dst = kWork + "broken-matrix";
+    fs::create_directories(dst);
+    for (const auto& e : fs::directory_iterator(GPUCTS_MATRIX_DATA_DIR))
+      fs::copy_file(e.path(), dst / e.path().filename(), fs::copy_options::overwrite_existing);
+    std::string torch = slurp(dst / "torch.csv");
+    auto at = torch.find("\n2.11,cu130,");
+    ASSERT_NE(at, std::string::npos);
+    std::string row = torch.substr(at + 1, torch.find('\n', at + 1) - at);
+    std::ofstream(dst / "torch.csv", std::ios::app) << row;
+  }
+};
+
+TEST_P(CheckBadInput, ExitTwoWithOneLine) {
+  const auto& c = GetParam();
+  CliRun r = gpucts(c.args);
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(c.error))) << "stderr: " << r.err << "wanted: " << c.error;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+  EXPECT_EQ(r.out, "") << "nothing is half-evaluated on bad input";
+}
+
+INSTANTIATE_TEST_SUITE_P(Contract, CheckBadInput, ::testing::ValuesIn(kBad),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(CheckCli, GpuMachineSituationPasses) {
+  CliRun r = gpucts("check --fingerprint " + kData + "h200_system_nccl.json");
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("torch-nccl-differs-from-loaded"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2.28.9"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("torch 2.11.0+cu130 (CUDA 13.0, NCCL 2.28.9"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("matrix row torch.csv:2.11/cu130"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVIDIA H200 (sm_90, in torch's arch list)"), std::string::npos) << r.out;
+}
+
+TEST(CheckCli, OldDriverFailsWithExitOneErrorsFirst) {
+  CliRun r = gpucts("check --fingerprint " + kData + "driver_575.json");
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  std::istringstream lines(r.out);
+  std::string header, checked, first;
+  std::getline(lines, header);
+  std::getline(lines, checked);
+  std::getline(lines, first);
+  EXPECT_EQ(checked.rfind("checked h200-node rank 0: driver 575.57.08", 0), 0u) << checked;
+  EXPECT_NE(header.find("FAIL"), std::string::npos) << header;
+  EXPECT_EQ(first.rfind("ERROR", 0), 0u) << "errors come first: " << first;
+  EXPECT_NE(r.out.find("driver-too-old-for-cuda-runtime"), std::string::npos);
+  EXPECT_NE(r.out.find("torch 2.11+cu128"), std::string::npos) << "the fix names the wheel that runs: " << r.out;
+  EXPECT_NE(r.out.find("R580"), std::string::npos) << "or the driver branch: " << r.out;
+}
+
+TEST(CheckCli, BadEnvironmentFails) {
+  CliRun r = gpucts("check --fingerprint " + kData + "bad_env.json");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("NCCL_BUFFSIZE=12abc"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("did you mean NCCL_SOCKET_IFNAME"), std::string::npos) << r.out;
+}
+
+TEST(CheckCli, TwoHostsMismatchJson) {
+  CliRun r = gpucts("check --json --fingerprint " + kData + "h200_system_nccl.json --fingerprint " + kData +
+                 "rank1_other_nccl.json");
+  EXPECT_EQ(r.rc, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);  // one object, nothing else on stdout
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["verdict"], "fail");
+  ASSERT_TRUE(j["findings"].is_array());
+  ASSERT_TRUE(j["not_evaluated"].is_array());
+  bool cross = false;
+  for (const auto& f : j["findings"]) {
+    for (const char* k : {"id", "severity", "subject", "message", "source"}) ASSERT_TRUE(f[k].is_string()) << k;
+    EXPECT_TRUE(f["severity"] == "error" || f["severity"] == "warning" || f["severity"] == "info");
+    if (f["id"] == "cross-host-mismatch") {
+      cross = true;
+      EXPECT_NE(f["message"].get<std::string>().find("2.27.5 on h200-node-b rank 1"), std::string::npos);
+    }
+  }
+  EXPECT_TRUE(cross);
+}
+
+TEST(CheckCli, JsonPassShape) {
+  CliRun r = gpucts("check --json --fingerprint " + kData + "h200_system_nccl.json");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_NE(std::find(j["not_evaluated"].begin(), j["not_evaluated"].end(), "cross-host-mismatch"), j["not_evaluated"].end());
+}
+
+TEST(CheckCli, SourceTreeMatrixLoads) {
+  CliRun r = gpucts(std::string("check --matrix ") + GPUCTS_MATRIX_DATA_DIR + " --fingerprint " + kData + "h200_system_nccl.json");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find(GPUCTS_MATRIX_DATA_DIR), std::string::npos) << "the report names the matrix used: " << r.out;
+}
+
+TEST(CheckCli, LiveProbeGivesAVerdict) {
+  CliRun r = gpucts("check --json");
+  ASSERT_TRUE(r.rc == 0 || r.rc == 1) << r.rc << " " << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["verdict"] == "pass" || j["verdict"] == "fail");
+  EXPECT_EQ(j["verdict"] == "fail", r.rc == 1);
+}
+
+}  // namespace
+}  // namespace cts
