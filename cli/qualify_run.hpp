@@ -24,6 +24,10 @@ struct TestEntry {
   std::string working_dir;
   int skip_code = 77;
   int gpus = 0;                   // GPUs the entry needs (gpucts_gpu_needs.txt), 0: none
+  // CTest's own verdict rules, honoured as ctest would: PASS_REGULAR_EXPRESSION (the output must
+  // match one; the exit status is then ignored), FAIL_REGULAR_EXPRESSION, WILL_FAIL.
+  std::vector<std::string> pass_regex, fail_regex;
+  bool will_fail = false;
 };
 
 struct Tree {
