@@ -126,18 +126,20 @@ std::string read(const fs::path& p) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// One entry of a CTest json-v1 suite list.
+nlohmann::json entry(const std::string& name, std::vector<std::string> cmd, std::vector<std::string> env, double timeout) {
+  return nlohmann::json{{"name", name},
+                        {"command", cmd},
+                        {"properties",
+                         {{{"name", "LABELS"}, {"value", {"cpu"}}},
+                          {{"name", "ENVIRONMENT"}, {"value", env}},
+                          {{"name", "TIMEOUT"}, {"value", timeout}},
+                          {{"name", "SKIP_RETURN_CODE"}, {"value", 77}}}}};
+}
+
 // A CTest json-v1 suite list: gpucts_version (a real suite) and this binary's fixture cases.
 std::string tests_json(const std::string& fixture_env, bool with_crash_and_hang) {
   nlohmann::json tests = nlohmann::json::array();
-  auto entry = [](const std::string& name, std::vector<std::string> cmd, std::vector<std::string> env, double timeout) {
-    return nlohmann::json{{"name", name},
-                          {"command", cmd},
-                          {"properties",
-                           {{{"name", "LABELS"}, {"value", {"cpu"}}},
-                            {{"name", "ENVIRONMENT"}, {"value", env}},
-                            {{"name", "TIMEOUT"}, {"value", timeout}},
-                            {{"name", "SKIP_RETURN_CODE"}, {"value", 77}}}}};
-  };
   tests.push_back(entry("gpucts_version", {version_binary(), "--gtest_filter=*Parse*"}, {}, 60));
   std::vector<std::string> env;
   std::stringstream ss(fixture_env);
@@ -345,6 +347,31 @@ TEST_F(BundleTest, MpiRanksGiveOneFingerprintEachCheckedTogether) {
   for (const auto& [name, j] : b.fingerprints) ranks += name.find(".rank") != std::string::npos;
   EXPECT_EQ(ranks, 2) << "one fingerprint per rank";
   EXPECT_NE(read(out / "check.txt").find("3 fingerprints"), std::string::npos) << read(out / "check.txt");
+}
+
+// CTest's verdict properties decide an entry as ctest would: WILL_FAIL and PASS_REGULAR_EXPRESSION
+// turn an expected failure into a pass, a regex that does not match into a failure.
+TEST_F(BundleTest, CtestVerdictPropertiesAreHonoured) {
+  auto failing = [&](const std::string& name, const char* prop, nlohmann::json value) {
+    auto e = entry(name, {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Toggle"},
+                   {"GPUCTS_FIXTURE_FAIL=1"}, 60);
+    e["properties"].push_back({{"name", prop}, {"value", value}});
+    return e;
+  };
+  nlohmann::json tests = nlohmann::json::array({
+      failing("will_fail", "WILL_FAIL", true),
+      failing("pass_regex", "PASS_REGULAR_EXPRESSION", {"fixture failure requested by GPUCTS_FIXTURE_\\w+"}),
+      failing("pass_regex_no_match", "PASS_REGULAR_EXPRESSION", {"text that is not in the output"}),
+  });
+  std::ofstream(root_ / "rules.json") << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
+  fs::path out = root_ / "rules";
+  auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "rules.json").string() + " --output " + out.string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  std::map<std::string, std::string> status;
+  for (const auto& s : load(out).manifest.suites) status[s.name] = s.status;
+  EXPECT_EQ(status["will_fail"], "passed");
+  EXPECT_EQ(status["pass_regex"], "passed");
+  EXPECT_EQ(status["pass_regex_no_match"], "failed");
 }
 
 struct BadInput {
