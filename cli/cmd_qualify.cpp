@@ -27,14 +27,15 @@ namespace cts::cli {
 namespace {
 
 const char* kUsage =
-    "usage: gpucts qualify --output DIR [--build-dir DIR | --tests-json FILE] [--label REGEX] [--exclude-label REGEX]\n"
-    "                      [--tests REGEX] [--exclude-tests REGEX] [--timeout S] [--grace S]\n"
-    "                      [--fingerprint FILE]... [--mpi-ranks N [--mpiexec-args ARGS]] [--no-python]\n"
-    "                      [--run-all] [--list]\n"
-    "Runs every suite of this tree (a build tree through ctest's test list, or an install tree through\n"
-    "share/gpucts/tests.json and libexec/gpucts; or the list in --tests-json), one at a time, each in its own process group with\n"
-    "its CTest TIMEOUT (or --timeout), and writes the bundle into DIR (new or empty): manifest.json,\n"
-    "junit.xml, gtest/, journal/, logs/, fingerprints/, check.json, bandwidth/, summary.md/.html.\n"
+    "usage: gpucts qualify --output DIR [--build-dir DIR | --tests-json FILE]\n"
+    "                      [--label REGEX] [--exclude-label REGEX] [--tests REGEX] [--exclude-tests REGEX]\n"
+    "                      [--timeout S] [--grace S] [--fingerprint FILE]... [--mpi-ranks N\n"
+    "                      [--mpiexec-args ARGS]] [--no-python] [--run-all] [--list]\n"
+    "Runs every suite of this tree (a build tree through ctest's test list; an install tree through\n"
+    "share/gpucts/tests.json and libexec/gpucts; or the list in --tests-json), one at a time, each in\n"
+    "its own process group with its CTest TIMEOUT (or --timeout), and writes the bundle into DIR (new\n"
+    "or empty): manifest.json, junit.xml, gtest/, journal/, logs/, fingerprints/, check.json,\n"
+    "bandwidth/, summary.md, summary.html, plots/ (docs/qualify.md).\n"
     "--label/--tests select like ctest -L/-R (regex, searched). SIGINT/SIGTERM stop the running suite\n"
     "(forwarded to its group, killed after --grace s, default 10) and still write the bundle.\n"
     "--mpi-ranks N also probes N ranks under mpiexec (ARGS e.g. '--host a,b'), one fingerprint each,\n"
