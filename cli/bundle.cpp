@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "fingerprint.hpp"
+#include "json_fields.hpp"
 
 namespace fs = std::filesystem;
 
@@ -51,22 +52,9 @@ std::string utc_now_iso() {
 
 namespace {
 
-nlohmann::json opt_int(const std::optional<int>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-
 template <class T>
 T need(const nlohmann::json& j, const char* key, const std::string& origin) {
-  if (!j.is_object() || !j.contains(key)) throw BundleError(origin + ": missing field '" + key + "'");
-  try {
-    return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw BundleError(origin + ": field '" + key + "' has the wrong type");
-  }
-}
-
-std::optional<int> maybe_int(const nlohmann::json& j, const char* key, const std::string& origin) {
-  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
-  if (!j.at(key).is_number_integer()) throw BundleError(origin + ": field '" + key + "' must be an integer or null");
-  return j.at(key).get<int>();
+  return json_need<BundleError, T>(j, key, origin);
 }
 
 nlohmann::json parse_json_file(const std::string& path) {
@@ -101,8 +89,8 @@ nlohmann::json to_json(const Manifest& m) {
                       {"command", s.command},
                       {"labels", s.labels},
                       {"status", s.status},
-                      {"exit_code", opt_int(s.exit_code)},
-                      {"signal", opt_int(s.signal)},
+                      {"exit_code", json_or_null(s.exit_code)},
+                      {"signal", json_or_null(s.signal)},
                       {"duration_s", s.duration_s},
                       {"xml", s.xml},
                       {"log", s.log},
@@ -143,8 +131,8 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
     r.labels = need<std::vector<std::string>>(s, "labels", o);
     r.status = need<std::string>(s, "status", o);
     if (!kSuiteStatuses.count(r.status)) throw BundleError(o + ": unknown status '" + r.status + "'");
-    r.exit_code = maybe_int(s, "exit_code", o);
-    r.signal = maybe_int(s, "signal", o);
+    r.exit_code = json_maybe<BundleError, int>(s, "exit_code", o);
+    r.signal = json_maybe<BundleError, int>(s, "signal", o);
     r.duration_s = need<double>(s, "duration_s", o);
     r.xml = need<std::vector<std::string>>(s, "xml", o);
     r.log = need<std::string>(s, "log", o);
