@@ -208,22 +208,6 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   const std::string no_gpu = no_gpu_reason();
   for (size_t i = 0; i < selected.size(); ++i) {
     const auto& t = selected[i];
-    std::string not_run;
-    if (qualify::g_signal.load()) not_run = "qualify was interrupted before this suite";
-    else if (t.gpus > visible && !a.flag("run-all"))
-      not_run = "needs " + std::to_string(t.gpus) + " GPU(s), " + std::to_string(visible) + " visible" +
-                (no_gpu.empty() ? "" : " (" + no_gpu + ")");
-    if (!not_run.empty()) {
-      bundle::SuiteRun r;
-      r.name = t.name;
-      r.command = t.command;
-      r.labels = t.labels;
-      r.status = "not_run";
-      r.reason = not_run;
-      std::fprintf(stderr, "[%zu/%zu] %s: not run: %s\n", i + 1, selected.size(), t.name.c_str(), not_run.c_str());
-      m.suites.push_back(r);
-      continue;
-    }
     qualify::RunPaths p;
     p.bundle = dir.string();
     p.xml_prefix = (dir / "gtest" / t.name).string();
@@ -232,6 +216,22 @@ int cmd_qualify(const std::vector<std::string>& argv) {
     p.bandwidth = (dir / "bandwidth" / t.name).string();
     p.fingerprints = (dir / "fingerprints").string();
     qualify::TestEntry e = qualify::relocate(t, tree, p);
+    std::string not_run;
+    if (qualify::g_signal.load()) not_run = "qualify was interrupted before this suite";
+    else if (t.gpus > visible && !a.flag("run-all"))
+      not_run = "needs " + std::to_string(t.gpus) + " GPU(s), " + std::to_string(visible) + " visible" +
+                (no_gpu.empty() ? "" : " (" + no_gpu + ")");
+    if (!not_run.empty()) {
+      bundle::SuiteRun r;
+      r.name = t.name;
+      r.command = e.command;
+      r.labels = t.labels;
+      r.status = "not_run";
+      r.reason = not_run;
+      std::fprintf(stderr, "[%zu/%zu] %s: not run: %s\n", i + 1, selected.size(), t.name.c_str(), not_run.c_str());
+      m.suites.push_back(r);
+      continue;
+    }
     if (timeout > 0) e.timeout_s = timeout;
     std::string head = "[" + std::to_string(i + 1) + "/" + std::to_string(selected.size()) + "] " + t.name;
     if (!tty) std::fprintf(stderr, "%s: started (timeout %.0f s)\n", head.c_str(), e.timeout_s);
