@@ -107,8 +107,12 @@ struct JournalTail {
       auto j = nlohmann::json::parse(line, nullptr, false);
       if (j.is_discarded() || !j.is_object()) continue;
       std::string ev = j.value("event", "");
-      if (ev == "program_start") total = j.value("cases", 0);
-      else if (ev == "end") ++done;
+      if (ev == "program_start") {  // a rerun appends to the same journal: count the last program
+        total = j.value("cases", 0);
+        done = 0;
+      } else if (ev == "end") {
+        ++done;
+      }
     }
   }
 };

@@ -92,7 +92,8 @@ struct Result {
 // Runs a command line through the shell, capturing stdout and stderr together.
 Result sh(const std::string& cmd) {
   Result r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  // Children are not this suite: they must not append to its journal or take its test name.
+  FILE* p = popen(("env -u GPUCTS_TEST_NAME -u GPUCTS_JOURNAL_DIR -u GPUCTS_BW_OUTPUT " + cmd + " 2>&1").c_str(), "r");
   if (!p) return r;
   char buf[4096];
   size_t n;
@@ -303,6 +304,8 @@ TEST_F(BundleTest, InterruptStillWritesACompleteBundle) {
   fs::path out = root_ / "int";
   pid_t pid = fork();
   if (pid == 0) {
+    unsetenv("GPUCTS_TEST_NAME");
+    unsetenv("GPUCTS_JOURNAL_DIR");
     std::string cli = cli_binary(), json = (root_ / "int.json").string(), o = out.string();
     execl(cli.c_str(), cli.c_str(), "qualify", "--no-python", "--grace", "2", "--tests-json", json.c_str(), "--output",
           o.c_str(), static_cast<char*>(nullptr));
@@ -337,7 +340,7 @@ TEST_F(BundleTest, InterruptStillWritesACompleteBundle) {
 }
 
 TEST_F(BundleTest, MpiRanksGiveOneFingerprintEachCheckedTogether) {
-  if (sh("command -v mpiexec").rc != 0) GTEST_SKIP() << "mpiexec not on PATH";
+  if (sh("sh -c 'command -v mpiexec'").rc != 0) GTEST_SKIP() << "mpiexec not on PATH";
   fs::path out = root_ / "mpi";
   auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() +
               " --tests '^gpucts_version$' --mpi-ranks 2 --mpiexec-args --oversubscribe --output " + out.string());
