@@ -1,5 +1,9 @@
 #include "report_diff.hpp"
 
+#include <algorithm>
+
+#include "svg_plot.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -255,6 +259,35 @@ doc::Doc to_doc(const Comparison& c) {
       t.row_class.push_back(slower ? "fail" : "pass");
     }
     d.table(std::move(t));
+  }
+  // One plot per collective of each baseline bandwidth run: every run's out-of-place line.
+  bool heading = false;
+  for (const auto& [name, run] : c.baseline.bandwidth) {
+    std::vector<std::string> colls;
+    for (const auto& p : run.points)
+      if (std::find(colls.begin(), colls.end(), p.collective) == colls.end()) colls.push_back(p.collective);
+    for (const auto& coll : colls) {
+      svg::Plot plot;
+      plot.title = coll + " (" + name + ")";
+      plot.x_label = "message size (log scale)";
+      plot.y_label = run.ctx.world_size > 1 ? "busbw (GB/s)" : "algbw (GB/s); busbw n/a for 1 rank";
+      auto series = [&](const bundle::Bundle& b, const std::string& label) {
+        svg::Series s{label, {}, false};
+        for (const auto& [n2, r2] : b.bandwidth)
+          if (n2 == name)
+            for (const auto& p : r2.points)
+              if (p.collective == coll && !p.in_place)
+                s.points.emplace_back(static_cast<double>(p.bytes), p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps);
+        return s;
+      };
+      plot.series.push_back(series(c.baseline, "baseline"));
+      for (size_t i = 0; i < n; ++i) plot.series.push_back(series(c.candidates[i], "candidate " + std::to_string(i + 1)));
+      if (!heading) {
+        d.heading("Bandwidth by run (out of place)");
+        heading = true;
+      }
+      d.svg(svg::render(plot), plot.title, "");
+    }
   }
   return d;
 }

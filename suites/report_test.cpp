@@ -278,6 +278,7 @@ TEST_F(BundleTest, ReportFindsNewFailuresSkipsAndSlowerPoints) {
   EXPECT_EQ(j["bandwidth"][0]["change"][0], "slower");
   EXPECT_NEAR(j["bandwidth"][0]["change_pct"][0].get<double>(), -20.0, 0.5);
   EXPECT_NO_THROW(xml::parse(read(out / "report.html"), "report.html"));
+  EXPECT_NE(read(out / "report.html").find("<svg"), std::string::npos) << "no per-run bandwidth plot";
   std::string md = read(out / "report.md");
   EXPECT_NE(md.find("| candidate 1 | candidate 2 |"), std::string::npos) << "one column per run";
   // With a tolerance above the drop, the bandwidth rows disappear (the case regressions stay).
