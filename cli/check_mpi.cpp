@@ -53,7 +53,7 @@ std::optional<int> check_over_mpi(const Matrix& m, bool json) {
   }
   // Rank 0's verdict is everyone's exit status.
   rc = std::atoi(mpi::allgather(std::to_string(rc), "the check verdict")[0].c_str());
-  Watchdog::instance().program_finished();
+  Watchdog::instance().program_finished(rc);
   mpi::finalize();
   return rc;
 }

@@ -48,6 +48,7 @@ endif()
 option(GPUCTS_ENABLE_MPI "Build the multi-process suites over MPI" ON)
 set(GPUCTS_HAVE_MPI OFF)
 if(GPUCTS_ENABLE_MPI)
+  set(MPI_DETERMINE_LIBRARY_VERSION ON)   # tells Open MPI (which needs --oversubscribe) from others
   find_package(MPI COMPONENTS CXX QUIET)
   if(MPI_CXX_FOUND AND MPIEXEC_EXECUTABLE)
     set(GPUCTS_HAVE_MPI ON)

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -27,6 +29,20 @@ void wait_stream(cudaStream_t stream, double timeout_s, const char* what) {
     if (std::chrono::steady_clock::now() > deadline)
       throw KernelError(std::string(what) + ": stream not done after " + std::to_string(timeout_s) + " s");
     if (spin > 1000) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+void retain_async_pool() {
+  static std::mutex m;
+  static std::set<int> done;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return;
+  std::lock_guard<std::mutex> lock(m);
+  if (!done.insert(dev).second) return;
+  cudaMemPool_t pool;
+  if (cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess) {
+    std::uint64_t keep = UINT64_MAX;
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
   }
 }
 

@@ -130,6 +130,9 @@ VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t st
 // Waits for the stream with a deadline; throws KernelError on timeout or error.
 void wait_stream(cudaStream_t stream, double timeout_s, const char* what);
 void cuda_check(cudaError_t e, const char* what);
+// Keeps the current device's stream-ordered pool from returning memory at every synchronisation,
+// so the per-verify cudaMallocAsync of CUB's scratch stays cheap. Once per device.
+void retain_async_pool();
 
 // The check functions of kDTypes[First .. First+N), one table per translation unit.
 template <std::size_t First, std::size_t... I>

@@ -30,6 +30,8 @@ struct GenParams {
   int mode = 0;             // PayloadMode
   int op = -1;              // RedOp, -1: not a reduction (copies)
   double lo = 0, hi = 0;    // exact mode: integers uniform in [lo, hi]
+  int ilo = 0;              // lo and hi - lo + 1 as integers, so the device never converts them
+  std::uint32_t span = 1;
   int contributors = 1;     // ranks >= contributors hold the neutral element (0 for sums, 1 for prod)
   std::uint32_t seed = 1;
   int nranks = 1;
@@ -112,9 +114,8 @@ CTS_HD inline int raw_int(const GenParams& g, int rank, std::int64_t idx) {
   const std::uint32_t h = payload_hash(g.seed, rank, idx);
   if (g.op == static_cast<int>(RedOp::prod)) return (rank < g.contributors && (h & 3U) == 0U) ? 2 : 1;
   if (rank >= g.contributors) return 0;
-  const std::uint32_t span = static_cast<std::uint32_t>(g.hi - g.lo) + 1U;
   // multiply-high range reduction: no division on the device
-  return static_cast<int>(g.lo) + static_cast<int>((static_cast<std::uint64_t>(h) * span) >> 32);
+  return g.ilo + static_cast<int>((static_cast<std::uint64_t>(h) * g.span) >> 32);
 }
 
 // Element idx of rank's input, before rounding to the dtype (exact mode: already representable).
@@ -162,6 +163,8 @@ inline GenParams make_gen_params(DType d, std::optional<RedOp> op, PayloadMode m
     ValueRange r = exact_range(d, op, nranks, scalar);
     g.lo = r.lo;
     g.hi = r.hi;
+    g.ilo = static_cast<int>(r.lo);
+    g.span = static_cast<std::uint32_t>(r.hi - r.lo) + 1U;
     g.contributors = r.contributors;
   }
   return g;

@@ -32,6 +32,7 @@ VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t st
   cuda_check(cub::DeviceReduce::TransformReduce(nullptr, tmp_bytes, first, static_cast<Acc*>(nullptr),
                                                 static_cast<std::int64_t>(count), AccJoin{}, elem, init, stream),
              "cub::DeviceReduce::TransformReduce (size)");
+  retain_async_pool();
   const std::size_t head = 256;  // Acc and the two described values, then CUB's temp storage
   char* mem = nullptr;
   cuda_check(cudaMallocAsync(reinterpret_cast<void**>(&mem), head + tmp_bytes, stream), "cudaMallocAsync (verify)");

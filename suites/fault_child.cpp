@@ -2,7 +2,8 @@
 // under gpucts::gtest_main_mpi like every MPI suite; GPUCTS_FAULT=<kind>:<rank> makes one rank
 // misbehave in Faults.Inject:
 //   exit (exit(3)), segv (SIGSEGV), stop (SIGSTOP: hangs), spin (busy until the watchdog),
-//   fail (an ordinary failed assertion), argmismatch (count doubled in the argument check).
+//   fail (an ordinary failed assertion), argmismatch (count doubled in the argument check),
+//   diverge (one extra exchange: the ranks are out of step).
 // Faults.Slow sleeps GPUCTS_FAULT_SLOW_S seconds so a signal can arrive mid-run.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,6 +16,13 @@
 
 #include "mpi_world.hpp"
 #include "require.hpp"
+#if GPUCTS_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include "mpi_nccl_world.hpp"
+#include "nccl_util.hpp"
+#endif
 
 namespace cts {
 namespace {
@@ -48,6 +56,8 @@ TEST(Faults, Inject) {
     return;
   }
   if (!mine(f)) return;
+  // One exchange too many on this rank: the others are already in the verdict exchange.
+  if (f.kind == "diverge") mpi::check_collective_args({"Broadcast", 1, "i8", "", 0, -1});
   if (f.kind == "exit") std::exit(3);
   if (f.kind == "segv") raise(SIGSEGV);
   if (f.kind == "stop") raise(SIGSTOP);
@@ -67,6 +77,30 @@ TEST(Faults, NcclCase) {
   CTS_REQUIRE_PREFLIGHT();
   CTS_REQUIRE_GPUS(1);
   SUCCEED();
+}
+
+// A rank dies in the middle of NCCL traffic (GPUCTS_FAULT=nccl_segv:<rank>): the others are inside
+// a collective when the launcher tears the job down; their watchdog must abort the communicator
+// (journal line "aborted") within the grace instead of hanging in NCCL. Needs a GPU per rank.
+TEST(Faults, NcclPeerCrash) {
+  Fault f = fault();
+  if (f.kind != "nccl_segv") GTEST_SKIP() << "GPUCTS_FAULT is not nccl_segv";
+  CTS_REQUIRE_PREFLIGHT();
+#if GPUCTS_HAVE_CUDA
+  CTS_REQUIRE_GPUS(1);
+  World& w = mpi::mpi_world(WorldConfig{mpi::context().size});
+  const LocalRank& r = w.local().at(0);
+  float* buf = nullptr;
+  cuda_ok("cudaMalloc", cudaMalloc(&buf, 1 << 20));
+  for (int i = 0; i < 1000; ++i) {
+    if (i == 10 && mine(f)) raise(SIGSEGV);
+    nccl_check("ncclAllReduce", ncclAllReduce(buf, buf, (1 << 20) / 4, ncclFloat, ncclSum, r.comm, r.stream), r.comm);
+    wait_streams({r.comm}, {r.stream}, deadline_after(case_timeout_s()), "ncclAllReduce");
+  }
+  cudaFree(buf);
+#else
+  GTEST_SKIP() << "gpucts was built without CUDA";
+#endif
 }
 
 TEST(Faults, After) { SUCCEED(); }

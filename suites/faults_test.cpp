@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "journal_report.hpp"
+#include "probe.hpp"
 
 extern char** environ;
 
@@ -74,6 +75,9 @@ class FaultTest : public ::testing::Test {
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
     env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
     env["OMPI_MCA_rmaps_base_oversubscribe"] = "1";
+    // On a machine with fewer GPUs than ranks the preflight skips rather than fails, so that the
+    // injected fault, not the placement, is the first cause.
+    env["GPUCTS_SKIP_IF_FEWER_GPUS"] = "1";
     for (const auto& [k, v] : kDeadlines) env[k] = v;
     for (const auto& [k, v] : extra) env[k] = v;
     return env;
@@ -272,6 +276,23 @@ INSTANTIATE_TEST_SUITE_P(Faults, RankDeath,
                                            DeathCase{"sigstop_4ranks", "stop", 4, 3, "did not answer"}),
                          [](const ::testing::TestParamInfo<DeathCase>& i) { return std::string(i.param.name); });
 
+// Needs a GPU per rank (two ranks may not share one): waits for a machine with 2 GPUs.
+TEST_F(FaultTest, NcclPeerCrashSurvivorsAbortTheirCommunicator) {
+  const int gpus = visible_gpu_count();
+  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs (one per rank), " << gpus << " visible" << (gpus ? "" : ": " + no_gpu_reason());
+  RunResult r = run(mpiexec(2), child_env({{"GPUCTS_FAULT", "nccl_segv:1"}, {"GPUCTS_FAULT_SLOW_S", "0"}}), kLauncherKill);
+  TestRun t = journals();
+  EXPECT_FALSE(r.hit_deadline) << describe(r, t);
+  EXPECT_FALSE(r.group_left) << describe(r, t);
+  Cause c = first_cause(t);
+  EXPECT_EQ(c.rank, 1) << describe(r, t);
+  EXPECT_EQ(c.what, "SIGSEGV") << describe(r, t);
+  EXPECT_EQ(c.case_name, "Faults.NcclPeerCrash") << describe(r, t);
+  bool aborted = false;
+  for (const auto& e : t.ranks.at(0).events) aborted |= e.event == "aborted";
+  EXPECT_TRUE(aborted) << "rank 0 did not abort its communicator: " << describe(r, t);
+}
+
 TEST_F(FaultTest, RankNeverStartsEndsAtBootstrapDeadline) {
   // Open MPI's MPMD form: rank 1 is a program that never calls MPI_Init.
   std::vector<std::string> argv = {GPUCTS_MPIEXEC, "-n", "1", GPUCTS_FAULT_CHILD, ":", "-n", "1", "sleep", "60"};
@@ -392,6 +413,24 @@ TEST_F(FaultTest, ArgumentMismatchFailsEveryRankAtOnce) {
   }
 }
 
+TEST_F(FaultTest, RanksOutOfStepAreStoppedTogether) {
+  RunResult r = run(mpiexec(2), child_env({{"GPUCTS_FAULT", "diverge:1"}}), kLauncherKill);
+  TestRun t = journals();
+  EXPECT_FALSE(r.hit_deadline) << describe(r, t);
+  EXPECT_LT(r.wall_s, 2.0 + 1 + 4) << "must stop at once, not at a deadline: " << describe(r, t);
+  int diverged = 0;
+  for (const auto& rj : t.ranks)
+    for (const auto& e : rj.events)
+      if (e.event == "diverged") {
+        ++diverged;
+        EXPECT_NE(e.reason.find("rank 0 is in the verdict of Faults.Inject"), std::string::npos) << e.reason;
+        EXPECT_NE(e.reason.find("rank 1 is in the argument check of Broadcast"), std::string::npos) << e.reason;
+      }
+  EXPECT_GE(diverged, 1) << describe(r, t);
+  Cause c = first_cause(t);
+  EXPECT_EQ(c.what, "diverged") << c.summary();
+}
+
 TEST_F(FaultTest, PreflightCatchesOneRankWithAnotherNccl) {
   // One rank told (test mode only) that its libnccl is 2.27.3, through Open MPI's ':' form.
   std::vector<std::string> argv = {GPUCTS_MPIEXEC, "-n", "1", GPUCTS_FAULT_CHILD, ":", "-n", "1",
@@ -451,9 +490,13 @@ TEST_F(FaultTest, CheckUnderMpiNamesTheRankWithAnotherNccl) {
 }
 
 TEST_F(FaultTest, CheckUnderMpiGivesEveryRankOneStatus) {
-  RunResult alone = run({GPUCTS_CLI, "check", "--json"}, child_env({}), 60);
+  // Four (fake) GPUs, so that four ranks on a machine with fewer do not add placement findings.
+  auto env = child_env({{"GPUCTS_TEST_MODE", "1"},
+                        {"GPUCTS_FAKE_GPUS", "GPU-00000000-0000-0000-0000-000000000001,GPU-00000000-0000-0000-0000-000000000002,"
+                                             "GPU-00000000-0000-0000-0000-000000000003,GPU-00000000-0000-0000-0000-000000000004"}});
+  RunResult alone = run({GPUCTS_CLI, "check", "--json"}, env, 60);
   ASSERT_TRUE(alone.exited) << alone.output;
-  RunResult four = run({GPUCTS_MPIEXEC, "-n", "4", GPUCTS_CLI, "check", "--json"}, child_env({}), kLauncherKill);
+  RunResult four = run({GPUCTS_MPIEXEC, "-n", "4", GPUCTS_CLI, "check", "--json"}, env, kLauncherKill);
   EXPECT_TRUE(four.exited) << four.output;
   // Same machine, same stack: the gathered verdict equals the single-process one.
   EXPECT_EQ(four.code, alone.code) << four.output;

@@ -58,6 +58,8 @@ TEST(PreflightWorld, LauncherMatchesExpectedRanks) {
 
 TEST(PreflightWorld, NoInjectionPasses) {
   auto r = gathered_preflight([](Fingerprint&) {});
+  // More ranks than this machine has GPUs (the GPU machine has one): a skip with the reason.
+  if (mpi::preflight_is_skip(r)) GTEST_SKIP() << r.message();
   EXPECT_TRUE(r.ok()) << r.message();
   expect_same_everywhere(r.message());
 }

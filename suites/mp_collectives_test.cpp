@@ -1,0 +1,85 @@
+// NCCL collective conformance, one process per GPU over MPI: the SAME case list and test body as
+// suites/collectives_test.cpp (cts::collective_cases, cts::run_collective_case), on an MpiWorld
+// (ncclCommInitRank(Config) over the MPI-broadcast ncclUniqueId). Every rank registers the same
+// ordered list for the launcher's world size; before each case the ranks compare the collective's
+// arguments; the verdict is reduced across ranks and rank 0's XML lists each rank's result.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "collectives.hpp"
+#include "mpi_nccl_world.hpp"
+#include "probe.hpp"
+
+namespace {
+
+// Skips unless every rank sees a GPU; the same decision everywhere.
+std::string ranks_without_gpu() {
+  const std::string mine = cts::visible_gpu_count() > 0 ? "" : cts::mpi::context().host + " (" + cts::no_gpu_reason() + ")";
+  std::string out;
+  auto all = cts::mpi::allgather(mine, "the GPU check");
+  for (size_t r = 0; r < all.size(); ++r)
+    if (!all[r].empty()) out += (out.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " on " + all[r];
+  return out;
+}
+
+class MpiCollectiveCase : public ::testing::Test {
+ public:
+  explicit MpiCollectiveCase(cts::CollCase c) : c_(std::move(c)) {}
+  void TestBody() override {
+    CTS_REQUIRE_PREFLIGHT();
+    cts::CollectiveArgs args{c_.coll->name, static_cast<long long>(c_.count), cts::name_of(c_.dtype),
+                             c_.op ? cts::name_of(*c_.op) : "", c_.coll->rooted ? c_.root : -1, -1};
+    CTS_ASSERT_SAME_COLLECTIVE_ARGS(args);
+    cts::World* w = nullptr;
+    std::string error;
+    try {
+      w = &cts::mpi::mpi_world(c_.world_config());
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    ASSERT_NE(w, nullptr) << "cannot create the world " << c_.world_config().key() << ": " << error;
+    cts::run_collective_case(*w, c_);
+  }
+
+ private:
+  cts::CollCase c_;
+};
+
+// Where the cases cannot run at all (a rank without GPU, or a failed preflight), one case says why
+// instead of thousands of skips; decided alike on every rank.
+class NotRunnable : public ::testing::Test {
+ public:
+  explicit NotRunnable(std::string why) : why_(std::move(why)) {}
+  void TestBody() override { GTEST_SKIP() << why_; }
+
+ private:
+  std::string why_;
+};
+
+void register_cases(const cts::mpi::Context& ctx) {
+  std::string why;
+  const auto* pf = cts::mpi::preflight();
+  if (pf && !pf->ok()) why = pf->message() + " (see Preflight.RanksConsistent)";
+  else if (std::string none = ranks_without_gpu(); !none.empty()) why = "needs a GPU per rank; none visible to " + none;
+  if (!why.empty()) {
+    if (pf && pf->ok()) cts::mpi::set_not_runnable(why);
+    ::testing::RegisterTest("MpiCollectives", ("w" + std::to_string(ctx.size) + "_not_runnable").c_str(), nullptr, nullptr,
+                            __FILE__, __LINE__, [why]() -> ::testing::Test* { return new NotRunnable(why); });
+    return;
+  }
+  for (const auto& c : cts::collective_cases(ctx.size, cts::sweep_from_env()))
+    ::testing::RegisterTest(c.suite().c_str(), c.name().c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                            [c]() -> ::testing::Test* { return new MpiCollectiveCase(c); });
+}
+
+const bool registered = cts::mpi::add_registrar(register_cases);
+
+// Communicators are torn down before MPI_Finalize, while every peer is still there.
+class ReleaseWorlds : public ::testing::Environment {
+ public:
+  void TearDown() override { cts::mpi::release_mpi_worlds(); }
+};
+const auto* release = ::testing::AddGlobalTestEnvironment(new ReleaseWorlds);
+
+}  // namespace
