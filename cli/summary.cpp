@@ -125,10 +125,14 @@ svg::Plot bandwidth_plot(const bw::Run& run, const std::string& collective, cons
             (run.ctx.world_size > 1 ? "s" : "") + ")";
   p.x_label = "message size (log scale)";
   p.y_label = bus ? "busbw (GB/s)" : "algbw (GB/s); busbw n/a for 1 rank";
+  if (!bus) p.title += ", out of place";
   std::map<std::string, svg::Series> by_mode;
   svg::Series threshold{"threshold floor", {}, true};
   for (const auto& pt : run.points) {
     if (pt.collective != collective) continue;
+    // With one rank NCCL skips an in-place call (nothing to move): its "bandwidth" is not a rate
+    // and would flatten every other line, so it stays in the tables and out of the plot.
+    if (!bus && pt.in_place) continue;
     std::string mode = pt.placement() + (pt.graph ? " graph" : "");
     auto& s = by_mode[mode];
     s.name = mode;
