@@ -59,6 +59,7 @@ std::vector<BwPoint> bw_points(const bundle::Bundle& b) {
   std::vector<BwPoint> out;
   for (const auto& [name, run] : b.bandwidth)
     for (const auto& p : run.points) {
+      if (p.ranks == 1 && p.in_place) continue;  // a no-op in NCCL with one rank: not a rate to compare
       bool bus = p.busbw_gbps.has_value();
       out.push_back({name + ": " + p.key(), bus ? "busbw_gbps" : "algbw_gbps", bus ? *p.busbw_gbps : p.algbw_gbps});
     }
