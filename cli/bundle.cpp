@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "fingerprint.hpp"
+#include "json_fields.hpp"
 
 namespace fs = std::filesystem;
 
@@ -51,22 +52,9 @@ std::string utc_now_iso() {
 
 namespace {
 
-nlohmann::json opt_int(const std::optional<int>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-
 template <class T>
 T need(const nlohmann::json& j, const char* key, const std::string& origin) {
-  if (!j.is_object() || !j.contains(key)) throw BundleError(origin + ": missing field '" + key + "'");
-  try {
-    return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw BundleError(origin + ": field '" + key + "' has the wrong type");
-  }
-}
-
-std::optional<int> maybe_int(const nlohmann::json& j, const char* key, const std::string& origin) {
-  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
-  if (!j.at(key).is_number_integer()) throw BundleError(origin + ": field '" + key + "' must be an integer or null");
-  return j.at(key).get<int>();
+  return json_need<BundleError, T>(j, key, origin);
 }
 
 nlohmann::json parse_json_file(const std::string& path) {
@@ -80,6 +68,16 @@ nlohmann::json parse_json_file(const std::string& path) {
   }
 }
 
+// The *.json files of a bundle folder, sorted; none when the folder is absent.
+std::vector<fs::path> json_files(const fs::path& d) {
+  std::vector<fs::path> files;
+  if (fs::is_directory(d))
+    for (const auto& e : fs::directory_iterator(d))
+      if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 const std::set<std::string> kSuiteStatuses = {"passed", "failed", "skipped", "timeout", "interrupted", "crashed", "not_run"};
 
 }  // namespace
@@ -91,8 +89,8 @@ nlohmann::json to_json(const Manifest& m) {
                       {"command", s.command},
                       {"labels", s.labels},
                       {"status", s.status},
-                      {"exit_code", opt_int(s.exit_code)},
-                      {"signal", opt_int(s.signal)},
+                      {"exit_code", json_or_null(s.exit_code)},
+                      {"signal", json_or_null(s.signal)},
                       {"duration_s", s.duration_s},
                       {"xml", s.xml},
                       {"log", s.log},
@@ -133,8 +131,8 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
     r.labels = need<std::vector<std::string>>(s, "labels", o);
     r.status = need<std::string>(s, "status", o);
     if (!kSuiteStatuses.count(r.status)) throw BundleError(o + ": unknown status '" + r.status + "'");
-    r.exit_code = maybe_int(s, "exit_code", o);
-    r.signal = maybe_int(s, "signal", o);
+    r.exit_code = json_maybe<BundleError, int>(s, "exit_code", o);
+    r.signal = json_maybe<BundleError, int>(s, "signal", o);
     r.duration_s = need<double>(s, "duration_s", o);
     r.xml = need<std::vector<std::string>>(s, "xml", o);
     r.log = need<std::string>(s, "log", o);
@@ -166,37 +164,22 @@ Bundle load(const std::string& dir) {
     throw BundleError(e.what());
   }
 
-  fs::path fpdir = fs::path(dir) / "fingerprints";
-  if (fs::is_directory(fpdir)) {
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(fpdir))
-      if (e.path().extension() == ".json") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      nlohmann::json j = parse_json_file(f.string());
-      try {
-        fingerprint_from_json(j, f.string());  // validates the contract's schema
-      } catch (const std::exception& e) {
-        throw BundleError(e.what());
-      }
-      b.fingerprints.emplace_back(f.filename().string(), std::move(j));
+  for (const auto& f : json_files(fs::path(dir) / "fingerprints")) {
+    nlohmann::json j = parse_json_file(f.string());
+    try {
+      fingerprint_from_json(j, f.string());  // validates the contract's schema
+    } catch (const std::exception& e) {
+      throw BundleError(e.what());
     }
+    b.fingerprints.emplace_back(f.filename().string(), std::move(j));
   }
   std::string cpath = (fs::path(dir) / "check.json").string();
   b.check = fs::exists(cpath) ? parse_json_file(cpath) : nlohmann::json{{"available", false}, {"reason", "no check.json"}};
-
-  fs::path bwdir = fs::path(dir) / "bandwidth";
-  if (fs::is_directory(bwdir)) {
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(bwdir))
-      if (e.path().extension() == ".json") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      try {
-        b.bandwidth.emplace_back(f.stem().string(), bw::run_from_json(parse_json_file(f.string()), f.string()));
-      } catch (const bw::BandwidthError& e) {
-        throw BundleError(e.what());
-      }
+  for (const auto& f : json_files(fs::path(dir) / "bandwidth")) {
+    try {
+      b.bandwidth.emplace_back(f.stem().string(), bw::run_from_json(parse_json_file(f.string()), f.string()));
+    } catch (const bw::BandwidthError& e) {
+      throw BundleError(e.what());
     }
   }
   return b;

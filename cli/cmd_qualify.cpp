@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <regex>
+#include <sstream>
 
 #include "args.hpp"
 #include "bundle.hpp"
 #include "commands.hpp"
+#include "environment.hpp"
 #include "probe.hpp"
 #include "qualify_check.hpp"
 #include "qualify_run.hpp"
@@ -25,15 +27,20 @@ namespace cts::cli {
 namespace {
 
 const char* kUsage =
-    "usage: gpucts qualify --output DIR [--build-dir DIR | --tests-json FILE] [--label REGEX] [--exclude-label REGEX]\n"
-    "                      [--tests REGEX] [--exclude-tests REGEX] [--timeout S] [--grace S]\n"
-    "                      [--fingerprint FILE]... [--no-python] [--list]\n"
-    "Runs every suite of this tree (a build tree through ctest's test list, or an install tree through\n"
-    "share/gpucts/tests.json and libexec/gpucts; or the list in --tests-json), one at a time, each in its own process group with\n"
-    "its CTest TIMEOUT (or --timeout), and writes the bundle into DIR (new or empty): manifest.json,\n"
-    "junit.xml, gtest/, journal/, logs/, fingerprints/, check.json, bandwidth/, summary.md/.html.\n"
+    "usage: gpucts qualify --output DIR [--build-dir DIR | --tests-json FILE]\n"
+    "                      [--label REGEX] [--exclude-label REGEX] [--tests REGEX] [--exclude-tests REGEX]\n"
+    "                      [--timeout S] [--grace S] [--fingerprint FILE]... [--mpi-ranks N\n"
+    "                      [--mpiexec-args ARGS]] [--no-python] [--run-all] [--list]\n"
+    "Runs every suite of this tree (a build tree through ctest's test list; an install tree through\n"
+    "share/gpucts/tests.json and libexec/gpucts; or the list in --tests-json), one at a time, each in\n"
+    "its own process group with its CTest TIMEOUT (or --timeout), and writes the bundle into DIR (new\n"
+    "or empty): manifest.json, junit.xml, gtest/, journal/, logs/, fingerprints/, check.json,\n"
+    "bandwidth/, summary.md, summary.html, plots/ (docs/qualify.md).\n"
     "--label/--tests select like ctest -L/-R (regex, searched). SIGINT/SIGTERM stop the running suite\n"
     "(forwarded to its group, killed after --grace s, default 10) and still write the bundle.\n"
+    "--mpi-ranks N also probes N ranks under mpiexec (ARGS e.g. '--host a,b'), one fingerprint each,\n"
+    "and checks them together (cross-host-mismatch). --fingerprint adds fingerprints probed elsewhere.\n"
+    "An entry that needs more GPUs than are visible is reported as not run (--run-all runs it anyway).\n"
     "Exit status: 0 pass, 1 fail (or interrupted), 2 bad usage or bad input.";
 
 std::string clock_str(double s) {
@@ -57,16 +64,55 @@ bool any_label_matches(const std::vector<std::string>& labels, const std::regex&
   return false;
 }
 
+// Hidden mode run under mpiexec by --mpi-ranks: this rank's fingerprint into DIR.
+int probe_rank_into(const std::string& dir, bool python) {
+  ProbeOptions po;
+  po.python = python;
+  Fingerprint fp = probe_fingerprint(po);
+  if (!fp.rank && launcher_rank() >= 0) fp.rank = launcher_rank();
+  std::string name = fp.host.value_or("unknown-host") + ".rank" + std::to_string(fp.rank.value_or(launcher_rank())) + ".json";
+  bundle::write_text((fs::path(dir) / name).string(), to_json(fp).dump(2) + "\n");
+  return 0;
+}
+
+// Runs `mpiexec -n N ARGS <this gpucts> qualify --probe-rank-into DIR` with a deadline and loads
+// what the ranks wrote. Returns "" or what went wrong (the bundle notes it; qualify goes on).
+std::string probe_ranks(const std::string& n, const std::string& extra, const std::string& dir, bool python,
+                        std::vector<Fingerprint>* fps) {
+  char* end = nullptr;
+  long ranks = std::strtol(n.c_str(), &end, 10);
+  if (n.empty() || *end || ranks < 1 || ranks > 4096) throw UsageError("--mpi-ranks '" + n + "': expected a number >= 1");
+  const char* env = std::getenv("GPUCTS_MPIEXEC");
+  std::vector<std::string> cmd = {env && *env ? env : "mpiexec", "-n", std::to_string(ranks)};
+  std::stringstream ss(extra);
+  for (std::string w; ss >> w;) cmd.push_back(w);
+  for (const std::string& w : {fs::read_symlink("/proc/self/exe").string(), std::string("qualify"),
+                               std::string("--probe-rank-into"), dir})
+    cmd.push_back(w);
+  if (!python) cmd.push_back("--no-python");
+  std::string log = (fs::path(dir).parent_path() / "logs" / "fingerprint_ranks.log").string();
+  int rc = qualify::run_bounded(cmd, {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}, 180, log, true);
+  size_t before = fps->size();
+  for (const auto& f : fs::directory_iterator(dir))
+    if (f.path().filename().string().find(".rank") != std::string::npos) fps->push_back(load_fingerprint_file(f.path().string()));
+  if (rc != 0) return cmd.front() + " ended with status " + std::to_string(rc) + " (see " + log + ")";
+  if (fps->size() - before != static_cast<size_t>(ranks))
+    return std::to_string(fps->size() - before) + " of " + std::to_string(ranks) + " ranks wrote a fingerprint";
+  return "";
+}
+
 }  // namespace
 
 int cmd_qualify(const std::vector<std::string>& argv) {
-  Args a(argv, {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout", "grace", "fingerprint", "python"},
-         {"no-python", "list", "help"});
+  Args a(argv, {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout", "grace",
+                "fingerprint", "python", "mpi-ranks", "mpiexec-args", "probe-rank-into"},
+         {"no-python", "list", "run-all", "help"});
   if (a.flag("help")) {
     std::puts(kUsage);
     return 0;
   }
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  if (auto into = a.value("probe-rank-into")) return probe_rank_into(*into, !a.flag("no-python"));
   auto out = a.value("output");
   if (!out && !a.flag("list")) throw UsageError("--output DIR is required");
   double timeout = a.number("timeout", 0), grace = a.number("grace", 10);
@@ -105,7 +151,7 @@ int cmd_qualify(const std::vector<std::string>& argv) {
     for (const auto& t : selected) {
       std::string labels;
       for (const auto& l : t.labels) labels += (labels.empty() ? "" : ",") + l;
-      std::printf("%s\t%s\t%.0fs\n", t.name.c_str(), labels.c_str(), t.timeout_s);
+      std::printf("%s\t%s\t%.0fs\t%d GPU(s)\n", t.name.c_str(), labels.c_str(), t.timeout_s, t.gpus);
     }
     return 0;
   }
@@ -136,6 +182,11 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   std::vector<Fingerprint> fps{self};
   std::string host = self.host.value_or("unknown-host");
   bundle::write_text((dir / "fingerprints" / (host + ".json")).string(), to_json(self).dump(2) + "\n");
+  if (auto ranks = a.value("mpi-ranks")) {
+    std::string err = probe_ranks(*ranks, a.value("mpiexec-args").value_or(""), (dir / "fingerprints").string(),
+                                  !a.flag("no-python"), &fps);
+    if (!err.empty()) std::fprintf(stderr, "gpucts qualify: per-rank fingerprints: %s\n", err.c_str());
+  }
   for (const auto& f : a.values("fingerprint")) {
     try {
       Fingerprint fp = load_fingerprint_file(f);
@@ -153,18 +204,10 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   m.host = host;
   m.tree = tree.kind + ":" + tree.root;
   std::vector<junit::Case> cases;
+  const int visible = visible_gpu_count();
+  const std::string no_gpu = no_gpu_reason();
   for (size_t i = 0; i < selected.size(); ++i) {
     const auto& t = selected[i];
-    if (qualify::g_signal.load()) {
-      bundle::SuiteRun r;
-      r.name = t.name;
-      r.command = t.command;
-      r.labels = t.labels;
-      r.status = "not_run";
-      r.reason = "qualify was interrupted before this suite";
-      m.suites.push_back(r);
-      continue;
-    }
     qualify::RunPaths p;
     p.bundle = dir.string();
     p.xml_prefix = (dir / "gtest" / t.name).string();
@@ -173,6 +216,22 @@ int cmd_qualify(const std::vector<std::string>& argv) {
     p.bandwidth = (dir / "bandwidth" / t.name).string();
     p.fingerprints = (dir / "fingerprints").string();
     qualify::TestEntry e = qualify::relocate(t, tree, p);
+    std::string not_run;
+    if (qualify::g_signal.load()) not_run = "qualify was interrupted before this suite";
+    else if (t.gpus > visible && !a.flag("run-all"))
+      not_run = "needs " + std::to_string(t.gpus) + " GPU(s), " + std::to_string(visible) + " visible" +
+                (no_gpu.empty() ? "" : " (" + no_gpu + ")");
+    if (!not_run.empty()) {
+      bundle::SuiteRun r;
+      r.name = t.name;
+      r.command = e.command;
+      r.labels = t.labels;
+      r.status = "not_run";
+      r.reason = not_run;
+      std::fprintf(stderr, "[%zu/%zu] %s: not run: %s\n", i + 1, selected.size(), t.name.c_str(), not_run.c_str());
+      m.suites.push_back(r);
+      continue;
+    }
     if (timeout > 0) e.timeout_s = timeout;
     std::string head = "[" + std::to_string(i + 1) + "/" + std::to_string(selected.size()) + "] " + t.name;
     if (!tty) std::fprintf(stderr, "%s: started (timeout %.0f s)\n", head.c_str(), e.timeout_s);
@@ -223,8 +282,10 @@ int cmd_qualify(const std::vector<std::string>& argv) {
     return 2;
   }
   auto n = junit::count(cases);
-  std::printf("%s: %s  (%d passed, %d failed, %d errors, %d skipped%s) in %s\n", dir.c_str(),
-              m.verdict == "pass" ? "PASS" : "FAIL", n.passed, n.failed, n.errors, n.skipped,
+  int not_run = 0;
+  for (const auto& s : m.suites) not_run += s.status == "not_run";
+  std::printf("%s: %s  (%d passed, %d failed, %d errors, %d skipped; %d of %zu suites not run%s) in %s\n", dir.c_str(),
+              m.verdict == "pass" ? "PASS" : "FAIL", n.passed, n.failed, n.errors, n.skipped, not_run, m.suites.size(),
               m.interrupted ? ", interrupted" : "", clock_str(m.elapsed_s).c_str());
   std::printf("summary: %s\n", (dir / "summary.html").c_str());
   return m.verdict == "pass" ? 0 : 1;

@@ -46,8 +46,12 @@ void read_suite(const xml::Element& ts, const std::string& origin, const std::st
     } else if (s || tc.attr_or("result", "") == "skipped") {
       c.status = "skipped";
       std::string why = s ? s->attr_or("message", s->text) : "";
-      c.message = one_line(why.empty() ? "skipped (no reason given)" : why);
       c.detail = why;
+      // gtest prefixes the reason with "file:line\n"; the reason alone groups across files.
+      if (auto nl = why.find('\n'); nl != std::string::npos && why.find(' ') > nl &&
+                                     why.rfind(':', nl) != std::string::npos)
+        why = why.substr(nl + 1);
+      c.message = one_line(why.empty() ? "skipped (no reason given)" : why);
     } else {
       c.status = "passed";
     }

@@ -23,6 +23,11 @@ struct TestEntry {
   double timeout_s = 600;
   std::string working_dir;
   int skip_code = 77;
+  int gpus = 0;                   // GPUs the entry needs (gpucts_gpu_needs.txt), 0: none
+  // CTest's own verdict rules, honoured as ctest would: PASS_REGULAR_EXPRESSION (the output must
+  // match one; the exit status is then ignored), FAIL_REGULAR_EXPRESSION, WILL_FAIL.
+  std::vector<std::string> pass_regex, fail_regex;
+  bool will_fail = false;
 };
 
 struct Tree {
@@ -52,6 +57,9 @@ struct RunPaths {
   std::string fingerprints; // bundle/fingerprints
 };
 
+// Reads "<test>=<n>" lines (the build's gpucts_gpu_needs.txt) into the entries' `gpus`.
+void apply_gpu_needs(std::vector<TestEntry>& tests, const std::string& needs_file);
+
 // Rewrites the entry's output paths (gtest XML, journal, logs) into the bundle.
 TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p);
 
@@ -66,6 +74,12 @@ struct Outcome {
   bundle::SuiteRun run;
   std::vector<junit::Case> cases;
 };
+
+// Runs argv (PATH lookup) in its own process group with `env` added, stdout (and stderr when
+// `with_stderr`) into output_file, killed at the deadline or on a signal to qualify.
+// Returns the exit status, -1 when it did not exit normally.
+int run_bounded(const std::vector<std::string>& argv, const std::vector<std::string>& env, double timeout_s,
+                const std::string& output_file, bool with_stderr);
 
 // Set by the signal handler of `gpucts qualify`; the runner forwards it to the child's group.
 extern std::atomic<int> g_signal;

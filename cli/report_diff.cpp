@@ -1,5 +1,9 @@
 #include "report_diff.hpp"
 
+#include <algorithm>
+
+#include "svg_plot.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +16,7 @@ namespace cts::report {
 namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr size_t kMaxRows = 500;  // per table in Markdown/HTML; JSON has every row
 
 bool is_fail(const std::string& s) { return s == "failed" || s == "error"; }
 
@@ -44,12 +49,19 @@ std::string gbps(double v) {
   return buf;
 }
 
-std::map<std::string, std::pair<std::string, double>> bw_points(const bundle::Bundle& b) {
-  std::map<std::string, std::pair<std::string, double>> out;
+struct BwPoint {
+  std::string key, metric;
+  double value;
+};
+
+// In the order the suite measured them (collective, then size), not sorted as text.
+std::vector<BwPoint> bw_points(const bundle::Bundle& b) {
+  std::vector<BwPoint> out;
   for (const auto& [name, run] : b.bandwidth)
     for (const auto& p : run.points) {
+      if (p.ranks == 1 && p.in_place) continue;  // a no-op in NCCL with one rank: not a rate to compare
       bool bus = p.busbw_gbps.has_value();
-      out[name + ": " + p.key()] = {bus ? "busbw_gbps" : "algbw_gbps", bus ? *p.busbw_gbps : p.algbw_gbps};
+      out.push_back({name + ": " + p.key(), bus ? "busbw_gbps" : "algbw_gbps", bus ? *p.busbw_gbps : p.algbw_gbps});
     }
   return out;
 }
@@ -132,18 +144,19 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
   }
 
   // Bandwidth: points present in the baseline, compared by key.
-  auto bpts = bw_points(c.baseline);
-  std::vector<std::map<std::string, std::pair<std::string, double>>> cpts;
-  for (const auto& b : c.candidates) cpts.push_back(bw_points(b));
-  for (const auto& [key, mv] : bpts) {
+  std::vector<std::map<std::string, double>> cpts(n);
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& p : bw_points(c.candidates[i])) cpts[i][p.key] = p.value;
+  for (const auto& bp : bw_points(c.baseline)) {
     BandwidthRow row;
-    row.key = key;
-    row.metric = mv.first;
-    row.baseline = mv.second;
+    row.key = bp.key;
+    row.metric = bp.metric;
+    row.baseline = bp.value;
+    const std::string& key = bp.key;
     bool moved = false;
     for (size_t i = 0; i < n; ++i) {
       auto it = cpts[i].find(key);
-      double v = it == cpts[i].end() ? kNaN : it->second.second;
+      double v = it == cpts[i].end() ? kNaN : it->second;
       double d = (std::isnan(v) || row.baseline <= 0) ? kNaN : (v / row.baseline - 1) * 100;
       row.candidates.push_back(v);
       row.change_pct.push_back(d);
@@ -209,6 +222,12 @@ doc::Doc to_doc(const Comparison& c) {
     doc::Table t{header({"case"}), {}, {}};
     t.header.push_back("latest message");
     for (const auto& r : c.cases) {
+      if (t.rows.size() == kMaxRows) {
+        d.table(std::move(t));
+        t = doc::Table{};
+        d.paragraph("... and " + std::to_string(c.cases.size() - kMaxRows) + " more: every change is in report.json");
+        break;
+      }
       std::vector<std::string> row{r.key, r.baseline};
       bool fail = false;
       for (size_t i = 0; i < n; ++i) {
@@ -219,7 +238,7 @@ doc::Doc to_doc(const Comparison& c) {
       t.rows.push_back(std::move(row));
       t.row_class.push_back(fail ? "fail" : "skip");
     }
-    d.table(std::move(t));
+    if (!t.rows.empty()) d.table(std::move(t));
   }
 
   char tol[32];
@@ -241,6 +260,35 @@ doc::Doc to_doc(const Comparison& c) {
       t.row_class.push_back(slower ? "fail" : "pass");
     }
     d.table(std::move(t));
+  }
+  // One plot per collective of each baseline bandwidth run: every run's out-of-place line.
+  bool heading = false;
+  for (const auto& [name, run] : c.baseline.bandwidth) {
+    std::vector<std::string> colls;
+    for (const auto& p : run.points)
+      if (std::find(colls.begin(), colls.end(), p.collective) == colls.end()) colls.push_back(p.collective);
+    for (const auto& coll : colls) {
+      svg::Plot plot;
+      plot.title = coll + " (" + name + ")";
+      plot.x_label = "message size (log scale)";
+      plot.y_label = run.ctx.world_size > 1 ? "busbw (GB/s)" : "algbw (GB/s); busbw n/a for 1 rank";
+      auto series = [&](const bundle::Bundle& b, const std::string& label) {
+        svg::Series s{label, {}, false};
+        for (const auto& [n2, r2] : b.bandwidth)
+          if (n2 == name)
+            for (const auto& p : r2.points)
+              if (p.collective == coll && !p.in_place)
+                s.points.emplace_back(static_cast<double>(p.bytes), p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps);
+        return s;
+      };
+      plot.series.push_back(series(c.baseline, "baseline"));
+      for (size_t i = 0; i < n; ++i) plot.series.push_back(series(c.candidates[i], "candidate " + std::to_string(i + 1)));
+      if (!heading) {
+        d.heading("Bandwidth by run (out of place)");
+        heading = true;
+      }
+      d.svg(svg::render(plot), plot.title, "");
+    }
   }
   return d;
 }

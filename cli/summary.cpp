@@ -11,6 +11,8 @@ namespace cts::summary {
 
 namespace {
 
+constexpr size_t kMaxRows = 300;
+
 std::string fmt(double v, const char* f = "%.1f") {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -123,10 +125,14 @@ svg::Plot bandwidth_plot(const bw::Run& run, const std::string& collective, cons
             (run.ctx.world_size > 1 ? "s" : "") + ")";
   p.x_label = "message size (log scale)";
   p.y_label = bus ? "busbw (GB/s)" : "algbw (GB/s); busbw n/a for 1 rank";
+  if (!bus) p.title += ", out of place";
   std::map<std::string, svg::Series> by_mode;
   svg::Series threshold{"threshold floor", {}, true};
   for (const auto& pt : run.points) {
     if (pt.collective != collective) continue;
+    // With one rank NCCL skips an in-place call (nothing to move): its "bandwidth" is not a rate
+    // and would flatten every other line, so it stays in the tables and out of the plot.
+    if (!bus && pt.in_place) continue;
     std::string mode = pt.placement() + (pt.graph ? " graph" : "");
     auto& s = by_mode[mode];
     s.name = mode;
@@ -180,8 +186,15 @@ doc::Doc build(const bundle::Bundle& b) {
         fails.row_class.push_back("fail");
       }
   d.heading("Failed (" + std::to_string(fails.rows.size()) + ")");
+  const size_t total_fails = fails.rows.size();
+  if (total_fails > kMaxRows) {  // a page a person can open; junit.xml has every case
+    fails.rows.resize(kMaxRows);
+    fails.row_class.resize(kMaxRows);
+  }
   if (fails.rows.empty()) d.paragraph("nothing failed");
   else d.table(std::move(fails));
+  if (total_fails > kMaxRows)
+    d.paragraph("... and " + std::to_string(total_fails - kMaxRows) + " more: every case is in junit.xml");
 
   // What was skipped and why, grouped by reason.
   std::map<std::string, std::pair<int, std::vector<std::string>>> reasons;

@@ -43,6 +43,12 @@ std::string num(double v) {
   return buf;
 }
 
+std::string tick(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 }  // namespace
 
 std::string render(const Plot& p) {
@@ -79,7 +85,7 @@ std::string render(const Plot& p) {
   for (double y = 0; y <= ytop + 1e-9; y += ystep) {
     o << "<line x1=\"" << left << "\" x2=\"" << left + w << "\" y1=\"" << num(Y(y)) << "\" y2=\"" << num(Y(y))
       << "\" stroke=\"#e0e0e0\"/>\n";
-    o << "<text x=\"" << left - 6 << "\" y=\"" << num(Y(y) + 4) << "\" text-anchor=\"end\">" << num(y) << "</text>\n";
+    o << "<text x=\"" << left - 6 << "\" y=\"" << num(Y(y) + 4) << "\" text-anchor=\"end\">" << tick(y) << "</text>\n";
   }
   // x ticks every power of 4 (every other power of 2) so labels do not collide.
   int step = (xmax - xmin) > 16 ? 4 : 2;

@@ -4,6 +4,7 @@
 // crashing, hanging and writing synthetic bandwidth JSON), then `gpucts report` over the bundles,
 // including the bad inputs that must give exit status 2. Plus the strict XML reader.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,7 +92,8 @@ struct Result {
 // Runs a command line through the shell, capturing stdout and stderr together.
 Result sh(const std::string& cmd) {
   Result r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  // Children are not this suite: they must not append to its journal or take its test name.
+  FILE* p = popen(("env -u GPUCTS_TEST_NAME -u GPUCTS_JOURNAL_DIR -u GPUCTS_BW_OUTPUT " + cmd + " 2>&1").c_str(), "r");
   if (!p) return r;
   char buf[4096];
   size_t n;
@@ -125,18 +127,20 @@ std::string read(const fs::path& p) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// One entry of a CTest json-v1 suite list.
+nlohmann::json entry(const std::string& name, std::vector<std::string> cmd, std::vector<std::string> env, double timeout) {
+  return nlohmann::json{{"name", name},
+                        {"command", cmd},
+                        {"properties",
+                         {{{"name", "LABELS"}, {"value", {"cpu"}}},
+                          {{"name", "ENVIRONMENT"}, {"value", env}},
+                          {{"name", "TIMEOUT"}, {"value", timeout}},
+                          {{"name", "SKIP_RETURN_CODE"}, {"value", 77}}}}};
+}
+
 // A CTest json-v1 suite list: gpucts_version (a real suite) and this binary's fixture cases.
 std::string tests_json(const std::string& fixture_env, bool with_crash_and_hang) {
   nlohmann::json tests = nlohmann::json::array();
-  auto entry = [](const std::string& name, std::vector<std::string> cmd, std::vector<std::string> env, double timeout) {
-    return nlohmann::json{{"name", name},
-                          {"command", cmd},
-                          {"properties",
-                           {{{"name", "LABELS"}, {"value", {"cpu"}}},
-                            {{"name", "ENVIRONMENT"}, {"value", env}},
-                            {{"name", "TIMEOUT"}, {"value", timeout}},
-                            {{"name", "SKIP_RETURN_CODE"}, {"value", 77}}}}};
-  };
   tests.push_back(entry("gpucts_version", {version_binary(), "--gtest_filter=*Parse*"}, {}, 60));
   std::vector<std::string> env;
   std::stringstream ss(fixture_env);
@@ -209,7 +213,8 @@ TEST_F(BundleTest, SummaryPutsVerdictFirstAndHtmlIsWellFormed) {
   EXPECT_LT(verdict, failed);
   EXPECT_LT(failed, skipped);
   EXPECT_NE(md.find("fixture failure requested"), std::string::npos) << "failure message missing";
-  EXPECT_NE(md.find("fixture skip requested by GPUCTS_FIXTURE_SKIP | 1"), std::string::npos) << "skip reason group";
+  EXPECT_NE(md.find("| fixture skip requested by GPUCTS_FIXTURE_SKIP | 1 |"), std::string::npos)
+      << "skip reason grouped, without gtest's file:line prefix";
   for (const auto* dir : {"base", "cand"}) {
     std::string html = read(root_ / dir / "summary.html");
     EXPECT_NO_THROW(xml::parse(html, std::string(dir) + "/summary.html"));
@@ -273,6 +278,7 @@ TEST_F(BundleTest, ReportFindsNewFailuresSkipsAndSlowerPoints) {
   EXPECT_EQ(j["bandwidth"][0]["change"][0], "slower");
   EXPECT_NEAR(j["bandwidth"][0]["change_pct"][0].get<double>(), -20.0, 0.5);
   EXPECT_NO_THROW(xml::parse(read(out / "report.html"), "report.html"));
+  EXPECT_NE(read(out / "report.html").find("<svg"), std::string::npos) << "no per-run bandwidth plot";
   std::string md = read(out / "report.md");
   EXPECT_NE(md.find("| candidate 1 | candidate 2 |"), std::string::npos) << "one column per run";
   // With a tolerance above the drop, the bandwidth rows disappear (the case regressions stay).
@@ -280,6 +286,96 @@ TEST_F(BundleTest, ReportFindsNewFailuresSkipsAndSlowerPoints) {
                  cand().string());
   auto w = nlohmann::json::parse(wide.out.substr(wide.out.find('{')));
   EXPECT_TRUE(w["bandwidth"].empty());
+}
+
+// SIGINT during a suite: forwarded to its process group, the suite is marked interrupted, later
+// suites not run, and the bundle is still complete and readable.
+TEST_F(BundleTest, InterruptStillWritesACompleteBundle) {
+  nlohmann::json list = nlohmann::json::parse(tests_json("GPUCTS_FIXTURE_HANG=1", true));
+  nlohmann::json tests = nlohmann::json::array();
+  for (const auto& t : list["tests"])
+    if (t["name"] == "gpucts_fixture_hang") {
+      auto h = t;
+      h["properties"][2]["value"] = 60;  // TIMEOUT: the interrupt, not the deadline, must end it
+      tests.push_back(h);
+    }
+  tests.push_back(list["tests"][0]);  // gpucts_version, after the hang: must be "not_run"
+  list["tests"] = tests;
+  std::ofstream(root_ / "int.json") << list.dump();
+  fs::path out = root_ / "int";
+  pid_t pid = fork();
+  if (pid == 0) {
+    unsetenv("GPUCTS_TEST_NAME");
+    unsetenv("GPUCTS_JOURNAL_DIR");
+    std::string cli = cli_binary(), json = (root_ / "int.json").string(), o = out.string();
+    execl(cli.c_str(), cli.c_str(), "qualify", "--no-python", "--grace", "2", "--tests-json", json.c_str(), "--output",
+          o.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until the hanging case has started (its journal line), then interrupt.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  fs::path journal = out / "journal" / "gpucts_fixture_hang.jsonl";
+  while (std::chrono::steady_clock::now() < deadline && read(journal).find("\"start\"") == std::string::npos)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_NE(read(journal).find("\"start\""), std::string::npos) << "the hanging case never started";
+  kill(pid, SIGINT);
+  int status = 0;
+  pid_t done = 0;
+  while (std::chrono::steady_clock::now() < deadline + std::chrono::seconds(10) && (done = waitpid(pid, &status, WNOHANG)) == 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "qualify did not finish after SIGINT";
+  }
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  auto b = load(out);
+  EXPECT_TRUE(b.manifest.interrupted);
+  EXPECT_EQ(b.manifest.verdict, "fail");
+  ASSERT_EQ(b.manifest.suites.size(), 2u);
+  EXPECT_EQ(b.manifest.suites[0].status, "interrupted");
+  EXPECT_EQ(b.manifest.suites[1].status, "not_run");
+  EXPECT_TRUE(fs::exists(out / "summary.html"));
+  EXPECT_NE(read(out / "summary.md").find("interrupted"), std::string::npos);
+}
+
+TEST_F(BundleTest, MpiRanksGiveOneFingerprintEachCheckedTogether) {
+  if (sh("sh -c 'command -v mpiexec'").rc != 0) GTEST_SKIP() << "mpiexec not on PATH";
+  fs::path out = root_ / "mpi";
+  auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() +
+              " --tests '^gpucts_version$' --mpi-ranks 2 --mpiexec-args --oversubscribe --output " + out.string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+  auto b = load(out);
+  int ranks = 0;
+  for (const auto& [name, j] : b.fingerprints) ranks += name.find(".rank") != std::string::npos;
+  EXPECT_EQ(ranks, 2) << "one fingerprint per rank";
+  EXPECT_NE(read(out / "check.txt").find("3 fingerprints"), std::string::npos) << read(out / "check.txt");
+}
+
+// CTest's verdict properties decide an entry as ctest would: WILL_FAIL and PASS_REGULAR_EXPRESSION
+// turn an expected failure into a pass, a regex that does not match into a failure.
+TEST_F(BundleTest, CtestVerdictPropertiesAreHonoured) {
+  auto failing = [&](const std::string& name, const char* prop, nlohmann::json value) {
+    auto e = entry(name, {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Toggle"},
+                   {"GPUCTS_FIXTURE_FAIL=1"}, 60);
+    e["properties"].push_back({{"name", prop}, {"value", value}});
+    return e;
+  };
+  nlohmann::json tests = nlohmann::json::array({
+      failing("will_fail", "WILL_FAIL", true),
+      failing("pass_regex", "PASS_REGULAR_EXPRESSION", {"fixture failure requested by GPUCTS_FIXTURE_\\w+"}),
+      failing("pass_regex_no_match", "PASS_REGULAR_EXPRESSION", {"text that is not in the output"}),
+  });
+  std::ofstream(root_ / "rules.json") << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
+  fs::path out = root_ / "rules";
+  auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "rules.json").string() + " --output " + out.string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  std::map<std::string, std::string> status;
+  for (const auto& s : load(out).manifest.suites) status[s.name] = s.status;
+  EXPECT_EQ(status["will_fail"], "passed");
+  EXPECT_EQ(status["pass_regex"], "passed");
+  EXPECT_EQ(status["pass_regex_no_match"], "failed");
 }
 
 struct BadInput {
