@@ -130,11 +130,8 @@ void fill_input(const Pattern& p, int rank, void* ptr, std::size_t count, cudaSt
     ex.g = g;
     ex.seed_mix = mix32(g.seed);
     const std::int64_t n = static_cast<std::int64_t>(count);
-    const auto addr = reinterpret_cast<std::uintptr_t>(ptr);
-    std::int64_t head = static_cast<std::int64_t>(((16 - addr % 16) % 16) / sizeof(T));
-    if (addr % sizeof(T) != 0) head = n;
-    if (head > n) head = n;
-    const std::int64_t nvec = (n - head) / L;
+    const VectorSplit v = vector_split(ptr, n, sizeof(T), L);
+    const std::int64_t head = v.head, nvec = v.nvec;
     const unsigned grid = grid_for(nvec + (n - nvec * L), 256);
     auto* out = static_cast<storage_t<D>*>(ptr);
     if (g.mode == static_cast<int>(PayloadMode::exact))

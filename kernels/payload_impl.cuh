@@ -287,6 +287,20 @@ struct Exact {
   }
 };
 
+// How a buffer of n elements of `size` bytes splits into an element-wise head up to the first
+// 16-byte boundary, 16-byte vectors of `lanes` elements, and an element-wise tail.
+struct VectorSplit {
+  std::int64_t head = 0, nvec = 0;
+};
+inline VectorSplit vector_split(const void* p, std::int64_t n, std::size_t size, int lanes) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  VectorSplit v;
+  v.head = addr % size != 0 ? n : static_cast<std::int64_t>(((16 - addr % 16) % 16) / size);  // no vectors if not element-aligned
+  if (v.head > n) v.head = n;
+  v.nvec = (n - v.head) / lanes;
+  return v;
+}
+
 // The fast path applies when every value involved is a small integer (or a power of two) that
 // the formulas above produce exactly; otherwise the kernels use Elem for every element.
 template <DType D>

@@ -177,11 +177,8 @@ VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t st
   Exact<D> ex;
   if (make_exact(spec, &ex)) {
     constexpr int L = kLanes<D>;
-    const auto addr = reinterpret_cast<std::uintptr_t>(spec.got);
-    std::int64_t head = static_cast<std::int64_t>(((16 - addr % 16) % 16) / sizeof(device_t<D>));
-    if (addr % sizeof(device_t<D>) != 0) head = n;  // not element-aligned: no vectors at all
-    if (head > n) head = n;
-    const std::int64_t nvec = (n - head) / L;
+    const VectorSplit v = vector_split(spec.got, n, sizeof(device_t<D>), L);
+    const std::int64_t head = v.head, nvec = v.nvec;
     const std::int64_t want = (nvec + 1) / 2 + (n - nvec * L);  // threads with work
     check_exact_kernel<D><<<grid_for(want, kCheckThreads), kCheckThreads, 0, stream>>>(elem, ex, head, nvec, n, d_out);
   } else {

@@ -243,3 +243,20 @@ TEST(VerifyResultText, AnUnwrittenTailIsNamedAsSuch) {
   r.first_bad = 8190;  // a hole: 8190 and 8192 bad, 8191 fine
   EXPECT_FALSE(r.unwritten_tail());
 }
+
+TEST(VectorSplit, HeadVectorsAndTailCoverTheBuffer) {
+  alignas(16) static unsigned char buf[4096];
+  for (std::size_t size : {1u, 2u, 4u, 8u})
+    for (std::size_t off = 0; off < 32; off += size)
+      for (std::int64_t n : {0, 1, 3, 17, 100}) {
+        const int lanes = static_cast<int>(16 / size);
+        const detail::VectorSplit v = detail::vector_split(buf + off, n, size, lanes);
+        EXPECT_LE(v.head + v.nvec * lanes, n);
+        EXPECT_LT(n - v.head - v.nvec * lanes, v.nvec > 0 ? lanes : n + 1);  // tail shorter than a vector
+        if (v.nvec > 0) {
+          EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buf + off + v.head * size) % 16, 0u);
+          EXPECT_LT(v.head, lanes);
+        }
+      }
+  EXPECT_EQ(detail::vector_split(buf + 1, 100, 4, 4).nvec, 0) << "not element-aligned: element by element";
+}
