@@ -24,6 +24,11 @@ struct DeviceVerdict {
 };
 
 constexpr int kCheckThreads = 256;
+// Blocks per SM the exact check is compiled for (registers <= 64K / (256 * blocks)): 4 keeps
+// 2048 16-byte loads in flight per SM; 1-byte types need more registers for their 16 lanes and
+// would spill at 4, so they run 3.
+template <DType D>
+inline constexpr int kCheckMinBlocks = sizeof(device_t<D>) == 1 ? 3 : 4;
 
 struct ThreadVerdict {
   unsigned long long bad = 0, poisoned = 0, first_inv = 0, last_plus1 = 0, worst = 0;
@@ -94,9 +99,19 @@ __device__ inline bool is_poison_bits(storage_t<D> b) {
   return b == static_cast<storage_t<D>>(~storage_t<D>(0));
 }
 
+// The verdict of n elements whose bits differ somewhere: Elem<D> decides each (a -0 for +0 is
+// fine, anything else is not). Out of line, so the rare slow path does not cost the fast loop
+// registers (occupancy, hence loads in flight).
+template <DType D>
+__device__ __noinline__ void check_lanes(const Elem<D>& elem, std::int64_t i0, const storage_t<D>* got,
+                                         const storage_t<D>* expected, int n, ThreadVerdict& tv) {
+  for (int k = 0; k < n; ++k)
+    if (got[k] != expected[k]) tv.add(i0 + k, elem(i0 + k), is_poison_bits<D>(got[k]));
+}
+
 // Exact mode: vectors of the output against Exact<D>; Elem<D> only where bits differ.
 template <DType D>
-__global__ void __launch_bounds__(kCheckThreads) check_exact_kernel(Elem<D> elem, Exact<D> ex, std::int64_t head,
+__global__ void __launch_bounds__(kCheckThreads, kCheckMinBlocks<D>) check_exact_kernel(Elem<D> elem, Exact<D> ex, std::int64_t head,
                                                                    std::int64_t nvec, std::int64_t count,
                                                                    DeviceVerdict* out) {
   using S = storage_t<D>;
@@ -105,8 +120,7 @@ __global__ void __launch_bounds__(kCheckThreads) check_exact_kernel(Elem<D> elem
   const S* got = static_cast<const S*>(elem.s.got);
   ThreadVerdict tv;
   auto slow = [&](std::int64_t i, S g, S e) {
-    if (g == e) return;
-    tv.add(i, elem(i), is_poison_bits<D>(g));
+    if (g != e) check_lanes<D>(elem, i, &g, &e, 1, tv);
   };
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -131,13 +145,11 @@ __global__ void __launch_bounds__(kCheckThreads) check_exact_kernel(Elem<D> elem
     if (second) b = vg[v + stride];
     Vec ea;
     ex.template expected<L>(head + v * L, ea.s);
-    if (differs(a, ea))
-      for (int k = 0; k < L; ++k) slow(head + v * L + k, a.s[k], ea.s[k]);
+    if (differs(a, ea)) check_lanes<D>(elem, head + v * L, a.s, ea.s, L, tv);
     if (second) {
       Vec eb;
       ex.template expected<L>(head + (v + stride) * L, eb.s);
-      if (differs(b, eb))
-        for (int k = 0; k < L; ++k) slow(head + (v + stride) * L + k, b.s[k], eb.s[k]);
+      if (differs(b, eb)) check_lanes<D>(elem, head + (v + stride) * L, b.s, eb.s, L, tv);
     }
   }
   publish(tv, out);
