@@ -48,12 +48,19 @@ struct Expectation {
 };
 
 struct VerifyResult {
+  std::int64_t count = 0;          // elements checked
   std::uint64_t mismatches = 0;
+  std::uint64_t poisoned = 0;      // of the mismatches: elements still holding the all-ones poison
   std::int64_t first_bad = -1;     // -1: none
+  std::int64_t last_bad = -1;
   double expected = 0, got = 0;    // at first_bad (mixed mode: the fp64 reference)
-  double worst_ratio = 0;          // mixed mode: max |got - ref| / bound (exact mode: 0 or inf)
+  double worst_ratio = 0;          // mixed mode: max |got - ref| / bound (float precision; exact mode: 0 or inf)
   std::int64_t worst_index = -1;
-  std::string describe() const;    // "3 of 1021 wrong, first at 7: expected 4 got nan"
+  // The bad elements are exactly [first_bad, count) and every one still holds the poison.
+  bool unwritten_tail() const;
+  // "3 element(s) wrong, first at index 7: expected 4 got nan"; an unwritten tail reads
+  // "elements [1048576, 1048577) never written (poison value): 1 of 1048577 ...".
+  std::string describe() const;
 };
 
 class KernelError : public std::runtime_error {

@@ -101,31 +101,50 @@ CTS_HD inline std::uint32_t mix32(std::uint32_t x) {
   x ^= x >> 16;
   return x;
 }
-// One mix per element: the rank/seed key is folded in with a multiply, not a second mix.
+inline constexpr std::uint32_t kRankStep = 0x9E3779B9U;  // rank r's sequence starts r*kRankStep further on
+inline constexpr std::uint32_t kHighStep = 0xC2B2AE35U;  // indices >= 2^32
+inline constexpr std::uint32_t kIndexMul = 0x85EBCA6BU;  // odd: a bijection of the 32-bit index
+// Element bits: an odd-multiplier Weyl sequence, h(idx) = (idx + key) * kIndexMul mod 2^32, with the
+// key from (seed, rank) hashed once. Consecutive elements differ by the constant kIndexMul, so the
+// device derives a whole 16-byte vector from one base with one add per element (memory-bound fill
+// and verify); the top bits, which the range reduction keeps, still vary from element to element
+// and rank to rank. Mixed mode adds one mix32 per element on top (random-looking values).
+CTS_HD inline std::uint32_t payload_rank_key(std::uint32_t seed, int rank) {
+  return mix32(seed) + static_cast<std::uint32_t>(rank) * kRankStep;
+}
+CTS_HD inline std::uint32_t payload_bits(std::uint32_t rank_key, std::int64_t idx) {
+  const std::uint64_t u = static_cast<std::uint64_t>(idx);
+  return (static_cast<std::uint32_t>(u) + rank_key + static_cast<std::uint32_t>(u >> 32) * kHighStep) * kIndexMul;
+}
 CTS_HD inline std::uint32_t payload_hash(std::uint32_t seed, int rank, std::int64_t idx) {
-  const std::uint32_t key = seed ^ (static_cast<std::uint32_t>(rank) * 0x9E3779B9U) ^
-                            (static_cast<std::uint32_t>(static_cast<std::uint64_t>(idx) >> 32) * 0xC2B2AE35U);
-  return mix32((static_cast<std::uint32_t>(idx) * 0x85EBCA6BU) ^ key);
+  return payload_bits(payload_rank_key(seed, rank), idx);
 }
 
-// Exact mode: element idx of rank's input, an integer of |v| <= 1000 (or 1, 2 for products), so
-// the fill converts it to the dtype without a detour through double.
-CTS_HD inline int raw_int(const GenParams& g, int rank, std::int64_t idx) {
-  const std::uint32_t h = payload_hash(g.seed, rank, idx);
-  if (g.op == static_cast<int>(RedOp::prod)) return (rank < g.contributors && (h & 3U) == 0U) ? 2 : 1;
+// Exact mode: rank's input value from its element bits h, an integer of |v| <= 1000 (or 1, 2 for
+// products), so the fill converts it to the dtype without a detour through double. The top bits
+// of h decide (multiply-high range reduction: no division on the device).
+CTS_HD inline int raw_int_bits(const GenParams& g, int rank, std::uint32_t h) {
+  if (g.op == static_cast<int>(RedOp::prod)) return (rank < g.contributors && (h >> 30) == 0U) ? 2 : 1;
   if (rank >= g.contributors) return 0;
-  // multiply-high range reduction: no division on the device
   return g.ilo + static_cast<int>((static_cast<std::uint64_t>(h) * g.span) >> 32);
+}
+CTS_HD inline int raw_int(const GenParams& g, int rank, std::int64_t idx) {
+  return raw_int_bits(g, rank, payload_hash(g.seed, rank, idx));
+}
+
+// Mixed mode, from the element bits: uniform in [-1, 1) (products: [1, 2) with a random sign).
+CTS_HD inline double raw_mixed_bits(const GenParams& g, int rank, std::uint32_t h0) {
+  const std::uint32_t h = mix32(h0);
+  const bool prod = g.op == static_cast<int>(RedOp::prod);
+  const double u = static_cast<double>(h >> 1) * (1.0 / 2147483648.0);  // [0, 1)
+  if (prod) return rank >= g.contributors ? 1.0 : ((h & 1U) ? -(1.0 + u) : (1.0 + u));
+  return 2.0 * u - 1.0;
 }
 
 // Element idx of rank's input, before rounding to the dtype (exact mode: already representable).
 CTS_HD inline double raw_value(const GenParams& g, int rank, std::int64_t idx) {
   if (g.mode == static_cast<int>(PayloadMode::exact)) return static_cast<double>(raw_int(g, rank, idx));
-  const std::uint32_t h = payload_hash(g.seed, rank, idx);
-  const bool prod = g.op == static_cast<int>(RedOp::prod);
-  const double u = static_cast<double>(h >> 1) * (1.0 / 2147483648.0);  // [0, 1)
-  if (prod) return rank >= g.contributors ? 1.0 : ((h & 1U) ? -(1.0 + u) : (1.0 + u));
-  return 2.0 * u - 1.0;
+  return raw_mixed_bits(g, rank, payload_hash(g.seed, rank, idx));
 }
 
 // Mixed mode: the largest |got - ref| a correct reduction may show at one element, where ref is

@@ -153,3 +153,110 @@ INSTANTIATE_TEST_SUITE_P(AllRows, PayloadModel, ::testing::ValuesIn(params()), [
 });
 
 }  // namespace
+
+// The kernels' fast exact path (Exact<D>: 16-byte vectors, integer arithmetic) against the
+// reference Elem<D>, lane by lane, on the CPU: for every dtype, op, world size, expectation kind,
+// at the start, at odd offsets and across the 2^32 index wrap. The device falls back to Elem only
+// where bits differ, so a lane that differs here would be a missed-or-slow check there.
+namespace {
+template <DType D>
+std::string exact_mismatch(const Pattern& pat, const Expectation& e) {
+  using T = device_t<D>;
+  using S = detail::storage_t<D>;
+  constexpr int L = detail::kLanes<D>;
+  const detail::CheckSpec spec = detail::make_check_spec(pat, e, nullptr, nullptr);
+  detail::Exact<D> ex;
+  if (!detail::make_exact(spec, &ex)) return "";  // the device uses Elem for all of it
+  Elem<D> ref{spec};
+  const std::int64_t starts[] = {0, 1, 37, 1000003, 0xFFFFFFFFLL - 3, 0xFFFFFFFFLL - 17, (1LL << 32) + 5};
+  for (std::int64_t i0 : starts) {
+    S lanes[L];
+    ex.template expected<L>(i0, lanes);
+    for (int k = 0; k < L; ++k) {
+      double sa, ar;
+      const double want = ref.reference(i0 + k, &sa, &ar);
+      const S want_bits = detail::bit_cast_hd<S>(from_double<T>(want));
+      S one[1];
+      ex.template expected<1>(i0 + k, one);
+      if (lanes[k] != want_bits || one[0] != want_bits)
+        return "index " + std::to_string(i0 + k) + ": reference " + std::to_string(want) + ", fast " +
+               std::to_string(to_double(detail::bit_cast_hd<T>(lanes[k])));
+    }
+    // the fill: every rank's input lane equals raw_int
+    for (int r = 0; r < pat.nranks; ++r) {
+      ex.template input<L>(r, i0, lanes);
+      for (int k = 0; k < L; ++k)
+        if (lanes[k] != detail::bit_cast_hd<S>(from_int<T>(raw_int(spec.g, r, i0 + k))))
+          return "input of rank " + std::to_string(r) + " at " + std::to_string(i0 + k);
+    }
+  }
+  return "";
+}
+}  // namespace
+
+TEST(ExactFastPath, EqualsTheReferenceLaneByLane) {
+  std::size_t covered = 0;
+  for (const auto& t : kDTypes)
+    for (int n : {1, 2, 3, 4, 8}) {
+      std::vector<std::pair<std::optional<RedOp>, Expectation>> cases = {
+          {std::nullopt, Expectation::copy_from(n - 1, 5)}, {std::nullopt, Expectation::blocks(7, 3)}};
+      for (const auto& o : kRedOps) cases.push_back({o.id, Expectation::reduce(11)});
+      for (const auto& [op, e] : cases) {
+        if (op && exact_limitation(t.id, *op, n)) continue;
+        Pattern pat;
+        pat.dtype = t.id;
+        pat.op = op;
+        pat.seed = 29;
+        pat.nranks = n;
+        pat.scalar = (op && *op == RedOp::premulsum) ? premul_scalar(t.id, PayloadMode::exact) : 1.0;
+        const std::string why = visit_dtype(t.id, [&](auto tag) { return exact_mismatch<decltype(tag)::value>(pat, e); });
+        EXPECT_EQ(why, "") << t.name << (op ? std::string(" ") + name_of(*op) : " copy") << " n=" << n;
+        visit_dtype(t.id, [&](auto tag) {
+          detail::Exact<decltype(tag)::value> ex;
+          covered += detail::make_exact(detail::make_check_spec(pat, e, nullptr, nullptr), &ex) ? 1 : 0;
+        });
+      }
+    }
+  // every exact combination listed above takes the fast path (none silently falls back)
+  EXPECT_GT(covered, 12u * 5u * 7u);
+}
+
+TEST(VerifyResultText, AnUnwrittenTailIsNamedAsSuch) {
+  VerifyResult r;
+  r.count = 1048577;
+  r.mismatches = 1;
+  r.poisoned = 1;
+  r.first_bad = r.last_bad = 1048576;
+  EXPECT_TRUE(r.unwritten_tail());
+  EXPECT_NE(r.describe().find("elements [1048576, 1048577) never written (poison value)"), std::string::npos) << r.describe();
+  r.count = 8193;
+  r.mismatches = 3;
+  r.poisoned = 3;
+  r.first_bad = 8190;
+  r.last_bad = 8192;
+  EXPECT_NE(r.describe().find("elements [8190, 8193) never written (poison value)"), std::string::npos) << r.describe();
+  r.poisoned = 2;  // one of them holds a wrong value: not a plain tail
+  EXPECT_FALSE(r.unwritten_tail());
+  EXPECT_NE(r.describe().find("2 of them still hold the poison"), std::string::npos) << r.describe();
+  r.poisoned = 2;
+  r.mismatches = 2;
+  r.first_bad = 8190;  // a hole: 8190 and 8192 bad, 8191 fine
+  EXPECT_FALSE(r.unwritten_tail());
+}
+
+TEST(VectorSplit, HeadVectorsAndTailCoverTheBuffer) {
+  alignas(16) static unsigned char buf[4096];
+  for (std::size_t size : {1u, 2u, 4u, 8u})
+    for (std::size_t off = 0; off < 32; off += size)
+      for (std::int64_t n : {0, 1, 3, 17, 100}) {
+        const int lanes = static_cast<int>(16 / size);
+        const detail::VectorSplit v = detail::vector_split(buf + off, n, size, lanes);
+        EXPECT_LE(v.head + v.nvec * lanes, n);
+        EXPECT_LT(n - v.head - v.nvec * lanes, v.nvec > 0 ? lanes : n + 1);  // tail shorter than a vector
+        if (v.nvec > 0) {
+          EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buf + off + v.head * size) % 16, 0u);
+          EXPECT_LT(v.head, lanes);
+        }
+      }
+  EXPECT_EQ(detail::vector_split(buf + 1, 100, 4, 4).nvec, 0) << "not element-aligned: element by element";
+}
