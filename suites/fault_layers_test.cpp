@@ -52,6 +52,7 @@ TEST_P(FailureText, Classified) {
   EXPECT_EQ(failure_kind_name(f.kind), std::string(failure_kind_name(c.kind))) << f.message;
   EXPECT_EQ(f.message.rfind(c.prefix, 0), 0u) << f.message;
   EXPECT_NE(f.message.find(c.text), std::string::npos) << "the original text is kept: " << f.message;
+  EXPECT_EQ(case_failure(c.text, c.timed_out).message, f.message);
 }
 
 INSTANTIATE_TEST_SUITE_P(Text, FailureText, ::testing::ValuesIn(kTexts),
@@ -149,7 +150,10 @@ TEST(FailureOnGpu, OutOfMemoryIsAResourceFailureAndTheProcessGoesOn) {
   const cudaError_t e = cudaMalloc(&p, total_b + (std::size_t(64) << 30));
   ASSERT_EQ(e, cudaErrorMemoryAllocation) << cudaGetErrorName(e);
   EXPECT_EQ(classify_failure(e, "cudaMalloc").kind, FailureKind::resource);
-  cudaGetLastError();
+  // What the case's catch does: classify the thrown text and clear the last error.
+  const FailureClass thrown = case_failure(std::string("cudaMalloc: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+  EXPECT_EQ(thrown.kind, FailureKind::resource) << thrown.message;
+  EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess) << "case_failure leaves no stale error for the next case";
   ASSERT_EQ(cudaMalloc(&p, 1 << 20), cudaSuccess) << "a failed allocation must not poison the context";
   EXPECT_EQ(cudaFree(p), cudaSuccess);
   // NCCL's allocator: the same exhaustion as ncclUnhandledCudaError with the CUDA error in its text.
@@ -162,7 +166,7 @@ TEST(FailureOnGpu, OutOfMemoryIsAResourceFailureAndTheProcessGoesOn) {
   const char* last = ncclGetLastError(nullptr);
   const FailureClass f = classify_failure(r, last ? last : "");
   EXPECT_EQ(f.kind, FailureKind::resource) << f.message;
-  cudaGetLastError();
+  case_failure(f.message);
   ASSERT_EQ(cudaMalloc(&p, 1 << 20), cudaSuccess);
   EXPECT_EQ(cudaFree(p), cudaSuccess);
 }
