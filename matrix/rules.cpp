@@ -342,6 +342,54 @@ bool rule_shm(Ctx& c) {
   return true;
 }
 
+// fp.extra["visible_devices"] (fixtures/visible_devices.hpp): what CUDA_VISIBLE_DEVICES resolved to
+// on this host, the oddities met on the way, and the GPU count the run expects.
+bool rule_visible_devices(Ctx& c) {
+  auto it = c.fp.extra.find("visible_devices");
+  if (it == c.fp.extra.end()) return false;
+  const nlohmann::json& vd = *it;
+  auto bad = [&](const std::string& why) { return FingerprintError(c.who + ": visible_devices: " + why); };
+  if (!vd.is_object() || !vd.contains("resolved") || !vd["resolved"].is_array() || !vd.contains("problems") ||
+      !vd["problems"].is_array())
+    throw bad("expected an object with arrays 'resolved' and 'problems'");
+  std::string spec = "unset";
+  if (vd.contains("spec") && vd["spec"].is_string()) spec = "'" + vd["spec"].get<std::string>() + "'";
+  else if (vd.contains("spec") && !vd["spec"].is_null()) throw bad("'spec' must be a string or null");
+  std::string resolved;
+  for (const auto& d : vd["resolved"]) {
+    if (!d.is_object() || !d.contains("index") || !d["index"].is_number_integer()) throw bad("a resolved device without an integer 'index'");
+    resolved += (resolved.empty() ? "" : ", ") + std::to_string(d["index"].get<int>());
+    if (d.contains("uuid") && d["uuid"].is_string() && !d["uuid"].get<std::string>().empty()) resolved += " " + d["uuid"].get<std::string>();
+    if (d.contains("pci") && d["pci"].is_string() && !d["pci"].get<std::string>().empty()) resolved += " (" + d["pci"].get<std::string>() + ")";
+  }
+  const int count = static_cast<int>(vd["resolved"].size());
+  std::string problems;
+  for (const auto& p : vd["problems"]) {
+    if (!p.is_object() || !p.contains("message") || !p["message"].is_string()) throw bad("a problem without a 'message'");
+    problems += (problems.empty() ? "" : "; ") + p["message"].get<std::string>();
+  }
+  std::string shortfall;
+  if (vd.contains("expected")) {
+    if (!vd["expected"].is_number_integer()) throw bad("'expected' must be an integer");
+    const int want = vd["expected"].get<int>();
+    const bool per_rank = vd.value("one_per_rank_ok", false);
+    const std::string from = vd.value("expected_from", std::string("the run"));
+    // A launcher's ranks use one GPU each (one visible per rank, or one per local rank).
+    const bool enough = per_rank ? count == 1 || count >= want : count >= want;
+    if (!enough)
+      shortfall = "resolves to " + std::to_string(count) + " GPU(s), fewer than the " + std::to_string(want) + " expected by " +
+                  from + (per_rank ? " (each rank needs its own GPU, or 1 visible per rank)" : "");
+  }
+  if (problems.empty() && shortfall.empty()) return true;
+  std::string msg = "CUDA_VISIBLE_DEVICES=" + spec + " " + (shortfall.empty() ? "resolves to " + std::to_string(count) + " GPU(s)" : shortfall) +
+                    " [" + (resolved.empty() ? std::string("none") : resolved) + "]" + (problems.empty() ? "" : ": " + problems);
+  c.add("cuda-visible-devices-odd", shortfall.empty() ? "warning" : "error", c.who + " CUDA_VISIBLE_DEVICES", msg,
+        "rule:cuda-visible-devices-odd (CUDA Programming Guide, CUDA_VISIBLE_DEVICES)",
+        "list each GPU once, by index (with CUDA_DEVICE_ORDER=PCI_BUS_ID) or full UUID, without blanks; "
+        "`gpucts gpus` shows what is there");
+  return true;
+}
+
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> r = {
       {{"driver-too-old-for-cuda-runtime", "driver-cuda-minor-older"}, rule_driver_runtime},
@@ -360,6 +408,7 @@ const std::vector<Rule>& rules() {
        rule_env_lint},
       {{"nccl-env-newer-than-library", "nccl-env-removed"}, rule_env_version},
       {{"shm-too-small"}, rule_shm},
+      {{"cuda-visible-devices-odd"}, rule_visible_devices},
   };
   return r;
 }

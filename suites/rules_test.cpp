@@ -118,7 +118,13 @@ const RuleCase kCases[] = {
     {"sockets_8x16", "nccl-socket-threads-product", true, R"({"env": {"NCCL_NSOCKS_PERTHREAD": "8", "NCCL_SOCKET_NTHREADS": "16"}})", "warning", "128"},
     {"sockets_4x16", "nccl-socket-threads-product", false, R"({"env": {"NCCL_NSOCKS_PERTHREAD": "4", "NCCL_SOCKET_NTHREADS": "16"}})"},
     {"shm_64mib", "shm-too-small", true, R"({"shm_bytes": 67108864})", "warning", "64 MiB"},
-    {"shm_128gib", "shm-too-small", false, "{}"},
+    {"shm_128gib", "shm-too-small", false, "{}"},    // CUDA_VISIBLE_DEVICES as fixtures/visible_devices resolved it (fp "visible_devices").
+    {"cvd_7_0_expecting_1", "cuda-visible-devices-odd", true, R"({"visible_devices": {"spec": "7,0", "resolved": [], "problems": [{"kind": "invalid-entry", "position": 1, "message": "entry 1 '7': no GPU 7 on this host (1 GPU(s)): CUDA stops the list there; entry 2 after it is ignored too"}], "expected": 1, "expected_from": "GPUCTS_EXPECT_GPUS", "one_per_rank_ok": false}})", "error", "resolves to 0 GPU(s), fewer than the 1 expected by GPUCTS_EXPECT_GPUS"},
+    {"cvd_duplicate_warns", "cuda-visible-devices-odd", true, R"({"visible_devices": {"spec": "0,0", "resolved": [], "problems": [{"kind": "duplicate", "position": 2, "message": "entry 2 '0' names GPU 0 again: with a device named twice CUDA shows NO device"}]}})", "warning", "NO device"},
+    {"cvd_0_7_two_expected", "cuda-visible-devices-odd", true, R"({"visible_devices": {"spec": "0,7", "resolved": [{"index": 0, "uuid": "GPU-d76a", "pci": "0000:00:06.0"}], "problems": [{"kind": "invalid-entry", "position": 2, "message": "entry 2 '7': no GPU 7"}], "expected": 2, "expected_from": "GPUCTS_EXPECT_GPUS"}})", "error", "[0 GPU-d76a (0000:00:06.0)]"},
+    {"cvd_two_of_four_local_ranks", "cuda-visible-devices-odd", true, R"({"visible_devices": {"spec": "0,1", "resolved": [{"index": 0}, {"index": 1}], "problems": [], "expected": 4, "expected_from": "OMPI_COMM_WORLD_LOCAL_SIZE", "one_per_rank_ok": true}})", "error", "each rank needs its own GPU"},
+    {"cvd_one_per_rank", "cuda-visible-devices-odd", false, R"({"visible_devices": {"spec": "3", "resolved": [{"index": 3}], "problems": [], "expected": 8, "expected_from": "LOCAL_WORLD_SIZE", "one_per_rank_ok": true}})"},
+    {"cvd_clean_list", "cuda-visible-devices-odd", false, R"({"visible_devices": {"spec": "0", "resolved": [{"index": 0, "uuid": "GPU-d76a"}], "problems": [], "expected": 1, "expected_from": "GPUCTS_EXPECT_GPUS"}})"},
 };
 
 void PrintTo(const RuleCase& c, std::ostream* os) { *os << c.name; }
@@ -366,6 +372,25 @@ INSTANTIATE_TEST_SUITE_P(Feature, NcclFeatures, ::testing::ValuesIn(kFeatures), 
   std::replace(n.begin(), n.end(), '.', '_');
   return n;
 });
+
+
+// A fingerprint whose visible_devices field is malformed is bad input (gpucts check: exit 2).
+TEST(RulesVisibleDevices, MalformedRecordIsBadInput) {
+  for (const char* patch : {R"({"visible_devices": {"spec": "0"}})", R"({"visible_devices": {"resolved": [{"index": "0"}], "problems": []}})",
+                            R"({"visible_devices": {"resolved": [], "problems": [{"kind": "x"}]}})"}) {
+    try {
+      check_fingerprints(builtin_matrix(), {make(json::parse(patch))});
+      ADD_FAILURE() << "accepted " << patch;
+    } catch (const FingerprintError& e) {
+      EXPECT_NE(std::string(e.what()).find("visible_devices"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(RulesVisibleDevices, AbsentRecordIsNotEvaluated) {
+  CheckResult r = check_fingerprints(builtin_matrix(), {make(json::object())});
+  EXPECT_EQ(std::count(r.not_evaluated.begin(), r.not_evaluated.end(), "cuda-visible-devices-odd"), 1);
+}
 
 }  // namespace
 }  // namespace cts
