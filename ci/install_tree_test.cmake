@@ -2,7 +2,8 @@
 # prefix, then `<prefix>/bin/gpucts qualify` of the CPU suites from a folder outside the source and
 # build trees, with both trees hidden behind empty mounts where a mount namespace can be had
 # (`unshare -rm`). Passes when qualify exits 0 and the bundle's summary says PASS with every
-# expected suite passed; also checks that tests.json names neither tree.
+# expected suite passed; also checks that tests.json names neither tree and that the run writes
+# nothing into the install tree.
 #   cmake -DBUILD_DIR=.. -DSOURCE_DIR=.. -DSUITES=a,b,... [-DSCRATCH=..] -P install_tree_test.cmake
 foreach(v BUILD_DIR SOURCE_DIR SUITES)
   if(NOT DEFINED ${v})
@@ -66,6 +67,8 @@ if(tests_json MATCHES "gpucts_install_tree")
   fail("share/gpucts/tests.json lists the install test itself")
 endif()
 
+file(GLOB_RECURSE installed_before LIST_DIRECTORIES true RELATIVE "${prefix}" "${prefix}/*")
+
 # Run qualify from outside both trees; hide them where a private mount namespace is allowed.
 set(cmd "cd '${work}' && '${prefix}/bin/gpucts' qualify --output '${bundle}' --tests '${regex}'")
 set(hidden "not hidden (no mount namespace here)")
@@ -98,5 +101,11 @@ foreach(s IN LISTS SUITES)
     fail("summary.md does not list ${s} as passed:\n${summary}")
   endif()
 endforeach()
+# Nothing is written into the install tree (it may be mounted read-only in the image).
+file(GLOB_RECURSE installed_after LIST_DIRECTORIES true RELATIVE "${prefix}" "${prefix}/*")
+if(NOT installed_after STREQUAL installed_before)
+  list(REMOVE_ITEM installed_after ${installed_before})
+  fail("qualify wrote into the install tree: ${installed_after}")
+endif()
 file(REMOVE_RECURSE "${root}")
 message(STATUS "install_tree_test: PASS (${SUITES} passed from the install tree)")

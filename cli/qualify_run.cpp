@@ -330,9 +330,6 @@ TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {
   }
   for (const auto& [k, v] : set) env.push_back(k + "=" + v);
   r.env = env;
-  // An install tree's list names its folders relative to the prefix (cmake/GpuctsInstallTests.cmake).
-  if (t.kind == "install" && !r.working_dir.empty() && fs::path(r.working_dir).is_relative())
-    r.working_dir = (fs::path(t.root) / r.working_dir).string();
   if (!r.working_dir.empty() && !fs::is_directory(r.working_dir)) r.working_dir.clear();
   return r;
 }

@@ -5,8 +5,8 @@
 # GPUCTS_LIBEXEC_REL set.
 #
 # Paths in the installed file are relative to the install prefix (`gpucts qualify` resolves them
-# against the tree it runs from): suite binaries libexec/gpucts/gpucts_*, their working directory
-# libexec/gpucts. The per-run paths (gtest XML, journal, logs) are set by qualify for each run, so
+# against the tree it runs from): suite binaries libexec/gpucts/gpucts_*; CTest's default working
+# directory (the build folder) is dropped. The per-run paths (gtest XML, journal, logs) are set by qualify for each run, so
 # their build-tree values are only placeholders here. Entries that exist to test the build tree
 # itself (label install-only, e.g. the install test) are left out. Anything still naming the build
 # or source tree stops the install with the offending text.
@@ -34,6 +34,7 @@ foreach(_i RANGE ${_last} 0 -1)
   endif()
   string(JSON _np LENGTH "${_props}")
   set(_drop FALSE)
+  set(_wd -1)
   if(_np GREATER 0)
     math(EXPR _plast "${_np} - 1")
     foreach(_p RANGE ${_plast})
@@ -43,17 +44,22 @@ foreach(_i RANGE ${_last} 0 -1)
         if(_labels MATCHES "\"install-only\"")
           set(_drop TRUE)
         endif()
+      elseif(_pname STREQUAL "WORKING_DIRECTORY")
+        set(_wd ${_p})
       endif()
     endforeach()
   endif()
   if(_drop)
     string(JSON _json REMOVE "${_json}" tests ${_i})
+  elseif(_wd GREATER -1)
+    # CTest's default (the build folder of the test) has no install counterpart: the suites find
+    # their files at run time and run in qualify's folder, never writing into the install tree.
+    string(JSON _json REMOVE "${_json}" tests ${_i} properties ${_wd})
   endif()
 endforeach()
 
 # Build-tree paths -> prefix-relative ones (suites) or placeholders (per-run paths qualify replaces).
 string(REPLACE "\"${GPUCTS_SUITE_BIN_DIR}/gpucts_" "\"${GPUCTS_LIBEXEC_REL}/gpucts_" _json "${_json}")
-string(REPLACE "\"${GPUCTS_SUITE_BIN_DIR}\"" "\"${GPUCTS_LIBEXEC_REL}\"" _json "${_json}")
 string(REPLACE "=xml:${GPUCTS_BUILD_DIR}/gtest-xml/" "=xml:gtest/" _json "${_json}")
 string(REPLACE "=${GPUCTS_BUILD_DIR}/journal" "=journal" _json "${_json}")
 string(REPLACE "=${GPUCTS_BUILD_DIR}/rank-logs" "=rank-logs" _json "${_json}")
