@@ -24,7 +24,8 @@ const std::string kData = test_data_dir() + "/check/";
 const std::string kMatrix = matrix_data_dir();
 // Scratch files (the broken matrix, captured output): a fresh temporary folder, never the build
 // or install tree.
-const std::string kWork = make_scratch_dir("check_cli") + "/";
+const ScratchDir kScratch("check_cli");
+const std::string kWork = kScratch.path() + "/";
 // gpucts beside this binary (<build>/cli or <prefix>/bin); empty when missing (the cases fail).
 const std::string kBin = find_beside("gpucts").value_or("");
 
@@ -195,16 +196,6 @@ TEST(CheckCli, LiveProbeGivesAVerdict) {
   EXPECT_TRUE(j["verdict"] == "pass" || j["verdict"] == "fail");
   EXPECT_EQ(j["verdict"] == "fail", r.rc == 1);
 }
-
-// The scratch folder goes when the run ends.
-class RemoveScratch : public ::testing::Environment {
- public:
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(kWork, ec);
-  }
-};
-const auto* const kRemoveScratch = ::testing::AddGlobalTestEnvironment(new RemoveScratch);
 
 }  // namespace
 }  // namespace cts
