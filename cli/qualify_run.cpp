@@ -1,6 +1,7 @@
 #include "qualify_run.hpp"
 
 #include "journal_report.hpp"
+#include "paths.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -34,25 +35,7 @@ namespace {
 
 void on_signal(int sig) { g_signal.store(sig); }
 
-std::string self_exe() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-}
-
 bool is_executable(const std::string& p) { return ::access(p.c_str(), X_OK) == 0 && fs::is_regular_file(p); }
-
-// PATH lookup for a bare command name, or the path itself when it has a '/'.
-std::optional<std::string> find_program(const std::string& name) {
-  if (name.find('/') != std::string::npos) return is_executable(name) ? std::optional<std::string>(name) : std::nullopt;
-  const char* path = std::getenv("PATH");
-  std::stringstream ss(path ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(ss, dir, ':');) {
-    std::string cand = (dir.empty() ? "." : dir) + "/" + name;
-    if (is_executable(cand)) return cand;
-  }
-  return std::nullopt;
-}
 
 // A short helper command (ctest --show-only) with a deadline, its stdout captured.
 std::string capture(const std::vector<std::string>& argv, double timeout_s, int* rc) {
@@ -392,6 +375,7 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
   for (const auto& f : files_with_prefix(xml_dir, stem, ".xml")) fs::remove(f);
   for (const auto& f : files_with_prefix(p.journal_dir, e.name, ".jsonl")) fs::remove(f);
 
+  // The launcher as recorded (an mpiexec path from the build machine), else its name on PATH.
   auto exe = e.command.empty() ? std::nullopt : find_program(e.command[0]);
   if (!exe) {
     r.status = "not_run";

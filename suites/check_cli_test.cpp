@@ -14,16 +14,20 @@
 
 #include <nlohmann/json.hpp>
 
-#ifndef GPUCTS_BIN
-#error "GPUCTS_BIN must name the built gpucts binary"
-#endif
+#include "paths.hpp"
 
 namespace cts {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kData = GPUCTS_TEST_DATA_DIR "/check/";
-const std::string kWork = GPUCTS_TEST_WORK_DIR "/";  // build tree: tests never write into the sources
+const std::string kData = test_data_dir() + "/check/";
+const std::string kMatrix = matrix_data_dir();
+// Scratch files (the broken matrix, captured output): a fresh temporary folder, never the build
+// or install tree.
+const ScratchDir kScratch("check_cli");
+const std::string kWork = kScratch.path() + "/";
+// gpucts beside this binary (<build>/cli or <prefix>/bin); empty when missing (the cases fail).
+const std::string kBin = find_beside("gpucts").value_or("");
 
 struct CliRun {
   int rc = -1;
@@ -39,11 +43,8 @@ std::string slurp(const fs::path& p) {
 
 // Runs gpucts with `args` (already shell-safe: fixture paths have no spaces), under a deadline.
 CliRun gpucts(const std::string& args) {
-  static const fs::path dir = [] {
-    char tmpl[] = "/tmp/gpucts_check_cli.XXXXXX";
-    return fs::path(mkdtemp(tmpl));
-  }();
-  std::string cmd = "timeout 60 " + std::string(GPUCTS_BIN) + " " + args + " >" + (dir / "out").string() + " 2>" +
+  const fs::path dir = kWork;
+  std::string cmd = "timeout 60 " + kBin + " " + args + " >" + (dir / "out").string() + " 2>" +
                     (dir / "err").string();
   int status = std::system(cmd.c_str());
   CliRun r;
@@ -89,7 +90,7 @@ class CheckBadInput : public ::testing::TestWithParam<BadInput> {
   static void SetUpTestSuite() {
     fs::path dst = kWork + "broken-matrix";
     fs::create_directories(dst);
-    for (const auto& e : fs::directory_iterator(GPUCTS_MATRIX_DATA_DIR))
+    for (const auto& e : fs::directory_iterator(kMatrix))
       fs::copy_file(e.path(), dst / e.path().filename(), fs::copy_options::overwrite_existing);
     std::string torch = slurp(dst / "torch.csv");
     auto at = torch.find("\n2.11,cu130,");
@@ -174,10 +175,18 @@ TEST(CheckCli, JsonPassShape) {
   EXPECT_NE(std::find(j["not_evaluated"].begin(), j["not_evaluated"].end(), "cross-host-mismatch"), j["not_evaluated"].end());
 }
 
-TEST(CheckCli, SourceTreeMatrixLoads) {
-  CliRun r = gpucts(std::string("check --matrix ") + GPUCTS_MATRIX_DATA_DIR + " --fingerprint " + kData + "h200_system_nccl.json");
+// Build tree and install tree alike: the command and the fixtures are found at run time.
+TEST(CheckCli, FindsGpuctsAndItsData) {
+  EXPECT_FALSE(kBin.empty()) << "no gpucts beside " << self_dir() << " (../cli/gpucts or ../../bin/gpucts)";
+  EXPECT_TRUE(fs::exists(kData + "h200_system_nccl.json")) << "test data not found: " << kData;
+  EXPECT_TRUE(fs::exists(fs::path(kMatrix) / "torch.csv")) << "matrix data not found: " << kMatrix;
+}
+
+// The matrix folder this binary found (the installed copy, or the source tree's) loads as is.
+TEST(CheckCli, MatrixDataDirLoads) {
+  CliRun r = gpucts("check --matrix " + kMatrix + " --fingerprint " + kData + "h200_system_nccl.json");
   EXPECT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.out.find(GPUCTS_MATRIX_DATA_DIR), std::string::npos) << "the report names the matrix used: " << r.out;
+  EXPECT_NE(r.out.find(kMatrix), std::string::npos) << "the report names the matrix used: " << r.out;
 }
 
 TEST(CheckCli, LiveProbeGivesAVerdict) {

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "journal_report.hpp"
+#include "paths.hpp"
 #include "probe.hpp"
 
 extern char** environ;
@@ -46,14 +47,35 @@ struct RunResult {
   std::string output;
 };
 
+// The programs under test, found at run time: gpucts_fault_child and gpucts beside this binary
+// (build tree or install tree), mpiexec where it was at configure time or else on PATH.
+const std::string& fault_child() {
+  static const std::string p = find_beside("gpucts_fault_child").value_or("");
+  return p;
+}
+const std::string& cli() {
+  static const std::string p = find_beside("gpucts").value_or("");
+  return p;
+}
+const std::string& mpiexec_exe() {
+  static const std::string p = find_program(GPUCTS_MPIEXEC).value_or("");
+  return p;
+}
+
 class FaultTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    ASSERT_FALSE(fault_child().empty()) << "gpucts_fault_child not found beside " << self_exe();
+    ASSERT_FALSE(cli().empty()) << "gpucts not found beside " << self_exe() << " (../cli or ../../bin)";
+    if (mpiexec_exe().empty())
+      GTEST_SKIP() << "no mpiexec: " << GPUCTS_MPIEXEC << " is not there and none is on PATH";
     const char* base = std::getenv("GPUCTS_LOG_DIR");
     std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
     for (char& c : name)
       if (c == '/') c = '_';
-    dir_ = std::string(base && *base ? base : "/tmp") + "/faults-" + name;
+    // The log folder keeps the children's journals for a person; without one, a fresh scratch folder.
+    static const std::string scratch = base && *base ? std::string(base) : make_scratch_dir("faults");
+    dir_ = scratch + "/faults-" + name;
     ::mkdir(dir_.c_str(), 0755);
     // A rerun starts from an empty directory: journals append.
     std::string cmd = "rm -f '" + dir_ + "'/*";
@@ -148,7 +170,7 @@ class FaultTest : public ::testing::Test {
   }
 
   std::vector<std::string> mpiexec(int n) const {
-    return {GPUCTS_MPIEXEC, "-n", std::to_string(n), GPUCTS_FAULT_CHILD};
+    return {mpiexec_exe(), "-n", std::to_string(n), fault_child()};
   }
 
   TestRun journals() const {
@@ -161,7 +183,7 @@ class FaultTest : public ::testing::Test {
   // The JUnit as the always-run step makes it: `gpucts journal-to-junit`.
   std::string junit() {
     std::string out = dir_ + "/junit.xml";
-    RunResult r = run({GPUCTS_CLI, "journal-to-junit", "--journal-dir", dir_, "--output", out}, child_env({}), 30);
+    RunResult r = run({cli(), "journal-to-junit", "--journal-dir", dir_, "--output", out}, child_env({}), 30);
     EXPECT_EQ(r.code, 0) << r.output;
     std::ifstream f(out);
     std::stringstream ss;
@@ -295,7 +317,7 @@ TEST_F(FaultTest, NcclPeerCrashSurvivorsAbortTheirCommunicator) {
 
 TEST_F(FaultTest, RankNeverStartsEndsAtBootstrapDeadline) {
   // Open MPI's MPMD form: rank 1 is a program that never calls MPI_Init.
-  std::vector<std::string> argv = {GPUCTS_MPIEXEC, "-n", "1", GPUCTS_FAULT_CHILD, ":", "-n", "1", "sleep", "60"};
+  std::vector<std::string> argv = {mpiexec_exe(), "-n", "1", fault_child(), ":", "-n", "1", "sleep", "60"};
   RunResult r = run(argv, child_env({}), kLauncherKill);
   TestRun t = journals();
   EXPECT_FALSE(r.hit_deadline) << describe(r, t);
@@ -331,7 +353,7 @@ TEST_P(Interrupt, JournalsTheInterruptedCaseAndExits) {
   bool sent = false;
   double sent_at = 0;
   int want = p.ranks == 0 ? 1 : p.ranks;
-  auto argv = p.ranks == 0 ? std::vector<std::string>{GPUCTS_FAULT_CHILD} : mpiexec(p.ranks);
+  auto argv = p.ranks == 0 ? std::vector<std::string>{fault_child()} : mpiexec(p.ranks);
   RunResult r = run(argv, child_env({{"GPUCTS_FAULT_SLOW_S", "20"}}), kLauncherKill, [&](pid_t pid, double el) {
     if (!sent && all_started("Faults.Slow", want)) {
       kill(p.to_group ? -pid : pid, p.sig);
@@ -382,7 +404,7 @@ INSTANTIATE_TEST_SUITE_P(Faults, Interrupt,
 // --- the watchdog and the argument check -------------------------------------------------
 
 TEST_F(FaultTest, WatchdogEndsACaseThatSpins) {
-  RunResult r = run({GPUCTS_FAULT_CHILD}, child_env({{"GPUCTS_FAULT", "spin:0"}}), kLauncherKill);
+  RunResult r = run({fault_child()}, child_env({{"GPUCTS_FAULT", "spin:0"}}), kLauncherKill);
   TestRun t = journals();
   EXPECT_TRUE(r.exited) << describe(r, t);
   EXPECT_EQ(r.code, 124) << describe(r, t);
@@ -433,8 +455,8 @@ TEST_F(FaultTest, RanksOutOfStepAreStoppedTogether) {
 
 TEST_F(FaultTest, PreflightCatchesOneRankWithAnotherNccl) {
   // One rank told (test mode only) that its libnccl is 2.27.3, through Open MPI's ':' form.
-  std::vector<std::string> argv = {GPUCTS_MPIEXEC, "-n", "1", GPUCTS_FAULT_CHILD, ":", "-n", "1",
-                                   "-x", "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3", GPUCTS_FAULT_CHILD};
+  std::vector<std::string> argv = {mpiexec_exe(), "-n", "1", fault_child(), ":", "-n", "1",
+                                   "-x", "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3", fault_child()};
   RunResult r = run(argv, child_env({{"GPUCTS_TEST_MODE", "1"}}), kLauncherKill);
   TestRun t = journals();
   EXPECT_TRUE(r.exited) << describe(r, t);
@@ -479,8 +501,8 @@ int count(const std::string& hay, const std::string& needle) {
 }
 
 TEST_F(FaultTest, CheckUnderMpiNamesTheRankWithAnotherNccl) {
-  std::vector<std::string> argv = {GPUCTS_MPIEXEC, "-n", "1", GPUCTS_CLI, "check", ":", "-n", "1",
-                                   "-x", "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3", GPUCTS_CLI, "check"};
+  std::vector<std::string> argv = {mpiexec_exe(), "-n", "1", cli(), "check", ":", "-n", "1",
+                                   "-x", "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3", cli(), "check"};
   RunResult r = run(argv, child_env({{"GPUCTS_TEST_MODE", "1"}}), kLauncherKill);
   EXPECT_TRUE(r.exited) << r.output;
   EXPECT_EQ(r.code, 1) << r.output;
@@ -494,9 +516,9 @@ TEST_F(FaultTest, CheckUnderMpiGivesEveryRankOneStatus) {
   auto env = child_env({{"GPUCTS_TEST_MODE", "1"},
                         {"GPUCTS_FAKE_GPUS", "GPU-00000000-0000-0000-0000-000000000001,GPU-00000000-0000-0000-0000-000000000002,"
                                              "GPU-00000000-0000-0000-0000-000000000003,GPU-00000000-0000-0000-0000-000000000004"}});
-  RunResult alone = run({GPUCTS_CLI, "check", "--json"}, env, 60);
+  RunResult alone = run({cli(), "check", "--json"}, env, 60);
   ASSERT_TRUE(alone.exited) << alone.output;
-  RunResult four = run({GPUCTS_MPIEXEC, "-n", "4", GPUCTS_CLI, "check", "--json"}, env, kLauncherKill);
+  RunResult four = run({mpiexec_exe(), "-n", "4", cli(), "check", "--json"}, env, kLauncherKill);
   EXPECT_TRUE(four.exited) << four.output;
   // Same machine, same stack: the gathered verdict equals the single-process one.
   EXPECT_EQ(four.code, alone.code) << four.output;
@@ -505,7 +527,7 @@ TEST_F(FaultTest, CheckUnderMpiGivesEveryRankOneStatus) {
 
 TEST_F(FaultTest, CheckUnderMpiCatchesTwoRanksOnOneGpu) {
   // Test mode: both ranks are shown the same single GPU.
-  RunResult r = run({GPUCTS_MPIEXEC, "-n", "2", GPUCTS_CLI, "check"},
+  RunResult r = run({mpiexec_exe(), "-n", "2", cli(), "check"},
                     child_env({{"GPUCTS_TEST_MODE", "1"}, {"GPUCTS_FAKE_GPUS", "GPU-00000000-0000-0000-0000-0000000000bb"}}),
                     kLauncherKill);
   EXPECT_EQ(r.code, 1) << r.output;

@@ -9,14 +9,9 @@
 #include <sstream>
 
 #include "matrix.hpp"
+#include "paths.hpp"
 #include "rules.hpp"
 
-#ifndef GPUCTS_MATRIX_DATA_DIR
-#error "GPUCTS_MATRIX_DATA_DIR must name matrix/data in the source tree"
-#endif
-#ifndef GPUCTS_TEST_DATA_DIR
-#error "GPUCTS_TEST_DATA_DIR must name suites/data"
-#endif
 
 namespace cts {
 namespace {
@@ -41,8 +36,9 @@ std::vector<const RowMeta*> all_rows(const Matrix& m) {
   return out;
 }
 
-TEST(MatrixData, SourceTreeLoadsAndEqualsTheEmbeddedCopy) {
-  Matrix disk = load_matrix_dir(GPUCTS_MATRIX_DATA_DIR);
+// The matrix folder on disk (share/gpucts/matrix installed, else the source tree's matrix/data).
+TEST(MatrixData, DataDirLoadsAndEqualsTheEmbeddedCopy) {
+  Matrix disk = load_matrix_dir(matrix_data_dir());
   const Matrix& built = builtin_matrix();
   auto a = all_rows(disk), b = all_rows(built);
   ASSERT_EQ(a.size(), b.size()) << "rebuild: the embedded data is stale";
@@ -181,14 +177,14 @@ class MatrixLoader : public ::testing::TestWithParam<BrokenCase> {};
 
 std::map<std::string, std::string> real_files() {
   std::map<std::string, std::string> files;
-  for (const auto& name : matrix_files()) files[name] = read_file(std::string(GPUCTS_MATRIX_DATA_DIR) + "/" + name);
+  for (const auto& name : matrix_files()) files[name] = read_file(matrix_data_dir() + "/" + name);
   return files;
 }
 
 TEST_P(MatrixLoader, NamesFileLineAndWhat) {
   const auto& c = GetParam();
   auto files = real_files();
-  std::string text = read_file(std::string(GPUCTS_TEST_DATA_DIR) + "/csv/" + c.fixture);
+  std::string text = read_file(test_data_dir() + "/csv/" + c.fixture);
   ASSERT_FALSE(text.empty()) << c.fixture;
   files[c.replaces] = text;
   if (!*c.error) {

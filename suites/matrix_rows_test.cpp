@@ -12,6 +12,7 @@
 #include <set>
 
 #include "matrix.hpp"
+#include "paths.hpp"
 #include "probe.hpp"
 
 namespace cts {
@@ -64,13 +65,14 @@ struct Live {
   PythonFacts py;
 };
 
-// GPUCTS_LIVE_FINGERPRINT=FILE replays a recorded machine instead of probing this one (CI runs the
+// GPUCTS_LIVE_FINGERPRINT=FILE (a relative FILE not found from here is taken under the test data,
+// fixtures/paths.hpp) replays a recorded machine instead of probing this one (CI runs the
 // suite on the GPU machine's fixture so the matching-row path is exercised everywhere). Its
 // extension field "python": {"version": ..., "torch_cxx": 201703} stands for the python probe.
 const Live& live() {
   static const Live l = [] {
     if (const char* file = std::getenv("GPUCTS_LIVE_FINGERPRINT"); file && *file) {
-      Live r{load_fingerprint_file(file), {}};
+      Live r{load_fingerprint_file(test_data_file(file)), {}};  // relative: under the test data
       const auto& py = r.fp.extra.value("python", nlohmann::json::object());
       if (py.contains("version")) r.py.python = Version::try_parse(py["version"].get<std::string>());
       if (py.contains("torch_cxx")) {

@@ -22,6 +22,7 @@
 #include "bandwidth.hpp"
 #include "bundle.hpp"
 #include "junit.hpp"
+#include "paths.hpp"
 #include "xml.hpp"
 
 namespace fs = std::filesystem;
@@ -103,18 +104,12 @@ Result sh(const std::string& cmd) {
   return r;
 }
 
-std::string self_path() { return fs::read_symlink("/proc/self/exe").string(); }
+std::string self_path() { return self_exe(); }
 
-// The binaries under test sit beside this one: build tree <build>/suites and <build>/cli/gpucts,
-// install tree libexec/gpucts and bin/gpucts.
-std::string sibling(const std::vector<std::string>& candidates) {
-  fs::path here = fs::path(self_path()).parent_path();
-  for (const auto& c : candidates)
-    if (fs::exists(here / c)) return fs::canonical(here / c).string();
-  return {};
-}
-std::string version_binary() { return sibling({"gpucts_version"}); }
-std::string cli_binary() { return sibling({"../cli/gpucts", "../../bin/gpucts"}); }
+// The binaries under test sit beside this one (fixtures/paths.hpp): build tree <build>/suites and
+// <build>/cli/gpucts, install tree libexec/gpucts and bin/gpucts.
+std::string version_binary() { return find_beside("gpucts_version").value_or(""); }
+std::string cli_binary() { return find_beside("gpucts").value_or(""); }
 
 #define REQUIRE_BINARIES()                                                                       \
   do {                                                                                           \
