@@ -248,6 +248,16 @@ TEST_F(BundleTest, FailingCrashingAndHangingSuitesAreRecorded) {
   EXPECT_EQ(cases["gpucts_fixture/DISABLED_Fixture.SkipToggle"].status, "skipped");
 }
 
+TEST_F(BundleTest, RenderWritesTheSummaryAgainElsewhere) {
+  fs::path out = root_ / "rendered";
+  auto r = sh(gpucts() + " report --render " + cand().string() + " --output " + out.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(read(out / "summary.md"), read(cand() / "summary.md")) << "the same bundle renders the same summary";
+  EXPECT_NO_THROW(xml::parse(read(out / "summary.html"), "rendered/summary.html"));
+  EXPECT_EQ(sh(gpucts() + " report --render " + cand().string() + " --baseline " + base().string()).rc, 2);
+  EXPECT_EQ(sh(gpucts() + " report --render " + (root_ / "absent").string()).rc, 2);
+}
+
 TEST_F(BundleTest, QualifyRefusesANonEmptyOutputFolder) {
   auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() + " --output " +
               base().string());
