@@ -255,7 +255,7 @@ std::string message_key(const std::string& cleaned) {
     }
     if (j < s.size() && digit(s[j])) {
       while (j < s.size() && digit(s[j])) ++j;
-      if (j + 1 < s.size() && s[j] == '.' && digit(s[j + 1]))
+      while (j + 1 < s.size() && s[j] == '.' && digit(s[j + 1]))  // 1.5, and versions: 2.11.0
         for (++j; j < s.size() && digit(s[j]);) ++j;
       if (j + 1 < s.size() && (s[j] == 'e' || s[j] == 'E')) {
         size_t k = j + 1;

@@ -577,6 +577,7 @@ TEST(MessageKey, NumbersNanAndInfBecomeHash) {
   EXPECT_EQ(junit::message_key("rank 0: 1 element(s) wrong, first at index 7: expected 1.5 got 1.8446744073709552e+19"), k);
   EXPECT_EQ(junit::message_key("rank 2: 1 element(s) wrong, first at index 7: expected 4 got inf"), k);
   EXPECT_EQ(junit::message_key("cannot create the world w1_split"), "cannot create the world w#_split");
+  EXPECT_EQ(junit::message_key("torch 2.11.0+cu130 (CUDA 13.0)"), "torch #+cu# (CUDA #)");
   EXPECT_EQ(junit::message_key("nano infinite"), "nano infinite") << "words that start like nan/inf stay";
 }
 
