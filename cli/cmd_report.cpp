@@ -6,25 +6,42 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "report_diff.hpp"
+#include "summary.hpp"
 
 namespace fs = std::filesystem;
 
 namespace cts::cli {
 
 int cmd_report(const std::vector<std::string>& argv) {
-  Args a(argv, {"baseline", "candidate", "tolerance", "output"}, {"json", "help"});
+  Args a(argv, {"baseline", "candidate", "tolerance", "output", "render"}, {"json", "help"});
   if (a.flag("help")) {
     std::puts(
         "usage: gpucts report --baseline DIR --candidate DIR [--candidate DIR]... [--tolerance PCT]\n"
         "                     [--output DIR | --json]\n"
+        "       gpucts report --render BUNDLE [--output DIR]\n"
         "Compares qualification bundles: environment differences, cases newly failing/passing/skipped,\n"
         "bandwidth points that moved more than PCT percent (default 5). Several candidates give one table\n"
         "with a column per run. --output DIR writes report.md, report.html and report.json; otherwise\n"
         "Markdown (or with --json the JSON) goes to standard output.\n"
+        "--render writes a bundle's summary.md, summary.html and plots again (into DIR, or the bundle).\n"
         "Exit status: 0 no regression, 1 a candidate regresses, 2 bad usage or bad input.");
     return 0;
   }
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  if (auto dir = a.value("render")) {
+    if (a.value("baseline") || !a.values("candidate").empty() || a.flag("json"))
+      throw UsageError("--render takes only --output");
+    try {
+      bundle::Bundle b = bundle::load(*dir);
+      std::string out = a.value("output").value_or(*dir);
+      summary::write(b, out);
+      std::printf("%s\n", (fs::path(out) / "summary.html").c_str());
+    } catch (const bundle::BundleError& e) {
+      std::fprintf(stderr, "gpucts report: %s\n", e.what());
+      return 2;
+    }
+    return 0;
+  }
   auto base = a.value("baseline");
   auto cands = a.values("candidate");
   if (!base) throw UsageError("--baseline DIR is required");

@@ -1,5 +1,6 @@
 #include "junit.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -169,6 +170,108 @@ std::string write(const std::vector<Case>& cases, const std::string& name) {
   }
   o << "</testsuites>\n";
   return o.str();
+}
+
+}  // namespace cts::junit
+
+namespace cts::junit {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+// Length of a leading "path/file.cpp:123" (optionally followed by ':'), 0 when there is none. The
+// token must look like a file (a '/' or '.') so that "rank 0:" or "index 7:" are never taken.
+size_t location_prefix(const std::string& s) {
+  size_t colon = s.find(':');
+  if (colon == 0 || colon == std::string::npos) return 0;
+  std::string file = s.substr(0, colon);
+  if (file.find_first_of(" \t") != std::string::npos || file.find_first_of("/.") == std::string::npos) return 0;
+  size_t i = colon + 1, digits = i;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == digits) return 0;
+  if (i < s.size() && s[i] == ':') ++i;
+  if (i < s.size() && s[i] != ' ' && s[i] != '\t') return 0;
+  return i;
+}
+
+std::string strip_location(const std::string& line) { return trim(line.substr(location_prefix(line))); }
+
+}  // namespace
+
+std::string clean_message(const std::string& text) {
+  std::vector<std::string> kept, all;
+  bool in_equality = false;  // under "Expected equality of these values:": indented expressions
+  std::istringstream in(text);
+  for (std::string raw; std::getline(in, raw);) {
+    std::string line = strip_location(raw);
+    if (line.empty()) continue;
+    all.push_back(line);
+    bool indented = !raw.empty() && (raw[0] == ' ' || raw[0] == '\t');
+    if (in_equality && indented) continue;
+    in_equality = false;
+    if (starts_with(line, "Expected equality of these values:")) {
+      in_equality = true;
+      continue;
+    }
+    if (line == "Failed" || starts_with(line, "Which is:") || starts_with(line, "Value of:") ||
+        starts_with(line, "Actual:") || starts_with(line, "Expected:"))
+      continue;
+    // Already on one line (the merged junit.xml's message attribute): the boilerplate cannot be
+    // told apart from the sentences any more, only the location and a bare "Failed" go.
+    if (starts_with(line, "Failed ")) line = trim(line.substr(7));
+    kept.push_back(line);
+  }
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& l : v) s += (s.empty() ? "" : " ") + l;
+    return one_line(s);
+  };
+  return kept.empty() ? join(all) : join(kept);
+}
+
+std::string message_key(const std::string& cleaned) {
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  std::string out;
+  const std::string& s = cleaned;
+  for (size_t i = 0; i < s.size();) {
+    bool word_start = i == 0 || !alnum(s[i - 1]);
+    size_t j = i;
+    if (word_start && (s[j] == '-' || s[j] == '+') && j + 1 < s.size()) ++j;  // a sign belongs to the number
+    if (word_start && s.size() - j >= 3) {
+      std::string w = s.substr(j, 3);
+      for (auto& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if ((w == "nan" || w == "inf") && (j + 3 == s.size() || !alnum(s[j + 3]))) {
+        out += '#';
+        i = j + 3;
+        continue;
+      }
+    }
+    if (j < s.size() && digit(s[j])) {
+      while (j < s.size() && digit(s[j])) ++j;
+      while (j + 1 < s.size() && s[j] == '.' && digit(s[j + 1]))  // 1.5, and versions: 2.11.0
+        for (++j; j < s.size() && digit(s[j]);) ++j;
+      if (j + 1 < s.size() && (s[j] == 'e' || s[j] == 'E')) {
+        size_t k = j + 1;
+        if (k < s.size() && (s[k] == '+' || s[k] == '-')) ++k;
+        if (k < s.size() && digit(s[k])) {
+          while (k < s.size() && digit(s[k])) ++k;
+          j = k;
+        }
+      }
+      out += '#';
+      i = j;
+      continue;
+    }
+    out += s[i++];
+  }
+  return out;
 }
 
 }  // namespace cts::junit

@@ -41,4 +41,13 @@ Counts count(const std::vector<Case>& cases);
 // A short one-line form of a failure message: "file.cpp:12: Expected equality ..." (<= 300 chars).
 std::string one_line(const std::string& text);
 
+// What a person reads of a gtest failure or skip text, on one line: without gtest's leading
+// "file:line" and its assertion boilerplate ("Expected equality of these values:" with the
+// expressions under it, "Which is:", "Value of:", "Actual:", "Expected:", "Failed"), keeping the
+// sentences the test itself wrote. Falls back to the text minus its location when nothing else is left.
+std::string clean_message(const std::string& text);
+
+// A key that groups messages differing only in their numbers: every number (and nan/inf) is '#'.
+std::string message_key(const std::string& cleaned);
+
 }  // namespace cts::junit

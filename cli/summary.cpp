@@ -151,6 +151,116 @@ svg::Plot bandwidth_plot(const bw::Run& run, const std::string& collective, cons
   return p;
 }
 
+namespace {
+
+// Adds one message to the groups of its key (keeping first-seen order for a stable sort later).
+void add_to_groups(std::vector<MessageGroup>& groups, std::map<std::string, size_t>& index, const std::string& cleaned,
+                   const std::string& item) {
+  std::string key = junit::message_key(cleaned);
+  auto [it, fresh] = index.emplace(key, groups.size());
+  if (fresh) groups.push_back(MessageGroup{key, 0, cleaned, true, {}});
+  auto& g = groups[it->second];
+  ++g.count;
+  g.uniform = g.uniform && g.example == cleaned;
+  if (g.items.size() < kExamples) g.items.push_back(item);
+}
+
+void by_count(std::vector<MessageGroup>& groups) {
+  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.count > b.count; });
+}
+
+std::string examples(const MessageGroup& g) {
+  std::string ex;
+  for (const auto& e : g.items) ex += (ex.empty() ? "" : ", ") + e;
+  if (g.count > static_cast<int>(g.items.size())) ex += ", ...";
+  return ex;
+}
+
+// The reason as a person reads it: the real text when every case of the group gave it, otherwise
+// the key (numbers as '#') with one real example.
+std::string group_text(const MessageGroup& g) {
+  return g.uniform ? g.example : g.key + " (e.g. " + g.example + ")";
+}
+
+constexpr size_t kMaxGroupsPerSuite = 20;
+
+}  // namespace
+
+std::vector<Failure> failures_of(const bundle::Bundle& b) {
+  std::vector<Failure> out;
+  for (const auto& c : b.cases)
+    if (c.status == "failed" || c.status == "error")
+      out.push_back({c.binary, c.suite + "." + c.name, c.detail.empty() ? c.message : c.detail});
+  for (const auto& s : b.manifest.suites)
+    if ((s.status == "timeout" || s.status == "crashed" || s.status == "interrupted") && !s.synthesized)
+      out.push_back({s.name, "(suite)", s.status + ": " + s.reason});
+  if (b.check.is_object() && b.check.contains("findings") && b.check["findings"].is_array())
+    for (const auto& f : b.check["findings"])
+      if (f.value("severity", "") == "error")
+        out.push_back({"gpucts check", f.value("id", ""), f.value("subject", "") + ": " + f.value("message", "")});
+  return out;
+}
+
+std::vector<SuiteFailures> group_failures(const std::vector<Failure>& failures) {
+  std::vector<SuiteFailures> out;
+  std::map<std::string, size_t> suite_index;
+  std::map<std::string, std::map<std::string, size_t>> group_index;
+  for (const auto& f : failures) {
+    auto [it, fresh] = suite_index.emplace(f.suite, out.size());
+    if (fresh) out.push_back(SuiteFailures{f.suite, 0, {}});
+    auto& s = out[it->second];
+    ++s.count;
+    add_to_groups(s.groups, group_index[f.suite], junit::clean_message(f.text), f.item);
+  }
+  for (auto& s : out) by_count(s.groups);
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.count > b.count; });
+  return out;
+}
+
+Skips group_skips(const bundle::Bundle& b) {
+  Skips out;
+  // Per binary: how many cases, how many skipped, and the skip reasons.
+  struct Tally {
+    int total = 0, skipped = 0;
+    std::map<std::string, int> reasons;  // cleaned reason -> cases
+  };
+  std::map<std::string, Tally> tally;
+  std::vector<std::string> order;
+  for (const auto& c : b.cases) {
+    auto [it, fresh] = tally.try_emplace(c.binary);
+    if (fresh) order.push_back(c.binary);
+    ++it->second.total;
+    if (c.status == "skipped") {
+      ++it->second.skipped;
+      ++it->second.reasons[junit::clean_message(c.message)];
+    }
+  }
+  // A suite that skipped every case is one line, whatever its reasons (the most frequent named).
+  std::set<std::string> whole;
+  for (const auto& bin : order) {
+    const auto& t = tally[bin];
+    if (t.skipped != t.total) continue;
+    std::vector<std::pair<std::string, int>> rs(t.reasons.begin(), t.reasons.end());
+    std::stable_sort(rs.begin(), rs.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+    std::string why = rs.front().first;
+    if (rs.size() > 1) why += " (and " + std::to_string(rs.size() - 1) + " other reason" + (rs.size() > 2 ? "s" : "") + ")";
+    out.whole.push_back({bin, t.total, why});
+    whole.insert(bin);
+  }
+  for (const auto& s : b.manifest.suites)
+    if ((s.status == "not_run" || s.status == "skipped") && !tally.count(s.name))
+      out.whole.push_back({s.name, 0, (s.status == "not_run" ? "not run: " : "skipped: ") + s.reason});
+  std::stable_sort(out.whole.begin(), out.whole.end(), [](const auto& x, const auto& y) { return x.cases > y.cases; });
+  std::map<std::string, size_t> index;
+  for (const auto& c : b.cases)
+    if (c.status == "skipped" && !whole.count(c.binary)) {
+      add_to_groups(out.cases, index, junit::clean_message(c.message), c.key());
+      ++out.case_count;
+    }
+  by_count(out.cases);
+  return out;
+}
+
 doc::Doc build(const bundle::Bundle& b) {
   const auto& m = b.manifest;
   doc::Doc d;
@@ -159,72 +269,88 @@ doc::Doc build(const bundle::Bundle& b) {
   std::string v = m.verdict == "pass" ? "PASS" : "FAIL";
   if (m.interrupted) v += " (interrupted: incomplete run)";
   d.verdict(v, m.verdict);
-  int suites_run = 0;
-  for (const auto& s : m.suites) suites_run += s.status != "not_run";
-  d.paragraph(std::to_string(counts.total()) + " cases: " + std::to_string(counts.passed) + " passed, " +
-              std::to_string(counts.failed) + " failed, " + std::to_string(counts.errors) + " errors, " +
-              std::to_string(counts.skipped) + " skipped; " + std::to_string(suites_run) + " of " +
-              std::to_string(m.suites.size()) + " suites run in " + duration(m.elapsed_s) + "; gpucts " +
-              m.gpucts_version + " from " + m.tree);
-
-  // What failed and why.
-  doc::Table fails{{"case", "message"}, {}, {}};
-  for (const auto& c : b.cases)
-    if (c.status == "failed" || c.status == "error") {
-      fails.rows.push_back({c.key(), c.message});
-      fails.row_class.push_back("fail");
-    }
-  for (const auto& s : m.suites)
-    if ((s.status == "timeout" || s.status == "crashed" || s.status == "interrupted") && !s.synthesized) {
-      fails.rows.push_back({s.name, s.status + ": " + s.reason});
-      fails.row_class.push_back("fail");
-    }
-  if (b.check.is_object() && b.check.contains("findings") && b.check["findings"].is_array())
-    for (const auto& f : b.check["findings"])
-      if (f.value("severity", "") == "error") {
-        fails.rows.push_back({"check: " + f.value("id", ""), f.value("subject", "") + ": " + f.value("message", "")});
-        fails.row_class.push_back("fail");
-      }
-  d.heading("Failed (" + std::to_string(fails.rows.size()) + ")");
-  const size_t total_fails = fails.rows.size();
-  if (total_fails > kMaxRows) {  // a page a person can open; junit.xml has every case
-    fails.rows.resize(kMaxRows);
-    fails.row_class.resize(kMaxRows);
+  // The headline: suites, then cases, each split by outcome.
+  int s_pass = 0, s_fail = 0, s_skip = 0, s_run = 0;
+  for (const auto& s : m.suites) {
+    s_run += s.status != "not_run";
+    if (s.status == "passed") ++s_pass;
+    else if (s.status == "skipped" || s.status == "not_run") ++s_skip;
+    else ++s_fail;
   }
+  auto n = [](int x) { return std::to_string(x); };
+  d.paragraph(n(static_cast<int>(m.suites.size())) + " suites: " + n(s_pass) + " passed, " + n(s_fail) + " failed, " +
+              n(s_skip) + " skipped whole; " + n(counts.total()) + " cases: " + n(counts.passed) + " passed, " +
+              n(counts.failed) + " failed, " + n(counts.errors) + " errors, " + n(counts.skipped) + " skipped");
+  d.paragraph(n(s_run) + " of " + n(static_cast<int>(m.suites.size())) + " suites run in " + duration(m.elapsed_s) +
+              " on " + m.host + "; gpucts " + m.gpucts_version + " from " + m.tree);
+
+  // What failed: per suite, the failures grouped by their message with the numbers taken out.
+  auto failures = failures_of(b);
+  auto grouped = group_failures(failures);
+  if (!grouped.empty()) {
+    d.heading("What failed (" + n(static_cast<int>(failures.size())) + " in " + n(static_cast<int>(grouped.size())) +
+              " suite" + (grouped.size() > 1 ? "s" : "") + ")");
+    std::vector<std::string> lines;
+    for (const auto& s : grouped) {
+      std::string line = s.suite + ": " + n(s.count) + " failed";
+      for (size_t i = 0; i < s.groups.size() && i < 3; ++i)
+        line += std::string(i ? "; " : " \u2014 ") + n(s.groups[i].count) + " \u00d7 '" + s.groups[i].key + "'";
+      if (s.groups.size() > 3) line += "; " + n(static_cast<int>(s.groups.size() - 3)) + " more kinds";
+      lines.push_back(std::move(line));
+    }
+    d.list(std::move(lines));
+    for (const auto& s : grouped) {
+      d.heading(s.suite + ": " + n(s.count) + " failed, " + n(static_cast<int>(s.groups.size())) + " kind" +
+                    (s.groups.size() > 1 ? "s" : ""),
+                3);
+      doc::Table t{{"count", "failure (numbers as #)", "one of them", "for example"}, {}, {}};
+      for (size_t i = 0; i < s.groups.size() && i < kMaxGroupsPerSuite; ++i) {
+        const auto& g = s.groups[i];
+        t.rows.push_back({n(g.count), g.key, g.example, examples(g)});
+        t.row_class.push_back("fail");
+      }
+      d.table(std::move(t));
+      if (s.groups.size() > kMaxGroupsPerSuite)
+        d.paragraph("... and " + n(static_cast<int>(s.groups.size() - kMaxGroupsPerSuite)) + " more kinds");
+    }
+  }
+
+  // Every failure, its message cleaned of gtest's boilerplate (junit.xml keeps the raw text).
+  doc::Table fails{{"case", "message"}, {}, {}};
+  for (const auto& f : failures) {
+    if (fails.rows.size() == kMaxRows) break;  // a page a person can open; junit.xml has every case
+    fails.rows.push_back({f.suite + "/" + f.item, junit::clean_message(f.text)});
+    fails.row_class.push_back("fail");
+  }
+  d.heading("Failed (" + n(static_cast<int>(failures.size())) + ")");
   if (fails.rows.empty()) d.paragraph("nothing failed");
   else d.table(std::move(fails));
-  if (total_fails > kMaxRows)
-    d.paragraph("... and " + std::to_string(total_fails - kMaxRows) + " more: every case is in junit.xml");
+  if (failures.size() > kMaxRows)
+    d.paragraph("... and " + n(static_cast<int>(failures.size() - kMaxRows)) + " more: every case is in junit.xml");
 
-  // What was skipped and why, grouped by reason.
-  std::map<std::string, std::pair<int, std::vector<std::string>>> reasons;
-  for (const auto& c : b.cases)
-    if (c.status == "skipped") {
-      auto& r = reasons[c.message];
-      ++r.first;
-      if (r.second.size() < 3) r.second.push_back(c.key());
-    }
-  for (const auto& s : m.suites)
-    if (s.status == "not_run") {
-      auto& r = reasons["suite not run: " + s.reason];
-      ++r.first;
-      if (r.second.size() < 3) r.second.push_back(s.name);
-    }
-  std::vector<std::pair<std::string, std::pair<int, std::vector<std::string>>>> sorted(reasons.begin(), reasons.end());
-  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b2) { return a.second.first > b2.second.first; });
-  int total_skips = 0;
-  doc::Table skips{{"reason", "count", "for example"}, {}, {}};
-  for (const auto& [why, r] : sorted) {
-    total_skips += r.first;
-    std::string ex;
-    for (const auto& e : r.second) ex += (ex.empty() ? "" : ", ") + e;
-    if (r.first > static_cast<int>(r.second.size())) ex += ", ...";
-    skips.rows.push_back({why, std::to_string(r.first), ex});
-    skips.row_class.push_back("skip");
+  // What was skipped and why: whole suites on one line each, then the cases grouped by reason.
+  auto skips = group_skips(b);
+  d.heading("Skipped (" + n(counts.skipped) + " cases; " + n(static_cast<int>(skips.whole.size())) +
+            " suites whole, " + n(static_cast<int>(skips.cases.size())) + " reasons for the other " +
+            n(skips.case_count) + ")");
+  if (skips.whole.empty() && skips.cases.empty()) d.paragraph("nothing skipped");
+  if (!skips.whole.empty()) {
+    d.heading("Suites skipped whole (" + n(static_cast<int>(skips.whole.size())) + ")", 3);
+    std::vector<std::string> lines;
+    for (const auto& w : skips.whole)
+      lines.push_back(w.suite + ": " + (w.cases ? "all " + n(w.cases) + " cases" : std::string("no cases")) +
+                      " \u2014 " + w.reason);
+    d.list(std::move(lines));
   }
-  d.heading("Skipped (" + std::to_string(total_skips) + ", " + std::to_string(sorted.size()) + " reasons)");
-  if (skips.rows.empty()) d.paragraph("nothing skipped");
-  else d.table(std::move(skips));
+  if (!skips.cases.empty()) {
+    d.heading("Skipped cases by reason (" + n(skips.case_count) + ")", 3);
+    doc::Table t{{"reason", "count", "for example"}, {}, {}};
+    for (const auto& g : skips.cases) {
+      t.rows.push_back({group_text(g), n(g.count), examples(g)});
+      t.row_class.push_back("skip");
+    }
+    d.table(std::move(t));
+  }
 
   // Suites.
   d.heading("Suites");
@@ -248,15 +374,17 @@ doc::Doc build(const bundle::Bundle& b) {
   return d;
 }
 
-void write(const bundle::Bundle& b) {
+void write(const bundle::Bundle& b) { write(b, b.dir); }
+
+void write(const bundle::Bundle& b, const std::string& out_dir) {
   doc::Doc d = build(b);
-  fs::create_directories(fs::path(b.dir) / "plots");
+  fs::create_directories(fs::path(out_dir) / "plots");
   for (const auto& blk : d.blocks)
     if (blk.kind == doc::Block::Kind::Svg && !blk.svg_file.empty())
-      bundle::write_text((fs::path(b.dir) / blk.svg_file).string(),
+      bundle::write_text((fs::path(out_dir) / blk.svg_file).string(),
                          "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + blk.svg + "\n");
-  bundle::write_text((fs::path(b.dir) / "summary.md").string(), doc::to_markdown(d));
-  bundle::write_text((fs::path(b.dir) / "summary.html").string(), doc::to_html(d));
+  bundle::write_text((fs::path(out_dir) / "summary.md").string(), doc::to_markdown(d));
+  bundle::write_text((fs::path(out_dir) / "summary.html").string(), doc::to_html(d));
 }
 
 }  // namespace cts::summary

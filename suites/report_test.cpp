@@ -23,6 +23,7 @@
 #include "bundle.hpp"
 #include "junit.hpp"
 #include "paths.hpp"
+#include "summary.hpp"
 #include "xml.hpp"
 
 namespace fs = std::filesystem;
@@ -240,6 +241,16 @@ TEST_F(BundleTest, FailingCrashingAndHangingSuitesAreRecorded) {
   EXPECT_NE(hang.message.find("timed out after 1 s"), std::string::npos) << hang.message;
   EXPECT_EQ(cases["gpucts_fixture/DISABLED_Fixture.Toggle"].status, "failed");
   EXPECT_EQ(cases["gpucts_fixture/DISABLED_Fixture.SkipToggle"].status, "skipped");
+}
+
+TEST_F(BundleTest, RenderWritesTheSummaryAgainElsewhere) {
+  fs::path out = root_ / "rendered";
+  auto r = sh(gpucts() + " report --render " + cand().string() + " --output " + out.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(read(out / "summary.md"), read(cand() / "summary.md")) << "the same bundle renders the same summary";
+  EXPECT_NO_THROW(xml::parse(read(out / "summary.html"), "rendered/summary.html"));
+  EXPECT_EQ(sh(gpucts() + " report --render " + cand().string() + " --baseline " + base().string()).rc, 2);
+  EXPECT_EQ(sh(gpucts() + " report --render " + (root_ / "absent").string()).rc, 2);
 }
 
 TEST_F(BundleTest, QualifyRefusesANonEmptyOutputFolder) {
@@ -511,6 +522,200 @@ TEST(Junit, ReadsARealGtestFileAndWritesItBack) {
   auto again = junit::read(xml::parse(junit::write(cases, "t"), "merged"), "merged", "");
   ASSERT_EQ(again.size(), cases.size());
   EXPECT_EQ(again[0].key(), cases[0].key()) << "binary must survive the merged file";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failure and skip texts as gtest writes them, and how the summary cleans and groups them.
+constexpr const char* kEqualityFailure =
+    "/work/main/fixtures/collective_runner.cpp:345\n"
+    "Expected equality of these values:\n"
+    "  all_bad\n"
+    "    Which is: 1\n"
+    "  0\n"
+    "wrong elements over all ranks (1 rank(s) on GPU(s) 0 (nonblocking))\n"
+    "  rank 0: 1 element(s) wrong, first at index 1048576: expected 10 got -1\n";
+
+TEST(MessageCleaning, EqualityBoilerplateAndLocationGoTheSentencesStay) {
+  EXPECT_EQ(junit::clean_message(kEqualityFailure),
+            "wrong elements over all ranks (1 rank(s) on GPU(s) 0 (nonblocking)) rank 0: 1 element(s) wrong, first "
+            "at index 1048576: expected 10 got -1");
+}
+
+TEST(MessageCleaning, ValueOfActualExpectedAndFailedGo) {
+  EXPECT_EQ(junit::clean_message("suites/a_test.cpp:12\nValue of: ok\n  Actual: false\nExpected: true\n"
+                                 "the store did not answer within 5 s\n"),
+            "the store did not answer within 5 s");
+  EXPECT_EQ(junit::clean_message("/src/suites/collectives_test.cpp:77\nFailed\ncannot create the world w1_split: "
+                                 "ncclCommSplit: child has 0 ranks, expected 1\n"),
+            "cannot create the world w1_split: ncclCommSplit: child has 0 ranks, expected 1");
+}
+
+TEST(MessageCleaning, OneLineSkipReasonLosesItsLocationOnly) {
+  EXPECT_EQ(junit::clean_message("/work/main/suites/collectives_test.cpp:28 needs 8 GPU(s), 1 visible"),
+            "needs 8 GPU(s), 1 visible");
+  EXPECT_EQ(junit::clean_message("/work/main/suites/collectives_test.cpp:28\nneeds 8 GPU(s), 1 visible\n"),
+            "needs 8 GPU(s), 1 visible");
+  // "rank 0:" and "index 7:" are sentences, not locations.
+  EXPECT_EQ(junit::clean_message("rank 0: 3 wrong"), "rank 0: 3 wrong");
+  EXPECT_EQ(junit::clean_message("index 7: expected 1"), "index 7: expected 1");
+}
+
+TEST(MessageCleaning, OnlyBoilerplateFallsBackToItWithoutTheLocation) {
+  std::string c = junit::clean_message("x/y.cpp:9\nExpected: (a) != (b), actual: 1 vs 1\n");
+  EXPECT_EQ(c, "Expected: (a) != (b), actual: 1 vs 1");
+}
+
+TEST(MessageKey, NumbersNanAndInfBecomeHash) {
+  std::string k = "rank #: # element(s) wrong, first at index #: expected # got #";
+  EXPECT_EQ(junit::message_key("rank 0: 1 element(s) wrong, first at index 1048576: expected 10 got -1"), k);
+  EXPECT_EQ(junit::message_key("rank 0: 3 element(s) wrong, first at index 8190: expected -315 got -nan"), k);
+  EXPECT_EQ(junit::message_key("rank 0: 1 element(s) wrong, first at index 7: expected 1.5 got 1.8446744073709552e+19"), k);
+  EXPECT_EQ(junit::message_key("rank 2: 1 element(s) wrong, first at index 7: expected 4 got inf"), k);
+  EXPECT_EQ(junit::message_key("cannot create the world w1_split"), "cannot create the world w#_split");
+  EXPECT_EQ(junit::message_key("torch 2.11.0+cu130 (CUDA 13.0)"), "torch #+cu# (CUDA #)");
+  EXPECT_EQ(junit::message_key("nano infinite"), "nano infinite") << "words that start like nan/inf stay";
+}
+
+// One gtest XML document; each case is (suite, name, kind, text) with kind failure/skipped/"".
+struct XCase {
+  std::string suite, name, kind, text;
+};
+std::string gtest_xml(const std::vector<XCase>& cases) {
+  std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"AllTests\">\n";
+  std::string open;
+  for (const auto& c : cases) {
+    if (c.suite != open) {
+      if (!open.empty()) o += "</testsuite>\n";
+      o += "<testsuite name=\"" + c.suite + "\">\n";
+      open = c.suite;
+    }
+    o += "<testcase name=\"" + c.name + "\" classname=\"" + c.suite + "\" status=\"run\" result=\"" +
+         (c.kind == "skipped" ? "skipped" : "completed") + "\" time=\"0\">";
+    // gtest writes the text twice: in the message attribute and as CDATA.
+    if (!c.kind.empty())
+      o += "<" + c.kind + " message=\"" + xml::escape(c.text) + "\"><![CDATA[" + c.text + "]]></" + c.kind + ">";
+    o += "</testcase>\n";
+  }
+  return o + "</testsuite>\n</testsuites>\n";
+}
+
+// A bundle held in memory: three binaries, their cases read from synthetic gtest XML.
+bundle::Bundle synthetic_bundle() {
+  bundle::Bundle b;
+  b.dir = "/nonexistent";
+  b.manifest.host = "h";
+  b.manifest.created = "2026-12-02T00:00:00Z";
+  b.manifest.verdict = "fail";
+  b.check = nlohmann::json{{"available", false}, {"reason", "not run in this test"}};
+  auto wrong = [](int index, const std::string& expected, const std::string& got) {
+    return "/work/main/fixtures/collective_runner.cpp:345\nExpected equality of these values:\n  all_bad\n"
+           "    Which is: 1\n  0\nwrong elements over all ranks (1 rank(s) on GPU(s) 0 (nonblocking))\n"
+           "  rank 0: 1 element(s) wrong, first at index " +
+           std::to_string(index) + ": expected " + expected + " got " + got + "\n";
+  };
+  std::vector<XCase> coll = {
+      {"AllReduce", "i8_premulsum_1048577_outofplace_w1", "failure", wrong(1048576, "10", "-1")},
+      {"AllReduce", "u32_premulsum_262145_outofplace_w1", "failure", wrong(262144, "1422", "4294967295")},
+      {"AllReduce", "f16_avg_524289_outofplace_w1", "failure", wrong(524288, "-315", "nan")},
+      {"AllReduce", "bf16_avg_524289_outofplace_w1", "failure", wrong(524288, "41", "-nan")},
+      {"AllReduce", "f32_sum_1021_outofplace_split_w1", "failure",
+       "/work/main/suites/collectives_test.cpp:120\nFailed\ncannot create the world w1_split: ncclCommSplit: child "
+       "has 0 ranks, expected 1\n"},
+      {"AllReduce", "f32_sum_0_inplace_w1", "", ""},
+      // The same reason from two places in the code: one group.
+      {"AllReduce", "f8e4m3_sum_0_inplace_w1", "skipped", "/work/main/fixtures/collective_runner.cpp:106\nno fp8 on one rank\n"},
+      {"AllReduce", "f8e5m2_sum_0_inplace_w1", "skipped", "/work/main/suites/collectives_test.cpp:61\nno fp8 on one rank\n"},
+  };
+  std::vector<XCase> w8;
+  for (int i = 0; i < 5; ++i)
+    w8.push_back({"AllReduce", "i8_sum_" + std::to_string(i) + "_inplace_w8", "skipped",
+                  "/work/main/suites/collectives_test.cpp:28\nneeds 8 GPU(s), 1 visible\n"});
+  std::vector<XCase> ok = {{"Version", "Parses", "", ""}};
+  for (const auto& [bin, xcases, status] :
+       std::vector<std::tuple<std::string, std::vector<XCase>, std::string>>{
+           {"gpucts_collectives", coll, "failed"}, {"gpucts_collectives_w8", w8, "skipped"}, {"gpucts_version", ok, "passed"}}) {
+    auto cs = junit::read(xml::parse(gtest_xml(xcases), bin + ".xml"), bin + ".xml", bin);
+    b.cases.insert(b.cases.end(), cs.begin(), cs.end());
+    bundle::SuiteRun s;
+    s.name = bin;
+    s.status = status;
+    b.manifest.suites.push_back(s);
+  }
+  return b;
+}
+
+TEST(SummaryGrouping, FailuresGroupPerSuiteByMessageWithoutNumbers) {
+  auto b = synthetic_bundle();
+  auto g = summary::group_failures(summary::failures_of(b));
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].suite, "gpucts_collectives");
+  EXPECT_EQ(g[0].count, 5);
+  ASSERT_EQ(g[0].groups.size(), 2u);
+  const auto& big = g[0].groups[0];
+  EXPECT_EQ(big.count, 4);
+  EXPECT_EQ(big.key,
+            "wrong elements over all ranks (# rank(s) on GPU(s) # (nonblocking)) rank #: # element(s) wrong, first at "
+            "index #: expected # got #");
+  EXPECT_EQ(big.example,
+            "wrong elements over all ranks (1 rank(s) on GPU(s) 0 (nonblocking)) rank 0: 1 element(s) wrong, first at "
+            "index 1048576: expected 10 got -1");
+  EXPECT_FALSE(big.uniform);
+  ASSERT_EQ(big.items.size(), summary::kExamples);
+  EXPECT_EQ(big.items[0], "AllReduce.i8_premulsum_1048577_outofplace_w1");
+  EXPECT_EQ(g[0].groups[1].count, 1);
+  EXPECT_EQ(g[0].groups[1].example, "cannot create the world w1_split: ncclCommSplit: child has 0 ranks, expected 1");
+}
+
+TEST(SummaryGrouping, WholeSuiteSkipsAreOneLineAndLocationsDoNotSplitReasons) {
+  auto b = synthetic_bundle();
+  auto s = summary::group_skips(b);
+  ASSERT_EQ(s.whole.size(), 1u);
+  EXPECT_EQ(s.whole[0].suite, "gpucts_collectives_w8");
+  EXPECT_EQ(s.whole[0].cases, 5);
+  EXPECT_EQ(s.whole[0].reason, "needs 8 GPU(s), 1 visible");
+  ASSERT_EQ(s.cases.size(), 1u) << "the whole-suite skips must not be among the case reasons";
+  EXPECT_EQ(s.cases[0].example, "no fp8 on one rank");
+  EXPECT_EQ(s.cases[0].count, 2);
+  EXPECT_EQ(s.case_count, 2);
+}
+
+TEST(SummaryGrouping, MarkdownAndHtmlShowTheSameOverview) {
+  auto d = summary::build(synthetic_bundle());
+  std::string md = doc::to_markdown(d), html = doc::to_html(d);
+  ASSERT_NO_THROW(xml::parse(html, "summary.html"));
+  const std::string headline = "3 suites: 1 passed, 1 failed, 1 skipped whole; 14 cases: 2 passed, 5 failed, 0 errors, 7 skipped";
+  const std::string overview =
+      "gpucts_collectives: 5 failed \u2014 4 \u00d7 'wrong elements over all ranks (# rank(s) on GPU(s) # "
+      "(nonblocking)) rank #: # element(s) wrong, first at index #: expected # got #'; 1 \u00d7 'cannot create the "
+      "world w#_split: ncclCommSplit: child has # ranks, expected #'";
+  const std::string whole = "gpucts_collectives_w8: all 5 cases \u2014 needs 8 GPU(s), 1 visible";
+  for (const auto* text : {&md, &html}) {
+    // The HTML holds the same text, escaped.
+    auto as = [&](const std::string& t) { return text == &html ? xml::escape(t) : t; };
+    EXPECT_NE(text->find(as(headline)), std::string::npos) << *text;
+    EXPECT_NE(text->find(as(overview)), std::string::npos) << *text;
+    EXPECT_NE(text->find(as(whole)), std::string::npos) << *text;
+    EXPECT_EQ(text->find("Expected equality"), std::string::npos) << "gtest boilerplate left in the summary";
+    EXPECT_EQ(text->find("Which is:"), std::string::npos);
+    EXPECT_EQ(text->find("collective_runner.cpp:345"), std::string::npos) << "file:line left in the summary";
+  }
+  auto what = md.find("## What failed"), failed = md.find("## Failed"), skipped = md.find("## Skipped");
+  ASSERT_NE(what, std::string::npos);
+  EXPECT_LT(what, failed);
+  EXPECT_LT(failed, skipped);
+  EXPECT_NE(md.find("| gpucts_collectives/AllReduce.u32_premulsum_262145_outofplace_w1 | wrong elements over all ranks "
+                    "(1 rank(s) on GPU(s) 0 (nonblocking)) rank 0: 1 element(s) wrong, first at index 262144: expected "
+                    "1422 got 4294967295 |"),
+            std::string::npos)
+      << "the detailed table shows the cleaned message";
+  EXPECT_NE(md.find("| no fp8 on one rank | 2 |"), std::string::npos) << md;
+}
+
+TEST(SummaryGrouping, RawTextStaysInTheMergedJunit) {
+  auto b = synthetic_bundle();
+  auto again = junit::read(xml::parse(junit::write(b.cases, "t"), "merged"), "merged", "");
+  ASSERT_EQ(again.size(), b.cases.size());
+  EXPECT_NE(again[0].detail.find("Expected equality of these values:"), std::string::npos) << again[0].detail;
 }
 
 }  // namespace
