@@ -55,6 +55,7 @@ if has mpcheck && [ -n "$wheel_nccl" ]; then
 fi
 if has check; then
   stamp check
+  "$B/cli/gpucts" fingerprint --output "$OUT/fingerprint.json"
   { "$B/cli/gpucts" check; echo "exit $?"; "$B/cli/gpucts" check --json; } >"$OUT/check.log" 2>&1
   head -40 "$OUT/check.log"
 fi
