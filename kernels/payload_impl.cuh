@@ -3,6 +3,7 @@
 // dtype, in payload.cu (fill, expected) and verify_lo.cu / verify_hi.cu (the checks).
 #pragma once
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -179,6 +180,29 @@ struct Exact {
     else return bit_cast_hd<S>(T(v));  // fp8: nearest (exact here)
   }
 
+  // Bits of an integer v that T represents exactly (every exact-mode input and every sum, max,
+  // min and premulsum result is one), from 32-bit integer and fp32 add/fma ops only: the fp8
+  // conversion instructions cost the fill and the check most of their bandwidth.
+  __host__ __device__ static S int_bits(int v) {
+    if constexpr (!kFloat) return static_cast<S>(static_cast<T>(v));
+    else if constexpr (D == DType::f32) return bit_cast_hd<S>(exact_float(v));
+    else if constexpr (D == DType::bf16) return static_cast<S>(bit_cast_hd<std::uint32_t>(exact_float(v)) >> 16);
+    else if constexpr (D == DType::f8e4m3) return small_float_byte<120, 20>(v);
+    else if constexpr (D == DType::f8e5m2) return small_float_byte<112, 21>(v);
+    else return bits(from_int(v));
+  }
+  // An fp8 byte from fp32: v * 2^-Rebias has the fp8 exponent bias, so its sign and its
+  // exponent+mantissa bits (from bit Shift on) are the fp8 encoding for every v it represents; one fma forms v * 2^-Rebias
+  // exactly from the 1.5*2^23 trick (scaling by a power of two and the offset are exact).
+  template <int Rebias, int Shift>
+  __host__ __device__ static S small_float_byte(int v) {
+    const float scale = bit_cast_hd<float>(static_cast<std::uint32_t>(127 - Rebias) << 23);
+    const float x = bit_cast_hd<float>(0x4B400000U + static_cast<std::uint32_t>(v));
+    const std::uint32_t b = bit_cast_hd<std::uint32_t>(fmaf(x, scale, -12582912.0f * scale));
+    // exponent+mantissa moved up to the sign's byte, then that byte (a byte pick when packed)
+    return static_cast<S>((((b << (24 - Shift)) & 0x7F000000U) | (b & 0x80000000U)) >> 24);
+  }
+
   // L consecutive elements' bits of `rank` from index idx0 on: one add each, unless the 32-bit
   // index wraps inside the run.
   template <int L, class F>
@@ -200,15 +224,15 @@ struct Exact {
   __host__ __device__ void input(int rank, std::int64_t idx0, S* out) const {
     if (g.op == static_cast<int>(RedOp::prod)) {
       const bool contributes = rank < g.contributors;
-      each_bits<L>(rank, idx0, [&](int k, std::uint32_t h) { out[k] = bits(from_int(contributes && (h >> 30) == 0U ? 2 : 1)); });
+      each_bits<L>(rank, idx0, [&](int k, std::uint32_t h) { out[k] = int_bits(contributes && (h >> 30) == 0U ? 2 : 1); });
     } else if (rank >= g.contributors) {
 #pragma unroll
-      for (int k = 0; k < L; ++k) out[k] = bits(from_int(0));
+      for (int k = 0; k < L; ++k) out[k] = int_bits(0);
     } else {
       const int ilo = g.ilo;
       const std::uint32_t span = g.span;
       each_bits<L>(rank, idx0, [&](int k, std::uint32_t h) {
-        out[k] = bits(from_int(ilo + static_cast<int>((static_cast<std::uint64_t>(h) * span) >> 32)));
+        out[k] = int_bits(ilo + static_cast<int>((static_cast<std::uint64_t>(h) * span) >> 32));
       });
     }
   }
@@ -270,7 +294,7 @@ struct Exact {
     // the op decided once per vector, not per lane
     if (op == static_cast<int>(RedOp::premulsum)) {
 #pragma unroll
-      for (int k = 0; k < L; ++k) out[k] = bits(from_int(static_cast<long long>(acc[k]) * iscale));
+      for (int k = 0; k < L; ++k) out[k] = int_bits(acc[k] * iscale);
     } else if (op == static_cast<int>(RedOp::avg)) {
       if constexpr (!kFloat) {
 #pragma unroll
@@ -282,7 +306,7 @@ struct Exact {
       }
     } else {
 #pragma unroll
-      for (int k = 0; k < L; ++k) out[k] = bits(from_int(acc[k]));
+      for (int k = 0; k < L; ++k) out[k] = int_bits(acc[k]);
     }
   }
 };
@@ -343,9 +367,11 @@ struct CheckScratch {
   void* host = nullptr;
 };
 CheckScratch& check_scratch();
-// Blocks for a grid-stride kernel with `work` threads' worth of items: at most 8 blocks per SM
-// of the current device (the loop covers the rest), at least one.
-unsigned grid_for(std::int64_t work, int threads);
+// Blocks for a grid-stride kernel with `work` threads' worth of items: at most blocks_per_sm per
+// SM of the current device (the loop covers the rest), at least one.
+unsigned grid_for(std::int64_t work, int threads, int blocks_per_sm = 8);
+// How many blocks of `kernel` (at `threads` each) one SM of the current device holds at once.
+int resident_blocks(const void* kernel, int threads);
 
 // Waits for the stream with a deadline; throws KernelError on timeout or error.
 void wait_stream(cudaStream_t stream, double timeout_s, const char* what);
