@@ -203,6 +203,13 @@ struct Exact {
     return static_cast<S>((((b << (24 - Shift)) & 0x7F000000U) | (b & 0x80000000U)) >> 24);
   }
 
+  // ilo + the multiply-high range reduction of h, the add folded into the 64-bit multiply-add
+  // (one IMAD.WIDE with ilo in the high addend; the low 32 bits of the sum are ilo + hi mod 2^32).
+  __host__ __device__ static int reduce(std::uint32_t h, std::uint32_t span, std::uint64_t ilo_hi) {
+    return static_cast<int>(static_cast<std::uint32_t>((static_cast<std::uint64_t>(h) * span + ilo_hi) >> 32));
+  }
+  __host__ __device__ static std::uint64_t ilo_high(int ilo) { return static_cast<std::uint64_t>(static_cast<std::uint32_t>(ilo)) << 32; }
+
   // L consecutive elements' bits of `rank` from index idx0 on: one add each, unless the 32-bit
   // index wraps inside the run.
   template <int L, class F>
@@ -229,11 +236,9 @@ struct Exact {
 #pragma unroll
       for (int k = 0; k < L; ++k) out[k] = int_bits(0);
     } else {
-      const int ilo = g.ilo;
+      const std::uint64_t ilo_hi = ilo_high(g.ilo);
       const std::uint32_t span = g.span;
-      each_bits<L>(rank, idx0, [&](int k, std::uint32_t h) {
-        out[k] = int_bits(ilo + static_cast<int>((static_cast<std::uint64_t>(h) * span) >> 32));
-      });
+      each_bits<L>(rank, idx0, [&](int k, std::uint32_t h) { out[k] = int_bits(reduce(h, span, ilo_hi)); });
     }
   }
 
@@ -268,10 +273,10 @@ struct Exact {
       for (int k = 0; k < L; ++k) out[k] = bits(pow2(acc[k]));
       return;
     }
-    const int ilo = g.ilo;
+    const std::uint64_t ilo_hi = ilo_high(g.ilo);
     const std::uint32_t span = g.span;
     const int c = g.contributors < n ? g.contributors : n;
-    auto value = [&](std::uint32_t h) { return ilo + static_cast<int>((static_cast<std::uint64_t>(h) * span) >> 32); };
+    auto value = [&](std::uint32_t h) { return reduce(h, span, ilo_hi); };
     if (op == static_cast<int>(RedOp::max) || op == static_cast<int>(RedOp::min)) {
       const bool mx = op == static_cast<int>(RedOp::max);
       each_bits<L>(0, idx0, [&](int k, std::uint32_t h) { acc[k] = c > 0 ? value(h) : 0; });

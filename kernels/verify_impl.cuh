@@ -102,8 +102,9 @@ struct DeviceRange {
 };
 
 // Blocks per SM the fast check is compiled for, and independent 16-byte loads per thread per
-// iteration: 4 x 4 (64 registers, 2048 threads, 128 KiB of loads in flight per SM). 1-byte types
-// build 16 lanes per vector and spill below ~105 registers, so 2 blocks x 8 loads (64 KiB).
+// iteration: 4 blocks x 4 loads (64 registers, 1024 threads, 64 KiB of loads in flight per SM,
+// 8 MiB over the GPU: twice bandwidth x latency). 1-byte types build 16 lanes per vector and spill
+// below ~105 registers, so 2 blocks x 8 loads (128 registers, 512 threads, again 64 KiB).
 template <DType D>
 inline constexpr int kCheckMinBlocks = sizeof(device_t<D>) == 1 ? 2 : 4;
 template <DType D>
