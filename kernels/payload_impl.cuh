@@ -182,22 +182,28 @@ struct Exact {
 
   // Bits of an integer v that T represents exactly (every exact-mode input and every sum, max,
   // min and premulsum result is one), from 32-bit integer and fp32 add/fma ops only: the fp8
-  // conversion instructions cost the fill and the check most of their bandwidth.
-  __host__ __device__ static S int_bits(int v) {
-    if constexpr (!kFloat) return static_cast<S>(static_cast<T>(v));
-    else if constexpr (D == DType::f32) return bit_cast_hd<S>(exact_float(v));
-    else if constexpr (D == DType::bf16) return static_cast<S>(bit_cast_hd<std::uint32_t>(exact_float(v)) >> 16);
-    else if constexpr (D == DType::f8e4m3) return small_float_byte<120, 20>(v);
-    else if constexpr (D == DType::f8e5m2) return small_float_byte<112, 21>(v);
-    else return bits(from_int(v));
+  // conversion instructions cost the fill and the check most of their bandwidth. biased_bits
+  // takes kBias + v, so a caller can fold the bias into an add it does anyway.
+  static constexpr bool kTrick = kFloat && D != DType::f64;  // fp32 1.5*2^23 trick, then narrowed
+  static constexpr std::uint32_t kBias = kTrick ? 0x4B400000U : 0U;
+  __host__ __device__ static S int_bits(int v) { return biased_bits(kBias + static_cast<std::uint32_t>(v)); }
+  __host__ __device__ static S biased_bits(std::uint32_t x) {
+    if constexpr (!kTrick) return bits(from_int(static_cast<int>(x)));
+    else {
+      const float f = bit_cast_hd<float>(x);  // 1.5*2^23 + v
+      if constexpr (D == DType::f32) return bit_cast_hd<S>(f - 12582912.0f);
+      else if constexpr (D == DType::bf16) return static_cast<S>(bit_cast_hd<std::uint32_t>(f - 12582912.0f) >> 16);
+      else if constexpr (D == DType::f8e4m3) return small_float_byte<120, 20>(f);
+      else if constexpr (D == DType::f8e5m2) return small_float_byte<112, 21>(f);
+      else return bits(f - 12582912.0f);
+    }
   }
   // An fp8 byte from fp32: v * 2^-Rebias has the fp8 exponent bias, so its sign and its
-  // exponent+mantissa bits (from bit Shift on) are the fp8 encoding for every v it represents; one fma forms v * 2^-Rebias
-  // exactly from the 1.5*2^23 trick (scaling by a power of two and the offset are exact).
+  // exponent+mantissa bits (from bit Shift on) are the fp8 encoding for every v it represents;
+  // one fma forms it exactly from x = 1.5*2^23 + v (scaling by a power of two and the offset are exact).
   template <int Rebias, int Shift>
-  __host__ __device__ static S small_float_byte(int v) {
+  __host__ __device__ static S small_float_byte(float x) {
     const float scale = bit_cast_hd<float>(static_cast<std::uint32_t>(127 - Rebias) << 23);
-    const float x = bit_cast_hd<float>(0x4B400000U + static_cast<std::uint32_t>(v));
     const std::uint32_t b = bit_cast_hd<std::uint32_t>(fmaf(x, scale, -12582912.0f * scale));
     // exponent+mantissa moved up to the sign's byte, then that byte (a byte pick when packed)
     return static_cast<S>((((b << (24 - Shift)) & 0x7F000000U) | (b & 0x80000000U)) >> 24);
@@ -236,9 +242,11 @@ struct Exact {
 #pragma unroll
       for (int k = 0; k < L; ++k) out[k] = int_bits(0);
     } else {
-      const std::uint64_t ilo_hi = ilo_high(g.ilo);
+      const std::uint64_t biased_hi = ilo_high(g.ilo + static_cast<int>(kBias));  // kBias + ilo + hi in one IMAD.WIDE
       const std::uint32_t span = g.span;
-      each_bits<L>(rank, idx0, [&](int k, std::uint32_t h) { out[k] = int_bits(reduce(h, span, ilo_hi)); });
+      each_bits<L>(rank, idx0, [&](int k, std::uint32_t h) {
+        out[k] = biased_bits(static_cast<std::uint32_t>(reduce(h, span, biased_hi)));
+      });
     }
   }
 
@@ -277,6 +285,7 @@ struct Exact {
     const std::uint32_t span = g.span;
     const int c = g.contributors < n ? g.contributors : n;
     auto value = [&](std::uint32_t h) { return reduce(h, span, ilo_hi); };
+    const std::uint32_t sum_bias = (op == static_cast<int>(RedOp::sum) && c > 0) ? kBias : 0U;
     if (op == static_cast<int>(RedOp::max) || op == static_cast<int>(RedOp::min)) {
       const bool mx = op == static_cast<int>(RedOp::max);
       each_bits<L>(0, idx0, [&](int k, std::uint32_t h) { acc[k] = c > 0 ? value(h) : 0; });
@@ -294,7 +303,12 @@ struct Exact {
     } else {  // sum, avg, premulsum
 #pragma unroll
       for (int k = 0; k < L; ++k) acc[k] = 0;
-      for (int r = 0; r < c; ++r) each_bits<L>(r, idx0, [&](int k, std::uint32_t h) { acc[k] += value(h); });
+      // a plain sum carries kBias from rank 0's multiply-add on, so the result needs no add of its own
+      const std::uint64_t first_hi = ilo_high(g.ilo + static_cast<int>(sum_bias));
+      for (int r = 0; r < c; ++r) {
+        const std::uint64_t hi = r == 0 ? first_hi : ilo_hi;
+        each_bits<L>(r, idx0, [&](int k, std::uint32_t h) { acc[k] += reduce(h, span, hi); });
+      }
     }
     // the op decided once per vector, not per lane
     if (op == static_cast<int>(RedOp::premulsum)) {
@@ -309,6 +323,9 @@ struct Exact {
 #pragma unroll
         for (int k = 0; k < L; ++k) out[k] = bits(from_int(acc[k]) * inv);
       }
+    } else if (sum_bias != 0U) {
+#pragma unroll
+      for (int k = 0; k < L; ++k) out[k] = biased_bits(static_cast<std::uint32_t>(acc[k]));
     } else {
 #pragma unroll
       for (int k = 0; k < L; ++k) out[k] = int_bits(acc[k]);

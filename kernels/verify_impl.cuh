@@ -104,9 +104,10 @@ struct DeviceRange {
 // Blocks per SM the fast check is compiled for, and independent 16-byte loads per thread per
 // iteration: 4 blocks x 4 loads (64 registers, 1024 threads, 64 KiB of loads in flight per SM,
 // 8 MiB over the GPU: twice bandwidth x latency). 1-byte types build 16 lanes per vector and spill
-// below ~105 registers, so 2 blocks x 8 loads (128 registers, 512 threads, again 64 KiB).
+// below ~105 registers, so 2 blocks x 8 loads (128 registers, 512 threads, again 64 KiB); 2-byte
+// types spill at 64, so 3 blocks (72 registers, 768 threads, 48 KiB).
 template <DType D>
-inline constexpr int kCheckMinBlocks = sizeof(device_t<D>) == 1 ? 2 : 4;
+inline constexpr int kCheckMinBlocks = sizeof(device_t<D>) == 1 ? 2 : (sizeof(device_t<D>) == 2 ? 3 : 4);
 template <DType D>
 inline constexpr int kCheckUnroll = sizeof(device_t<D>) == 1 ? 8 : 4;
 
