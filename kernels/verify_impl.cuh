@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(kCheckThreads, kCheckMinBlocks<D>) check_exact
     ex.template expected<L>(i0, e.s);
     if (differs(x, e)) note(i0, i0 + L - 1);
   }
-  // one reduction per block, only in a block that saw a difference
+  // only in a block that saw a difference: a warp reduction and two atomics per warp
   if (!__syncthreads_or(hi >= 0)) return;
   const unsigned long long inv = warp_max(hi >= 0 ? ~static_cast<unsigned long long>(lo) : 0ULL);
   const unsigned long long last = warp_max(static_cast<unsigned long long>(hi + 1));
