@@ -41,14 +41,20 @@ CheckScratch& check_scratch() {
   return s;
 }
 
-unsigned grid_for(std::int64_t work, int threads) {
+int resident_blocks(const void* kernel, int threads) {
+  int n = 0;
+  cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0), "occupancy");
+  return n < 1 ? 1 : n;
+}
+
+unsigned grid_for(std::int64_t work, int threads, int blocks_per_sm) {
   static thread_local std::map<int, int> sms;
   int dev = 0;
   cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
   int& n = sms[dev];
   if (n == 0) cuda_check(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev), "SM count");
   const std::int64_t blocks = (work + threads - 1) / threads;
-  const std::int64_t cap = static_cast<std::int64_t>(n) * 8;
+  const std::int64_t cap = static_cast<std::int64_t>(n) * blocks_per_sm;
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks < cap ? blocks : cap));
 }
 

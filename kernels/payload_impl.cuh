@@ -3,6 +3,7 @@
 // dtype, in payload.cu (fill, expected) and verify_lo.cu / verify_hi.cu (the checks).
 #pragma once
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -179,6 +180,42 @@ struct Exact {
     else return bit_cast_hd<S>(T(v));  // fp8: nearest (exact here)
   }
 
+  // Bits of an integer v that T represents exactly (every exact-mode input and every sum, max,
+  // min and premulsum result is one), from 32-bit integer and fp32 add/fma ops only: the fp8
+  // conversion instructions cost the fill and the check most of their bandwidth. biased_bits
+  // takes kBias + v, so a caller can fold the bias into an add it does anyway.
+  static constexpr bool kTrick = kFloat && D != DType::f64;  // fp32 1.5*2^23 trick, then narrowed
+  static constexpr std::uint32_t kBias = kTrick ? 0x4B400000U : 0U;
+  __host__ __device__ static S int_bits(int v) { return biased_bits(kBias + static_cast<std::uint32_t>(v)); }
+  __host__ __device__ static S biased_bits(std::uint32_t x) {
+    if constexpr (!kTrick) return bits(from_int(static_cast<int>(x)));
+    else {
+      const float f = bit_cast_hd<float>(x);  // 1.5*2^23 + v
+      if constexpr (D == DType::f32) return bit_cast_hd<S>(f - 12582912.0f);
+      else if constexpr (D == DType::bf16) return static_cast<S>(bit_cast_hd<std::uint32_t>(f - 12582912.0f) >> 16);
+      else if constexpr (D == DType::f8e4m3) return small_float_byte<120, 20>(f);
+      else if constexpr (D == DType::f8e5m2) return small_float_byte<112, 21>(f);
+      else return bits(f - 12582912.0f);
+    }
+  }
+  // An fp8 byte from fp32: v * 2^-Rebias has the fp8 exponent bias, so its sign and its
+  // exponent+mantissa bits (from bit Shift on) are the fp8 encoding for every v it represents;
+  // one fma forms it exactly from x = 1.5*2^23 + v (scaling by a power of two and the offset are exact).
+  template <int Rebias, int Shift>
+  __host__ __device__ static S small_float_byte(float x) {
+    const float scale = bit_cast_hd<float>(static_cast<std::uint32_t>(127 - Rebias) << 23);
+    const std::uint32_t b = bit_cast_hd<std::uint32_t>(fmaf(x, scale, -12582912.0f * scale));
+    // exponent+mantissa moved up to the sign's byte, then that byte (a byte pick when packed)
+    return static_cast<S>((((b << (24 - Shift)) & 0x7F000000U) | (b & 0x80000000U)) >> 24);
+  }
+
+  // ilo + the multiply-high range reduction of h, the add folded into the 64-bit multiply-add
+  // (one IMAD.WIDE with ilo in the high addend; the low 32 bits of the sum are ilo + hi mod 2^32).
+  __host__ __device__ static int reduce(std::uint32_t h, std::uint32_t span, std::uint64_t ilo_hi) {
+    return static_cast<int>(static_cast<std::uint32_t>((static_cast<std::uint64_t>(h) * span + ilo_hi) >> 32));
+  }
+  __host__ __device__ static std::uint64_t ilo_high(int ilo) { return static_cast<std::uint64_t>(static_cast<std::uint32_t>(ilo)) << 32; }
+
   // L consecutive elements' bits of `rank` from index idx0 on: one add each, unless the 32-bit
   // index wraps inside the run.
   template <int L, class F>
@@ -200,15 +237,15 @@ struct Exact {
   __host__ __device__ void input(int rank, std::int64_t idx0, S* out) const {
     if (g.op == static_cast<int>(RedOp::prod)) {
       const bool contributes = rank < g.contributors;
-      each_bits<L>(rank, idx0, [&](int k, std::uint32_t h) { out[k] = bits(from_int(contributes && (h >> 30) == 0U ? 2 : 1)); });
+      each_bits<L>(rank, idx0, [&](int k, std::uint32_t h) { out[k] = int_bits(contributes && (h >> 30) == 0U ? 2 : 1); });
     } else if (rank >= g.contributors) {
 #pragma unroll
-      for (int k = 0; k < L; ++k) out[k] = bits(from_int(0));
+      for (int k = 0; k < L; ++k) out[k] = int_bits(0);
     } else {
-      const int ilo = g.ilo;
+      const std::uint64_t biased_hi = ilo_high(g.ilo + static_cast<int>(kBias));  // kBias + ilo + hi in one IMAD.WIDE
       const std::uint32_t span = g.span;
       each_bits<L>(rank, idx0, [&](int k, std::uint32_t h) {
-        out[k] = bits(from_int(ilo + static_cast<int>((static_cast<std::uint64_t>(h) * span) >> 32)));
+        out[k] = biased_bits(static_cast<std::uint32_t>(reduce(h, span, biased_hi)));
       });
     }
   }
@@ -244,10 +281,11 @@ struct Exact {
       for (int k = 0; k < L; ++k) out[k] = bits(pow2(acc[k]));
       return;
     }
-    const int ilo = g.ilo;
+    const std::uint64_t ilo_hi = ilo_high(g.ilo);
     const std::uint32_t span = g.span;
     const int c = g.contributors < n ? g.contributors : n;
-    auto value = [&](std::uint32_t h) { return ilo + static_cast<int>((static_cast<std::uint64_t>(h) * span) >> 32); };
+    auto value = [&](std::uint32_t h) { return reduce(h, span, ilo_hi); };
+    const std::uint32_t sum_bias = (op == static_cast<int>(RedOp::sum) && c > 0) ? kBias : 0U;
     if (op == static_cast<int>(RedOp::max) || op == static_cast<int>(RedOp::min)) {
       const bool mx = op == static_cast<int>(RedOp::max);
       each_bits<L>(0, idx0, [&](int k, std::uint32_t h) { acc[k] = c > 0 ? value(h) : 0; });
@@ -265,12 +303,17 @@ struct Exact {
     } else {  // sum, avg, premulsum
 #pragma unroll
       for (int k = 0; k < L; ++k) acc[k] = 0;
-      for (int r = 0; r < c; ++r) each_bits<L>(r, idx0, [&](int k, std::uint32_t h) { acc[k] += value(h); });
+      // a plain sum carries kBias from rank 0's multiply-add on, so the result needs no add of its own
+      const std::uint64_t first_hi = ilo_high(g.ilo + static_cast<int>(sum_bias));
+      for (int r = 0; r < c; ++r) {
+        const std::uint64_t hi = r == 0 ? first_hi : ilo_hi;
+        each_bits<L>(r, idx0, [&](int k, std::uint32_t h) { acc[k] += reduce(h, span, hi); });
+      }
     }
     // the op decided once per vector, not per lane
     if (op == static_cast<int>(RedOp::premulsum)) {
 #pragma unroll
-      for (int k = 0; k < L; ++k) out[k] = bits(from_int(static_cast<long long>(acc[k]) * iscale));
+      for (int k = 0; k < L; ++k) out[k] = int_bits(acc[k] * iscale);
     } else if (op == static_cast<int>(RedOp::avg)) {
       if constexpr (!kFloat) {
 #pragma unroll
@@ -280,9 +323,12 @@ struct Exact {
 #pragma unroll
         for (int k = 0; k < L; ++k) out[k] = bits(from_int(acc[k]) * inv);
       }
+    } else if (sum_bias != 0U) {
+#pragma unroll
+      for (int k = 0; k < L; ++k) out[k] = biased_bits(static_cast<std::uint32_t>(acc[k]));
     } else {
 #pragma unroll
-      for (int k = 0; k < L; ++k) out[k] = bits(from_int(acc[k]));
+      for (int k = 0; k < L; ++k) out[k] = int_bits(acc[k]);
     }
   }
 };
@@ -343,9 +389,11 @@ struct CheckScratch {
   void* host = nullptr;
 };
 CheckScratch& check_scratch();
-// Blocks for a grid-stride kernel with `work` threads' worth of items: at most 8 blocks per SM
-// of the current device (the loop covers the rest), at least one.
-unsigned grid_for(std::int64_t work, int threads);
+// Blocks for a grid-stride kernel with `work` threads' worth of items: at most blocks_per_sm per
+// SM of the current device (the loop covers the rest), at least one.
+unsigned grid_for(std::int64_t work, int threads, int blocks_per_sm = 8);
+// How many blocks of `kernel` (at `threads` each) one SM of the current device holds at once.
+int resident_blocks(const void* kernel, int threads);
 
 // Waits for the stream with a deadline; throws KernelError on timeout or error.
 void wait_stream(cudaStream_t stream, double timeout_s, const char* what);

@@ -1,14 +1,16 @@
 // The one definition of the device check; included only by verify_lo.cu and verify_hi.cu, which
 // instantiate it for their half of kDTypes.
 //
-// Memory-bound by construction: each thread of a grid sized to the SM count reads 16-byte vectors
-// of the output (the misaligned head and the tail element by element), derives the expected
-// vector with 32-bit integer arithmetic (Exact<D>) and compares bits. Only a vector that differs
-// goes to Elem<D> (the double reference, also run on the CPU) for the verdict, so a bug in the
-// fast path could cost time, never a wrong pass. Per thread: mismatch count, poisoned count,
+// Memory-bound by construction, in two passes. Pass 1 (exact mode): a read-only stream, each
+// thread of a grid sized to the resident capacity keeping kCheckUnroll<D> 16-byte loads in flight
+// (the misaligned head and the tail element by element), the expected vector from 32-bit integer
+// arithmetic (Exact<D>) compared bit for bit; it only records the range of elements whose bits
+// differ. Pass 2, only when that range is not empty (and for mixed mode and verify_equal):
+// Elem<D> (the double reference, also run on the CPU) decides every element of it, so a bug in
+// the fast path could cost time, never a wrong pass. Per thread: mismatch count, poisoned count,
 // first and last bad index; one block reduction and one set of atomics per block that saw any.
-// The expected/got pair of the first bad index comes from a second one-thread kernel, only when
-// there is a mismatch.
+// The expected/got pair of the first bad index comes from a one-thread kernel, only when there is
+// a mismatch.
 #pragma once
 #include "payload_impl.cuh"
 
@@ -24,12 +26,6 @@ struct DeviceVerdict {
 };
 
 constexpr int kCheckThreads = 256;
-// Blocks per SM the exact check is compiled for (registers <= 64K / (256 * blocks)): 4 keeps
-// 2048 16-byte loads in flight per SM; 1-byte types need more registers for their 16 lanes and
-// would spill at 4, so they run 3.
-template <DType D>
-inline constexpr int kCheckMinBlocks = sizeof(device_t<D>) == 1 ? 3 : 4;
-
 struct ThreadVerdict {
   unsigned long long bad = 0, poisoned = 0, first_inv = 0, last_plus1 = 0, worst = 0;
 
@@ -89,8 +85,8 @@ __device__ inline void publish(const ThreadVerdict& t, DeviceVerdict* out) {
 }
 
 template <class V>
-__device__ inline bool differs(const V& a, const V& b) {
-  const uint4 x = bit_cast_hd<uint4>(a), y = bit_cast_hd<uint4>(b);
+__device__ inline bool differs(const uint4& x, const V& b) {
+  const uint4 y = bit_cast_hd<uint4>(b);
   return ((x.x ^ y.x) | (x.y ^ y.y) | (x.z ^ y.z) | (x.w ^ y.w)) != 0U;
 }
 
@@ -99,71 +95,88 @@ __device__ inline bool is_poison_bits(storage_t<D> b) {
   return b == static_cast<storage_t<D>>(~storage_t<D>(0));
 }
 
-// The verdict of n elements whose bits differ somewhere: Elem<D> decides each (a -0 for +0 is
-// fine, anything else is not). Out of line, so the rare slow path does not cost the fast loop
-// registers (occupancy, hence loads in flight).
-template <DType D>
-__device__ __noinline__ void check_lanes(const Elem<D>& elem, std::int64_t i0, const storage_t<D>* got,
-                                         const storage_t<D>* expected, int n, ThreadVerdict& tv) {
-  for (int k = 0; k < n; ++k)
-    if (got[k] != expected[k]) tv.add(i0 + k, elem(i0 + k), is_poison_bits<D>(got[k]));
-}
+// Where the fast check saw differing bits: [~first_inv, last_plus1) in elements (0: nowhere).
+struct DeviceRange {
+  unsigned long long first_inv;
+  unsigned long long last_plus1;
+};
 
-// Exact mode: vectors of the output against Exact<D>; Elem<D> only where bits differ.
+// Blocks per SM the fast check is compiled for, and independent 16-byte loads per thread per
+// iteration: 4 blocks x 4 loads (64 registers, 1024 threads, 64 KiB of loads in flight per SM,
+// 8 MiB over the GPU: twice bandwidth x latency). 1-byte types build 16 lanes per vector and spill
+// below ~105 registers, so 2 blocks x 8 loads (128 registers, 512 threads, again 64 KiB); 2-byte
+// types spill at 64, so 3 blocks (72 registers, 768 threads, 48 KiB).
 template <DType D>
-__global__ void __launch_bounds__(kCheckThreads, kCheckMinBlocks<D>) check_exact_kernel(Elem<D> elem, Exact<D> ex, std::int64_t head,
-                                                                   std::int64_t nvec, std::int64_t count,
-                                                                   DeviceVerdict* out) {
+inline constexpr int kCheckMinBlocks = sizeof(device_t<D>) == 1 ? 2 : (sizeof(device_t<D>) == 2 ? 3 : 4);
+template <DType D>
+inline constexpr int kCheckUnroll = sizeof(device_t<D>) == 1 ? 8 : 4;
+
+// Exact mode, pass 1: a pure read stream. Each thread keeps kCheckUnroll<D> 16-byte loads in flight,
+// builds the expected vectors with Exact<D> (integer ops) and only notes the lowest and highest
+// element whose bits differ; no call, no address-taken local, so nothing lands in local memory.
+// Pass 2 (check_general_kernel on that range, Elem per element) runs only when there is one.
+template <DType D>
+__global__ void __launch_bounds__(kCheckThreads, kCheckMinBlocks<D>) check_exact_kernel(Exact<D> ex, const storage_t<D>* __restrict__ got,
+                                                                       std::int64_t head, std::int64_t nvec,
+                                                                       std::int64_t count, DeviceRange* out) {
   using S = storage_t<D>;
   constexpr int L = kLanes<D>;
   struct alignas(16) Vec { S s[L]; };
-  const S* got = static_cast<const S*>(elem.s.got);
-  ThreadVerdict tv;
-  auto slow = [&](std::int64_t i, S g, S e) {
-    if (g != e) check_lanes<D>(elem, i, &g, &e, 1, tv);
+  long long lo = kNone, hi = -1;
+  auto note = [&](std::int64_t first, std::int64_t last) {
+    lo = first < lo ? first : lo;
+    hi = last > hi ? last : hi;
   };
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   const std::int64_t body_end = head + nvec * L;
-  // misaligned head and the tail: element by element
-  for (std::int64_t i = tid; i < head; i += stride) {
+  for (std::int64_t i = tid; i < count; i += stride) {  // misaligned head and the tail
+    const std::int64_t j = i < head ? i : body_end + (i - head);
+    if (j >= count) break;
     S e[1];
-    ex.template expected<1>(i, e);
-    slow(i, got[i], e[0]);
+    ex.template expected<1>(j, e);
+    if (got[j] != e[0]) note(j, j);
   }
-  for (std::int64_t i = body_end + tid; i < count; i += stride) {
-    S e[1];
-    ex.template expected<1>(i, e);
-    slow(i, got[i], e[0]);
-  }
-  const Vec* vg = reinterpret_cast<const Vec*>(got + head);
-  // two vectors in flight per thread
-  for (std::int64_t v = tid; v < nvec; v += 2 * stride) {
-    const bool second = v + stride < nvec;
-    const Vec a = vg[v];
-    Vec b;
-    if (second) b = vg[v + stride];
-    Vec ea;
-    ex.template expected<L>(head + v * L, ea.s);
-    if (differs(a, ea)) check_lanes<D>(elem, head + v * L, a.s, ea.s, L, tv);
-    if (second) {
-      Vec eb;
-      ex.template expected<L>(head + (v + stride) * L, eb.s);
-      if (differs(b, eb)) check_lanes<D>(elem, head + (v + stride) * L, b.s, eb.s, L, tv);
+  const uint4* vg = reinterpret_cast<const uint4*>(got + head);
+  std::int64_t v = tid;
+  for (; v + (kCheckUnroll<D> - 1) * stride < nvec; v += kCheckUnroll<D> * stride) {
+    uint4 x[kCheckUnroll<D>];
+#pragma unroll
+    for (int u = 0; u < kCheckUnroll<D>; ++u) x[u] = __ldcs(vg + v + u * stride);
+#pragma unroll
+    for (int u = 0; u < kCheckUnroll<D>; ++u) {
+      const std::int64_t i0 = head + (v + u * stride) * L;
+      Vec e;
+      ex.template expected<L>(i0, e.s);
+      if (differs(x[u], e)) note(i0, i0 + L - 1);
     }
   }
-  publish(tv, out);
+  for (; v < nvec; v += stride) {
+    const uint4 x = __ldcs(vg + v);
+    const std::int64_t i0 = head + v * L;
+    Vec e;
+    ex.template expected<L>(i0, e.s);
+    if (differs(x, e)) note(i0, i0 + L - 1);
+  }
+  // only in a block that saw a difference: a warp reduction and two atomics per warp
+  if (!__syncthreads_or(hi >= 0)) return;
+  const unsigned long long inv = warp_max(hi >= 0 ? ~static_cast<unsigned long long>(lo) : 0ULL);
+  const unsigned long long last = warp_max(static_cast<unsigned long long>(hi + 1));
+  if ((threadIdx.x & 31) == 0 && last) {
+    atomicMax(&out->first_inv, inv);
+    atomicMax(&out->last_plus1, last);
+  }
 }
 
 // Mixed mode, verify_equal and anything the fast path does not cover: Elem<D> per element.
 template <DType D>
-__global__ void __launch_bounds__(kCheckThreads) check_general_kernel(Elem<D> elem, std::int64_t count,
+__global__ void __launch_bounds__(kCheckThreads) check_general_kernel(Elem<D> elem, std::int64_t begin, std::int64_t end,
                                                                      DeviceVerdict* out) {
   using S = storage_t<D>;
   const S* got = static_cast<const S*>(elem.s.got);
   ThreadVerdict tv;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+  for (std::int64_t i = begin + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < end; i += stride)
     tv.add(i, elem(i), is_poison_bits<D>(got[i]));
   publish(tv, out);
 }
@@ -184,18 +197,28 @@ VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t st
   CheckScratch& scratch = check_scratch();
   DeviceVerdict* d_out = static_cast<DeviceVerdict*>(scratch.device);
   double* d_vals = reinterpret_cast<double*>(static_cast<char*>(scratch.device) + 64);
-  cuda_check(cudaMemsetAsync(d_out, 0, sizeof(DeviceVerdict), stream), "verify (reset)");
+  DeviceRange* d_range = reinterpret_cast<DeviceRange*>(static_cast<char*>(scratch.device) + 128);
+  static_assert(sizeof(DeviceVerdict) <= 64 && sizeof(DeviceRange) <= 128, "verify scratch layout");
+  cuda_check(cudaMemsetAsync(scratch.device, 0, 128 + sizeof(DeviceRange), stream), "verify (reset)");  // verdict and range
   const std::int64_t n = static_cast<std::int64_t>(count);
   Exact<D> ex;
+  std::int64_t begin = 0, end = n;  // what Elem has to decide
   if (make_exact(spec, &ex)) {
     constexpr int L = kLanes<D>;
     const VectorSplit v = vector_split(spec.got, n, sizeof(device_t<D>), L);
-    const std::int64_t head = v.head, nvec = v.nvec;
-    const std::int64_t want = (nvec + 1) / 2 + (n - nvec * L);  // threads with work
-    check_exact_kernel<D><<<grid_for(want, kCheckThreads), kCheckThreads, 0, stream>>>(elem, ex, head, nvec, n, d_out);
-  } else {
-    check_general_kernel<D><<<grid_for(n, kCheckThreads), kCheckThreads, 0, stream>>>(elem, n, d_out);
+    static const int per_sm = resident_blocks(reinterpret_cast<const void*>(&check_exact_kernel<D>), kCheckThreads);
+    const std::int64_t want = (v.nvec + kCheckUnroll<D> - 1) / kCheckUnroll<D> + (n - v.nvec * L);  // threads with work
+    check_exact_kernel<D><<<grid_for(want, kCheckThreads, per_sm), kCheckThreads, 0, stream>>>(
+        ex, static_cast<const storage_t<D>*>(spec.got), v.head, v.nvec, n, d_range);
+    cuda_check(cudaGetLastError(), "verify (launch)");
+    DeviceRange* hr = reinterpret_cast<DeviceRange*>(static_cast<char*>(scratch.host) + 128);
+    cuda_check(cudaMemcpyAsync(hr, d_range, sizeof(DeviceRange), cudaMemcpyDeviceToHost, stream), "verify (range)");
+    wait_stream(stream, timeout_s, "verify");
+    if (hr->last_plus1 == 0) return r;  // every bit as expected: nothing for Elem to decide
+    begin = static_cast<std::int64_t>(~hr->first_inv);
+    end = static_cast<std::int64_t>(hr->last_plus1);
   }
+  check_general_kernel<D><<<grid_for(end - begin, kCheckThreads), kCheckThreads, 0, stream>>>(elem, begin, end, d_out);
   cuda_check(cudaGetLastError(), "verify (launch)");
   DeviceVerdict* h = static_cast<DeviceVerdict*>(scratch.host);
   cuda_check(cudaMemcpyAsync(h, d_out, sizeof(DeviceVerdict), cudaMemcpyDeviceToHost, stream), "verify (result)");
