@@ -195,6 +195,28 @@ TEST(Judge, OneRankIsJudgedAgainstTheCopyBandwidthOfTheSameRun) {
   EXPECT_NE(p.message.find("copy bandwidth was not measured"), std::string::npos);
 }
 
+// A figure holds for the launch mode it was measured in: the shipped rows are eager launches, so a
+// CUDA-graph replay point of the same size is recorded, not judged; a graph row judges it.
+TEST(Judge, ThresholdsApplyToTheirLaunchMode) {
+  Context one{"NVIDIA H200", "none", "off", 1, 2118.0};
+  auto graphed = point("AllReduce", 1u << 30, 1, 1384);
+  graphed.graph = true;
+  judge(graphed, one, builtin_thresholds());
+  EXPECT_EQ(graphed.verdict, "unjudged") << graphed.message;
+  auto eager = point("AllReduce", 1u << 30, 1, 1384);
+  judge(eager, one, builtin_thresholds());
+  EXPECT_EQ(eager.verdict, "fail") << eager.message;
+  auto rows = parse_thresholds(
+      "gpu,link,nvls,world_size,collective,placement,launch,min_bytes,metric,expected,tolerance_pct,source\n"
+      "any,none,any,1,AllReduce,out_of_place,graph,1G,algbw_vs_copy,1.0,3,test\n", "t.csv");
+  judge(graphed, one, rows);
+  EXPECT_EQ(graphed.verdict, "fail") << graphed.message;
+  EXPECT_THROW(parse_thresholds(
+                   "gpu,link,nvls,world_size,collective,placement,launch,min_bytes,metric,expected,tolerance_pct,source\n"
+                   "any,none,any,1,AllReduce,out_of_place,replay,1G,algbw_vs_copy,1.0,3,test\n", "t.csv"),
+               BandwidthError);
+}
+
 TEST(RunFiles, JsonRoundTripAndCsvSayBusbwIsUndefinedForOneRank) {
   bw::Run r;
   r.host = "h";
