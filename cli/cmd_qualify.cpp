@@ -137,6 +137,11 @@ int cmd_qualify(const std::vector<std::string>& argv) {
     return 2;
   }
   auto keep = [&](const qualify::TestEntry& t) {
+    // Harness self-tests (cases that must fail on purpose, the install-tree test) describe gpucts,
+    // not the stack under qualification: left out unless a --label selects them.
+    if (!a.value("label"))
+      for (const auto& l : t.labels)
+        if (l == "self-test" || l == "install-only") return false;
     if (auto l = a.value("label"); l && !any_label_matches(t.labels, make_regex("label", *l))) return false;
     if (auto l = a.value("exclude-label"); l && any_label_matches(t.labels, make_regex("exclude-label", *l))) return false;
     if (auto r = a.value("tests"); r && !std::regex_search(t.name, make_regex("tests", *r))) return false;
