@@ -30,7 +30,7 @@ const char* kUsage =
     "usage: gpucts qualify --output DIR [--build-dir DIR | --tests-json FILE]\n"
     "                      [--label REGEX] [--exclude-label REGEX] [--tests REGEX] [--exclude-tests REGEX]\n"
     "                      [--timeout S] [--grace S] [--fingerprint FILE]... [--mpi-ranks N\n"
-    "                      [--mpiexec-args ARGS]] [--no-python] [--run-all] [--list]\n"
+    "                      [--mpiexec-args ARGS]] [--expect-gpus N] [--no-python] [--run-all] [--list]\n"
     "Runs every suite of this tree (a build tree through ctest's test list; an install tree through\n"
     "share/gpucts/tests.json and libexec/gpucts; or the list in --tests-json), one at a time, each in\n"
     "its own process group with its CTest TIMEOUT (or --timeout), and writes the bundle into DIR (new\n"
@@ -41,6 +41,8 @@ const char* kUsage =
     "--mpi-ranks N also probes N ranks under mpiexec (ARGS e.g. '--host a,b'), one fingerprint each,\n"
     "and checks them together (cross-host-mismatch). --fingerprint adds fingerprints probed elsewhere.\n"
     "An entry that needs more GPUs than are visible is reported as not run (--run-all runs it anyway).\n"
+    "--expect-gpus N: the qualification fails unless at least N GPUs are visible (an image gate on a\n"
+    "GPU node: no GPU must not read as a pass).\n"
     "Exit status: 0 pass, 1 fail (or interrupted), 2 bad usage or bad input.";
 
 std::string clock_str(double s) {
@@ -105,13 +107,20 @@ std::string probe_ranks(const std::string& n, const std::string& extra, const st
 
 int cmd_qualify(const std::vector<std::string>& argv) {
   Args a(argv, {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout", "grace",
-                "fingerprint", "python", "mpi-ranks", "mpiexec-args", "probe-rank-into"},
+                "fingerprint", "python", "mpi-ranks", "mpiexec-args", "probe-rank-into", "expect-gpus"},
          {"no-python", "list", "run-all", "help"});
   if (a.flag("help")) {
     std::puts(kUsage);
     return 0;
   }
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  std::optional<int> expect_gpus;
+  if (auto v = a.value("expect-gpus")) {
+    char* end = nullptr;
+    long n = std::strtol(v->c_str(), &end, 10);
+    if (v->empty() || *end || n < 0 || n > 4096) throw UsageError("--expect-gpus '" + *v + "': expected a number >= 0");
+    expect_gpus = static_cast<int>(n);
+  }
   if (auto into = a.value("probe-rank-into")) return probe_rank_into(*into, !a.flag("no-python"));
   auto out = a.value("output");
   if (!out && !a.flag("list")) throw UsageError("--output DIR is required");
@@ -258,6 +267,13 @@ int cmd_qualify(const std::vector<std::string>& argv) {
                  outcome.run.reason.c_str());
     cases.insert(cases.end(), outcome.cases.begin(), outcome.cases.end());
     m.suites.push_back(std::move(outcome.run));
+  }
+  if (expect_gpus && visible < *expect_gpus) {
+    // One failed case in the bundle, so the verdict, the summary and junit.xml all say why.
+    std::string why = "expected at least " + std::to_string(*expect_gpus) + " GPU(s), " + std::to_string(visible) +
+                      " visible" + (no_gpu.empty() ? "" : " (" + no_gpu + ")");
+    std::fprintf(stderr, "gpucts qualify: %s\n", why.c_str());
+    cases.push_back({"gpucts_qualify", "Environment", "ExpectedGpusVisible", "failed", why, why, 0});
   }
   m.interrupted = qualify::g_signal.load() != 0;
   m.elapsed_s = since();

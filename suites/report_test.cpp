@@ -253,6 +253,25 @@ TEST_F(BundleTest, RenderWritesTheSummaryAgainElsewhere) {
   EXPECT_EQ(sh(gpucts() + " report --render " + (root_ / "absent").string()).rc, 2);
 }
 
+// An image gate on a GPU node: with --expect-gpus a run that sees fewer GPUs fails, and says why,
+// instead of passing on skips alone.
+TEST_F(BundleTest, ExpectGpusFailsTheVerdictWhenFewerAreVisible) {
+  fs::path out = root_ / "expect";
+  Result r = sh(gpucts() + " qualify --no-python --expect-gpus 4096 --tests-json " + (root_ / "base.json").string() +
+                " --output " + out.string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  auto b = load(out);
+  EXPECT_EQ(b.manifest.verdict, "fail");
+  bool found = false;
+  for (const auto& c : b.cases)
+    found |= c.name == "ExpectedGpusVisible" && c.status == "failed" &&
+             c.message.find("expected at least 4096 GPU(s)") != std::string::npos;
+  EXPECT_TRUE(found) << r.out;
+  Result bad = sh(gpucts() + " qualify --expect-gpus many --output " + (root_ / "expect-bad").string());
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_FALSE(fs::exists(root_ / "expect-bad"));
+}
+
 TEST_F(BundleTest, QualifyRefusesANonEmptyOutputFolder) {
   auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() + " --output " +
               base().string());
