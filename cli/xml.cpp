@@ -286,36 +286,4 @@ Element parse_file(const std::string& path) {
   return parse(ss.str(), path);
 }
 
-std::string escape(const std::string& t) {
-  std::string out;
-  out.reserve(t.size());
-  for (size_t i = 0; i < t.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(t[i]);
-    switch (c) {
-      case '<': out += "&lt;"; continue;
-      case '>': out += "&gt;"; continue;
-      case '&': out += "&amp;"; continue;
-      case '"': out += "&quot;"; continue;
-      case '\'': out += "&apos;"; continue;
-      default: break;
-    }
-    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') continue;
-    if (c < 0x80) {
-      out += static_cast<char>(c);
-      continue;
-    }
-    // Keep well-formed UTF-8 sequences, replace stray bytes.
-    int len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool ok = len > 0 && i + static_cast<size_t>(len) <= t.size();
-    for (int k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(t[i + k]) >> 6) == 0x2;
-    if (!ok) {
-      out += '?';
-      continue;
-    }
-    out.append(t, i, static_cast<size_t>(len));
-    i += static_cast<size_t>(len) - 1;
-  }
-  return out;
-}
-
 }  // namespace cts::xml
