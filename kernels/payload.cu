@@ -7,6 +7,9 @@
 #include <sstream>
 #include <thread>
 
+#include <thrust/execution_policy.h>
+#include <thrust/tabulate.h>
+
 #include "payload_impl.cuh"
 
 namespace cts {
@@ -74,51 +77,65 @@ CheckSpec make_check_spec(const Pattern& p, const Expectation& e, const void* go
   return s;
 }
 
-// Rank's input, 16 bytes per store: the misaligned head and the tail element by element.
+// Rank's input over elements [begin, end) of one segment, 16 bytes per store from vbegin on (the
+// misaligned head and the tail element by element).
 template <DType D, bool Mixed>
-__global__ void __launch_bounds__(256) fill_kernel(Exact<D> ex, int rank, storage_t<D>* out, std::int64_t head,
-                                                   std::int64_t nvec, std::int64_t count) {
+__global__ void __launch_bounds__(256) fill_kernel(Exact<D> ex, GenParams g, int rank, storage_t<D>* out, std::int64_t begin,
+                                                   std::int64_t vbegin, std::int64_t nvec, std::int64_t end) {
   using S = storage_t<D>;
   using T = device_t<D>;
   constexpr int L = kLanes<D>;
-  struct alignas(16) Vec { S s[L]; };
-  auto make = [&](auto lanes, std::int64_t i0, S* dst) {
-    constexpr int M = decltype(lanes)::value;
-    if constexpr (Mixed) {
-      ex.template each_bits<M>(rank, i0, [&](int k, std::uint32_t h) {
-        dst[k] = bit_cast_hd<S>(from_double<T>(raw_mixed_bits(ex.g, rank, h)));
-      });
-    } else {
-      ex.template input<M>(rank, i0, dst);
-    }
-  };
+  auto mixed = [&](std::uint32_t h) { return bit_cast_hd<S>(from_double<T>(raw_mixed_bits(g, rank, h))); };
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t body_end = head + nvec * L;
-  for (std::int64_t i = tid; i < head; i += stride) make(std::integral_constant<int, 1>{}, i, out + i);
-  for (std::int64_t i = body_end + tid; i < count; i += stride) make(std::integral_constant<int, 1>{}, i, out + i);
-  Vec* vo = reinterpret_cast<Vec*>(out + head);
+  const std::int64_t vend = vbegin + nvec * L, nhead = vbegin - begin;
+  const std::uint32_t rank_bits = static_cast<std::uint32_t>(rank) * kRankMul;
+  for (std::int64_t k = tid;; k += stride) {
+    const std::int64_t i = k < nhead ? begin + k : vend + (k - nhead);
+    if (i >= end) break;
+    out[i] = Mixed ? mixed(ex.bits0(i) + rank_bits) : ex.input1(rank, i);
+  }
+  uint4* vo = reinterpret_cast<uint4*>(out + vbegin);
   for (std::int64_t v = tid; v < nvec; v += stride) {
-    Vec x;
-    make(std::integral_constant<int, L>{}, head + v * L, x.s);
-    vo[v] = x;
+    const std::int64_t i0 = vbegin + v * L;
+    if constexpr (Mixed) {
+      const std::uint32_t h = static_cast<std::uint32_t>(i0) * kIndexMul + ex.seg + rank_bits;
+      S s[L];
+#pragma unroll
+      for (int k = 0; k < L; ++k) s[k] = mixed(h + static_cast<std::uint32_t>(k) * kIndexMul);
+      vo[v] = pack_vec(s);
+    } else {
+      vo[v] = ex.input_vec(rank, i0);
+    }
   }
 }
 
+// Element-wise generators for Thrust (the materialised expectation, and a fill the vector path
+// does not cover).
 template <DType D>
-struct FillExpected {
+struct ExpectedAt {
   Elem<D> e;
-  device_t<D>* out;
-  __device__ void operator()(std::int64_t i) const {
+  __device__ device_t<D> operator()(std::int64_t i) const {
     double sa, ar;
-    out[i] = from_double<device_t<D>>(e.reference(i, &sa, &ar));
+    return from_double<device_t<D>>(e.reference(i, &sa, &ar));
   }
 };
+template <DType D>
+struct InputAt {
+  Elem<D> e;
+  int rank;
+  __device__ device_t<D> operator()(std::int64_t i) const { return from_double<device_t<D>>(e.input(rank, i)); }
+};
 
-template <class Op>
-__global__ void __launch_bounds__(256) index_kernel(Op op, std::int64_t count) {
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) op(i);
+// thrust::tabulate on the stream, without a synchronisation; its errors as KernelError.
+template <class T, class F>
+void tabulate_on(cudaStream_t stream, T* out, std::int64_t n, F f, const char* what) {
+  try {
+    thrust::tabulate(thrust::cuda::par_nosync.on(stream), out, out + n, f);
+  } catch (const std::exception& e) {
+    throw KernelError(std::string(what) + ": " + e.what());
+  }
+  cuda_check(cudaGetLastError(), what);
 }
 
 }  // namespace detail
@@ -132,19 +149,27 @@ void fill_input(const Pattern& p, int rank, void* ptr, std::size_t count, cudaSt
     constexpr DType D = decltype(tag)::value;
     using T = device_t<D>;
     constexpr int L = kLanes<D>;
-    Exact<D> ex;
-    ex.g = g;
-    ex.seed_mix = mix32(g.seed);
     const std::int64_t n = static_cast<std::int64_t>(count);
-    const VectorSplit v = vector_split(ptr, n, sizeof(T), L);
-    const std::int64_t head = v.head, nvec = v.nvec;
-    const unsigned grid = grid_for(nvec + (n - nvec * L), 256);
+    Exact<D> ex;
+    const bool mixed = g.mode == static_cast<int>(PayloadMode::mixed);
+    if (!mixed && !make_exact(g, &ex)) {  // not a range the vector path forms: the reference, element by element
+      CheckSpec s;
+      s.g = g;
+      tabulate_on(stream, static_cast<T*>(ptr), n, InputAt<D>{Elem<D>{s}, rank}, "fill_input");
+      return;
+    }
+    ex.seed_mix = mix32(g.seed);
     auto* out = static_cast<storage_t<D>*>(ptr);
-    if (g.mode == static_cast<int>(PayloadMode::exact))
-      fill_kernel<D, false><<<grid, 256, 0, stream>>>(ex, rank, out, head, nvec, n);
-    else
-      fill_kernel<D, true><<<grid, 256, 0, stream>>>(ex, rank, out, head, nvec, n);
-    cuda_check(cudaGetLastError(), "fill_input");
+    ex.for_each_segment(n, [&](std::int64_t b, std::int64_t e, std::uint32_t seg) {
+      ex.seg = seg;
+      const VectorSplit v = vector_split(out + b, e - b, sizeof(T), L);
+      const unsigned grid = grid_for(v.nvec + (e - b - v.nvec * L), 256);
+      if (mixed)
+        fill_kernel<D, true><<<grid, 256, 0, stream>>>(ex, g, rank, out, b, b + v.head, v.nvec, e);
+      else
+        fill_kernel<D, false><<<grid, 256, 0, stream>>>(ex, g, rank, out, b, b + v.head, v.nvec, e);
+      cuda_check(cudaGetLastError(), "fill_input");
+    });
   });
 }
 
@@ -153,9 +178,8 @@ void fill_expected(const Pattern& p, const Expectation& e, void* ptr, std::size_
   const CheckSpec s = make_check_spec(p, e, nullptr, nullptr);
   visit_dtype(p.dtype, [&](auto tag) {
     constexpr DType D = decltype(tag)::value;
-    const std::int64_t n = static_cast<std::int64_t>(count);
-    index_kernel<<<grid_for(n, 256), 256, 0, stream>>>(FillExpected<D>{Elem<D>{s}, static_cast<device_t<D>*>(ptr)}, n);
-    cuda_check(cudaGetLastError(), "fill_expected");
+    tabulate_on(stream, static_cast<device_t<D>*>(ptr), static_cast<std::int64_t>(count), ExpectedAt<D>{Elem<D>{s}},
+                "fill_expected");
   });
 }
 

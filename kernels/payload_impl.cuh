@@ -9,6 +9,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include <vector_functions.h>
+
 #include "device_types.cuh"
 #include "payload.hpp"
 
@@ -115,9 +117,17 @@ struct Elem {
 
 CheckSpec make_check_spec(const Pattern& p, const Expectation& e, const void* got, const void* expected);
 
-// ---- The fast exact path of the kernels: 16-byte vectors, 32-bit integer arithmetic only ----
+// ---- The fast exact path of the kernels: 16-byte vectors, 32-bit integer arithmetic ----
 // Everything below is __host__ __device__ so gpucts_payload_host runs exactly this code on the CPU
 // against Elem (the double reference): same values, lane by lane, wrap-around at 2^32 included.
+//
+// Why it is cheap: exact-mode spans are powers of two (payload_rules.hpp), so rank r's value at
+// element bits h is ilo + (h >> shift), one shift-add; and within a segment of indices whose high
+// 32 bits agree, rank r's bits at element i are u32(i) * kIndexMul + seg + r * kRankMul, so a lane
+// costs one add. Floats are formed with the 1.5*2^23 trick (one subtract, no int-to-float
+// conversion) and narrowed two lanes per instruction (bf16: a byte permute; f16, fp8: the packed
+// conversions). The profile of the previous version (10.5 instructions per u8 element, 25 per f32
+// one, most of it 64-bit index arithmetic per vector) is in bench/RESULTS.md.
 
 template <std::size_t N> struct bits_of_size;
 template <> struct bits_of_size<1> { using type = std::uint8_t; };
@@ -137,198 +147,262 @@ __host__ __device__ inline To bit_cast_hd(const From& f) {
   return t;
 }
 
-// float(v) for |v| < 2^22 without an int-to-float conversion (quarter-rate on the GPU): v ulps
-// added to 1.5*2^23, whose ulp is 1, then the offset subtracted (exact, Sterbenz).
-__host__ __device__ inline float exact_float(int v) {
-  return bit_cast_hd<float>(0x4B400000U + static_cast<std::uint32_t>(v)) - 12582912.0f;
-}
+inline constexpr std::uint32_t kRankMul = kRankStep * kIndexMul;  // rank r's bits are r * kRankMul further on
+inline constexpr std::uint32_t kFloatBias = 0x4B400000U;          // 1.5*2^23, whose ulp is 1
+inline constexpr float kFloatBiasValue = 12582912.0f;
 
-// The arithmetic type a dtype's exact values are formed in: long long, double (f64), float (rest).
-template <DType D>
-using exact_num_t = std::conditional_t<!kDTypes[static_cast<std::size_t>(D)].is_float, long long,
-                                       std::conditional_t<D == DType::f64, double, float>>;
+// Two 16-bit or four 8-bit lanes into one word (byte permutes on the device).
+__host__ __device__ inline std::uint32_t pack2(std::uint32_t a, std::uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(a, b, 0x5410);
+#else
+  return (a & 0xFFFFU) | (b << 16);
+#endif
+}
+__host__ __device__ inline std::uint32_t pack4(std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t d) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(__byte_perm(a, b, 0x0040), __byte_perm(c, d, 0x0040), 0x5410);
+#else
+  return (a & 0xFFU) | ((b & 0xFFU) << 8) | ((c & 0xFFU) << 16) | (d << 24);
+#endif
+}
+template <class S>
+__host__ __device__ inline uint4 pack_vec(const S* s) {
+  std::uint32_t w[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (sizeof(S) == 8) w[j] = static_cast<std::uint32_t>(s[j / 2] >> (32 * (j % 2)));
+    else if constexpr (sizeof(S) == 4) w[j] = s[j];
+    else if constexpr (sizeof(S) == 2) w[j] = pack2(s[2 * j], s[2 * j + 1]);
+    else w[j] = pack4(s[4 * j], s[4 * j + 1], s[4 * j + 2], s[4 * j + 3]);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
 
 template <DType D>
 struct Exact {
   using T = device_t<D>;
   using S = storage_t<D>;
-  using Num = exact_num_t<D>;
   static constexpr bool kFloat = kDTypes[static_cast<std::size_t>(D)].is_float;
+  static constexpr int L = kLanes<D>;
+  // The arithmetic type of a lane: float (double for f64) or int (long long for 8-byte integers).
+  using Num = std::conditional_t<kFloat, std::conditional_t<D == DType::f64, double, float>,
+                                 std::conditional_t<sizeof(T) == 8, long long, int>>;
+  static constexpr std::uint32_t kBias = (kFloat && D != DType::f64) ? kFloatBias : 0U;
 
-  GenParams g;
   int kind = 0;                 // Expectation::Kind
-  std::int64_t base = 0, block = 0;
-  int src_rank = -1;
+  int op = -1;                  // RedOp, -1: copies
+  int n = 1, c = 1;             // ranks, contributors
+  int ilo = 0, shift = 31;      // value = ilo + (bits >> shift)
   int iscale = 1;               // premulsum: the (integral) scalar
-  std::uint32_t seed_mix = 0;   // mix32(seed): rank r's key is seed_mix + r * kRankStep
+  int src_rank = -1;
+  std::int64_t base = 0, block = 0;
+  std::uint32_t seed_mix = 0;   // mix32(seed): rank 0's key
+  std::uint32_t seg = 0;        // the current segment's constant (for_each_segment)
 
-  __host__ __device__ static Num from_int(long long v) {
-    if constexpr (!kFloat) return v;
-    else if constexpr (D == DType::f64) return static_cast<double>(v);
-    else return exact_float(static_cast<int>(v));
+  // Rank 0's element bits at hash index idx (any idx).
+  __host__ __device__ std::uint32_t bits0(std::int64_t idx) const { return payload_bits(seed_mix, idx); }
+
+  // x - kBias as a lane value (floats: one exact subtract).
+  __host__ __device__ static Num from_biased(std::uint32_t x) {
+    if constexpr (!kFloat) return static_cast<Num>(static_cast<int>(x));
+    else if constexpr (D == DType::f64) return static_cast<double>(static_cast<int>(x));
+    else return bit_cast_hd<float>(x) - kFloatBiasValue;
   }
   __host__ __device__ static Num pow2(int j) {
-    if constexpr (!kFloat) return 1LL << j;
+    if constexpr (!kFloat) return static_cast<Num>(1LL << j);
     else if constexpr (D == DType::f64) return bit_cast_hd<double>(static_cast<std::uint64_t>(1023 + j) << 52);
     else return bit_cast_hd<float>(static_cast<std::uint32_t>(127 + j) << 23);
   }
+  // T's bits of an exactly representable lane value.
   __host__ __device__ static S bits(Num v) {
     if constexpr (!kFloat) return static_cast<S>(static_cast<T>(v));
     else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return bit_cast_hd<S>(v);
     else if constexpr (std::is_same_v<T, __half>) return bit_cast_hd<S>(__float2half_rn(v));
-    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return bit_cast_hd<S>(__float2bfloat16_rn(v));
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return static_cast<S>(bit_cast_hd<std::uint32_t>(v) >> 16);
     else return bit_cast_hd<S>(T(v));  // fp8: nearest (exact here)
   }
-
-  // Bits of an integer v that T represents exactly (every exact-mode input and every sum, max,
-  // min and premulsum result is one), from 32-bit integer and fp32 add/fma ops only: the fp8
-  // conversion instructions cost the fill and the check most of their bandwidth. biased_bits
-  // takes kBias + v, so a caller can fold the bias into an add it does anyway.
-  static constexpr bool kTrick = kFloat && D != DType::f64;  // fp32 1.5*2^23 trick, then narrowed
-  static constexpr std::uint32_t kBias = kTrick ? 0x4B400000U : 0U;
-  __host__ __device__ static S int_bits(int v) { return biased_bits(kBias + static_cast<std::uint32_t>(v)); }
-  __host__ __device__ static S biased_bits(std::uint32_t x) {
-    if constexpr (!kTrick) return bits(from_int(static_cast<int>(x)));
-    else {
-      const float f = bit_cast_hd<float>(x);  // 1.5*2^23 + v
-      if constexpr (D == DType::f32) return bit_cast_hd<S>(f - 12582912.0f);
-      else if constexpr (D == DType::bf16) return static_cast<S>(bit_cast_hd<std::uint32_t>(f - 12582912.0f) >> 16);
-      else if constexpr (D == DType::f8e4m3) return small_float_byte<120, 20>(f);
-      else if constexpr (D == DType::f8e5m2) return small_float_byte<112, 21>(f);
-      else return bits(f - 12582912.0f);
-    }
-  }
-  // An fp8 byte from fp32: v * 2^-Rebias has the fp8 exponent bias, so its sign and its
-  // exponent+mantissa bits (from bit Shift on) are the fp8 encoding for every v it represents;
-  // one fma forms it exactly from x = 1.5*2^23 + v (scaling by a power of two and the offset are exact).
-  template <int Rebias, int Shift>
-  __host__ __device__ static S small_float_byte(float x) {
-    const float scale = bit_cast_hd<float>(static_cast<std::uint32_t>(127 - Rebias) << 23);
-    const std::uint32_t b = bit_cast_hd<std::uint32_t>(fmaf(x, scale, -12582912.0f * scale));
-    // exponent+mantissa moved up to the sign's byte, then that byte (a byte pick when packed)
-    return static_cast<S>((((b << (24 - Shift)) & 0x7F000000U) | (b & 0x80000000U)) >> 24);
-  }
-
-  // ilo + the multiply-high range reduction of h, the add folded into the 64-bit multiply-add
-  // (one IMAD.WIDE with ilo in the high addend; the low 32 bits of the sum are ilo + hi mod 2^32).
-  __host__ __device__ static int reduce(std::uint32_t h, std::uint32_t span, std::uint64_t ilo_hi) {
-    return static_cast<int>(static_cast<std::uint32_t>((static_cast<std::uint64_t>(h) * span + ilo_hi) >> 32));
-  }
-  __host__ __device__ static std::uint64_t ilo_high(int ilo) { return static_cast<std::uint64_t>(static_cast<std::uint32_t>(ilo)) << 32; }
-
-  // L consecutive elements' bits of `rank` from index idx0 on: one add each, unless the 32-bit
-  // index wraps inside the run.
-  template <int L, class F>
-  __host__ __device__ void each_bits(int rank, std::int64_t idx0, F&& f) const {
-    const std::uint32_t key = seed_mix + static_cast<std::uint32_t>(rank) * kRankStep;
-    const std::uint32_t lo = static_cast<std::uint32_t>(static_cast<std::uint64_t>(idx0));
-    if (lo <= 0xFFFFFFFFU - static_cast<std::uint32_t>(L - 1)) {
-      const std::uint32_t h0 = payload_bits(key, idx0);
+  // A whole vector's bits; the narrow floats two lanes per instruction.
+  __host__ __device__ static uint4 encode(const Num* v) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      std::uint32_t w[4];
 #pragma unroll
-      for (int k = 0; k < L; ++k) f(k, h0 + static_cast<std::uint32_t>(k) * kIndexMul);
-    } else {
-#pragma unroll
-      for (int k = 0; k < L; ++k) f(k, payload_bits(key, idx0 + k));
-    }
-  }
-
-  // Rank's input at idx0 .. idx0+L-1 (the fill), in T's bits.
-  template <int L>
-  __host__ __device__ void input(int rank, std::int64_t idx0, S* out) const {
-    if (g.op == static_cast<int>(RedOp::prod)) {
-      const bool contributes = rank < g.contributors;
-      each_bits<L>(rank, idx0, [&](int k, std::uint32_t h) { out[k] = int_bits(contributes && (h >> 30) == 0U ? 2 : 1); });
-    } else if (rank >= g.contributors) {
-#pragma unroll
-      for (int k = 0; k < L; ++k) out[k] = int_bits(0);
-    } else {
-      const std::uint64_t biased_hi = ilo_high(g.ilo + static_cast<int>(kBias));  // kBias + ilo + hi in one IMAD.WIDE
-      const std::uint32_t span = g.span;
-      each_bits<L>(rank, idx0, [&](int k, std::uint32_t h) {
-        out[k] = biased_bits(static_cast<std::uint32_t>(reduce(h, span, biased_hi)));
-      });
-    }
-  }
-
-  // What a correct collective leaves at output elements i0 .. i0+L-1, in T's bits.
-  template <int L>
-  __host__ __device__ void expected(std::int64_t i0, S* out) const {
-    if (kind == static_cast<int>(Expectation::Kind::copy)) {
-      if (src_rank >= 0) {
-        input<L>(src_rank, base + i0, out);
-        return;
+      for (int j = 0; j < 4; ++j) {
+        const std::uint32_t a = bit_cast_hd<std::uint32_t>(v[2 * j]), b = bit_cast_hd<std::uint32_t>(v[2 * j + 1]);
+#if defined(__CUDA_ARCH__)
+        w[j] = __byte_perm(a, b, 0x7632);  // the high halves: exact values truncate exactly
+#else
+        w[j] = (a >> 16) | (b & 0xFFFF0000U);
+#endif
       }
-      std::int64_t q = i0 / block, r = i0 % block;  // once per vector, then stepped
+      return make_uint4(w[0], w[1], w[2], w[3]);
+    } else if constexpr (std::is_same_v<T, __half>) {
+      std::uint32_t w[4];
 #pragma unroll
-      for (int k = 0; k < L; ++k) {
-        S one[1];
-        input<1>(static_cast<int>(q), base + r, one);
-        out[k] = one[0];
-        if (++r == block) r = 0, ++q;
+      for (int j = 0; j < 4; ++j) w[j] = bit_cast_hd<std::uint32_t>(__floats2half2_rn(v[2 * j], v[2 * j + 1]));
+      return make_uint4(w[0], w[1], w[2], w[3]);
+    } else if constexpr (std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>) {
+      constexpr __nv_fp8_interpretation_t kind = std::is_same_v<T, __nv_fp8_e4m3> ? __NV_E4M3 : __NV_E5M2;
+      std::uint32_t w[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const std::uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(v[4 * j], v[4 * j + 1]), __NV_SATFINITE, kind);
+        const std::uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(v[4 * j + 2], v[4 * j + 3]), __NV_SATFINITE, kind);
+        w[j] = pack2(lo, hi);
       }
-      return;
+      return make_uint4(w[0], w[1], w[2], w[3]);
+    } else {
+      S s[L];
+#pragma unroll
+      for (int k = 0; k < L; ++k) s[k] = bits(v[k]);
+      return pack_vec(s);
     }
-    const int op = g.op, n = g.nranks;
-    const std::int64_t idx0 = base + i0;
-    int acc[L];
+  }
+
+  // Rank r's input at M consecutive elements; h: rank r's bits of the first.
+  template <int M>
+  __host__ __device__ void input(int r, std::uint32_t h, Num* out) const {
     if (op == static_cast<int>(RedOp::prod)) {
-      // the number of factors 2 (ranks beyond `contributors` hold 1)
+      const bool on = r < c;
 #pragma unroll
-      for (int k = 0; k < L; ++k) acc[k] = 0;
-      for (int r = 0; r < g.contributors && r < n; ++r)
-        each_bits<L>(r, idx0, [&](int k, std::uint32_t h) { acc[k] += (h >> 30) == 0U ? 1 : 0; });
+      for (int k = 0; k < M; ++k) out[k] = (on && h + static_cast<std::uint32_t>(k) * kIndexMul < 0x40000000U) ? Num(2) : Num(1);
+    } else if (r >= c) {
 #pragma unroll
-      for (int k = 0; k < L; ++k) out[k] = bits(pow2(acc[k]));
+      for (int k = 0; k < M; ++k) out[k] = Num(0);
+    } else {
+      const std::uint32_t b = kBias + static_cast<std::uint32_t>(ilo);
+#pragma unroll
+      for (int k = 0; k < M; ++k) out[k] = from_biased(b + ((h + static_cast<std::uint32_t>(k) * kIndexMul) >> shift));
+    }
+  }
+
+  // What a correct reduction leaves at M consecutive elements; h: rank 0's bits of the first.
+  template <int M>
+  __host__ __device__ void reduced(std::uint32_t h, Num* out) const {
+    const int cc = c < n ? c : n;
+    if (op == static_cast<int>(RedOp::prod)) {  // the number of factors 2 (the other ranks hold 1)
+      int twos[M];
+#pragma unroll
+      for (int k = 0; k < M; ++k) twos[k] = 0;
+      for (int r = 0; r < cc; ++r) {
+        const std::uint32_t hr = h + static_cast<std::uint32_t>(r) * kRankMul;
+#pragma unroll
+        for (int k = 0; k < M; ++k) twos[k] += hr + static_cast<std::uint32_t>(k) * kIndexMul < 0x40000000U ? 1 : 0;
+      }
+#pragma unroll
+      for (int k = 0; k < M; ++k) out[k] = pow2(twos[k]);
       return;
     }
-    const std::uint64_t ilo_hi = ilo_high(g.ilo);
-    const std::uint32_t span = g.span;
-    const int c = g.contributors < n ? g.contributors : n;
-    auto value = [&](std::uint32_t h) { return reduce(h, span, ilo_hi); };
-    const std::uint32_t sum_bias = (op == static_cast<int>(RedOp::sum) && c > 0) ? kBias : 0U;
     if (op == static_cast<int>(RedOp::max) || op == static_cast<int>(RedOp::min)) {
       const bool mx = op == static_cast<int>(RedOp::max);
-      each_bits<L>(0, idx0, [&](int k, std::uint32_t h) { acc[k] = c > 0 ? value(h) : 0; });
-      for (int r = 1; r < n; ++r) {
-        if (r >= c) {  // neutral 0 (raw_int of a non-contributor)
+      int acc[M];
 #pragma unroll
-          for (int k = 0; k < L; ++k) acc[k] = mx ? (acc[k] > 0 ? acc[k] : 0) : (acc[k] < 0 ? acc[k] : 0);
-          continue;
-        }
-        each_bits<L>(r, idx0, [&](int k, std::uint32_t h) {
-          const int v = value(h);
+      for (int k = 0; k < M; ++k) acc[k] = cc > 0 ? ilo + static_cast<int>((h + static_cast<std::uint32_t>(k) * kIndexMul) >> shift) : 0;
+      for (int r = 1; r < cc; ++r) {
+        const std::uint32_t hr = h + static_cast<std::uint32_t>(r) * kRankMul;
+#pragma unroll
+        for (int k = 0; k < M; ++k) {
+          const int v = ilo + static_cast<int>((hr + static_cast<std::uint32_t>(k) * kIndexMul) >> shift);
           acc[k] = mx ? (v > acc[k] ? v : acc[k]) : (v < acc[k] ? v : acc[k]);
-        });
+        }
       }
-    } else {  // sum, avg, premulsum
+      if (cc < n) {  // the others hold 0 (raw_int of a non-contributor)
 #pragma unroll
-      for (int k = 0; k < L; ++k) acc[k] = 0;
-      // a plain sum carries kBias from rank 0's multiply-add on, so the result needs no add of its own
-      const std::uint64_t first_hi = ilo_high(g.ilo + static_cast<int>(sum_bias));
-      for (int r = 0; r < c; ++r) {
-        const std::uint64_t hi = r == 0 ? first_hi : ilo_hi;
-        each_bits<L>(r, idx0, [&](int k, std::uint32_t h) { acc[k] += reduce(h, span, hi); });
+        for (int k = 0; k < M; ++k) acc[k] = mx ? (acc[k] > 0 ? acc[k] : 0) : (acc[k] < 0 ? acc[k] : 0);
       }
+#pragma unroll
+      for (int k = 0; k < M; ++k) out[k] = from_biased(kBias + static_cast<std::uint32_t>(acc[k]));
+      return;
     }
-    // the op decided once per vector, not per lane
+    // sum, avg, premulsum: the bias and every contributor's ilo in the start value, then one
+    // shift-add per rank and lane
+    std::uint32_t acc[M];
+#pragma unroll
+    for (int k = 0; k < M; ++k) acc[k] = kBias + static_cast<std::uint32_t>(cc * ilo);
+    for (int r = 0; r < cc; ++r) {
+      const std::uint32_t hr = h + static_cast<std::uint32_t>(r) * kRankMul;
+#pragma unroll
+      for (int k = 0; k < M; ++k) acc[k] += (hr + static_cast<std::uint32_t>(k) * kIndexMul) >> shift;
+    }
     if (op == static_cast<int>(RedOp::premulsum)) {
 #pragma unroll
-      for (int k = 0; k < L; ++k) out[k] = int_bits(acc[k] * iscale);
+      for (int k = 0; k < M; ++k) out[k] = from_biased(acc[k]) * static_cast<Num>(iscale);
     } else if (op == static_cast<int>(RedOp::avg)) {
       if constexpr (!kFloat) {
 #pragma unroll
-        for (int k = 0; k < L; ++k) out[k] = bits(static_cast<long long>(acc[k] / n));  // acc >= 0: truncation, as the reference
+        for (int k = 0; k < M; ++k) out[k] = static_cast<Num>(static_cast<int>(acc[k]) / n);  // >= 0: truncation, as the reference
       } else {
         const Num inv = Num(1) / Num(n);  // n is a power of two here: exact
 #pragma unroll
-        for (int k = 0; k < L; ++k) out[k] = bits(from_int(acc[k]) * inv);
+        for (int k = 0; k < M; ++k) out[k] = from_biased(acc[k]) * inv;
       }
-    } else if (sum_bias != 0U) {
-#pragma unroll
-      for (int k = 0; k < L; ++k) out[k] = biased_bits(static_cast<std::uint32_t>(acc[k]));
     } else {
 #pragma unroll
-      for (int k = 0; k < L; ++k) out[k] = int_bits(acc[k]);
+      for (int k = 0; k < M; ++k) out[k] = from_biased(acc[k]);
+    }
+  }
+
+  // Element i, any i (the misaligned head, the tail, a vector across a block boundary).
+  __host__ __device__ S expected1(std::int64_t i) const {
+    Num v[1];
+    if (kind == static_cast<int>(Expectation::Kind::copy)) {
+      const int src = src_rank >= 0 ? src_rank : static_cast<int>(i / block);
+      const std::int64_t j = src_rank >= 0 ? i : i % block;
+      input<1>(src, bits0(base + j) + static_cast<std::uint32_t>(src) * kRankMul, v);
+    } else {
+      reduced<1>(bits0(base + i), v);
+    }
+    return bits(v[0]);
+  }
+  __host__ __device__ S input1(int rank, std::int64_t i) const {
+    Num v[1];
+    input<1>(rank, bits0(i) + static_cast<std::uint32_t>(rank) * kRankMul, v);
+    return bits(v[0]);
+  }
+
+  // The vector at elements i .. i+L-1, all inside the current segment.
+  __host__ __device__ uint4 expected_vec(std::int64_t i) const {
+    Num v[L];
+    if (kind == static_cast<int>(Expectation::Kind::copy)) {
+      if (src_rank >= 0) {
+        input<L>(src_rank, static_cast<std::uint32_t>(i) * kIndexMul + seg + static_cast<std::uint32_t>(src_rank) * kRankMul, v);
+      } else {
+        const bool narrow = ((i | block) >> 32) == 0;  // 32-bit division where it will do
+        const std::int64_t q = narrow ? static_cast<std::uint32_t>(i) / static_cast<std::uint32_t>(block) : i / block;
+        const std::int64_t j = i - q * block;
+        if (j + L > block) {  // crosses into the next rank's block
+          S s[L];
+#pragma unroll
+          for (int k = 0; k < L; ++k) s[k] = expected1(i + k);
+          return pack_vec(s);
+        }
+        input<L>(static_cast<int>(q), static_cast<std::uint32_t>(j) * kIndexMul + seg + static_cast<std::uint32_t>(q) * kRankMul, v);
+      }
+    } else {
+      reduced<L>(static_cast<std::uint32_t>(i) * kIndexMul + seg, v);
+    }
+    return encode(v);
+  }
+  __host__ __device__ uint4 input_vec(int rank, std::int64_t i) const {
+    Num v[L];
+    input<L>(rank, static_cast<std::uint32_t>(i) * kIndexMul + seg + static_cast<std::uint32_t>(rank) * kRankMul, v);
+    return encode(v);
+  }
+
+  // Calls f(begin, end, seg) for the pieces of elements [0, count) inside which the vector formulas
+  // hold: where the high 32 bits of the hash index (base + i) agree (block copies: one piece,
+  // make_exact checked that one block does not cross them). Below 2^32 elements: one or two pieces.
+  template <class F>
+  void for_each_segment(std::int64_t count, F&& f) const {
+    if (kind == static_cast<int>(Expectation::Kind::copy) && src_rank < 0) {
+      f(std::int64_t{0}, count, bits0(base));
+      return;
+    }
+    for (std::int64_t b = 0; b < count;) {
+      const std::int64_t next = (((base + b) >> 32) + 1) * (std::int64_t{1} << 32) - base;
+      const std::int64_t e = next < count ? next : count;
+      f(b, e, bits0(base + b) - static_cast<std::uint32_t>(b) * kIndexMul);
+      b = e;
     }
   }
 };
@@ -347,33 +421,54 @@ inline VectorSplit vector_split(const void* p, std::int64_t n, std::size_t size,
   return v;
 }
 
-// The fast path applies when every value involved is a small integer (or a power of two) that
-// the formulas above produce exactly; otherwise the kernels use Elem for every element.
+// log2 of a power of two, or -1.
+inline int log2_exact(std::uint32_t x) {
+  if (x == 0 || (x & (x - 1)) != 0) return -1;
+  int l = 0;
+  while ((1U << l) != x) ++l;
+  return l;
+}
+
+// The fill's and the check's plan, when every value involved is a small integer (or a power of
+// two) with a power-of-two span; otherwise the kernels use Elem for every element.
+template <DType D>
+bool make_exact(const GenParams& g, Exact<D>* out) {
+  if (g.mode != static_cast<int>(PayloadMode::exact)) return false;
+  const int span_log2 = log2_exact(g.span);
+  if (span_log2 < 1 || span_log2 > 11) return false;
+  if (g.nranks < 1 || g.nranks > 1024) return false;
+  // |every partial result| < 2^22 (the float trick), products within the type's powers of two
+  if (static_cast<double>(g.nranks) * kMaxAmplitude * 16 >= 4194304.0 || g.ilo < -1024) return false;
+  Exact<D> e;
+  e.op = g.op;
+  e.n = g.nranks;
+  e.c = g.contributors;
+  e.ilo = g.ilo;
+  e.shift = 32 - span_log2;
+  e.seed_mix = mix32(g.seed);
+  *out = e;
+  return true;
+}
 template <DType D>
 bool make_exact(const CheckSpec& s, Exact<D>* out) {
-  if (s.g.mode != static_cast<int>(PayloadMode::exact) || s.expected) return false;
+  if (s.expected) return false;
   Exact<D> e;
-  e.g = s.g;
+  if (!make_exact(s.g, &e)) return false;
   e.kind = s.kind;
   e.base = s.base;
   e.block = s.block;
   e.src_rank = s.src_rank;
-  e.seed_mix = mix32(s.g.seed);
-  const int n = s.g.nranks;
-  if (n < 1 || n > 1024) return false;
   if (s.kind == static_cast<int>(Expectation::Kind::copy)) {
-    if (s.src_rank < 0 && s.block <= 0) return false;
+    if (s.src_rank < 0 && (s.block <= 0 || (s.base >> 32) != ((s.base + s.block - 1) >> 32))) return false;
   } else if (s.g.op == static_cast<int>(RedOp::premulsum)) {
     const double k = s.g.scalar;
     if (!(k == static_cast<double>(static_cast<int>(k))) || k < -16 || k > 16) return false;
     e.iscale = static_cast<int>(k);
   } else if (s.g.op == static_cast<int>(RedOp::avg)) {
-    if (Exact<D>::kFloat && (n & (n - 1)) != 0) return false;
+    if (Exact<D>::kFloat && (s.g.nranks & (s.g.nranks - 1)) != 0) return false;
   } else if (s.g.op < 0) {
     return false;
   }
-  // |every partial result| < 2^22 (exact_float), products within the type's powers of two
-  if (static_cast<double>(n) * kMaxAmplitude * 16 >= 4194304.0 || s.g.ilo < -1000 || s.g.span > 2001U) return false;
   *out = e;
   return true;
 }

@@ -43,13 +43,27 @@ struct GenParams {
 // sum in any order is an integer the type represents. Products: values in {1, 2} on at most
 // max_pow2 ranks (powers of two multiply exactly). Integers stay non-negative and below the type's
 // maximum so the all-ones poison (-1 / max) is never a valid result; floats take both signs
-// (their poison is NaN).
+// (their poison is NaN). Every span hi - lo + 1 is a power of two, so the device forms a value
+// from the element bits with one shift (the multiply-high reduction below is then that shift).
 struct ValueRange {
   double lo = 0, hi = 0;
   int contributors = 1;
 };
 
 inline constexpr double kMaxAmplitude = 1000;  // keeps wide types' sums well inside 2^53
+
+// The largest power of two <= x (x >= 1).
+inline double floor_pow2(double x) {
+  double p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+// Values of magnitude <= a with a power-of-two span: [-p, p-1] for floats, [0, p-1] for integers.
+inline void set_pow2_span(ValueRange& r, bool is_float, double a) {
+  const double p = floor_pow2(is_float ? a : a + 1);
+  r.lo = is_float ? -p : 0;
+  r.hi = p - 1;
+}
 
 inline ValueRange exact_range(DType d, std::optional<RedOp> op, int nranks, double scalar = 1) {
   const DTypeInfo& t = dtype_info(d);
@@ -62,17 +76,13 @@ inline ValueRange exact_range(DType d, std::optional<RedOp> op, int nranks, doub
     return r;
   }
   if (!op || *op == RedOp::max || *op == RedOp::min) {
-    double a = std::min(limit, kMaxAmplitude);
-    r.lo = t.is_float ? -a : 0;
-    r.hi = a;
+    set_pow2_span(r, t.is_float, std::min(limit, kMaxAmplitude));
     r.contributors = nranks;
     return r;
   }
   const double k = (*op == RedOp::premulsum) ? std::max(1.0, std::fabs(scalar)) : 1.0;
   const int c = std::max(1, std::min(nranks, static_cast<int>(std::floor(limit / k))));
-  const double a = std::max(1.0, std::min(kMaxAmplitude, std::floor(limit / (k * c))));
-  r.lo = t.is_float ? -a : 0;
-  r.hi = a;
+  set_pow2_span(r, t.is_float, std::max(1.0, std::min(kMaxAmplitude, std::floor(limit / (k * c)))));
   r.contributors = c;
   return r;
 }

@@ -2,16 +2,21 @@
 // instantiate it for their half of kDTypes.
 //
 // Memory-bound by construction, in two passes. Pass 1 (exact mode): a read-only stream, each
-// thread of a grid sized to the resident capacity keeping kCheckUnroll<D> 16-byte loads in flight
+// thread of a grid sized to the resident capacity keeping kCheckUnroll 16-byte loads in flight
 // (the misaligned head and the tail element by element), the expected vector from 32-bit integer
 // arithmetic (Exact<D>) compared bit for bit; it only records the range of elements whose bits
 // differ. Pass 2, only when that range is not empty (and for mixed mode and verify_equal):
 // Elem<D> (the double reference, also run on the CPU) decides every element of it, so a bug in
 // the fast path could cost time, never a wrong pass. Per thread: mismatch count, poisoned count,
-// first and last bad index; one block reduction and one set of atomics per block that saw any.
+// first and last bad index; one CUB block reduction and one set of atomics per block that saw any.
 // The expected/got pair of the first bad index comes from a one-thread kernel, only when there is
 // a mismatch.
 #pragma once
+#include <cub/block/block_reduce.cuh>
+#include <cub/thread/thread_load.cuh>
+#include <cub/warp/warp_reduce.cuh>
+#include <cuda/functional>
+
 #include "payload_impl.cuh"
 
 namespace cts::detail {
@@ -27,7 +32,7 @@ struct DeviceVerdict {
 
 constexpr int kCheckThreads = 256;
 struct ThreadVerdict {
-  unsigned long long bad = 0, poisoned = 0, first_inv = 0, last_plus1 = 0, worst = 0;
+  unsigned long long bad, poisoned, first_inv, last_plus1, worst;
 
   __device__ void add(std::int64_t i, const Acc& a, bool is_poison) {
     if (a.bad) {
@@ -45,48 +50,32 @@ struct ThreadVerdict {
     }
   }
 };
-
-__device__ inline unsigned long long warp_max(unsigned long long v) {
-  for (int o = 16; o > 0; o >>= 1) {
-    const unsigned long long w = __shfl_xor_sync(0xffffffffU, v, o);
-    v = w > v ? w : v;
+// How two threads' verdicts combine: counts add, the index and ratio fields keep the maximum.
+struct CombineVerdicts {
+  __device__ ThreadVerdict operator()(const ThreadVerdict& a, const ThreadVerdict& b) const {
+    const cuda::maximum<unsigned long long> mx;
+    return {a.bad + b.bad, a.poisoned + b.poisoned, mx(a.first_inv, b.first_inv), mx(a.last_plus1, b.last_plus1),
+            mx(a.worst, b.worst)};
   }
-  return v;
-}
-__device__ inline unsigned long long warp_sum(unsigned long long v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffU, v, o);
-  return v;
-}
+};
 
-// One reduction per block, and only when some thread of it has something to report.
+// One CUB block reduction per block, and only when some thread of it has something to report.
 __device__ inline void publish(const ThreadVerdict& t, DeviceVerdict* out) {
   if (!__syncthreads_or(t.bad != 0 || t.worst != 0)) return;
-  __shared__ unsigned long long sh[5][kCheckThreads / 32];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  unsigned long long v[5] = {warp_sum(t.bad), warp_sum(t.poisoned), warp_max(t.first_inv), warp_max(t.last_plus1),
-                             warp_max(t.worst)};
-  if (lane == 0)
-    for (int f = 0; f < 5; ++f) sh[f][warp] = v[f];
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < kCheckThreads / 32; ++w) {
-      v[0] += sh[0][w];
-      v[1] += sh[1][w];
-      for (int f = 2; f < 5; ++f) v[f] = sh[f][w] > v[f] ? sh[f][w] : v[f];
-    }
-    if (v[0]) {
-      atomicAdd(&out->bad, v[0]);
-      if (v[1]) atomicAdd(&out->poisoned, v[1]);
-      atomicMax(&out->first_inv, v[2]);
-      atomicMax(&out->last_plus1, v[3]);
-    }
-    if (v[4]) atomicMax(&out->worst, v[4]);
+  using BlockVerdict = cub::BlockReduce<ThreadVerdict, kCheckThreads>;
+  __shared__ typename BlockVerdict::TempStorage scratch;
+  const ThreadVerdict v = BlockVerdict(scratch).Reduce(t, CombineVerdicts{});
+  if (threadIdx.x != 0) return;
+  if (v.bad) {
+    atomicAdd(&out->bad, v.bad);
+    if (v.poisoned) atomicAdd(&out->poisoned, v.poisoned);
+    atomicMax(&out->first_inv, v.first_inv);
+    atomicMax(&out->last_plus1, v.last_plus1);
   }
+  if (v.worst) atomicMax(&out->worst, v.worst);
 }
 
-template <class V>
-__device__ inline bool differs(const uint4& x, const V& b) {
-  const uint4 y = bit_cast_hd<uint4>(b);
+__device__ inline bool differs(const uint4& x, const uint4& y) {
   return ((x.x ^ y.x) | (x.y ^ y.y) | (x.z ^ y.z) | (x.w ^ y.w)) != 0U;
 }
 
@@ -101,27 +90,22 @@ struct DeviceRange {
   unsigned long long last_plus1;
 };
 
-// Blocks per SM the fast check is compiled for, and independent 16-byte loads per thread per
-// iteration: 4 blocks x 4 loads (64 registers, 1024 threads, 64 KiB of loads in flight per SM,
-// 8 MiB over the GPU: twice bandwidth x latency). 1-byte types build 16 lanes per vector and spill
-// below ~105 registers, so 2 blocks x 8 loads (128 registers, 512 threads, again 64 KiB); 2-byte
-// types spill at 64, so 3 blocks (72 registers, 768 threads, 48 KiB).
+// Independent 16-byte loads per thread per iteration and blocks per SM the fast check is compiled
+// for: 4 x 4 blocks x 256 threads keep 64 KiB of loads in flight per SM, 8 MiB over an H200 (about
+// twice bandwidth x latency), at <= 64 registers; 1-byte types (16 lanes a vector) spill there, so
+// 3 blocks (85 registers, 48 KiB in flight).
+constexpr int kCheckUnroll = 4;
 template <DType D>
-inline constexpr int kCheckMinBlocks = sizeof(device_t<D>) == 1 ? 2 : (sizeof(device_t<D>) == 2 ? 3 : 4);
-template <DType D>
-inline constexpr int kCheckUnroll = sizeof(device_t<D>) == 1 ? 8 : 4;
+inline constexpr int kCheckMinBlocks = sizeof(device_t<D>) == 1 ? 3 : 4;
 
-// Exact mode, pass 1: a pure read stream. Each thread keeps kCheckUnroll<D> 16-byte loads in flight,
-// builds the expected vectors with Exact<D> (integer ops) and only notes the lowest and highest
-// element whose bits differ; no call, no address-taken local, so nothing lands in local memory.
-// Pass 2 (check_general_kernel on that range, Elem per element) runs only when there is one.
+// Exact mode, pass 1, over elements [begin, end) of one segment: a pure read stream, vectors from
+// vbegin on (16-byte aligned), the rest element by element. It only notes the lowest and highest
+// element whose bits differ; pass 2 (check_general_kernel on that range) runs only when there is one.
 template <DType D>
-__global__ void __launch_bounds__(kCheckThreads, kCheckMinBlocks<D>) check_exact_kernel(Exact<D> ex, const storage_t<D>* __restrict__ got,
-                                                                       std::int64_t head, std::int64_t nvec,
-                                                                       std::int64_t count, DeviceRange* out) {
-  using S = storage_t<D>;
+__global__ void __launch_bounds__(kCheckThreads, kCheckMinBlocks<D>)
+    check_exact_kernel(Exact<D> ex, const storage_t<D>* __restrict__ got, std::int64_t begin, std::int64_t vbegin,
+                       std::int64_t nvec, std::int64_t end, DeviceRange* out) {
   constexpr int L = kLanes<D>;
-  struct alignas(16) Vec { S s[L]; };
   long long lo = kNone, hi = -1;
   auto note = [&](std::int64_t first, std::int64_t last) {
     lo = first < lo ? first : lo;
@@ -129,39 +113,36 @@ __global__ void __launch_bounds__(kCheckThreads, kCheckMinBlocks<D>) check_exact
   };
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t body_end = head + nvec * L;
-  for (std::int64_t i = tid; i < count; i += stride) {  // misaligned head and the tail
-    const std::int64_t j = i < head ? i : body_end + (i - head);
-    if (j >= count) break;
-    S e[1];
-    ex.template expected<1>(j, e);
-    if (got[j] != e[0]) note(j, j);
+  const std::int64_t vend = vbegin + nvec * L, nhead = vbegin - begin;
+  for (std::int64_t k = tid;; k += stride) {  // misaligned head and the tail
+    const std::int64_t i = k < nhead ? begin + k : vend + (k - nhead);
+    if (i >= end) break;
+    if (got[i] != ex.expected1(i)) note(i, i);
   }
-  const uint4* vg = reinterpret_cast<const uint4*>(got + head);
+  const uint4* vg = reinterpret_cast<const uint4*>(got + vbegin);
   std::int64_t v = tid;
-  for (; v + (kCheckUnroll<D> - 1) * stride < nvec; v += kCheckUnroll<D> * stride) {
-    uint4 x[kCheckUnroll<D>];
+  for (; v + (kCheckUnroll - 1) * stride < nvec; v += kCheckUnroll * stride) {
+    uint4 x[kCheckUnroll];
 #pragma unroll
-    for (int u = 0; u < kCheckUnroll<D>; ++u) x[u] = __ldcs(vg + v + u * stride);
+    for (int u = 0; u < kCheckUnroll; ++u) x[u] = cub::ThreadLoad<cub::LOAD_CS>(vg + v + u * stride);
 #pragma unroll
-    for (int u = 0; u < kCheckUnroll<D>; ++u) {
-      const std::int64_t i0 = head + (v + u * stride) * L;
-      Vec e;
-      ex.template expected<L>(i0, e.s);
-      if (differs(x[u], e)) note(i0, i0 + L - 1);
+    for (int u = 0; u < kCheckUnroll; ++u) {
+      const std::int64_t i0 = vbegin + (v + u * stride) * L;
+      if (differs(x[u], ex.expected_vec(i0))) note(i0, i0 + L - 1);
     }
   }
   for (; v < nvec; v += stride) {
-    const uint4 x = __ldcs(vg + v);
-    const std::int64_t i0 = head + v * L;
-    Vec e;
-    ex.template expected<L>(i0, e.s);
-    if (differs(x, e)) note(i0, i0 + L - 1);
+    const std::int64_t i0 = vbegin + v * L;
+    if (differs(cub::ThreadLoad<cub::LOAD_CS>(vg + v), ex.expected_vec(i0))) note(i0, i0 + L - 1);
   }
   // only in a block that saw a difference: a warp reduction and two atomics per warp
   if (!__syncthreads_or(hi >= 0)) return;
-  const unsigned long long inv = warp_max(hi >= 0 ? ~static_cast<unsigned long long>(lo) : 0ULL);
-  const unsigned long long last = warp_max(static_cast<unsigned long long>(hi + 1));
+  using WarpMax = cub::WarpReduce<unsigned long long>;
+  __shared__ typename WarpMax::TempStorage scratch[2][kCheckThreads / 32];
+  const int warp = threadIdx.x / 32;
+  const cuda::maximum<unsigned long long> mx;
+  const unsigned long long inv = WarpMax(scratch[0][warp]).Reduce(hi >= 0 ? ~static_cast<unsigned long long>(lo) : 0ULL, mx);
+  const unsigned long long last = WarpMax(scratch[1][warp]).Reduce(static_cast<unsigned long long>(hi + 1), mx);
   if ((threadIdx.x & 31) == 0 && last) {
     atomicMax(&out->first_inv, inv);
     atomicMax(&out->last_plus1, last);
@@ -174,7 +155,7 @@ __global__ void __launch_bounds__(kCheckThreads) check_general_kernel(Elem<D> el
                                                                      DeviceVerdict* out) {
   using S = storage_t<D>;
   const S* got = static_cast<const S*>(elem.s.got);
-  ThreadVerdict tv;
+  ThreadVerdict tv{};
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = begin + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < end; i += stride)
     tv.add(i, elem(i), is_poison_bits<D>(got[i]));
@@ -205,12 +186,17 @@ VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t st
   std::int64_t begin = 0, end = n;  // what Elem has to decide
   if (make_exact(spec, &ex)) {
     constexpr int L = kLanes<D>;
-    const VectorSplit v = vector_split(spec.got, n, sizeof(device_t<D>), L);
     static const int per_sm = resident_blocks(reinterpret_cast<const void*>(&check_exact_kernel<D>), kCheckThreads);
-    const std::int64_t want = (v.nvec + kCheckUnroll<D> - 1) / kCheckUnroll<D> + (n - v.nvec * L);  // threads with work
-    check_exact_kernel<D><<<grid_for(want, kCheckThreads, per_sm), kCheckThreads, 0, stream>>>(
-        ex, static_cast<const storage_t<D>*>(spec.got), v.head, v.nvec, n, d_range);
-    cuda_check(cudaGetLastError(), "verify (launch)");
+    const auto* got = static_cast<const storage_t<D>*>(spec.got);
+    ex.for_each_segment(n, [&](std::int64_t b, std::int64_t e, std::uint32_t seg) {
+      Exact<D> piece = ex;
+      piece.seg = seg;
+      const VectorSplit v = vector_split(got + b, e - b, sizeof(device_t<D>), L);
+      const std::int64_t want = (v.nvec + kCheckUnroll - 1) / kCheckUnroll + (e - b - v.nvec * L);  // threads with work
+      check_exact_kernel<D><<<grid_for(want, kCheckThreads, per_sm), kCheckThreads, 0, stream>>>(piece, got, b, b + v.head,
+                                                                                               v.nvec, e, d_range);
+      cuda_check(cudaGetLastError(), "verify (launch)");
+    });
     DeviceRange* hr = reinterpret_cast<DeviceRange*>(static_cast<char*>(scratch.host) + 128);
     cuda_check(cudaMemcpyAsync(hr, d_range, sizeof(DeviceRange), cudaMemcpyDeviceToHost, stream), "verify (range)");
     wait_stream(stream, timeout_s, "verify");

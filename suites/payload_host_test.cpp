@@ -156,9 +156,27 @@ INSTANTIATE_TEST_SUITE_P(AllRows, PayloadModel, ::testing::ValuesIn(params()), [
 
 // The kernels' fast exact path (Exact<D>: 16-byte vectors, integer arithmetic) against the
 // reference Elem<D>, lane by lane, on the CPU: for every dtype, op, world size, expectation kind,
-// at the start, at odd offsets and across the 2^32 index wrap. The device falls back to Elem only
-// where bits differ, so a lane that differs here would be a missed-or-slow check there.
+// at the start, at odd offsets and across the 2^32 index wrap, both the element-wise form (head,
+// tail) and the vector form inside the segment the launcher would give it. The device falls back
+// to Elem only where bits differ, so a lane that differs here would be a missed-or-slow check there.
 namespace {
+template <class S>
+S lane_of(const uint4& v, int k) {
+  S s[16 / sizeof(S)];
+  std::memcpy(s, &v, sizeof(v));
+  return s[k];
+}
+
+// The segment constant the launcher uses for element i (for_each_segment over a buffer that reaches past i).
+template <DType D>
+std::uint32_t segment_of(const detail::Exact<D>& ex, std::int64_t i, std::int64_t* seg_end) {
+  std::uint32_t seg = 0;
+  ex.for_each_segment(i + 64, [&](std::int64_t b, std::int64_t e, std::uint32_t s) {
+    if (i >= b && i < e) seg = s, *seg_end = e;
+  });
+  return seg;
+}
+
 template <DType D>
 std::string exact_mismatch(const Pattern& pat, const Expectation& e) {
   using T = device_t<D>;
@@ -168,26 +186,34 @@ std::string exact_mismatch(const Pattern& pat, const Expectation& e) {
   detail::Exact<D> ex;
   if (!detail::make_exact(spec, &ex)) return "";  // the device uses Elem for all of it
   Elem<D> ref{spec};
+  detail::Exact<D> fill;
+  if (!detail::make_exact(spec.g, &fill)) return "the fill has no fast path";
   const std::int64_t starts[] = {0, 1, 37, 1000003, 0xFFFFFFFFLL - 3, 0xFFFFFFFFLL - 17, (1LL << 32) + 5};
   for (std::int64_t i0 : starts) {
-    S lanes[L];
-    ex.template expected<L>(i0, lanes);
+    std::int64_t seg_end = 0;
+    ex.seg = segment_of(ex, i0, &seg_end);
+    const bool one_segment = i0 + L <= seg_end;  // the launcher never forms a vector across segments
+    const uint4 vec = ex.expected_vec(i0);
     for (int k = 0; k < L; ++k) {
       double sa, ar;
       const double want = ref.reference(i0 + k, &sa, &ar);
       const S want_bits = detail::bit_cast_hd<S>(from_double<T>(want));
-      S one[1];
-      ex.template expected<1>(i0 + k, one);
-      if (lanes[k] != want_bits || one[0] != want_bits)
-        return "index " + std::to_string(i0 + k) + ": reference " + std::to_string(want) + ", fast " +
-               std::to_string(to_double(detail::bit_cast_hd<T>(lanes[k])));
+      const S one = ex.expected1(i0 + k);
+      if (one != want_bits || (one_segment && lane_of<S>(vec, k) != want_bits))
+        return "index " + std::to_string(i0 + k) + ": reference " + std::to_string(want) + ", element-wise " +
+               std::to_string(to_double(detail::bit_cast_hd<T>(one))) + ", vector " +
+               std::to_string(to_double(detail::bit_cast_hd<T>(lane_of<S>(vec, k))));
     }
     // the fill: every rank's input lane equals raw_int
+    fill.seg = segment_of(fill, i0, &seg_end);
+    const bool fill_one_segment = i0 + L <= seg_end;
     for (int r = 0; r < pat.nranks; ++r) {
-      ex.template input<L>(r, i0, lanes);
-      for (int k = 0; k < L; ++k)
-        if (lanes[k] != detail::bit_cast_hd<S>(from_int<T>(raw_int(spec.g, r, i0 + k))))
+      const uint4 in = fill.input_vec(r, i0);
+      for (int k = 0; k < L; ++k) {
+        const S want = detail::bit_cast_hd<S>(from_int<T>(raw_int(spec.g, r, i0 + k)));
+        if (fill.input1(r, i0 + k) != want || (fill_one_segment && lane_of<S>(in, k) != want))
           return "input of rank " + std::to_string(r) + " at " + std::to_string(i0 + k);
+      }
     }
   }
   return "";
@@ -199,7 +225,8 @@ TEST(ExactFastPath, EqualsTheReferenceLaneByLane) {
   for (const auto& t : kDTypes)
     for (int n : {1, 2, 3, 4, 8}) {
       std::vector<std::pair<std::optional<RedOp>, Expectation>> cases = {
-          {std::nullopt, Expectation::copy_from(n - 1, 5)}, {std::nullopt, Expectation::blocks(7, 3)}};
+          {std::nullopt, Expectation::copy_from(n - 1, 5)}, {std::nullopt, Expectation::blocks(7, 3)},
+          {std::nullopt, Expectation::blocks(1000, (1LL << 32) - 2000)}};
       for (const auto& o : kRedOps) cases.push_back({o.id, Expectation::reduce(11)});
       for (const auto& [op, e] : cases) {
         if (op && exact_limitation(t.id, *op, n)) continue;
@@ -218,7 +245,30 @@ TEST(ExactFastPath, EqualsTheReferenceLaneByLane) {
       }
     }
   // every exact combination listed above takes the fast path (none silently falls back)
-  EXPECT_GT(covered, 12u * 5u * 7u);
+  EXPECT_GT(covered, 12u * 5u * 8u);
+}
+
+// The launcher's pieces: they tile [0, count) and inside each the high word of the hash index agrees.
+TEST(ExactFastPath, SegmentsTileTheBufferAtTheIndexWrap) {
+  Pattern pat;
+  pat.op = RedOp::sum;
+  for (std::int64_t base : {0LL, 11LL, (1LL << 32) - 5, (1LL << 33) + 7})
+    for (std::int64_t count : {1LL, 100LL, (1LL << 32) + 10}) {
+      detail::Exact<DType::f32> ex;
+      ASSERT_TRUE(detail::make_exact(detail::make_check_spec(pat, Expectation::reduce(base), nullptr, nullptr), &ex));
+      std::int64_t next = 0;
+      int pieces = 0;
+      ex.for_each_segment(count, [&](std::int64_t b, std::int64_t e, std::uint32_t seg) {
+        EXPECT_EQ(b, next);
+        EXPECT_LT(b, e);
+        EXPECT_EQ((base + b) >> 32, (base + e - 1) >> 32) << "base " << base << " piece [" << b << ", " << e << ")";
+        EXPECT_EQ(seg + static_cast<std::uint32_t>(e - 1) * kIndexMul, payload_bits(mix32(pat.seed), base + e - 1));
+        next = e;
+        ++pieces;
+      });
+      EXPECT_EQ(next, count);
+      EXPECT_LE(pieces, 2 + static_cast<int>(count >> 32));
+    }
 }
 
 TEST(VerifyResultText, AnUnwrittenTailIsNamedAsSuch) {

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Where the payload kernels' time goes, on the GPU machine: builds only the payload benchmark,
+# runs it, then Nsight Compute (clocks left alone) on the fill and exact-check kernels of the
+# dtypes named: duration, DRAM throughput, instructions executed, issue rate. Logs under $OUT.
+#   bench/profile_payload.sh [dtype,...]      (default u8,f8e4m3,bf16,f32)
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+export PATH=/usr/local/cuda/bin:$PATH
+B=${GPUCTS_BUILD:-build/gpu}
+dtypes=${1:-u8,f8e4m3,bf16,f32}
+{ cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build "$B" -j"$(nproc)" --target gpucts_payload_bench; } \
+  >"$OUT/profile_build.log" 2>&1 || { tail -40 "$OUT/profile_build.log"; exit 1; }
+"$B/bench/gpucts_payload_bench" --dtypes "$dtypes" 2>&1 | tee "$OUT/payload_bench.log"
+ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+if [ -n "$ncu_bin" ]; then
+  IFS=, read -ra ds <<<"$dtypes"
+  for d in "${ds[@]}"; do
+    for k in fill_kernel check_exact_kernel; do
+      "$ncu_bin" --clock-control none -k "regex:$k" -c 1 --section SpeedOfLight --section Occupancy \
+        --section LaunchStats --section WarpStateStats --section SchedulerStats --section InstructionStats \
+        "$B/bench/gpucts_payload_bench" --dtypes "$d" --reps 1 2>&1 | grep -vE '^==PROF==|^\s*$' | grep -vE '^(cuda|kernel|poison|fill_input|verify) '
+    done
+  done >"$OUT/ncu.txt" 2>&1
+  grep -E '^  void|Duration|DRAM Throughput|Executed Instructions  |Issued Warp Per|Registers Per|Achieved Occupancy' "$OUT/ncu.txt" \
+    | sed -E 's/\(Exact.*CC [0-9.]+//' | head -80
+fi
