@@ -14,6 +14,7 @@
 
 #include "collectives.hpp"
 #include "environment.hpp"
+#include "gpu_requirement.hpp"
 #include "gtest_main.hpp"
 #include "nccl_util.hpp"
 #include "require.hpp"
