@@ -11,6 +11,7 @@
 #include "bundle.hpp"
 #include "commands.hpp"
 #include "environment.hpp"
+#include "gpu_requirement.hpp"
 #include "probe.hpp"
 #include "qualify_check.hpp"
 #include "qualify_run.hpp"
@@ -233,8 +234,7 @@ int cmd_qualify(const std::vector<std::string>& argv) {
     std::string not_run;
     if (qualify::g_signal.load()) not_run = "qualify was interrupted before this suite";
     else if (t.gpus > visible && !a.flag("run-all"))
-      not_run = "needs " + std::to_string(t.gpus) + " GPU(s), " + std::to_string(visible) + " visible" +
-                (no_gpu.empty() ? "" : " (" + no_gpu + ")");
+      not_run = gpu_shortfall(t.gpus, visible, no_gpu);
     if (!not_run.empty()) {
       bundle::SuiteRun r;
       r.name = t.name;

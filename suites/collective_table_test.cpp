@@ -5,6 +5,8 @@
 #include <regex>
 #include <set>
 
+#include "bandwidth.hpp"
+#include "collective_bus.hpp"
 #include "collectives.hpp"
 #include "matrix.hpp"
 
@@ -27,6 +29,21 @@ TEST(CollectiveTable, RowsAreUniqueAndCountsFollowNccl) {
     EXPECT_EQ(find_collective("Scatter")->send_count(5, n), 5u * n);
     EXPECT_EQ(find_collective("AllReduce")->recv_count(5, n), 5u);
   }
+}
+
+// A row without a bus-bandwidth family would throw in the perf suite only on a GPU machine.
+TEST(CollectiveTable, EveryRowHasABusBandwidthFamily) {
+  for (const auto& c : collectives()) {
+    EXPECT_TRUE(bus_family(c.name).has_value()) << c.name << ": add its family to fixtures/collective_bus.cpp";
+    EXPECT_NO_THROW(bw::bus_factor(c.name, 8)) << c.name;
+  }
+  EXPECT_EQ(bw::bus_factor("AllReduce", 8), 1.75);
+  EXPECT_EQ(bw::bus_factor("AllGather", 8), 0.875);
+  EXPECT_EQ(bw::bus_factor("Broadcast", 8), 1.0);
+  EXPECT_EQ(bw::bus_factor("AlltoAllSendRecv", 8), 0.875);  // the family of the collective it implements
+  EXPECT_EQ(bw::bus_factor("SendRecvPairs", 8), 1.0);
+  for (const auto& c : collectives()) EXPECT_EQ(bw::bus_factor(c.name, 1), std::nullopt) << c.name;
+  EXPECT_FALSE(bus_family("SendRecv").has_value()) << "exact row names only, no prefix match";
 }
 
 TEST(CollectiveTable, InPlaceOffsetsFollowNcclDocs) {

@@ -14,6 +14,7 @@
 
 #include "collectives.hpp"
 #include "environment.hpp"
+#include "gpu_requirement.hpp"
 #include "gtest_main.hpp"
 #include "nccl_util.hpp"
 #include "require.hpp"
@@ -88,31 +89,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpucts_collectives: %s\n", e.what());
     return 2;
   }
-  // With too few GPUs the world's cases are not registered one by one (40,000 skips of one reason
-  // would drown every report): one case skips for all of them and says how many they are.
-  // GPUCTS_REGISTER_ALL=1 registers them anyway (to list them).
-  // A --gtest_filter names cases: then they are registered (and skip) one by one as asked.
-  bool filtered = std::getenv("GTEST_FILTER") != nullptr;
-  for (int i = 1; i < argc; ++i) filtered = filtered || std::string(argv[i]).rfind("--gtest_filter", 0) == 0;
-  const int visible = cts::visible_gpu_count();
-  const char* all = std::getenv("GPUCTS_REGISTER_ALL");
-  if (visible < world && !filtered && !(all && std::string(all) == "1")) {
-    const std::string name = "w" + std::to_string(world) + "_all_" + std::to_string(cases.size()) + "_cases";
-    const size_t n = cases.size();
-    ::testing::RegisterTest("Collectives", name.c_str(), nullptr, nullptr, __FILE__, __LINE__, [world, n]() -> ::testing::Test* {
-      struct NeedsGpus : ::testing::Test {
-        int world;
-        size_t n;
-        NeedsGpus(int w, size_t c) : world(w), n(c) {}
-        void TestBody() override {
-          CTS_REQUIRE_GPUS(world);
-          FAIL() << "registered as a placeholder although " << world << " GPUs are visible";
-        }
-      };
-      return new NeedsGpus(world, n);
-    });
-    cases.clear();
-  }
+  // With too few GPUs one case skips for the whole world and its name says how many cases it
+  // stands for; GPUCTS_REGISTER_ALL=1 or a --gtest_filter registers them one by one (gpu_requirement.hpp).
+  if (cts::stand_in_for_world("Collectives", world, cases.size(), argc, argv)) cases.clear();
   for (const auto& c : cases) {
     ::testing::RegisterTest(c.suite().c_str(), c.name().c_str(), nullptr, nullptr, __FILE__, __LINE__,
                             [c]() -> ::testing::Test* { return new CollectiveCase(c); });

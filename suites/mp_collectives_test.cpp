@@ -8,6 +8,7 @@
 #include <string>
 
 #include "collectives.hpp"
+#include "gpu_requirement.hpp"
 #include "mpi_nccl_world.hpp"
 #include "probe.hpp"
 
@@ -15,7 +16,7 @@ namespace {
 
 // Skips unless every rank sees a GPU; the same decision everywhere.
 std::string ranks_without_gpu() {
-  const std::string mine = cts::visible_gpu_count() > 0 ? "" : cts::mpi::context().host + " (" + cts::no_gpu_reason() + ")";
+  const std::string mine = cts::missing_gpus(1) ? cts::mpi::context().host + " (" + cts::no_gpu_reason() + ")" : "";
   std::string out;
   auto all = cts::mpi::allgather(mine, "the GPU check");
   for (size_t r = 0; r < all.size(); ++r)
@@ -46,26 +47,16 @@ class MpiCollectiveCase : public ::testing::Test {
   cts::CollCase c_;
 };
 
-// Where the cases cannot run at all (a rank without GPU, or a failed preflight), one case says why
-// instead of thousands of skips; decided alike on every rank.
-class NotRunnable : public ::testing::Test {
- public:
-  explicit NotRunnable(std::string why) : why_(std::move(why)) {}
-  void TestBody() override { GTEST_SKIP() << why_; }
-
- private:
-  std::string why_;
-};
-
 void register_cases(const cts::mpi::Context& ctx) {
   std::string why;
   const auto* pf = cts::mpi::preflight();
   if (pf && !pf->ok()) why = pf->message() + " (see Preflight.RanksConsistent)";
   else if (std::string none = ranks_without_gpu(); !none.empty()) why = "needs a GPU per rank; none visible to " + none;
+  // Where the cases cannot run at all, one case says why instead of thousands of skips; decided
+  // alike on every rank.
   if (!why.empty()) {
     if (pf && pf->ok()) cts::mpi::set_not_runnable(why);
-    ::testing::RegisterTest("MpiCollectives", ("w" + std::to_string(ctx.size) + "_not_runnable").c_str(), nullptr, nullptr,
-                            __FILE__, __LINE__, [why]() -> ::testing::Test* { return new NotRunnable(why); });
+    cts::register_skipping_case("MpiCollectives", "w" + std::to_string(ctx.size) + "_not_runnable", why);
     return;
   }
   for (const auto& c : cts::collective_cases(ctx.size, cts::sweep_from_env()))

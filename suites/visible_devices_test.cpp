@@ -12,6 +12,7 @@
 #include "probe.hpp"
 #include "require.hpp"
 #include "rules.hpp"
+#include "scoped_env.hpp"
 #include "visible_devices.hpp"
 
 namespace cts {
@@ -160,24 +161,6 @@ TEST(CudaVisibleDevicesRule, PlainListRaisesNothing) {
   const CheckResult r = check_fingerprints(builtin_matrix(), {with_record(vd)});
   EXPECT_EQ(finding(r), nullptr) << finding(r)->message;
 }
-
-// Sets one variable for the scope of a test and restores it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 TEST(CudaVisibleDevicesExpected, ExplicitCountWins) {
   ScopedEnv a("GPUCTS_EXPECT_GPUS", "4"), b("LOCAL_WORLD_SIZE", "2");
