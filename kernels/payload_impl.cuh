@@ -147,6 +147,12 @@ __host__ __device__ inline To bit_cast_hd(const From& f) {
   return t;
 }
 
+// fp8 lanes through the packed conversion instructions (1) or integer ops (0); the benchmark
+// compares both (bench/profile_payload.sh).
+#ifndef GPUCTS_FP8_PACKED_CVT
+#define GPUCTS_FP8_PACKED_CVT 1
+#endif
+
 inline constexpr std::uint32_t kRankMul = kRankStep * kIndexMul;  // rank r's bits are r * kRankMul further on
 inline constexpr std::uint32_t kFloatBias = 0x4B400000U;          // 1.5*2^23, whose ulp is 1
 inline constexpr float kFloatBiasValue = 12582912.0f;
@@ -220,7 +226,17 @@ struct Exact {
     else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return bit_cast_hd<S>(v);
     else if constexpr (std::is_same_v<T, __half>) return bit_cast_hd<S>(__float2half_rn(v));
     else if constexpr (std::is_same_v<T, __nv_bfloat16>) return static_cast<S>(bit_cast_hd<std::uint32_t>(v) >> 16);
+    else if constexpr (!GPUCTS_FP8_PACKED_CVT && std::is_same_v<T, __nv_fp8_e4m3>) return small_float_byte<120, 20>(v);
+    else if constexpr (!GPUCTS_FP8_PACKED_CVT && std::is_same_v<T, __nv_fp8_e5m2>) return small_float_byte<112, 21>(v);
     else return bit_cast_hd<S>(T(v));  // fp8: nearest (exact here)
+  }
+  // The fp8 byte of an exactly representable float from integer ops (the encoding without the
+  // conversion instructions, GPUCTS_FP8_PACKED_CVT=0): v * 2^-Rebias carries the fp8 exponent bias,
+  // so its sign and its exponent+mantissa bits from bit Shift on are the fp8 encoding.
+  template <int Rebias, int Shift>
+  __host__ __device__ static S small_float_byte(float v) {
+    const std::uint32_t b = bit_cast_hd<std::uint32_t>(v * bit_cast_hd<float>(static_cast<std::uint32_t>(127 - Rebias) << 23));
+    return static_cast<S>((((b << (24 - Shift)) & 0x7F000000U) | (b & 0x80000000U)) >> 24);
   }
   // A whole vector's bits; the narrow floats two lanes per instruction.
   __host__ __device__ static uint4 encode(const Num* v) {
@@ -241,7 +257,7 @@ struct Exact {
 #pragma unroll
       for (int j = 0; j < 4; ++j) w[j] = bit_cast_hd<std::uint32_t>(__floats2half2_rn(v[2 * j], v[2 * j + 1]));
       return make_uint4(w[0], w[1], w[2], w[3]);
-    } else if constexpr (std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>) {
+    } else if constexpr ((std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>) && GPUCTS_FP8_PACKED_CVT) {
       constexpr __nv_fp8_interpretation_t kind = std::is_same_v<T, __nv_fp8_e4m3> ? __NV_E4M3 : __NV_E5M2;
       std::uint32_t w[4];
 #pragma unroll
