@@ -19,7 +19,7 @@ if [ "${FP8_COMPARE:-1}" = 1 ]; then
     { echo "== GPUCTS_FP8_PACKED_CVT=0"; "$B-fp8int/bench/gpucts_payload_bench" --dtypes f8e4m3,f8e5m2; } 2>&1 | tee -a "$OUT/payload_bench.log"
 fi
 ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-if [ -n "$ncu_bin" ]; then
+if [ -n "$ncu_bin" ] && [ "${NCU:-1}" = 1 ]; then
   IFS=, read -ra ds <<<"$dtypes"
   for d in "${ds[@]}"; do
     for k in fill_kernel check_exact_kernel; do
