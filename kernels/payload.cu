@@ -183,6 +183,13 @@ void fill_expected(const Pattern& p, const Expectation& e, void* ptr, std::size_
   });
 }
 
+void preload_kernels() {
+  cudaFuncAttributes a;
+  cuda_check(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&fill_kernel<DType::f32, false>)), "preload (fill)");
+  cuda_check(cudaFuncGetAttributes(&a, any_check_kernel_lo()), "preload (checks)");
+  cuda_check(cudaFuncGetAttributes(&a, any_check_kernel_hi()), "preload (checks)");
+}
+
 void poison(void* ptr, std::size_t bytes, cudaStream_t stream) {
   if (bytes) cuda_check(cudaMemsetAsync(ptr, 0xFF, bytes, stream), "poison");
 }

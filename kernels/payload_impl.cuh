@@ -195,11 +195,63 @@ struct Exact {
   using Num = std::conditional_t<kFloat, std::conditional_t<D == DType::f64, double, float>,
                                  std::conditional_t<sizeof(T) == 8, long long, int>>;
   static constexpr std::uint32_t kBias = (kFloat && D != DType::f64) ? kFloatBias : 0U;
+  static constexpr bool kPow2 = kFloat && sizeof(T) == 1;  // fp8: signed powers of two (payload_rules.hpp)
+  static constexpr int kMantBits = std::is_same_v<T, __nv_fp8_e4m3> ? 3 : 2;
+  static constexpr std::uint32_t kExpBias = std::is_same_v<T, __nv_fp8_e4m3> ? 7U : 15U;
+
+  // Rank's value at element bits h (raw_int_bits of a contributor, not prod).
+  __host__ __device__ int value_of(std::uint32_t h) const {
+    if constexpr (kPow2) {
+      const int v = 1 << (jb > 0 ? static_cast<int>((h << 1) >> (32 - jb)) : 0);
+      return static_cast<std::int32_t>(h) < 0 ? -v : v;
+    } else {
+      return ilo + static_cast<int>(h >> shift);
+    }
+  }
+
+  // The top bytes of four words, in one word (byte permutes on the device).
+  __host__ __device__ static std::uint32_t top_bytes(std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t d) {
+#if defined(__CUDA_ARCH__)
+    return __byte_perm(__byte_perm(a, b, 0x0073), __byte_perm(c, d, 0x0073), 0x5410);
+#else
+    return (a >> 24) | ((b >> 24) << 8) | ((c >> 24) << 16) | (d & 0xFF000000U);
+#endif
+  }
+  // 1-byte types, 16 lanes of a contributor's input from h (its bits of lane 0), four at a time:
+  // byte k of a word is the top byte of lane k's bits, and both byte encodings are linear in it:
+  // integers (ilo = 0) take its top bits; fp8 takes the sign bit and j moved onto the exponent
+  // field, plus the exponent bias (no carry between bytes: every field stays in its byte).
+  __host__ __device__ uint4 simd_bytes(std::uint32_t h) const {
+    std::uint32_t w[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const std::uint32_t g = h + static_cast<std::uint32_t>(4 * j) * kIndexMul;
+      const std::uint32_t t = top_bytes(g, g + kIndexMul, g + 2 * kIndexMul, g + 3 * kIndexMul);
+      if constexpr (kPow2) {
+        const std::uint32_t jmask = ((1U << jb) - 1U) << kMantBits;
+        w[j] = (((t >> (7 - jb - kMantBits)) & (jmask * 0x01010101U)) | (t & 0x80808080U)) + (kExpBias << kMantBits) * 0x01010101U;
+      } else {
+        w[j] = (t >> (shift - 24)) & ((0xFFU >> (shift - 24)) * 0x01010101U);
+      }
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  }
+  // Those bytes times 2 (premulsum's scalar): integers shift (values < 128), fp8 exponents add one.
+  __host__ __device__ static uint4 simd_times2(uint4 v) {
+    if constexpr (kPow2) {
+      constexpr std::uint32_t one = (1U << kMantBits) * 0x01010101U;
+      return make_uint4(v.x + one, v.y + one, v.z + one, v.w + one);
+    } else {
+      return make_uint4(v.x << 1, v.y << 1, v.z << 1, v.w << 1);
+    }
+  }
 
   int kind = 0;                 // Expectation::Kind
   int op = -1;                  // RedOp, -1: copies
   int n = 1, c = 1;             // ranks, contributors
   int ilo = 0, shift = 31;      // value = ilo + (bits >> shift)
+  int jb = 0;                   // fp8 (kPow2): value = +-2^j, j from the jb bits below the sign
+  bool bytewise = false;        // 1-byte types: the word path (simd_bytes) forms these values
   int iscale = 1;               // premulsum: the (integral) scalar
   int src_rank = -1;
   std::int64_t base = 0, block = 0;
@@ -285,6 +337,9 @@ struct Exact {
     } else if (r >= c) {
 #pragma unroll
       for (int k = 0; k < M; ++k) out[k] = Num(0);
+    } else if constexpr (kPow2) {
+#pragma unroll
+      for (int k = 0; k < M; ++k) out[k] = from_biased(kBias + static_cast<std::uint32_t>(value_of(h + static_cast<std::uint32_t>(k) * kIndexMul)));
     } else {
       const std::uint32_t b = kBias + static_cast<std::uint32_t>(ilo);
 #pragma unroll
@@ -313,12 +368,12 @@ struct Exact {
       const bool mx = op == static_cast<int>(RedOp::max);
       int acc[M];
 #pragma unroll
-      for (int k = 0; k < M; ++k) acc[k] = cc > 0 ? ilo + static_cast<int>((h + static_cast<std::uint32_t>(k) * kIndexMul) >> shift) : 0;
+      for (int k = 0; k < M; ++k) acc[k] = cc > 0 ? value_of(h + static_cast<std::uint32_t>(k) * kIndexMul) : 0;
       for (int r = 1; r < cc; ++r) {
         const std::uint32_t hr = h + static_cast<std::uint32_t>(r) * kRankMul;
 #pragma unroll
         for (int k = 0; k < M; ++k) {
-          const int v = ilo + static_cast<int>((hr + static_cast<std::uint32_t>(k) * kIndexMul) >> shift);
+          const int v = value_of(hr + static_cast<std::uint32_t>(k) * kIndexMul);
           acc[k] = mx ? (v > acc[k] ? v : acc[k]) : (v < acc[k] ? v : acc[k]);
         }
       }
@@ -334,11 +389,14 @@ struct Exact {
     // shift-add per rank and lane
     std::uint32_t acc[M];
 #pragma unroll
-    for (int k = 0; k < M; ++k) acc[k] = kBias + static_cast<std::uint32_t>(cc * ilo);
+    for (int k = 0; k < M; ++k) acc[k] = kBias + static_cast<std::uint32_t>(kPow2 ? 0 : cc * ilo);
     for (int r = 0; r < cc; ++r) {
       const std::uint32_t hr = h + static_cast<std::uint32_t>(r) * kRankMul;
 #pragma unroll
-      for (int k = 0; k < M; ++k) acc[k] += (hr + static_cast<std::uint32_t>(k) * kIndexMul) >> shift;
+      for (int k = 0; k < M; ++k) {
+        const std::uint32_t hk = hr + static_cast<std::uint32_t>(k) * kIndexMul;
+        acc[k] += kPow2 ? static_cast<std::uint32_t>(value_of(hk)) : hk >> shift;
+      }
     }
     if (op == static_cast<int>(RedOp::premulsum)) {
 #pragma unroll
@@ -378,10 +436,9 @@ struct Exact {
 
   // The vector at elements i .. i+L-1, all inside the current segment.
   __host__ __device__ uint4 expected_vec(std::int64_t i) const {
-    Num v[L];
     if (kind == static_cast<int>(Expectation::Kind::copy)) {
       if (src_rank >= 0) {
-        input<L>(src_rank, static_cast<std::uint32_t>(i) * kIndexMul + seg + static_cast<std::uint32_t>(src_rank) * kRankMul, v);
+        return input_vec(src_rank, i);
       } else {
         const bool narrow = ((i | block) >> 32) == 0;  // 32-bit division where it will do
         const std::int64_t q = narrow ? static_cast<std::uint32_t>(i) / static_cast<std::uint32_t>(block) : i / block;
@@ -392,16 +449,29 @@ struct Exact {
           for (int k = 0; k < L; ++k) s[k] = expected1(i + k);
           return pack_vec(s);
         }
-        input<L>(static_cast<int>(q), static_cast<std::uint32_t>(j) * kIndexMul + seg + static_cast<std::uint32_t>(q) * kRankMul, v);
+        return input_at(static_cast<int>(q), static_cast<std::uint32_t>(j) * kIndexMul + seg + static_cast<std::uint32_t>(q) * kRankMul);
       }
-    } else {
-      reduced<L>(static_cast<std::uint32_t>(i) * kIndexMul + seg, v);
     }
+    const std::uint32_t h = static_cast<std::uint32_t>(i) * kIndexMul + seg;
+    if constexpr (sizeof(S) == 1) {  // one rank: the reduction of a single input is that input (x2 for premulsum)
+      if (bytewise && n == 1 && op != static_cast<int>(RedOp::prod) && (op != static_cast<int>(RedOp::premulsum) || iscale == 2)) {
+        const uint4 w = simd_bytes(h);
+        return op == static_cast<int>(RedOp::premulsum) ? simd_times2(w) : w;
+      }
+    }
+    Num v[L];
+    reduced<L>(h, v);
     return encode(v);
   }
   __host__ __device__ uint4 input_vec(int rank, std::int64_t i) const {
+    return input_at(rank, static_cast<std::uint32_t>(i) * kIndexMul + seg + static_cast<std::uint32_t>(rank) * kRankMul);
+  }
+  // Rank's input vector from its bits h of lane 0.
+  __host__ __device__ uint4 input_at(int rank, std::uint32_t h) const {
+    if constexpr (sizeof(S) == 1)
+      if (bytewise && op != static_cast<int>(RedOp::prod) && rank < c) return simd_bytes(h);
     Num v[L];
-    input<L>(rank, static_cast<std::uint32_t>(i) * kIndexMul + seg + static_cast<std::uint32_t>(rank) * kRankMul, v);
+    input<L>(rank, h, v);
     return encode(v);
   }
 
@@ -450,8 +520,9 @@ inline int log2_exact(std::uint32_t x) {
 template <DType D>
 bool make_exact(const GenParams& g, Exact<D>* out) {
   if (g.mode != static_cast<int>(PayloadMode::exact)) return false;
-  const int span_log2 = log2_exact(g.span);
-  if (span_log2 < 1 || span_log2 > 11) return false;
+  const int span_log2 = Exact<D>::kPow2 ? 1 : log2_exact(g.span);
+  const int levels_log2 = log2_exact(static_cast<std::uint32_t>(g.pow2_levels));
+  if (Exact<D>::kPow2 ? (levels_log2 < 0 || levels_log2 > 2) : (g.pow2_levels != 0 || span_log2 < 1 || span_log2 > 11)) return false;
   if (g.nranks < 1 || g.nranks > 1024) return false;
   // |every partial result| < 2^22 (the float trick), products within the type's powers of two
   if (static_cast<double>(g.nranks) * kMaxAmplitude * 16 >= 4194304.0 || g.ilo < -1024) return false;
@@ -461,6 +532,8 @@ bool make_exact(const GenParams& g, Exact<D>* out) {
   e.c = g.contributors;
   e.ilo = g.ilo;
   e.shift = 32 - span_log2;
+  e.jb = levels_log2 > 0 ? levels_log2 : 0;
+  e.bytewise = sizeof(device_t<D>) == 1 && (Exact<D>::kPow2 || (g.ilo == 0 && e.shift >= 24));
   e.seed_mix = mix32(g.seed);
   *out = e;
   return true;
@@ -518,5 +591,8 @@ std::array<CheckFn, sizeof...(I)> check_table(std::index_sequence<I...>) {
 inline constexpr std::size_t kCheckSplit = 6;  // verify_lo.cu: integers, verify_hi.cu: floats
 const std::array<CheckFn, kCheckSplit>& check_fns_lo();
 const std::array<CheckFn, kNumDTypes - kCheckSplit>& check_fns_hi();
+// One kernel of verify_lo.cu / verify_hi.cu (preload_kernels).
+const void* any_check_kernel_lo();
+const void* any_check_kernel_hi();
 
 }  // namespace cts::detail

@@ -32,6 +32,7 @@ struct GenParams {
   double lo = 0, hi = 0;    // exact mode: integers uniform in [lo, hi]
   int ilo = 0;              // lo and hi - lo + 1 as integers, so the device never converts them
   std::uint32_t span = 1;
+  int pow2_levels = 0;      // exact fp8: values +-2^j, j uniform in [0, pow2_levels) (0: ilo + uniform of span)
   int contributors = 1;     // ranks >= contributors hold the neutral element (0 for sums, 1 for prod)
   std::uint32_t seed = 1;
   int nranks = 1;
@@ -45,9 +46,13 @@ struct GenParams {
 // maximum so the all-ones poison (-1 / max) is never a valid result; floats take both signs
 // (their poison is NaN). Every span hi - lo + 1 is a power of two, so the device forms a value
 // from the element bits with one shift (the multiply-high reduction below is then that shift).
+// fp8 types take signed powers of two +-2^j instead (every integer of that magnitude is exact in
+// them too): their bytes are then linear in the element bits, so the device forms four lanes with
+// a few word operations instead of a float conversion each.
 struct ValueRange {
   double lo = 0, hi = 0;
   int contributors = 1;
+  int pow2_levels = 0;  // > 0: values +-2^j, j in [0, pow2_levels), lo = -hi
 };
 
 inline constexpr double kMaxAmplitude = 1000;  // keeps wide types' sums well inside 2^53
@@ -59,9 +64,17 @@ inline double floor_pow2(double x) {
   return p;
 }
 // Values of magnitude <= a with a power-of-two span: [-p, p-1] for floats, [0, p-1] for integers.
-inline void set_pow2_span(ValueRange& r, bool is_float, double a) {
-  const double p = floor_pow2(is_float ? a : a + 1);
-  r.lo = is_float ? -p : 0;
+inline void set_pow2_span(ValueRange& r, const DTypeInfo& t, double a) {
+  if (t.is_float && t.size == 1) {  // +-2^j with 2^(levels-1) <= a, levels a power of two (1, 2, 4)
+    int levels = 1;
+    while (levels < 4 && std::ldexp(1.0, 2 * levels - 1) <= a) levels *= 2;
+    r.pow2_levels = levels;
+    r.hi = std::ldexp(1.0, levels - 1);
+    r.lo = -r.hi;
+    return;
+  }
+  const double p = floor_pow2(t.is_float ? a : a + 1);
+  r.lo = t.is_float ? -p : 0;
   r.hi = p - 1;
 }
 
@@ -76,13 +89,13 @@ inline ValueRange exact_range(DType d, std::optional<RedOp> op, int nranks, doub
     return r;
   }
   if (!op || *op == RedOp::max || *op == RedOp::min) {
-    set_pow2_span(r, t.is_float, std::min(limit, kMaxAmplitude));
+    set_pow2_span(r, t, std::min(limit, kMaxAmplitude));
     r.contributors = nranks;
     return r;
   }
   const double k = (*op == RedOp::premulsum) ? std::max(1.0, std::fabs(scalar)) : 1.0;
   const int c = std::max(1, std::min(nranks, static_cast<int>(std::floor(limit / k))));
-  set_pow2_span(r, t.is_float, std::max(1.0, std::min(kMaxAmplitude, std::floor(limit / (k * c)))));
+  set_pow2_span(r, t, std::max(1.0, std::min(kMaxAmplitude, std::floor(limit / (k * c)))));
   r.contributors = c;
   return r;
 }
@@ -136,6 +149,12 @@ CTS_HD inline std::uint32_t payload_hash(std::uint32_t seed, int rank, std::int6
 CTS_HD inline int raw_int_bits(const GenParams& g, int rank, std::uint32_t h) {
   if (g.op == static_cast<int>(RedOp::prod)) return (rank < g.contributors && (h >> 30) == 0U) ? 2 : 1;
   if (rank >= g.contributors) return 0;
+  if (g.pow2_levels > 0) {  // sign from the top bit, j from the bits below it
+    int jb = 0;
+    while ((1 << jb) < g.pow2_levels) ++jb;
+    const int v = 1 << (jb > 0 ? static_cast<int>((h << 1) >> (32 - jb)) : 0);
+    return (h >> 31) ? -v : v;
+  }
   return g.ilo + static_cast<int>((static_cast<std::uint64_t>(h) * g.span) >> 32);
 }
 CTS_HD inline int raw_int(const GenParams& g, int rank, std::int64_t idx) {
@@ -195,6 +214,7 @@ inline GenParams make_gen_params(DType d, std::optional<RedOp> op, PayloadMode m
     g.ilo = static_cast<int>(r.lo);
     g.span = static_cast<std::uint32_t>(r.hi - r.lo) + 1U;
     g.contributors = r.contributors;
+    g.pow2_levels = r.pow2_levels;
   }
   return g;
 }
