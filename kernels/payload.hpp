@@ -80,10 +80,9 @@ VerifyResult verify(const Pattern& p, const Expectation& e, const void* got, std
 // Element-wise value comparison of two buffers (NaN never equals).
 VerifyResult verify_equal(DType d, const void* got, const void* expected, std::size_t count,
                           cudaStream_t stream, double timeout_s = 60);
-// Loads the kernels' modules on the current device now. Under CUDA's lazy loading a module is
-// loaded at its first launch, and a module with device globals (CCCL's headers bring some) then
-// waits for the device's other work, NCCL's included: the world fixtures call this before they
-// create communicators, so no case pays for it.
+// Loads the kernels' modules on the current device now (CUDA loads them lazily, at first launch):
+// on a fresh GPU machine that first load took about 10 s per module (bench/RESULTS.md, device runs
+// 11 and 14), so the world fixtures call this before they create communicators, and no case pays it.
 void preload_kernels();
 // Host encoding of a scalar in the dtype's bits (premulsum scalars); out holds dtype_info(d).size bytes.
 void encode_value(DType d, double v, void* out);

@@ -149,6 +149,12 @@ __host__ __device__ inline To bit_cast_hd(const From& f) {
 
 // fp8 lanes through the packed conversion instructions (1) or integer ops (0); the benchmark
 // compares both (bench/profile_payload.sh).
+#if defined(__CUDACC__)
+#define CTS_NOINLINE __noinline__
+#else
+#define CTS_NOINLINE __attribute__((noinline))
+#endif
+
 #ifndef GPUCTS_FP8_PACKED_CVT
 #define GPUCTS_FP8_PACKED_CVT 1
 #endif
@@ -459,9 +465,7 @@ struct Exact {
         return op == static_cast<int>(RedOp::premulsum) ? simd_times2(w) : w;
       }
     }
-    Num v[L];
-    reduced<L>(h, v);
-    return encode(v);
+    return lanes_reduced(h);
   }
   __host__ __device__ uint4 input_vec(int rank, std::int64_t i) const {
     return input_at(rank, static_cast<std::uint32_t>(i) * kIndexMul + seg + static_cast<std::uint32_t>(rank) * kRankMul);
@@ -470,9 +474,34 @@ struct Exact {
   __host__ __device__ uint4 input_at(int rank, std::uint32_t h) const {
     if constexpr (sizeof(S) == 1)
       if (bytewise && op != static_cast<int>(RedOp::prod) && rank < c) return simd_bytes(h);
+    return lanes_input(rank, h);
+  }
+
+  // The lane-by-lane forms. For 1-byte types they are out of line: the check's unrolled loop then
+  // holds only the word path, whose code stays small (the fp8 check, whose lane path is the
+  // largest, ran at 54% of copy with everything inline while its fill, one vector a loop, ran at 100%).
+  __host__ __device__ uint4 lanes_reduced_inline(std::uint32_t h) const {
+    Num v[L];
+    reduced<L>(h, v);
+    return encode(v);
+  }
+  __host__ __device__ uint4 lanes_input_inline(int rank, std::uint32_t h) const {
     Num v[L];
     input<L>(rank, h, v);
     return encode(v);
+  }
+  // (by value: the kernel's own copy of the plan stays in registers and constant memory)
+  __host__ __device__ CTS_NOINLINE static uint4 lanes_reduced_outline(Exact e, std::uint32_t h) { return e.lanes_reduced_inline(h); }
+  __host__ __device__ CTS_NOINLINE static uint4 lanes_input_outline(Exact e, int rank, std::uint32_t h) {
+    return e.lanes_input_inline(rank, h);
+  }
+  __host__ __device__ uint4 lanes_reduced(std::uint32_t h) const {
+    if constexpr (sizeof(S) == 1) return lanes_reduced_outline(*this, h);
+    else return lanes_reduced_inline(h);
+  }
+  __host__ __device__ uint4 lanes_input(int rank, std::uint32_t h) const {
+    if constexpr (sizeof(S) == 1) return lanes_input_outline(*this, rank, h);
+    else return lanes_input_inline(rank, h);
   }
 
   // Calls f(begin, end, seg) for the pieces of elements [0, count) inside which the vector formulas
