@@ -147,8 +147,10 @@ __host__ __device__ inline To bit_cast_hd(const From& f) {
   return t;
 }
 
-// fp8 lanes through the packed conversion instructions (1) or integer ops (0); the benchmark
-// compares both (bench/profile_payload.sh).
+// fp8 lanes of the lane-by-lane path through the packed conversion instructions (1) or integer
+// ops (0). On an H200 the conversions ran at 12% of copy and the integer ops at 61%
+// (bench/RESULTS.md, run 11); both pass gpucts_payload_host, but only 1 has run the GPU suites,
+// so it stays the default until 0 has. The word path of simd_bytes needs neither.
 #if defined(__CUDACC__)
 #define CTS_NOINLINE __noinline__
 #else
