@@ -88,13 +88,9 @@ __global__ void __launch_bounds__(256) fill_kernel(Exact<D> ex, GenParams g, int
   auto mixed = [&](std::uint32_t h) { return bit_cast_hd<S>(from_double<T>(raw_mixed_bits(g, rank, h))); };
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t vend = vbegin + nvec * L, nhead = vbegin - begin;
   const std::uint32_t rank_bits = static_cast<std::uint32_t>(rank) * kRankMul;
-  for (std::int64_t k = tid;; k += stride) {
-    const std::int64_t i = k < nhead ? begin + k : vend + (k - nhead);
-    if (i >= end) break;
-    out[i] = Mixed ? mixed(ex.bits0(i) + rank_bits) : ex.input1(rank, i);
-  }
+  for_each_unvectorised(begin, vbegin, vbegin + nvec * L, end, tid, stride,
+                        [&](std::int64_t i) { out[i] = Mixed ? mixed(ex.bits0(i) + rank_bits) : ex.input1(rank, i); });
   uint4* vo = reinterpret_cast<uint4*>(out + vbegin);
   for (std::int64_t v = tid; v < nvec; v += stride) {
     const std::int64_t i0 = vbegin + v * L;

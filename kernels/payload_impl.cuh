@@ -538,6 +538,19 @@ inline VectorSplit vector_split(const void* p, std::int64_t n, std::size_t size,
   return v;
 }
 
+// Grid-strided f(i) over the elements of [begin, end) outside the vectors [vbegin, vend): the
+// misaligned head and the tail of a segment, which the fill and the check take element by element.
+template <class F>
+__device__ inline void for_each_unvectorised(std::int64_t begin, std::int64_t vbegin, std::int64_t vend, std::int64_t end,
+                                             std::int64_t tid, std::int64_t stride, F&& f) {
+  const std::int64_t nhead = vbegin - begin;
+  for (std::int64_t k = tid;; k += stride) {
+    const std::int64_t i = k < nhead ? begin + k : vend + (k - nhead);
+    if (i >= end) break;
+    f(i);
+  }
+}
+
 // log2 of a power of two, or -1.
 inline int log2_exact(std::uint32_t x) {
   if (x == 0 || (x & (x - 1)) != 0) return -1;

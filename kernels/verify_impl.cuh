@@ -113,12 +113,9 @@ __global__ void __launch_bounds__(kCheckThreads, kCheckMinBlocks<D>)
   };
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t vend = vbegin + nvec * L, nhead = vbegin - begin;
-  for (std::int64_t k = tid;; k += stride) {  // misaligned head and the tail
-    const std::int64_t i = k < nhead ? begin + k : vend + (k - nhead);
-    if (i >= end) break;
+  for_each_unvectorised(begin, vbegin, vbegin + nvec * L, end, tid, stride, [&](std::int64_t i) {
     if (got[i] != ex.expected1(i)) note(i, i);
-  }
+  });
   const uint4* vg = reinterpret_cast<const uint4*>(got + vbegin);
   std::int64_t v = tid;
   for (; v + (kCheckUnroll - 1) * stride < nvec; v += kCheckUnroll * stride) {
