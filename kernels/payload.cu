@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(256) fill_kernel(Exact<D> ex, GenParams g, int
       for (int k = 0; k < L; ++k) s[k] = mixed(h + static_cast<std::uint32_t>(k) * kIndexMul);
       vo[v] = pack_vec(s);
     } else {
-      vo[v] = ex.input_vec(rank, i0);
+      vo[v] = ex.fill_vec(rank, i0);
     }
   }
 }

@@ -472,11 +472,17 @@ struct Exact {
   __host__ __device__ uint4 input_vec(int rank, std::int64_t i) const {
     return input_at(rank, static_cast<std::uint32_t>(i) * kIndexMul + seg + static_cast<std::uint32_t>(rank) * kRankMul);
   }
-  // Rank's input vector from its bits h of lane 0.
+  // Rank's input vector from its bits h of lane 0 (Inline: the fill's one vector a loop keeps the
+  // lane path inline, which measured faster there; the check's unrolled loop calls it out of line).
+  template <bool Inline = false>
   __host__ __device__ uint4 input_at(int rank, std::uint32_t h) const {
     if constexpr (sizeof(S) == 1)
       if (bytewise && op != static_cast<int>(RedOp::prod) && rank < c) return simd_bytes(h);
-    return lanes_input(rank, h);
+    if constexpr (Inline) return lanes_input_inline(rank, h);
+    else return lanes_input(rank, h);
+  }
+  __host__ __device__ uint4 fill_vec(int rank, std::int64_t i) const {
+    return input_at<true>(rank, static_cast<std::uint32_t>(i) * kIndexMul + seg + static_cast<std::uint32_t>(rank) * kRankMul);
   }
 
   // The lane-by-lane forms. For 1-byte types they are out of line: the check's unrolled loop then

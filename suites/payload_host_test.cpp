@@ -208,10 +208,11 @@ std::string exact_mismatch(const Pattern& pat, const Expectation& e) {
     fill.seg = segment_of(fill, i0, &seg_end);
     const bool fill_one_segment = i0 + L <= seg_end;
     for (int r = 0; r < pat.nranks; ++r) {
-      const uint4 in = fill.input_vec(r, i0);
+      const uint4 in = fill.input_vec(r, i0), filled = fill.fill_vec(r, i0);
       for (int k = 0; k < L; ++k) {
         const S want = detail::bit_cast_hd<S>(from_int<T>(raw_int(spec.g, r, i0 + k)));
-        if (fill.input1(r, i0 + k) != want || (fill_one_segment && lane_of<S>(in, k) != want))
+        if (fill.input1(r, i0 + k) != want ||
+            (fill_one_segment && (lane_of<S>(in, k) != want || lane_of<S>(filled, k) != want)))
           return "input of rank " + std::to_string(r) + " at " + std::to_string(i0 + k);
       }
     }
