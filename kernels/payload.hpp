@@ -77,6 +77,11 @@ void poison(void* ptr, std::size_t bytes, cudaStream_t stream);
 // Checks count elements of `got` against the closed-form expectation (nothing else is read).
 VerifyResult verify(const Pattern& p, const Expectation& e, const void* got, std::size_t count, cudaStream_t stream,
                     double timeout_s = 60);
+// The device work verify() does on a right output (exact mode: the read-only check kernels),
+// enqueued and not waited for, its verdict left on the device: benchmarks time it with events
+// around it alone. Throws KernelError for a pattern without that pass (mixed mode).
+void enqueue_verify_kernels(const Pattern& p, const Expectation& e, const void* got, std::size_t count,
+                            cudaStream_t stream);
 // Element-wise value comparison of two buffers (NaN never equals).
 VerifyResult verify_equal(DType d, const void* got, const void* expected, std::size_t count,
                           cudaStream_t stream, double timeout_s = 60);

@@ -612,9 +612,12 @@ bool make_exact(const CheckSpec& s, Exact<D>* out) {
   return true;
 }
 
-using CheckFn = VerifyResult (*)(const CheckSpec&, std::size_t, cudaStream_t, double);
+// full: verify() (both passes, the host waits for the verdict). kernels_only: the exact-mode pass
+// enqueued and not waited for (enqueue_verify_kernels, for benchmarks).
+enum class CheckStage { full, kernels_only };
+using CheckFn = VerifyResult (*)(const CheckSpec&, std::size_t, cudaStream_t, double, CheckStage);
 template <DType D>
-VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t stream, double timeout_s);
+VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t stream, double timeout_s, CheckStage stage);
 
 // Per thread and device: a small device block (verdict at 0, described values at 64) and its
 // pinned host mirror, allocated once (no allocation per verify).

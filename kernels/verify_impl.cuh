@@ -94,9 +94,16 @@ struct DeviceRange {
 // for: 4 x 4 blocks x 256 threads keep 64 KiB of loads in flight per SM, 8 MiB over an H200 (about
 // twice bandwidth x latency), at <= 64 registers; 1-byte types (16 lanes a vector) spill there, so
 // 3 blocks (85 registers, 48 KiB in flight).
-constexpr int kCheckUnroll = 4;
+// The GPUCTS_CHECK_* macros exist for benchmark variants (bench/gpu_session.sh), not for users.
+#ifndef GPUCTS_CHECK_UNROLL
+#define GPUCTS_CHECK_UNROLL 4
+#endif
+#ifndef GPUCTS_CHECK_MIN_BLOCKS_1B
+#define GPUCTS_CHECK_MIN_BLOCKS_1B 3
+#endif
+constexpr int kCheckUnroll = GPUCTS_CHECK_UNROLL;
 template <DType D>
-inline constexpr int kCheckMinBlocks = sizeof(device_t<D>) == 1 ? 3 : 4;
+inline constexpr int kCheckMinBlocks = sizeof(device_t<D>) == 1 ? GPUCTS_CHECK_MIN_BLOCKS_1B : 4;
 
 // Exact mode, pass 1, over elements [begin, end) of one segment: a pure read stream, vectors from
 // vbegin on (16-byte aligned), the rest element by element. It only notes the lowest and highest
@@ -167,7 +174,7 @@ __global__ void describe_kernel(Elem<D> e, std::int64_t i, double* vals) {
 }
 
 template <DType D>
-VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t stream, double timeout_s) {
+VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t stream, double timeout_s, CheckStage stage) {
   VerifyResult r;
   r.count = static_cast<std::int64_t>(count);
   if (count == 0) return r;
@@ -181,7 +188,10 @@ VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t st
   const std::int64_t n = static_cast<std::int64_t>(count);
   Exact<D> ex;
   std::int64_t begin = 0, end = n;  // what Elem has to decide
-  if (make_exact(spec, &ex)) {
+  const bool fast = make_exact(spec, &ex);
+  if (!fast && stage == CheckStage::kernels_only)
+    throw KernelError("enqueue_verify_kernels: this pattern has no exact-mode pass (mixed mode, or a range it does not form)");
+  if (fast) {
     constexpr int L = kLanes<D>;
     static const int per_sm = resident_blocks(reinterpret_cast<const void*>(&check_exact_kernel<D>), kCheckThreads);
     const auto* got = static_cast<const storage_t<D>*>(spec.got);
@@ -194,6 +204,7 @@ VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t st
                                                                                                v.nvec, e, d_range);
       cuda_check(cudaGetLastError(), "verify (launch)");
     });
+    if (stage == CheckStage::kernels_only) return r;
     DeviceRange* hr = reinterpret_cast<DeviceRange*>(static_cast<char*>(scratch.host) + 128);
     cuda_check(cudaMemcpyAsync(hr, d_range, sizeof(DeviceRange), cudaMemcpyDeviceToHost, stream), "verify (range)");
     wait_stream(stream, timeout_s, "verify");

@@ -126,6 +126,28 @@ TEST_P(PayloadKernels, FillExpectedAndVerifyAgreeAndCatchErrors) {
   cudaStreamDestroy(s);
 }
 
+// The benchmarks' hook: the exact-mode check kernels alone, not waited for; the next verify() still
+// starts from a clean verdict, and a pattern without that pass is refused, not half-checked.
+TEST(PayloadKernelsBenchHook, EnqueueVerifyKernelsLeavesVerifyExactAndRefusesMixedMode) {
+  CTS_REQUIRE_GPUS(1);
+  const std::size_t count = 65537;
+  Pattern p;
+  p.op = RedOp::sum;
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+  DeviceMem buf(count * sizeof(float));
+  ASSERT_TRUE(buf.get());
+  ASSERT_EQ(cudaMemsetAsync(buf.get(), 0, count * sizeof(float), s), cudaSuccess);
+  EXPECT_NO_THROW(enqueue_verify_kernels(p, Expectation::reduce(), buf.get(), count, s));
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  fill_input(p, 0, buf.get(), count, s);
+  EXPECT_EQ(verify(p, Expectation::reduce(), buf.get(), count, s).mismatches, 0u);
+  Pattern m = p;
+  m.mode = PayloadMode::mixed;
+  EXPECT_THROW(enqueue_verify_kernels(m, Expectation::reduce(), buf.get(), count, s), KernelError);
+  cudaStreamDestroy(s);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllTypes, PayloadKernels, ::testing::ValuesIn(params()), [](const auto& info) {
   const Param& p = info.param;
   return std::string(name_of(p.dtype)) + (p.op ? std::string("_") + name_of(*p.op) : "_copy") + "_" + name_of(p.mode);
