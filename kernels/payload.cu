@@ -184,7 +184,16 @@ void fill_expected(const Pattern& p, const Expectation& e, void* ptr, std::size_
   });
 }
 
+static double g_kernel_load_s = 0;
+
+double kernel_load_seconds() { return g_kernel_load_s; }
+
 void preload_kernels() {
+  const auto t0 = std::chrono::steady_clock::now();
+  struct AddTime {
+    std::chrono::steady_clock::time_point t0;
+    ~AddTime() { g_kernel_load_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+  } add_time{t0};
   cudaFuncAttributes a;
   cuda_check(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&fill_kernel<DType::f32, false>)), "preload (fill)");
   cuda_check(cudaFuncGetAttributes(&a, any_check_kernel_lo()), "preload (checks)");

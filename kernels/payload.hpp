@@ -89,6 +89,8 @@ VerifyResult verify_equal(DType d, const void* got, const void* expected, std::s
 // on a fresh GPU machine that first load took about 10 s per module (bench/RESULTS.md, device runs
 // 11 and 14), so the world fixtures call this before they create communicators, and no case pays it.
 void preload_kernels();
+// Seconds spent in preload_kernels() so far in this process (the suites print it beside setup).
+double kernel_load_seconds();
 // Host encoding of a scalar in the dtype's bits (premulsum scalars); out holds dtype_info(d).size bytes.
 void encode_value(DType d, double v, void* out);
 double decode_value(DType d, const void* in);

@@ -102,8 +102,10 @@ int main(int argc, char** argv) {
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double setup = cts::world_setup_seconds();
     const auto* u = ::testing::UnitTest::GetInstance();
-    std::printf("\ngpucts_collectives: world %d, %d of %zu cases run, %.2f s wall: communicator setup %.2f s, cases %.2f s\n", world,
-                u->test_to_run_count(), cases.size(), total, setup, u->elapsed_time() / 1000.0 - setup);
+    std::printf("\ngpucts_collectives: world %d, %d of %zu cases run, %.2f s wall: communicator setup %.2f s "
+                "(of it loading the payload kernels %.2f s), cases %.2f s\n",
+                world, u->test_to_run_count(), cases.size(), total, setup, cts::kernel_load_seconds(),
+                u->elapsed_time() / 1000.0 - setup);
     const cts::CaseTimes& t = cts::collective_case_times();
     std::printf("  inside the cases: checks %.2f s, poison+fill %.2f s, NCCL+wait %.2f s, verify %.2f s, failures %.2f s\n",
                 t.checks, t.prepare, t.nccl, t.verify, t.errors);
