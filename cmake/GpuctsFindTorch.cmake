@@ -15,10 +15,15 @@ if(NOT Torch_DIR)
     endif()
   endif()
 endif()
-# Torch's config appends its own -gencode flags to CMAKE_CUDA_FLAGS; our kernels keep theirs.
+# Torch's config (Caffe2/public/cuda.cmake) appends its own -gencode flags to CMAKE_CUDA_FLAGS and
+# sets CMAKE_CUDA_ARCHITECTURES to OFF: our kernels would then be built for nvcc's default (sm_75
+# PTX with CUDA 13), JIT-compiled on first use (15.7 s on a fresh H200, bench/RESULTS.md run 19).
+# Both are put back.
 set(_gpucts_cuda_flags "${CMAKE_CUDA_FLAGS}")
+set(_gpucts_cuda_archs "${CMAKE_CUDA_ARCHITECTURES}")
 find_package(Torch QUIET)
 set(CMAKE_CUDA_FLAGS "${_gpucts_cuda_flags}")
+set(CMAKE_CUDA_ARCHITECTURES "${_gpucts_cuda_archs}")
 if(Torch_FOUND)
   set(GPUCTS_HAVE_TORCH ON)
   message(STATUS "gpucts: Torch found at ${Torch_DIR}")

@@ -184,6 +184,12 @@ void fill_expected(const Pattern& p, const Expectation& e, void* ptr, std::size_
   });
 }
 
+KernelBuild kernel_build() {
+  cudaFuncAttributes a;
+  cuda_check(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&fill_kernel<DType::f32, false>)), "kernel_build");
+  return {a.ptxVersion, a.binaryVersion};
+}
+
 static double g_kernel_load_s = 0;
 
 double kernel_load_seconds() { return g_kernel_load_s; }

@@ -89,6 +89,14 @@ VerifyResult verify_equal(DType d, const void* got, const void* expected, std::s
 // on a fresh GPU machine that first load took about 10 s per module (bench/RESULTS.md, device runs
 // 11 and 14), so the world fixtures call this before they create communicators, and no case pays it.
 void preload_kernels();
+// The architectures the loaded payload kernels were compiled for, as major * 10 + minor
+// (cudaFuncAttributes of one kernel on the current device): the PTX they came from and the machine
+// code that runs. ptx_arch below the GPU's major means the driver JIT-compiled them.
+struct KernelBuild {
+  int ptx_arch = 0;
+  int binary_arch = 0;
+};
+KernelBuild kernel_build();
 // Seconds spent in preload_kernels() so far in this process (the suites print it beside setup).
 double kernel_load_seconds();
 // Host encoding of a scalar in the dtype's bits (premulsum scalars); out holds dtype_info(d).size bytes.

@@ -126,6 +126,22 @@ TEST_P(PayloadKernels, FillExpectedAndVerifyAgreeAndCatchErrors) {
   cudaStreamDestroy(s);
 }
 
+// A build whose kernels carry only PTX of an older architecture still passes every check, but the
+// driver JIT-compiles it on first use (15.7 s on a fresh H200): torch's CMake config once did that
+// to this build silently (bench/RESULTS.md, device run 19).
+TEST(PayloadKernelsBuild, CarryCodeForThisGpuArchitecture) {
+  CTS_REQUIRE_GPUS(1);
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+  const int gpu = prop.major * 10 + prop.minor;
+  const KernelBuild k = kernel_build();
+  EXPECT_EQ(k.ptx_arch / 10, prop.major)
+      << "the payload kernels were compiled from compute_" << k.ptx_arch << " PTX and JIT-compiled for this sm_" << gpu
+      << " GPU; configure with -DCMAKE_CUDA_ARCHITECTURES=" << gpu << " (or a list that holds it)";
+  RecordProperty("kernel_ptx_arch", k.ptx_arch);
+  RecordProperty("kernel_binary_arch", k.binary_arch);
+}
+
 // The benchmarks' hook: the exact-mode check kernels alone, not waited for; the next verify() still
 // starts from a clean verdict, and a pattern without that pass is refused, not half-checked.
 TEST(PayloadKernelsBenchHook, EnqueueVerifyKernelsLeavesVerifyExactAndRefusesMixedMode) {
