@@ -85,9 +85,10 @@ void enqueue_verify_kernels(const Pattern& p, const Expectation& e, const void* 
 // Element-wise value comparison of two buffers (NaN never equals).
 VerifyResult verify_equal(DType d, const void* got, const void* expected, std::size_t count,
                           cudaStream_t stream, double timeout_s = 60);
-// Loads the kernels' modules on the current device now (CUDA loads them lazily, at first launch):
-// on a fresh GPU machine that first load took about 10 s per module (bench/RESULTS.md, device runs
-// 11 and 14), so the world fixtures call this before they create communicators, and no case pays it.
+// Loads the kernels' modules on the current device now (CUDA loads them lazily, at first launch,
+// and a load can wait behind NCCL's work), so the world fixtures call this before they create
+// communicators and no case pays it. A load that JIT-compiles (kernels without code for this GPU)
+// took 15-23 s here (bench/RESULTS.md, device runs 18-20); kernel_build() tells.
 void preload_kernels();
 // The architectures the loaded payload kernels were compiled for, as major * 10 + minor
 // (cudaFuncAttributes of one kernel on the current device): the PTX they came from and the machine
