@@ -93,14 +93,14 @@ __global__ void __launch_bounds__(256) fill_kernel(Exact<D> ex, GenParams g, int
   auto mixed = [&](std::uint32_t h) { return bit_cast_hd<S>(from_double<T>(raw_mixed_bits(g, rank, h))); };
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::uint32_t rank_bits = static_cast<std::uint32_t>(rank) * kRankMul;
+  const std::uint32_t rank_bits = Exact<D>::rank_offset(rank);
   for_each_unvectorised(begin, vbegin, vbegin + nvec * L, end, tid, stride,
                         [&](std::int64_t i) { out[i] = Mixed ? mixed(ex.bits0(i) + rank_bits) : ex.input1(rank, i); });
   uint4* vo = reinterpret_cast<uint4*>(out + vbegin);
   for (std::int64_t v = tid; v < nvec; v += stride) {
     const std::int64_t i0 = vbegin + v * L;
     if constexpr (Mixed) {
-      const std::uint32_t h = static_cast<std::uint32_t>(i0) * kIndexMul + ex.seg + rank_bits;
+      const std::uint32_t h = ex.seg_bits(i0) + rank_bits;
       S s[L];
 #pragma unroll
       for (int k = 0; k < L; ++k) s[k] = mixed(h + static_cast<std::uint32_t>(k) * kIndexMul);
@@ -196,14 +196,11 @@ double kernel_load_seconds() { return g_kernel_load_s; }
 
 void preload_kernels() {
   const auto t0 = std::chrono::steady_clock::now();
-  struct AddTime {
-    std::chrono::steady_clock::time_point t0;
-    ~AddTime() { g_kernel_load_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
-  } add_time{t0};
   cudaFuncAttributes a;
   cuda_check(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&fill_kernel<DType::f32, false>)), "preload (fill)");
   cuda_check(cudaFuncGetAttributes(&a, any_check_kernel_lo()), "preload (checks)");
   cuda_check(cudaFuncGetAttributes(&a, any_check_kernel_hi()), "preload (checks)");
+  g_kernel_load_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void poison(void* ptr, std::size_t bytes, cudaStream_t stream) {

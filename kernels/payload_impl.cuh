@@ -147,16 +147,16 @@ __host__ __device__ inline To bit_cast_hd(const From& f) {
   return t;
 }
 
-// fp8 lanes of the lane-by-lane path through the packed conversion instructions (1) or integer
-// ops (0). On an H200 the conversions ran at 12% of copy and the integer ops at 61%
-// (bench/RESULTS.md, run 11); both pass gpucts_payload_host, but only 1 has run the GPU suites,
-// so it stays the default until 0 has. The word path of simd_bytes needs neither.
 #if defined(__CUDACC__)
 #define CTS_NOINLINE __noinline__
 #else
 #define CTS_NOINLINE __attribute__((noinline))
 #endif
 
+// fp8 lanes of the lane-by-lane path through the packed conversion instructions (1) or integer
+// ops (0). On an H200 the conversions ran at 12% of copy and the integer ops at 61%
+// (bench/RESULTS.md, run 11); both pass gpucts_payload_host, but only 1 has run the GPU suites,
+// so it stays the default until 0 has. The word path of simd_bytes needs neither.
 #ifndef GPUCTS_FP8_PACKED_CVT
 #define GPUCTS_FP8_PACKED_CVT 1
 #endif
@@ -268,6 +268,10 @@ struct Exact {
 
   // Rank 0's element bits at hash index idx (any idx).
   __host__ __device__ std::uint32_t bits0(std::int64_t idx) const { return payload_bits(seed_mix, idx); }
+  // The same at element i of the current segment: one multiply-add (for_each_segment).
+  __host__ __device__ std::uint32_t seg_bits(std::int64_t i) const { return static_cast<std::uint32_t>(i) * kIndexMul + seg; }
+  // How far rank r's bits lie from rank 0's.
+  __host__ __device__ static std::uint32_t rank_offset(int r) { return static_cast<std::uint32_t>(r) * kRankMul; }
 
   // x - kBias as a lane value (floats: one exact subtract).
   __host__ __device__ static Num from_biased(std::uint32_t x) {
@@ -364,7 +368,7 @@ struct Exact {
 #pragma unroll
       for (int k = 0; k < M; ++k) twos[k] = 0;
       for (int r = 0; r < cc; ++r) {
-        const std::uint32_t hr = h + static_cast<std::uint32_t>(r) * kRankMul;
+        const std::uint32_t hr = h + rank_offset(r);
 #pragma unroll
         for (int k = 0; k < M; ++k) twos[k] += hr + static_cast<std::uint32_t>(k) * kIndexMul < 0x40000000U ? 1 : 0;
       }
@@ -378,7 +382,7 @@ struct Exact {
 #pragma unroll
       for (int k = 0; k < M; ++k) acc[k] = cc > 0 ? value_of(h + static_cast<std::uint32_t>(k) * kIndexMul) : 0;
       for (int r = 1; r < cc; ++r) {
-        const std::uint32_t hr = h + static_cast<std::uint32_t>(r) * kRankMul;
+        const std::uint32_t hr = h + rank_offset(r);
 #pragma unroll
         for (int k = 0; k < M; ++k) {
           const int v = value_of(hr + static_cast<std::uint32_t>(k) * kIndexMul);
@@ -399,7 +403,7 @@ struct Exact {
 #pragma unroll
     for (int k = 0; k < M; ++k) acc[k] = kBias + static_cast<std::uint32_t>(kPow2 ? 0 : cc * ilo);
     for (int r = 0; r < cc; ++r) {
-      const std::uint32_t hr = h + static_cast<std::uint32_t>(r) * kRankMul;
+      const std::uint32_t hr = h + rank_offset(r);
 #pragma unroll
       for (int k = 0; k < M; ++k) {
         const std::uint32_t hk = hr + static_cast<std::uint32_t>(k) * kIndexMul;
@@ -430,7 +434,7 @@ struct Exact {
     if (kind == static_cast<int>(Expectation::Kind::copy)) {
       const int src = src_rank >= 0 ? src_rank : static_cast<int>(i / block);
       const std::int64_t j = src_rank >= 0 ? i : i % block;
-      input<1>(src, bits0(base + j) + static_cast<std::uint32_t>(src) * kRankMul, v);
+      input<1>(src, bits0(base + j) + rank_offset(src), v);
     } else {
       reduced<1>(bits0(base + i), v);
     }
@@ -438,7 +442,7 @@ struct Exact {
   }
   __host__ __device__ S input1(int rank, std::int64_t i) const {
     Num v[1];
-    input<1>(rank, bits0(i) + static_cast<std::uint32_t>(rank) * kRankMul, v);
+    input<1>(rank, bits0(i) + rank_offset(rank), v);
     return bits(v[0]);
   }
 
@@ -457,10 +461,10 @@ struct Exact {
           for (int k = 0; k < L; ++k) s[k] = expected1(i + k);
           return pack_vec(s);
         }
-        return input_at(static_cast<int>(q), static_cast<std::uint32_t>(j) * kIndexMul + seg + static_cast<std::uint32_t>(q) * kRankMul);
+        return input_at(static_cast<int>(q), seg_bits(j) + rank_offset(static_cast<int>(q)));
       }
     }
-    const std::uint32_t h = static_cast<std::uint32_t>(i) * kIndexMul + seg;
+    const std::uint32_t h = seg_bits(i);
     if constexpr (sizeof(S) == 1) {  // one rank: the reduction of a single input is that input (x2 for premulsum)
       if (bytewise && n == 1 && op != static_cast<int>(RedOp::prod) && (op != static_cast<int>(RedOp::premulsum) || iscale == 2)) {
         const uint4 w = simd_bytes(h);
@@ -470,7 +474,7 @@ struct Exact {
     return lanes_reduced(h);
   }
   __host__ __device__ uint4 input_vec(int rank, std::int64_t i) const {
-    return input_at(rank, static_cast<std::uint32_t>(i) * kIndexMul + seg + static_cast<std::uint32_t>(rank) * kRankMul);
+    return input_at(rank, seg_bits(i) + rank_offset(rank));
   }
   // Rank's input vector from its bits h of lane 0 (Inline: the fill's one vector a loop keeps the
   // lane path inline, which measured faster there; the check's unrolled loop calls it out of line).
@@ -482,7 +486,7 @@ struct Exact {
     else return lanes_input(rank, h);
   }
   __host__ __device__ uint4 fill_vec(int rank, std::int64_t i) const {
-    return input_at<true>(rank, static_cast<std::uint32_t>(i) * kIndexMul + seg + static_cast<std::uint32_t>(rank) * kRankMul);
+    return input_at<true>(rank, seg_bits(i) + rank_offset(rank));
   }
 
   // The lane-by-lane forms. For 1-byte types they are out of line: the check's unrolled loop then
