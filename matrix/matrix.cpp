@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 namespace cts {
@@ -21,7 +22,7 @@ class RowReader {
   [[noreturn]] void fail(const std::string& what) const {
     throw MatrixError(t_.file + ":" + std::to_string(r_.line) + ": " + what);
   }
-  const std::string& text(const std::string& col) const { return r_.at(col); }
+  const std::string& text(const std::string& col) const { return r_.at(col); }  // "" for an absent optional column
   std::string required(const std::string& col) const {
     if (r_.at(col).empty()) fail("column '" + col + "' is empty");
     return r_.at(col);
@@ -142,7 +143,7 @@ void load_torch(Matrix& m, const std::map<std::string, std::string>& files) {
 }
 
 void load_cuda(Matrix& m, const std::map<std::string, std::string>& files) {
-  auto t = table(files, "cuda.csv", {"cuda", "min_driver", "toolkit_driver", "sms"});
+  auto t = table(files, "cuda.csv", {"cuda", "min_driver", "runfile_driver", "sms"}, {"ga_driver"});
   KeySet keys(t.file);
   for (const auto& r : t.rows) {
     RowReader rd(t, r);
@@ -151,9 +152,10 @@ void load_cuda(Matrix& m, const std::map<std::string, std::string>& files) {
     row.meta = rd.meta(row.cuda.release_str(2));
     keys.add(row.meta.key, r.line);
     row.min_driver = rd.version("min_driver");
-    row.toolkit_driver = rd.opt_version("toolkit_driver");
-    if (!row.toolkit_driver && !row.meta.is_unconfirmed("toolkit_driver"))
-      rd.fail("toolkit_driver is empty but not marked unconfirmed");
+    row.ga_driver = rd.opt_version("ga_driver");
+    row.runfile_driver = rd.opt_version("runfile_driver");
+    for (const char* col : {"ga_driver", "runfile_driver"})
+      if (!rd.opt_version(col) && !row.meta.is_unconfirmed(col)) rd.fail(std::string(col) + " is empty but not marked unconfirmed");
     row.sms = rd.versions("sms");
     if (row.sms.empty()) rd.fail("sms is empty");
     m.cuda.push_back(std::move(row));
@@ -219,7 +221,8 @@ void load_nccl(Matrix& m, const std::map<std::string, std::string>& files) {
   }
   {
     auto t = table(files, "nccl_env.csv",
-                   {"name", "since", "until", "type", "values", "min", "max", "default", "constraint"});
+                   {"name", "since", "until", "type", "values", "min", "max", "default", "constraint"},
+                   {"out_of_range", "multiple_of"});
     KeySet keys(t.file);
     static const std::set<std::string> types = {"int", "bool", "enum", "list", "algo", "proto",
                                                 "level", "ifname", "string", "path", "notnccl", "ignore"};
@@ -249,6 +252,11 @@ void load_nccl(Matrix& m, const std::map<std::string, std::string>& files) {
       row.max = rd.opt_int("max");
       row.default_value = rd.opt_int("default");
       row.constraint = rd.text("constraint");
+      const std::string oor = rd.text("out_of_range");
+      if (!oor.empty() && oor != "error" && oor != "clamp") rd.fail("out_of_range must be error or clamp");
+      row.clamps = oor == "clamp";
+      row.multiple_of = rd.opt_int("multiple_of");
+      if (row.multiple_of && *row.multiple_of <= 0) rd.fail("multiple_of must be positive");
       if (!row.constraint.empty()) {
         auto star = row.constraint.find('*'), le = row.constraint.find("<=");
         if (star == std::string::npos || le == std::string::npos || le < star)
@@ -285,6 +293,65 @@ void load_lightning(Matrix& m, const std::map<std::string, std::string>& files) 
     }
 }
 
+// Device implementations of (collective, algorithm, protocol), generated from the NCCL tags.
+void load_nccl_algos(Matrix& m, const std::map<std::string, std::string>& files) {
+  auto t = table(files, "nccl_algos.csv", {"collective", "algorithm", "protocol", "since", "until"});
+  KeySet keys(t.file);
+  for (const auto& r : t.rows) {
+    RowReader rd(t, r);
+    NcclAlgo row;
+    row.collective = rd.required("collective");
+    row.algorithm = rd.required("algorithm");
+    row.protocol = rd.required("protocol");
+    row.meta = rd.meta(row.collective + "/" + row.algorithm + "/" + row.protocol);
+    keys.add(row.meta.key, r.line);
+    row.since = rd.version("since");
+    row.until = rd.opt_version("until");
+    if (row.until && *row.until <= row.since) rd.fail("until is not after since");
+    m.nccl_algos.push_back(std::move(row));
+  }
+}
+
+// GPU families -> driver floor, and driver branches -> end of life.
+void load_driver_tables(Matrix& m, const std::map<std::string, std::string>& files) {
+  {
+    auto t = table(files, "gpu_families.csv", {"family", "cc_min", "cc_max", "min_driver", "first_cuda"});
+    KeySet keys(t.file);
+    for (const auto& r : t.rows) {
+      RowReader rd(t, r);
+      GpuFamily row;
+      row.family = rd.required("family");
+      row.meta = rd.meta(row.family);
+      keys.add(row.meta.key, r.line);
+      row.cc_min = rd.version("cc_min");
+      row.cc_max = rd.version("cc_max");
+      if (row.cc_max.compare_release(row.cc_min) < 0) rd.fail("cc_max is below cc_min");
+      row.min_driver = rd.version("min_driver");
+      row.first_cuda = rd.version("first_cuda");
+      m.gpu_families.push_back(std::move(row));
+    }
+  }
+  auto t = table(files, "driver_branches.csv", {"branch", "designation", "status", "eol"});
+  KeySet keys(t.file);
+  static const std::regex month("^[0-9]{4}-(0[1-9]|1[0-2])$");
+  for (const auto& r : t.rows) {
+    RowReader rd(t, r);
+    DriverBranch row;
+    auto branch = rd.opt_int("branch");
+    if (!branch || *branch <= 0) rd.fail("branch must be a positive integer");
+    row.branch = static_cast<long>(*branch);
+    row.meta = rd.meta(std::to_string(row.branch));
+    keys.add(row.meta.key, r.line);
+    row.designation = rd.required("designation");
+    const std::string& status = rd.required("status");
+    if (status != "supported" && status != "eol") rd.fail("status must be supported or eol");
+    row.listed_eol = status == "eol";
+    row.eol = rd.text("eol");
+    if (!row.eol.empty() && !std::regex_match(row.eol, month)) rd.fail("eol '" + row.eol + "' is not YYYY-MM");
+    m.driver_branches.push_back(std::move(row));
+  }
+}
+
 }  // namespace
 
 std::optional<Version> arch_cc(const std::string& arch) {
@@ -317,21 +384,31 @@ bool cuda_targets(const CudaRow& row, const Version& cc) {
 
 const std::vector<std::string>& matrix_files() {
   static const std::vector<std::string> files = {"torch.csv", "cuda.csv", "nccl_releases.csv", "nccl_features.csv",
-                                                 "nccl_ops.csv", "lightning.csv", "nccl_env.csv"};
+                                                 "nccl_ops.csv", "lightning.csv", "nccl_env.csv",
+                                                 "nccl_algos.csv", "gpu_families.csv", "driver_branches.csv"};
   return files;
 }
+
+namespace {
+std::string known_files() {
+  std::string out;
+  for (const auto& f : matrix_files()) out += (out.empty() ? "" : ", ") + f;
+  return out;
+}
+}  // namespace
 
 Matrix parse_matrix(const std::map<std::string, std::string>& files, const std::string& origin) {
   for (const auto& [name, text] : files)
     if (std::find(matrix_files().begin(), matrix_files().end(), name) == matrix_files().end())
-      throw MatrixError(name + ": not a matrix file (known: torch.csv, cuda.csv, nccl_releases.csv, "
-                               "nccl_features.csv, nccl_ops.csv, lightning.csv, nccl_env.csv)");
+      throw MatrixError(name + ": not a matrix file (known: " + known_files() + ")");
   Matrix m;
   m.origin = origin;
   load_torch(m, files);
   load_cuda(m, files);
   load_nccl(m, files);
   load_lightning(m, files);
+  load_nccl_algos(m, files);
+  load_driver_tables(m, files);
   return m;
 }
 
@@ -395,6 +472,18 @@ const LightningRow* Matrix::find_lightning(const Version& v) const {
 const NcclEnvVar* Matrix::find_env(const std::string& name) const {
   for (const auto& r : nccl_env)
     if (r.name == name) return &r;
+  return nullptr;
+}
+
+const GpuFamily* Matrix::find_gpu_family(const Version& cc) const {
+  for (const auto& r : gpu_families)
+    if (r.cc_min.compare_release(cc, 2) <= 0 && cc.compare_release(r.cc_max, 2) <= 0) return &r;
+  return nullptr;
+}
+
+const DriverBranch* Matrix::find_driver_branch(long branch) const {
+  for (const auto& r : driver_branches)
+    if (r.branch == branch) return &r;
   return nullptr;
 }
 

@@ -23,6 +23,8 @@ struct RowMeta {
   std::set<std::string> unconfirmed;  // field names that are UNCONFIRMED
   bool is_unconfirmed(const std::string& field) const { return unconfirmed.count(field) > 0; }
   std::string cite() const { return file + ":" + key; }
+  // What a finding names as its evidence: the row and who says so ("cuda.csv:12.8 (https://...)").
+  std::string evidence() const { return cite() + " (" + source + ")"; }
 };
 
 struct TorchRow {
@@ -42,8 +44,11 @@ struct CudaRow {
   RowMeta meta;
   Version cuda;                     // 12.4
   Version min_driver;               // minor-version-compatibility floor of the major (525 for 12.x)
-  std::optional<Version> toolkit_driver;  // Linux driver of the GA runfile (550.54.14 for 12.4.0)
+  std::optional<Version> ga_driver;       // NVIDIA's Table 3 minimum for the GA release (570.26 for 12.8)
+  std::optional<Version> runfile_driver;  // Linux driver bundled in the GA runfile (570.86.10 for 12.8.0)
   std::vector<Version> sms;         // compute capabilities it can target (7.5, 9.0, ...)
+  // The driver at which this minor runs without minor-version compatibility.
+  const std::optional<Version>& full_driver() const { return ga_driver ? ga_driver : runfile_driver; }
 };
 
 struct NcclRelease {
@@ -89,6 +94,36 @@ struct NcclEnvVar {
   std::optional<long long> min, max;
   std::optional<long long> default_value;  // NCCL's default, used by constraints
   std::string constraint;           // "A*B<=N"
+  bool clamps = false;              // out_of_range "clamp": NCCL replaces a value outside min/max/multiple_of
+  std::optional<long long> multiple_of;
+};
+
+// A (collective, algorithm, protocol) that an NCCL release implements on the device.
+struct NcclAlgo {
+  RowMeta meta;
+  std::string collective;           // "AllReduce" (ncclFuncStr)
+  std::string algorithm;            // "Ring" (NCCL_ALGO's word)
+  std::string protocol;             // "Simple" (NCCL_PROTO's word)
+  Version since;
+  std::optional<Version> until;     // exclusive
+};
+
+// A GPU family (compute-capability range) and the oldest driver branch that drives it.
+struct GpuFamily {
+  RowMeta meta;
+  std::string family;
+  Version cc_min, cc_max;           // inclusive
+  Version min_driver;               // 570 (= R570)
+  Version first_cuda;
+};
+
+// An NVIDIA data-center driver branch (R580) and its end of life.
+struct DriverBranch {
+  RowMeta meta;
+  long branch = 0;
+  std::string designation;          // LTSB | PB | NFB | unknown
+  bool listed_eol = false;          // NVIDIA lists it as end of life
+  std::string eol;                  // "2026-06"; empty = no month given
 };
 
 struct Matrix {
@@ -99,6 +134,9 @@ struct Matrix {
   std::vector<NcclOp> nccl_ops;
   std::vector<LightningRow> lightning;
   std::vector<NcclEnvVar> nccl_env;
+  std::vector<NcclAlgo> nccl_algos;
+  std::vector<GpuFamily> gpu_families;
+  std::vector<DriverBranch> driver_branches;
   std::string origin;               // "built-in" or the directory
 
   // torch "2.11.0+cu130" -> its row (release line and CUDA variant); nullptr if none.
@@ -109,6 +147,8 @@ struct Matrix {
   const LightningRow* find_lightning(const Version& lightning) const;
   const NcclEnvVar* find_env(const std::string& name) const;
   const NcclFeature* find_feature(const std::string& name) const;
+  const GpuFamily* find_gpu_family(const Version& cc) const;
+  const DriverBranch* find_driver_branch(long branch) const;
 };
 
 // Whether a torch arch list ("sm_90", "compute_90" = PTX) runs on a GPU of compute capability `cc`:

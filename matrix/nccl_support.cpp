@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <set>
 
 namespace cts {
 namespace {
@@ -91,16 +92,29 @@ std::string check_word(const NcclEnvVar& var, const std::string& word, const std
   return "'" + trim(word) + "' is not one of " + names;
 }
 
-const char* const kFunctions[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce", "SendRecv"};
+// ncclFuncStr: the prefixes NCCL_ALGO / NCCL_PROTO accept (the same five in every release).
+const char* const kFunctions[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce"};
 
-// NCCL_ALGO / NCCL_PROTO: "Ring,Tree", "^LL128", and from 2.24 "allreduce:tree;broadcast:ring".
-std::string check_algo_list(const NcclEnvVar& var, const std::string& value, const std::optional<Version>& nccl) {
+bool has_feature(const Matrix& m, const char* feature, const Version& nccl) {
+  return nccl_feature_supported(m, feature, nccl).supported;
+}
+
+// NCCL_ALGO / NCCL_PROTO: "Ring,Tree", "^LL128", and from 2.24 "allreduce:tree;broadcast:ring"
+// (parseList of src/graph/tuning.cc: every entry after the first has a prefix).
+std::string check_algo_list(const Matrix& m, const NcclEnvVar& var, const std::string& value,
+                            const std::optional<Version>& nccl) {
   bool per_function = value.find(':') != std::string::npos || value.find(';') != std::string::npos;
-  if (per_function && nccl && nccl->compare_release(Version::parse("2.24")) < 0)
-    return "the per-function syntax 'func:list;...' needs NCCL 2.24 (this is " + nccl->release_str() + ")";
+  if (per_function && nccl && !has_feature(m, "AlgoPerFunctionSyntax", *nccl))
+    return "the per-function syntax 'func:list;...' needs NCCL " +
+           (m.find_feature("AlgoPerFunctionSyntax") ? m.find_feature("AlgoPerFunctionSyntax")->since.str() : std::string("2.24")) +
+           " (this is " + nccl->release_str() + ")";
+  bool first = true;
   for (const auto& segment : split(value, ';')) {
     std::string list = trim(segment);
     auto colon = list.find(':');
+    if (colon == std::string::npos && !first)
+      return "every entry after the first needs a 'func:' prefix ('" + list + "' has none): NCCL refuses it";
+    first = false;
     if (colon != std::string::npos) {
       std::string fn = trim(list.substr(0, colon));
       bool known = std::any_of(std::begin(kFunctions), std::end(kFunctions),
@@ -119,21 +133,44 @@ std::string check_algo_list(const NcclEnvVar& var, const std::string& value, con
   return "";
 }
 
-// "" when `value` is acceptable for `var`.
-std::string check_value(const NcclEnvVar& var, const std::string& value, const std::optional<Version>& nccl) {
-  const std::string& t = var.type;
-  if (t == "int" || t == "bool") {
+// What is wrong with a value ("" = nothing), and whether NCCL clamps it rather than failing.
+struct ValueVerdict {
+  std::string why;
+  bool clamped = false;
+};
+
+// An integer outside [min, max] or off its step; "" when inside.
+std::string out_of_bounds(const NcclEnvVar& var, long long v) {
+  if (var.min && v < *var.min) return std::to_string(v) + " is below the minimum " + std::to_string(*var.min);
+  if (var.max && v > *var.max) return std::to_string(v) + " is above the maximum " + std::to_string(*var.max);
+  if (var.multiple_of && v % *var.multiple_of != 0) return std::to_string(v) + " is not a multiple of " + std::to_string(*var.multiple_of);
+  return "";
+}
+
+std::string check_value_text(const Matrix& m, const NcclEnvVar& var, const std::string& value,
+                             const std::optional<Version>& nccl);
+
+ValueVerdict check_value(const Matrix& m, const NcclEnvVar& var, const std::string& value,
+                         const std::optional<Version>& nccl) {
+  if (var.type == "int" || var.type == "bool") {
     auto v = parse_int(value);
-    if (!v) return "'" + value + "' is not an integer";
-    if (var.min && *v < *var.min) return std::to_string(*v) + " is below the minimum " + std::to_string(*var.min);
-    if (var.max && *v > *var.max) return std::to_string(*v) + " is above the maximum " + std::to_string(*var.max);
+    if (!v) return {"'" + value + "' is not an integer"};
+    std::string why = out_of_bounds(var, *v);
+    if (!why.empty()) return {why, var.clamps};
     if (!var.values.empty()) {
       bool listed = std::any_of(var.values.begin(), var.values.end(),
                                 [&](const std::string& w) { return parse_int(parse_word(w).word) == v; });
-      if (!listed) return check_word(var, value, nccl);
+      if (!listed) return {check_word(var, value, nccl)};
     }
-    return "";
+    return {};
   }
+  return {check_value_text(m, var, value, nccl)};
+}
+
+// The word-valued types.
+std::string check_value_text(const Matrix& m, const NcclEnvVar& var, const std::string& value,
+                             const std::optional<Version>& nccl) {
+  const std::string& t = var.type;
   if (t == "enum") return check_word(var, value, nccl);
   if (t == "level") {
     if (auto v = parse_int(value)) {
@@ -151,9 +188,19 @@ std::string check_value(const NcclEnvVar& var, const std::string& value, const s
     }
     return "";
   }
-  if (t == "algo" || t == "proto") return check_algo_list(var, value, nccl);
+  if (t == "algo" || t == "proto") return check_algo_list(m, var, value, nccl);
   if (t == "ifname") return trim(value).empty() ? "an empty list selects nothing" : "";
   return "";  // string, path: anything goes
+}
+
+// " [64, 512], a multiple of 32" for messages.
+std::string bounds_text(const NcclEnvVar& var) {
+  std::string out;
+  if (var.min || var.max)
+    out = " [" + (var.min ? std::to_string(*var.min) : std::string("..")) + ", " +
+          (var.max ? std::to_string(*var.max) : std::string("..")) + "]";
+  if (var.multiple_of) out += ", a multiple of " + std::to_string(*var.multiple_of);
+  return out;
 }
 
 Finding env_finding(const std::string& id, const std::string& sev, const std::string& name, std::string msg,
@@ -161,7 +208,85 @@ Finding env_finding(const std::string& id, const std::string& sev, const std::st
   return Finding{id, sev, name, std::move(msg), std::move(source), std::move(fix)};
 }
 
+// How parseList leaves one collective: the last entry that applies to it (no prefix, or its own),
+// as (exclude list?, words); nullopt when no entry applies (every word enabled).
+std::optional<std::pair<bool, std::set<std::string>>> entry_for(const std::string& value, const std::string& collective) {
+  std::optional<std::pair<bool, std::set<std::string>>> out;
+  for (const auto& segment : split(value, ';')) {
+    std::string list = trim(segment);
+    auto colon = list.find(':');
+    if (colon != std::string::npos) {
+      if (lower(trim(list.substr(0, colon))) != lower(collective)) continue;
+      list = trim(list.substr(colon + 1));
+    }
+    bool exclude = !list.empty() && list[0] == '^';
+    if (exclude) list = list.substr(1);
+    std::set<std::string> words;
+    for (const auto& w : split(list, ',')) words.insert(lower(trim(w)));
+    out = std::make_pair(exclude, words);
+  }
+  return out;
+}
+
+bool enabled(const std::optional<std::pair<bool, std::set<std::string>>>& entry, const std::string& word) {
+  if (!entry) return true;
+  return entry->second.count(lower(word)) != entry->first;
+}
+
 }  // namespace
+
+std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m, const std::map<std::string, std::string>& env,
+                                                       const Version& nccl) {
+  std::vector<const NcclAlgo*> rows;
+  for (const auto& r : m.nccl_algos)
+    if (in_range(nccl, r.since, r.until)) rows.push_back(&r);
+  if (rows.empty()) return std::nullopt;  // a release the table does not model
+  std::vector<Finding> out;
+  auto algo = env.find("NCCL_ALGO"), proto = env.find("NCCL_PROTO");
+  if (algo == env.end() && proto == env.end()) return out;
+  std::string setting;
+  for (const auto& it : {algo, proto}) {
+    if (it == env.end()) continue;
+    const NcclEnvVar* var = m.find_env(it->first);
+    if (var && !check_value(m, *var, it->second, nccl).why.empty()) return out;  // the lint reports the value
+    setting += (setting.empty() ? "" : " ") + it->first + "=" + it->second;
+  }
+  const NcclFeature* fallback = m.find_feature("AlgoRingFallback");
+  bool falls_back = has_feature(m, "AlgoRingFallback", nccl);
+  std::string missing, needs, evidence;
+  for (const char* coll : kFunctions) {
+    auto a = algo == env.end() ? std::nullopt : entry_for(algo->second, coll);
+    auto p = proto == env.end() ? std::nullopt : entry_for(proto->second, coll);
+    std::string served;
+    bool ok = false;
+    for (const NcclAlgo* r : rows) {
+      if (r->collective != coll) continue;
+      ok |= enabled(a, r->algorithm) && enabled(p, r->protocol);
+      served += (served.empty() ? "" : ", ") + r->algorithm + "/" + r->protocol;
+      if (evidence.empty()) evidence = r->meta.evidence();
+    }
+    if (ok || served.empty()) continue;
+    missing += (missing.empty() ? "" : ", ") + std::string(coll);
+    needs += std::string(needs.empty() ? "" : "; ") + coll + " has only " + served;
+  }
+  if (missing.empty()) return out;
+  std::string fb = fallback ? fallback->meta.evidence() : "nccl_features.csv:AlgoRingFallback";
+  if (falls_back) {
+    out.push_back(env_finding("nccl-collective-without-algorithm", "warning", "NCCL_ALGO/NCCL_PROTO",
+                              setting + " leaves " + missing + " without an algorithm/protocol NCCL " + nccl.release_str() +
+                                  " implements (" + needs + "): this release gives them Ring back, so the setting is ignored for them",
+                              "nccl_algos.csv (" + evidence + "); " + fb,
+                              "allow an algorithm/protocol for every collective, e.g. a per-collective setting (NCCL 2.24+) or unset it"));
+    return out;
+  }
+  out.push_back(env_finding("nccl-collective-without-algorithm", "error", "NCCL_ALGO/NCCL_PROTO",
+                            setting + " leaves " + missing + " without any algorithm/protocol NCCL " + nccl.release_str() +
+                                " implements (" + needs + "): NCCL fails them with 'no algorithm/protocol available'",
+                            "nccl_algos.csv (" + evidence + "); " + fb + " (this release has no Ring fallback)",
+                            "allow one for each, e.g. NCCL_ALGO='Ring,Tree' or per collective 'allreduce:tree;broadcast:ring' "
+                            "(2.24+), or unset the variable"));
+  return out;
+}
 
 SupportVerdict nccl_feature_supported(const Matrix& m, const std::string& feature, const Version& nccl) {
   const NcclFeature* f = m.find_feature(feature);
@@ -254,7 +379,7 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
       out.push_back(env_finding("nccl-env-unknown", "warning", name, msg, "nccl_env.csv", fix));
       continue;
     }
-    const std::string src = var->meta.cite();
+    const std::string src = var->meta.evidence();
     if (nccl && var->since && nccl->compare_release(*var->since) < 0) {
       out.push_back(env_finding("nccl-env-newer-than-library", "warning", name,
                                 name + " exists from NCCL " + var->since->str() + "; the loaded " + lib + " ignores it",
@@ -264,7 +389,14 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
                                 name + " is no longer read from NCCL " + var->until->str() + " (loaded: " + lib + ")",
                                 src, "drop " + name + (var->meta.note.empty() ? "" : " (" + var->meta.note + ")")));
     }
-    std::string why = check_value(*var, value, nccl);
+    ValueVerdict verdict = check_value(m, *var, value, nccl);
+    const std::string& why = verdict.why;
+    if (verdict.clamped) {
+      out.push_back(env_finding("nccl-env-clamped", "warning", name,
+                                name + "=" + value + ": " + why + "; NCCL does not refuse it: it replaces the value and goes on",
+                                src, "set " + name + " within its range" + bounds_text(*var) + " to get what you ask for"));
+      continue;
+    }
     if (!why.empty()) {
       bool weak = var->meta.is_unconfirmed("values") || var->meta.is_unconfirmed("type");
       out.push_back(env_finding("nccl-env-invalid-value", weak ? "warning" : "error", name,
@@ -306,7 +438,7 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
                                 a + "=" + std::to_string(*va) + " x " + b + "=" + std::to_string(*vb) + " = " +
                                     std::to_string(*va * *vb) + " sockets per connection > " +
                                     std::to_string(*limit) + ": NCCL clamps it (with a WARN)",
-                                var.meta.cite(), "choose values whose product is at most " + std::to_string(*limit)));
+                                var.meta.evidence(), "choose values whose product is at most " + std::to_string(*limit)));
   }
   return out;
 }

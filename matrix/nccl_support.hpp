@@ -31,9 +31,17 @@ SupportVerdict nccl_feature_supported(const Matrix& m, const std::string& featur
 
 // Lints NCCL_* variables of `env` (other names are ignored). `nccl`: the library that will read
 // them (absent: version checks are skipped). Findings: nccl-env-invalid-value, nccl-env-unknown,
-// nccl-env-newer-than-library, nccl-socket-threads-product, nccl-p2p-disabled, nccl-ib-disabled.
+// nccl-env-newer-than-library, nccl-env-removed, nccl-env-clamped (a value NCCL replaces by its
+// bound: nccl_env.csv out_of_range=clamp), nccl-socket-threads-product, nccl-p2p-disabled, nccl-ib-disabled.
 std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, std::string>& env,
                                    const std::optional<Version>& nccl);
+
+// NCCL_ALGO / NCCL_PROTO against the (collective, algorithm, protocol) rows of nccl_algos.csv that
+// `nccl` implements: nccl-collective-without-algorithm (an error where the release has no Ring
+// fallback, nccl_features.csv:AlgoRingFallback; a warning where it has one) naming every collective
+// the setting leaves with none. nullopt: the table does not model this release.
+std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m, const std::map<std::string, std::string>& env,
+                                                       const Version& nccl);
 
 // NCCL_SOCKET_IFNAME / NCCL_IB_HCA syntax: comma-separated prefixes; a leading '^' makes the list
 // an exclude list; a leading '=' (after '^' if any) makes every entry an exact name. Returns whether

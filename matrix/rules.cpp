@@ -1,6 +1,7 @@
 #include "rules.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <functional>
 #include <set>
 
@@ -47,7 +48,7 @@ std::optional<Version> driver_level(const Matrix& m, const Fingerprint& fp) {
   if (!fp.driver_version) return std::nullopt;
   const CudaRow* best = nullptr;
   for (const auto& r : m.cuda)
-    if (r.toolkit_driver && r.toolkit_driver->compare_release(*fp.driver_version) <= 0 &&
+    if (r.full_driver() && r.full_driver()->compare_release(*fp.driver_version) <= 0 &&
         (!best || best->cuda.compare_release(r.cuda) < 0))
       best = &r;
   return best ? std::optional<Version>(best->cuda) : std::nullopt;
@@ -63,7 +64,7 @@ const CudaRow* floor_row(const Matrix& m, const Version& cuda) {
 std::string driver_branch_fix(const CudaRow& row) {
   std::string fix = "install a Linux driver >= " + v(row.min_driver) + " (R" + std::to_string(row.min_driver.major()) +
                     " branch or newer)";
-  if (row.toolkit_driver) fix += "; >= " + v(*row.toolkit_driver) + " runs CUDA " + row.cuda.release_str(2) + " without minor-version compatibility";
+  if (row.full_driver()) fix += "; >= " + v(*row.full_driver()) + " runs CUDA " + row.cuda.release_str(2) + " without minor-version compatibility";
   return fix;
 }
 
@@ -93,7 +94,7 @@ bool rule_driver_runtime(Ctx& c) {
   const CudaRow* row = nullptr;
   auto why = driver_cannot_run(c.m, c.fp, rt, &row);
   if (!why) return false;
-  std::string src = row ? row->meta.cite() : "rule:driver-cuda-major";
+  std::string src = row ? row->meta.evidence() : "rule:driver-cuda-major";
   if (!why->empty()) {
     c.add("driver-too-old-for-cuda-runtime", row ? severity("error", row->meta, "min_driver") : "error", c.who,
           "CUDA runtime " + rt.release_str(2) + ": " + *why, src,
@@ -106,9 +107,9 @@ bool rule_driver_runtime(Ctx& c) {
           "CUDA runtime " + rt.release_str(2) + " on a CUDA " + level->release_str(2) + "-level driver" +
               (c.fp.driver_version ? " (" + v(*c.fp.driver_version) + ")" : "") +
               ": runs under minor-version compatibility, without JIT of newer PTX and with its other limits",
-          src, row && row->toolkit_driver
-                   ? "for full support install a driver >= " + v(*row->toolkit_driver) + " (the CUDA " +
-                         row->cuda.release_str(2) + " GA driver, R" + std::to_string(row->toolkit_driver->major()) + ")"
+          src, row && row->full_driver()
+                   ? "for full support install a driver >= " + v(*row->full_driver()) + " (the CUDA " +
+                         row->cuda.release_str(2) + " GA driver, R" + std::to_string(row->full_driver()->major()) + ")"
                    : "upgrade the driver to the branch of CUDA " + rt.release_str(2));
   }
   return true;
@@ -138,7 +139,7 @@ bool rule_driver_torch(Ctx& c) {
     const TorchRow* trow = c.m.find_torch(*c.fp.torch->version, tc);
     c.add("driver-too-old-for-torch-cuda", row ? severity("error", row->meta, "min_driver") : "error", c.who,
           "torch " + v(*c.fp.torch->version) + " is built for CUDA " + tc->release_str(2) + ": " + *why,
-          trow ? trow->meta.cite() : row ? row->meta.cite() : "rule:driver-cuda-major",
+          trow ? trow->meta.evidence() : row ? row->meta.evidence() : "rule:driver-cuda-major",
           (wheel.empty() ? std::string() : "install " + wheel + ", or ") +
               (row ? driver_branch_fix(*row) : "upgrade the driver"));
   }
@@ -197,7 +198,7 @@ bool rule_nccl_below_matrix(Ctx& c) {
   c.add("nccl-below-matrix", "warning", c.who,
         "torch " + v(*c.fp.torch->version) + " reports NCCL " + c.fp.torch->nccl->release_str(3) + ", older than the " +
             row->nccl->release_str(3) + " its official wheel ships" + unconfirmed_note(row->meta, "nccl"),
-        row->meta.cite(), "install the official torch " + row->torch.release_str(2) + "+" + row->variant +
+        row->meta.evidence(), "install the official torch " + row->torch.release_str(2) + "+" + row->variant +
                               " wheel (or nvidia-nccl-cu" + std::to_string(row->cuda.major()) + ">=" +
                               row->nccl->release_str(3) + ")");
   return true;
@@ -214,7 +215,7 @@ bool rule_gpu_arch_torch(Ctx& c) {
     src = "rule:torch.cuda.get_arch_list";
   } else if (row) {
     list = &row->arch_list;
-    src = row->meta.cite();
+    src = row->meta.evidence();
     from_row = true;
   }
   if (!list) return false;
@@ -249,7 +250,7 @@ bool rule_gpu_arch_cuda(Ctx& c) {
     c.add("gpu-arch-unsupported-by-cuda", severity("error", row->meta, "sms"), c.who + " GPU " + std::to_string(g.index),
           "CUDA " + cuda->release_str(2) + " cannot target " + (g.name ? *g.name + " " : std::string()) + "(" +
               cc_str(*g.cc) + "): it targets " + cc_str(lo) + " to " + cc_str(hi) + unconfirmed_note(row->meta, "sms"),
-          row->meta.cite(),
+          row->meta.evidence(),
           below ? "use a CUDA " + std::to_string(cuda->major() - 1) + ".x build (and its torch wheel) for this GPU"
                 : "use a newer CUDA toolkit and torch wheel that know " + cc_str(*g.cc));
   }
@@ -284,14 +285,14 @@ bool rule_lightning(Ctx& c) {
     if (t.compare_release(row->torch_min) < 0) {
       c.add("lightning-torch-incompatible", severity("error", row->meta, "torch_min"), subject,
             std::string(pkg) + " " + v(**ver) + " needs torch >= " + row->torch_min.str() + "; installed torch is " + v(t),
-            row->meta.cite(), "install torch >= " + row->torch_min.str() + ", or a Lightning release that supports torch " +
+            row->meta.evidence(), "install torch >= " + row->torch_min.str() + ", or a Lightning release that supports torch " +
                                   t.release_str(2));
     } else if (row->torch_tested_below && t.compare_release(*row->torch_tested_below) >= 0) {
       c.add("lightning-torch-untested", "warning", subject,
             std::string(pkg) + " " + v(**ver) + " was tested with torch < " + row->torch_tested_below->str() +
                 " (its CI cap, dropped on install); installed torch " + v(t) + " is untested with it" +
                 unconfirmed_note(row->meta, "last"),
-            row->meta.cite(), "use a newer Lightning release or torch < " + row->torch_tested_below->str());
+            row->meta.evidence(), "use a newer Lightning release or torch < " + row->torch_tested_below->str());
     }
   }
   return any;
@@ -310,7 +311,8 @@ bool rule_ifname(Ctx& c) {
   c.add("nccl-socket-ifname-no-match", "error", c.who,
         "NCCL_SOCKET_IFNAME=" + it->second + " selects none of this host's interfaces (" + joined +
             "): NCCL's bootstrap fails with 'no socket interface found'",
-        "nccl_env.csv:NCCL_SOCKET_IFNAME", "set NCCL_SOCKET_IFNAME to a prefix of one of: " + joined);
+        c.m.find_env("NCCL_SOCKET_IFNAME") ? c.m.find_env("NCCL_SOCKET_IFNAME")->meta.evidence() : "nccl_env.csv:NCCL_SOCKET_IFNAME",
+        "set NCCL_SOCKET_IFNAME to a prefix of one of: " + joined);
   return true;
 }
 
@@ -330,6 +332,79 @@ bool rule_env_lint(Ctx& c) {
 }
 
 bool rule_env_version(Ctx& c) { return c.fp.env && nccl_reading_env(c.fp); }  // the lint above does the work
+
+bool rule_nccl_algo_coverage(Ctx& c) {
+  auto nccl = nccl_reading_env(c.fp);
+  if (!c.fp.env || !nccl) return false;
+  auto found = nccl_algo_coverage(c.m, *c.fp.env, *nccl);
+  if (!found) return false;  // a release nccl_algos.csv does not model
+  for (auto& f : *found) {
+    f.subject = c.who + " " + f.subject;
+    c.out.push_back(std::move(f));
+  }
+  return true;
+}
+
+// The month of the check (YYYY-MM): the fingerprint's "probed_at" (ISO 8601), else this machine's clock.
+std::string check_month(const Fingerprint& fp) {
+  auto it = fp.extra.find("probed_at");
+  if (it != fp.extra.end() && it->is_string() && it->get<std::string>().size() >= 7) return it->get<std::string>().substr(0, 7);
+  std::time_t now = std::time(nullptr);
+  char buf[8];
+  std::strftime(buf, sizeof buf, "%Y-%m", std::gmtime(&now));
+  return buf;
+}
+
+bool branch_ended(const DriverBranch& b, const std::string& month) {
+  return b.listed_eol || (!b.eol.empty() && b.eol < month);
+}
+
+// The oldest branch at or above `floor` that NVIDIA still supports in `month`, preferring an LTSB.
+std::string supported_branch_hint(const Matrix& m, long floor, const std::string& month) {
+  const DriverBranch* best = nullptr;
+  for (const auto& b : m.driver_branches) {
+    if (b.branch < floor || branch_ended(b, month)) continue;
+    bool better = !best || (b.designation == "LTSB") > (best->designation == "LTSB") ||
+                  ((b.designation == "LTSB") == (best->designation == "LTSB") && b.branch < best->branch);
+    if (better) best = &b;
+  }
+  if (!best) return "";
+  return " (R" + std::to_string(best->branch) + " " + best->designation + (best->eol.empty() ? "" : ", supported until " + best->eol) +
+         ": " + best->meta.cite() + ")";
+}
+
+// A GPU whose family needs a newer driver branch than the installed one (an RTX 5090 on R560).
+bool rule_driver_gpu_family(Ctx& c) {
+  if (!c.fp.driver_version || !c.fp.gpus || c.fp.gpus->empty()) return false;
+  const Version& drv = *c.fp.driver_version;
+  for (const auto& g : *c.fp.gpus) {
+    if (!g.cc) continue;
+    const GpuFamily* fam = c.m.find_gpu_family(*g.cc);
+    if (!fam || drv.compare_release(fam->min_driver) >= 0) continue;
+    const long floor = fam->min_driver.major();
+    c.add("driver-too-old-for-gpu", severity("error", fam->meta, "min_driver"), c.who + " GPU " + std::to_string(g.index),
+          (g.name ? *g.name + " " : std::string()) + "(" + cc_str(*g.cc) + ", " + fam->family + ") needs an R" +
+              std::to_string(floor) + " or newer driver (its architecture first came with CUDA " + fam->first_cuda.release_str(2) +
+              "); driver " + v(drv) + " predates it" + unconfirmed_note(fam->meta, "min_driver"),
+          fam->meta.evidence(),
+          "install a Linux driver of branch R" + std::to_string(floor) + " or newer" + supported_branch_hint(c.m, floor, check_month(c.fp)));
+  }
+  return true;
+}
+
+// A driver of a branch NVIDIA no longer supports (listed as end of life, or past its EOL month).
+bool rule_driver_branch_eol(Ctx& c) {
+  if (!c.fp.driver_version) return false;
+  const DriverBranch* b = c.m.find_driver_branch(c.fp.driver_version->major());
+  const std::string month = check_month(c.fp);
+  if (!b || !branch_ended(*b, month)) return true;
+  c.add("driver-branch-eol", "warning", c.who,
+        "driver " + v(*c.fp.driver_version) + " is of branch R" + std::to_string(b->branch) +
+            (b->designation == "unknown" ? "" : " (" + b->designation + ")") + ", which NVIDIA lists as end of life" +
+            (b->eol.empty() ? "" : " since " + b->eol) + " (checked " + month + "): no more bug or security fixes",
+        b->meta.evidence(), "move to a supported branch" + supported_branch_hint(c.m, b->branch, month));
+  return true;
+}
 
 bool rule_shm(Ctx& c) {
   if (!c.fp.shm_bytes) return false;
@@ -404,8 +479,11 @@ const std::vector<Rule>& rules() {
       {{"lightning-torch-incompatible", "lightning-torch-untested"}, rule_lightning},
       {{"nccl-socket-ifname-no-match"}, rule_ifname},
       {{"nccl-env-invalid-value", "nccl-env-unknown", "nccl-socket-threads-product", "nccl-p2p-disabled",
-        "nccl-ib-disabled"},
+        "nccl-ib-disabled", "nccl-env-clamped"},
        rule_env_lint},
+      {{"nccl-collective-without-algorithm"}, rule_nccl_algo_coverage},
+      {{"driver-too-old-for-gpu"}, rule_driver_gpu_family},
+      {{"driver-branch-eol"}, rule_driver_branch_eol},
       {{"nccl-env-newer-than-library", "nccl-env-removed"}, rule_env_version},
       {{"shm-too-small"}, rule_shm},
       {{"cuda-visible-devices-odd"}, rule_visible_devices},

@@ -105,12 +105,13 @@ TEST(MatrixData, UnconfirmedFactsNeverGiveErrors) {
   const std::map<std::string, std::string> field_of = {
       {"gpu-arch-not-in-torch-build", "arch_list"}, {"gpu-arch-unsupported-by-cuda", "sms"},
       {"nccl-below-matrix", "nccl"}, {"driver-too-old-for-cuda-runtime", "min_driver"},
-      {"driver-too-old-for-torch-cuda", "min_driver"}, {"lightning-torch-incompatible", "torch_min"}};
+      {"driver-too-old-for-torch-cuda", "min_driver"}, {"lightning-torch-incompatible", "torch_min"},
+      {"driver-too-old-for-gpu", "min_driver"}};
   auto no_error_citing = [&](const Fingerprint& fp, const RowMeta& row) {
     CheckResult r = check_fingerprints(m, {fp});
     for (const auto& f : r.findings) {
       auto field = field_of.find(f.id);
-      if (f.source != row.cite() || field == field_of.end() || !row.is_unconfirmed(field->second)) continue;
+      if (f.source != row.evidence() || field == field_of.end() || !row.is_unconfirmed(field->second)) continue;
       ++driven;
       EXPECT_NE(f.severity, "error") << row.cite() << " (" << f.id << "): " << f.message;
     }
@@ -132,6 +133,13 @@ TEST(MatrixData, UnconfirmedFactsNeverGiveErrors) {
     fp.cuda_runtime = row.cuda;
     fp.gpus = std::vector<GpuInfo>{GpuInfo{0, std::nullopt, Version::parse("3.0"), std::nullopt, std::nullopt, std::nullopt},
                                    GpuInfo{1, std::nullopt, Version::parse("15.0"), std::nullopt, std::nullopt, std::nullopt}};
+    no_error_citing(fp, row.meta);
+  }
+  for (const auto& row : m.gpu_families) {
+    if (!row.meta.is_unconfirmed("min_driver")) continue;
+    Fingerprint fp;
+    fp.driver_version = Version::parse("410.48");
+    fp.gpus = std::vector<GpuInfo>{GpuInfo{0, std::nullopt, row.cc_min, std::nullopt, std::nullopt, std::nullopt}};
     no_error_citing(fp, row.meta);
   }
   EXPECT_GT(driven, 15u) << "the unconfirmed rows must actually be exercised";

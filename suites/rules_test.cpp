@@ -8,6 +8,7 @@
 
 #include "matrix.hpp"
 #include "nccl_support.hpp"
+#include "paths.hpp"
 #include "rules.hpp"
 
 namespace cts {
@@ -113,10 +114,39 @@ const RuleCase kCases[] = {
     {"torch_legacy_spelling", "nccl-env-unknown", true, R"({"env": {"NCCL_ASYNC_ERROR_HANDLING": "1"}})", "warning", "TORCH_NCCL_ASYNC_ERROR_HANDLING"},
     {"ras_on_2_21", "nccl-env-newer-than-library", true, R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_RAS_ENABLE": "1"}})", "warning", "2.24.3"},
     {"ras_on_2_28", "nccl-env-newer-than-library", false, R"({"env": {"NCCL_RAS_ENABLE": "1"}})"},
-    {"ib_gdr_level_renamed", "nccl-env-removed", true, R"({"env": {"NCCL_IB_GDR_LEVEL": "PHB"}})", "warning", "2.4.0"},
+    {"ib_gdr_level_renamed", "nccl-env-removed", true, R"({"env": {"NCCL_IB_GDR_LEVEL": "PHB"}})", "warning", "2.4.2"},
+    {"min_nrings_still_read", "nccl-env-removed", false, R"({"env": {"NCCL_MIN_NRINGS": "4"}})"},
+    {"ll_threshold_gone_in_2_5", "nccl-env-removed", true, R"({"env": {"NCCL_LL_THRESHOLD": "16384"}})", "warning", "2.5.6"},
     {"net_gdr_level", "nccl-env-removed", false, R"({"env": {"NCCL_NET_GDR_LEVEL": "PHB"}})"},
     {"sockets_8x16", "nccl-socket-threads-product", true, R"({"env": {"NCCL_NSOCKS_PERTHREAD": "8", "NCCL_SOCKET_NTHREADS": "16"}})", "warning", "128"},
     {"sockets_4x16", "nccl-socket-threads-product", false, R"({"env": {"NCCL_NSOCKS_PERTHREAD": "4", "NCCL_SOCKET_NTHREADS": "16"}})"},
+    // NCCL_ALGO / NCCL_PROTO against the device implementations of the loaded release (nccl_algos.csv).
+    {"algo_tree_2_28", "nccl-collective-without-algorithm", true, R"({"env": {"NCCL_ALGO": "Tree"}})", "error", "leaves Broadcast, Reduce, AllGather, ReduceScatter without"},
+    {"algo_not_ring_2_28", "nccl-collective-without-algorithm", true, R"({"env": {"NCCL_ALGO": "^Ring"}})", "error", "leaves Broadcast, Reduce without"},
+    {"algo_nvls_proto_ll_2_28", "nccl-collective-without-algorithm", true, R"({"env": {"NCCL_ALGO": "NVLS", "NCCL_PROTO": "LL"}})", "error", "AllReduce without"},
+    {"algo_tree_2_18_no_fallback", "nccl-collective-without-algorithm", true, R"({"nccl": {"header": "2.18.1", "runtime": "2.18.1"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})", "error", "NCCL 2.18.1 implements"},
+    {"algo_tree_2_21_ring_fallback", "nccl-collective-without-algorithm", true, R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})", "warning", "Ring back"},
+    {"algo_tree_ring_2_28", "nccl-collective-without-algorithm", false, R"({"env": {"NCCL_ALGO": "Tree,Ring"}})"},
+    {"algo_per_collective_2_28", "nccl-collective-without-algorithm", false, R"({"env": {"NCCL_ALGO": "allreduce:tree;broadcast:ring", "NCCL_PROTO": "^LL128;allreduce:LL128"}})"},
+    {"algo_unset", "nccl-collective-without-algorithm", false, "{}"},
+    {"algo_second_entry_without_prefix", "nccl-env-invalid-value", true, R"({"env": {"NCCL_ALGO": "Tree;Ring"}})", "error", "'func:' prefix"},
+    {"algo_sendrecv_prefix", "nccl-env-invalid-value", true, R"({"env": {"NCCL_ALGO": "sendrecv:ring"}})", "error", "not a collective"},
+    // Values NCCL clamps (nccl_env.csv out_of_range=clamp) warn; they are not invalid.
+    {"socket_nthreads_32_clamped", "nccl-env-clamped", true, R"({"env": {"NCCL_SOCKET_NTHREADS": "32"}})", "warning", "above the maximum 16"},
+    {"socket_nthreads_32_not_invalid", "nccl-env-invalid-value", false, R"({"env": {"NCCL_SOCKET_NTHREADS": "32"}})"},
+    {"nthreads_1024_clamped", "nccl-env-clamped", true, R"({"env": {"NCCL_NTHREADS": "1024"}})", "warning", "above the maximum 512"},
+    {"nthreads_100_clamped", "nccl-env-clamped", true, R"({"env": {"NCCL_NTHREADS": "100"}})", "warning", "not a multiple of 32"},
+    {"nthreads_96_accepted", "nccl-env-clamped", false, R"({"env": {"NCCL_NTHREADS": "96", "NCCL_SOCKET_NTHREADS": "16"}})"},
+    {"nthreads_96_valid", "nccl-env-invalid-value", false, R"({"env": {"NCCL_NTHREADS": "96", "NCCL_NSOCKS_PERTHREAD": "128"}})"},
+    {"nsocks_128_product", "nccl-socket-threads-product", true, R"({"env": {"NCCL_NSOCKS_PERTHREAD": "128"}})", "warning", "128"},
+    // GPU family -> driver floor (gpu_families.csv) and driver branch end of life (driver_branches.csv).
+    {"rtx5090_on_r560", "driver-too-old-for-gpu", true, R"({"driver": {"version": "560.35.03", "cuda": "12.6"}, "cuda_runtime": "12.8", "torch": {"version": "2.7.0+cu128", "cuda": "12.8", "nccl": "2.26.2", "cudnn": "9.7.1", "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]}, "nccl": {"header": "2.26.2", "runtime": "2.26.2"}, "cudnn": "9.7.1", "gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "cc": "12.0"}]})", "error", "needs an R570 or newer driver"},
+    {"rtx5090_on_r570", "driver-too-old-for-gpu", false, R"({"driver": {"version": "570.124.06", "cuda": "12.8"}, "cuda_runtime": "12.8", "torch": {"version": "2.7.0+cu128", "cuda": "12.8", "nccl": "2.26.2", "cudnn": "9.7.1", "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]}, "nccl": {"header": "2.26.2", "runtime": "2.26.2"}, "cudnn": "9.7.1", "gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "cc": "12.0"}]})"},
+    {"h100_on_r515_unconfirmed_floor", "driver-too-old-for-gpu", true, R"({"driver": {"version": "515.65.01", "cuda": "11.7"}, "cuda_runtime": "11.7", "torch": null, "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "cc": "9.0"}]})", "warning", "UNCONFIRMED"},
+    {"r535_after_its_eol", "driver-branch-eol", true, R"({"probed_at": "2026-12-02T21:00:00Z", "driver": {"version": "535.274.02", "cuda": "12.2"}, "cuda_runtime": "12.2", "torch": null})", "warning", "since 2026-06"},
+    {"r550_listed_eol", "driver-branch-eol", true, R"({"probed_at": "2026-12-02", "driver": {"version": "550.163.01", "cuda": "12.4"}, "cuda_runtime": "12.4", "torch": null})", "warning", "end of life"},
+    {"r535_before_its_eol", "driver-branch-eol", false, R"({"probed_at": "2026-05-15", "driver": {"version": "535.274.02", "cuda": "12.2"}, "cuda_runtime": "12.2", "torch": null})"},
+    {"r580_supported", "driver-branch-eol", false, R"({"probed_at": "2026-12-02"})"},
     {"shm_64mib", "shm-too-small", true, R"({"shm_bytes": 67108864})", "warning", "64 MiB"},
     {"shm_128gib", "shm-too-small", false, "{}"},    // CUDA_VISIBLE_DEVICES as fixtures/visible_devices resolved it (fp "visible_devices").
     {"cvd_7_0_expecting_1", "cuda-visible-devices-odd", true, R"({"visible_devices": {"spec": "7,0", "resolved": [], "problems": [{"kind": "invalid-entry", "position": 1, "message": "entry 1 '7': no GPU 7 on this host (1 GPU(s)): CUDA stops the list there; entry 2 after it is ignored too"}], "expected": 1, "expected_from": "GPUCTS_EXPECT_GPUS", "one_per_rank_ok": false}})", "error", "resolves to 0 GPU(s), fewer than the 1 expected by GPUCTS_EXPECT_GPUS"},
@@ -157,6 +187,54 @@ TEST_P(Rules, RaisesOrNot) {
 
 INSTANTIATE_TEST_SUITE_P(Finding, Rules, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// Realistic fingerprints (suites/data/check/, written from the matrix sources): each raises or
+// clears one finding id.
+struct FixtureCase {
+  const char* file;
+  const char* id;
+  bool raises;
+  const char* severity;
+};
+
+const FixtureCase kFixtures[] = {
+    {"rtx5090_driver_560.json", "driver-too-old-for-gpu", true, "error"},
+    {"rtx5090_driver_580.json", "driver-too-old-for-gpu", false, nullptr},
+    {"h200_nccl_algo_tree.json", "nccl-collective-without-algorithm", true, "error"},
+    {"h200_nccl_algo_per_collective.json", "nccl-collective-without-algorithm", false, nullptr},
+    {"h200_socket_nthreads_32.json", "nccl-env-clamped", true, "warning"},
+    {"h200_socket_nthreads_16.json", "nccl-env-clamped", false, nullptr},
+    {"a100_driver_535_2026_12.json", "driver-branch-eol", true, "warning"},
+    {"a100_driver_535_2026_05.json", "driver-branch-eol", false, nullptr},
+};
+
+class RulesFixture : public ::testing::TestWithParam<FixtureCase> {};
+
+TEST_P(RulesFixture, RaisesOrClears) {
+  const FixtureCase& c = GetParam();
+  CheckResult r = check_fingerprints(builtin_matrix(), {load_fingerprint_file(test_data_dir() + "/check/" + c.file)});
+  std::string all;
+  const Finding* hit = nullptr;
+  for (const auto& f : r.findings) {
+    all += "\n  " + f.id + " (" + f.severity + "): " + f.message + " [" + f.source + "]";
+    if (f.id == c.id) hit = &f;
+  }
+  EXPECT_EQ(std::count(r.not_evaluated.begin(), r.not_evaluated.end(), c.id), 0) << c.id << " must be evaluated";
+  if (!c.raises) {
+    EXPECT_EQ(hit, nullptr) << c.file << " must not raise " << c.id << all;
+    return;
+  }
+  ASSERT_NE(hit, nullptr) << c.file << " must raise " << c.id << all;
+  EXPECT_EQ(hit->severity, c.severity) << hit->message;
+  // The finding names its evidence: a matrix row and who says so.
+  EXPECT_NE(hit->source.find(".csv:"), std::string::npos) << hit->source;
+  EXPECT_NE(hit->source.find(" ("), std::string::npos) << hit->source;
+}
+
+INSTANTIATE_TEST_SUITE_P(Check, RulesFixture, ::testing::ValuesIn(kFixtures), [](const auto& info) {
+  std::string n = info.param.file;
+  return n.substr(0, n.size() - 5);
+});
 
 // The table above covers every id both ways; a new id without cases fails here.
 TEST(RulesTable, EveryIdRaisedAndNotRaised) {

@@ -1,0 +1,122 @@
+"""Shared helpers of the matrix tools: versions, snapshots, CSV in the matrix dialect.
+
+Everything here is deterministic: the same inputs give the same bytes.
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import re
+import sys
+
+TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
+SNAPSHOT_DIR = os.path.join(TOOLS_DIR, "snapshot")
+CURATED_DIR = os.path.join(TOOLS_DIR, "curated")
+DATA_DIR = os.path.join(os.path.dirname(TOOLS_DIR), "data")
+
+
+def vkey(text):
+    """Sort key of a dotted version ("2.30.7" < "2.31.2")."""
+    return tuple(int(p) if p.isdigit() else -1 for p in re.split(r"[.]", text))
+
+
+def fail(where, what):
+    """Bad input: one line naming the file (and line), exit 2, nothing written."""
+    sys.stderr.write("%s: %s\n" % (where, what))
+    sys.exit(2)
+
+
+def load_snapshot(name):
+    path = os.path.join(SNAPSHOT_DIR, name)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        fail(path, "cannot read (%s); run the snapshot step first" % e.strerror)
+    except json.JSONDecodeError as e:
+        fail(path, "line %d column %d: %s" % (e.lineno, e.colno, e.msg))
+
+
+def write_snapshot(name, obj):
+    """Sorted keys, one item a line where short: small diffs when a release is added."""
+    os.makedirs(SNAPSHOT_DIR, exist_ok=True)
+    path = os.path.join(SNAPSHOT_DIR, name)
+    text = json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+    return path
+
+
+def read_curated(name, required):
+    """A curated CSV (comments with '#'): list of dicts, each with its line number under '_line'."""
+    path = os.path.join(CURATED_DIR, name)
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            text = f.read()
+    except OSError as e:
+        fail(path, "cannot read (%s)" % e.strerror)
+    rows, header = [], None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = next(csv.reader([line]))
+        if header is None:
+            header = fields
+            missing = [c for c in required if c not in header]
+            if missing:
+                fail("%s:%d" % (path, lineno), "missing column '%s'" % missing[0])
+            continue
+        if len(fields) != len(header):
+            fail("%s:%d" % (path, lineno), "expected %d fields, found %d" % (len(header), len(fields)))
+        row = dict(zip(header, fields))
+        row["_line"] = lineno
+        if "source" in header and not row["source"]:
+            fail("%s:%d" % (path, lineno), "column 'source' is empty")
+        rows.append(row)
+    return rows
+
+
+def csv_cell(text):
+    if any(c in text for c in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def render_csv(comments, columns, rows):
+    """The matrix dialect: '#' comment lines, a header, RFC 4180 rows, LF line ends."""
+    out = io.StringIO()
+    for c in comments:
+        out.write("# " + c + "\n" if c else "#\n")
+    out.write(",".join(columns) + "\n")
+    for r in rows:
+        out.write(",".join(csv_cell(str(r.get(c, ""))) for c in columns) + "\n")
+    return out.getvalue()
+
+
+def ranges_of(present, order):
+    """Runs of consecutive releases (in `order`) where a fact is present: [[first, last], ...]."""
+    runs, start, prev = [], None, None
+    for v in order:
+        if v in present:
+            if start is None:
+                start = v
+            prev = v
+        elif start is not None:
+            runs.append([start, prev])
+            start = None
+    if start is not None:
+        runs.append([start, prev])
+    return runs
+
+
+def snapshot_main(argv, doc, name, options, produce):
+    """The `snapshot` command line of a tool: options = [(flag, kwargs)], produce(args) -> the snapshot."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("snapshot", help="read the primary source and write snapshot/" + name)
+    for flag, kwargs in options:
+        s.add_argument(flag, **kwargs)
+    args = ap.parse_args(argv)
+    print("wrote " + write_snapshot(name, produce(args)))

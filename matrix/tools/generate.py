@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Offline step: snapshot/*.json + curated/*.csv -> the generated files of matrix/data.
+
+  generate.py [--out DIR]    write nccl_env.csv, nccl_features.csv, nccl_algos.csv,
+                             nccl_releases.csv and torch.csv into DIR (default: matrix/data)
+  generate.py --check [--data DIR]
+                             exit 1, naming each file and its first differing line, when the
+                             files of DIR are not byte for byte what the generator writes
+
+Deterministic: no network, no clock, no dictionary order. Facts from the release tags and the
+wheels decide; a curated cell that contradicts them is bad input (exit 2, file:line).
+"""
+import argparse
+import os
+import re
+import sys
+
+import common
+
+NCCL_REPO = "github:NVIDIA/nccl"
+SEE = "matrix/tools (generate.py); edit curated/ or refresh snapshot/, never this file"
+
+
+class Releases:
+    """The ordered NCCL release tags of the snapshot."""
+
+    def __init__(self, snap):
+        self.rel = snap["releases"]
+        self.order = [r["version"] for r in self.rel]
+        self.tag = {r["version"]: r["tag"] for r in self.rel}
+        self.newest = self.order[-1]
+
+    def after(self, version):
+        i = self.order.index(version)
+        return self.order[i + 1] if i + 1 < len(self.order) else ""
+
+    def span(self, fact):
+        """(since, until, gaps) of a fact's ranges: until = the first release after the last run."""
+        runs = fact["ranges"]
+        since, last = runs[0][0], runs[-1][1]
+        until = "" if last == self.newest else self.after(last)
+        gaps = ["%s-%s" % (self.after(a[1]), self.order[self.order.index(b[0]) - 1]) for a, b in zip(runs, runs[1:])]
+        return since, until, gaps
+
+    def cite(self, fact, what=""):
+        since, until, _ = self.span(fact)
+        last = fact["ranges"][-1][1]
+        return "%s %s%s @%s (read by %s..%s)" % (NCCL_REPO, fact["file"], " " + what if what else "", self.tag[last],
+                                                 self.tag[since], self.tag[last])
+
+
+def words_cell(words, rels, since_floor):
+    """ncclAlgoStr words -> values cell: "Ring;CollNet@2.6.4-2.14.3;NVLS@2.17.1"."""
+    out = []
+    for word in sorted(words, key=lambda w: (rels.span(words[w])[0] != since_floor, common.vkey(rels.span(words[w])[0]), w)):
+        since, until, _ = rels.span(words[word])
+        rng = "" if since == since_floor and not until else "@" + since + ("-" + until if until else "")
+        out.append(word + rng)
+    return ";".join(out)
+
+
+ENV_COLS = ["name", "since", "until", "type", "values", "min", "max", "default", "constraint", "out_of_range",
+            "multiple_of", "unconfirmed", "source", "note"]
+
+
+def nccl_env(snap, rels):
+    curated = {r["name"]: r for r in common.read_curated("nccl_env.csv", ENV_COLS[:1] + ENV_COLS[3:])}
+    env, params, docs, history = snap["env"], snap["env_params"], snap["documented"], snap["doc_history"]
+    hist = {}
+    for key in history:
+        name, _, text = key.partition(" ")
+        hist[name] = text
+    rows = []
+    for name in sorted(set(env) | set(docs) | {n for n, c in curated.items() if c["type"] not in ("notnccl", "ignore")}):
+        c = curated.get(name, {})
+        row = {k: c.get(k, "") for k in ENV_COLS}
+        row["name"] = name
+        notes = [c["note"]] if c.get("note") else []
+        if name in env:
+            since, until, gaps = rels.span(env[name])
+            row["since"], row["until"] = since, until
+            src = [rels.cite(env[name])]
+            if gaps:
+                notes.append("not read by " + ", ".join(gaps))
+            if not env[name]["file"].startswith("src/"):
+                notes.append("read by %s (shipped in the NCCL repository), not by libnccl itself" % env[name]["file"])
+            if since == rels.order[0]:
+                notes.append("read by %s, the oldest v2 tag" % rels.tag[since])
+        elif name in docs:
+            row["until"] = rels.order[0]
+            src = ["%s %s @%s (documented, read by no tag)" % (NCCL_REPO, docs[name]["file"], rels.tag[docs[name]["ranges"][-1][1]])]
+        else:
+            common.fail("curated/nccl_env.csv:%d" % c["_line"], "%s is read by no release tag and documented by none: "
+                        "give it type notnccl or ignore, or drop it" % name)
+        if name in hist:
+            notes.append("env.rst: " + hist[name])
+        if c.get("source"):
+            src.append(c["source"])
+        row["source"] = "; ".join(src)
+        row["note"] = "; ".join(notes)
+        if not row["type"]:
+            row["type"] = "int" if name in params else "string"
+        if name == "NCCL_ALGO":
+            row["values"] = words_cell(snap["algo_words"], rels, row["since"])
+        if name == "NCCL_PROTO":
+            row["values"] = words_cell(snap["proto_words"], rels, row["since"])
+        rows.append(row)
+    for name in sorted(n for n, c in curated.items() if c["type"] in ("notnccl", "ignore")):
+        c = curated[name]
+        if name in env:
+            common.fail("curated/nccl_env.csv:%d" % c["_line"], "%s has type %s but %s reads it" % (name, c["type"], rels.cite(env[name])))
+        rows.append({k: c.get(k, "") for k in ENV_COLS})
+    comments = [
+        "NCCL environment variables. GENERATED by " + SEE + ".",
+        "since/until: first release tag that reads it / first that no longer does (empty until = the newest tag,",
+        "%s, still reads it); from the NCCL_PARAM / DEFINE_NCCL_PARAM / getenv reads of every tag of %s." % (rels.tag[rels.newest], NCCL_REPO),
+        "type: notnccl (looks like NCCL's, read by none of its releases: a warning) | ignore (not read, but expected: no finding)",
+        "      int (a whole integer as strtoll base 0 reads it) | bool (an int, nonzero = on) | enum (one word of values)",
+        "      list (comma list of values, '^' excludes) | algo / proto (NCCL_ALGO / NCCL_PROTO: list, '^', from 2.24 'func:a,b;func2:c')",
+        "      level (a word of values or an integer) | ifname (prefix list, '^', '=') | string | path",
+        "values: accepted words; 'WORD@2.17.1' = from 2.17.1, 'WORD@2.6.4-2.14.3' = from 2.6.4 until (excl.) 2.14.3; case-insensitive.",
+        "min/max: integer bounds; out_of_range: error (NCCL refuses or misbehaves: an error finding) or clamp (NCCL",
+        "replaces the value and goes on: a warning); multiple_of: the step NCCL requires (clamped like a bound).",
+        "default: NCCL's default (for constraints). constraint: 'A*B<=N' (product of two variables, defaults applied).",
+    ]
+    return common.render_csv(comments, ENV_COLS, rows)
+
+
+def nccl_algos(snap, rels):
+    rows = []
+    for key in sorted(snap["algos"], key=lambda k: k.split("/")):
+        coll, algo, proto = key.split("/")
+        since, until, _ = rels.span(snap["algos"][key])
+        rows.append({"collective": coll, "algorithm": algo, "protocol": proto, "since": since, "until": until,
+                     "source": rels.cite(snap["algos"][key], "RunWork* specialisation")})
+    comments = [
+        "(collective, algorithm, protocol) triples NCCL has a device implementation of. GENERATED by " + SEE + ".",
+        "From the RunWorkColl / RunWorkElement / ncclFunction specialisations of the device headers of every tag",
+        "of %s (the form those headers take from 2.10.3 on; older tags are not modelled)." % NCCL_REPO,
+        "NCCL_ALGO / NCCL_PROTO that leave a collective without any of its rows fail it with 'no algorithm/protocol",
+        "available' where the release has no Ring fallback (nccl_features.csv:AlgoRingFallback).",
+        "Words are NCCL_ALGO / NCCL_PROTO's (ncclAlgoStr / ncclProtoStr of src/init.cc). until = exclusive.",
+    ]
+    return common.render_csv(comments, ["collective", "algorithm", "protocol", "since", "until", "source"], rows)
+
+
+def nccl_features(snap, rels):
+    rows = []
+    for c in common.read_curated("nccl_features.csv", ["name", "kind", "fact", "note"]):
+        kind, _, ident = c["fact"].partition(":")
+        table = {"api": "api", "algo": "algo_words", "env": "env", "marker": "markers"}.get(kind)
+        if not table or ident not in snap[table]:
+            common.fail("curated/nccl_features.csv:%d" % c["_line"], "fact '%s' is not in snapshot/nccl_source.json" % c["fact"])
+        fact = snap[table][ident]
+        since, until, _ = rels.span(fact)
+        note = c["note"]
+        if since == rels.order[0]:
+            note = "; ".join(n for n in (note, "in %s, the oldest v2 tag" % rels.tag[since]) if n)
+        rows.append({"name": c["name"], "kind": c["kind"], "since": since, "until": until, "unconfirmed": "",
+                     "source": rels.cite(fact, "(" + ident + ")"), "note": note})
+    comments = [
+        "NCCL APIs, collectives, dtypes, reductions and features by the first release tag that has them.",
+        "GENERATED by " + SEE + " from curated/nccl_features.csv (which fact shows each) and the tags of " + NCCL_REPO + ".",
+        "until = first release without it (exclusive). kind: api | collective | dtype | op | feature",
+    ]
+    return common.render_csv(comments, ["name", "kind", "since", "until", "unconfirmed", "source", "note"], rows)
+
+
+def nccl_releases(snap, wheels, rels):
+    curated = {r["nccl"]: r for r in common.read_curated("nccl_releases.csv", ["nccl", "cuda_builds", "unconfirmed", "source", "note"])}
+    rows = []
+    for r in rels.rel:
+        c = curated.get(r["version"], {})
+        rows.append({"nccl": r["version"], "date": r["date"], "cuda_builds": c.get("cuda_builds", ""),
+                     "unconfirmed": c.get("unconfirmed", "") if c else "cuda_builds",
+                     "source": "; ".join(s for s in ("%s tag %s (commit %s)" % (NCCL_REPO, r["tag"], r["commit"][:12]), c.get("source", "")) if s),
+                     "note": c.get("note", "")})
+    first_upload = {}
+    for w in wheels["nccl_wheels"]:
+        base = w["version"].split(".post")[0]
+        if base not in rels.order and (base not in first_upload or w["uploaded"] < first_upload[base]["uploaded"]):
+            first_upload[base] = w
+    for version in sorted(first_upload, key=common.vkey):
+        w = first_upload[version]
+        if common.vkey(version) < common.vkey(rels.newest):
+            continue  # an old PyPI-only post release is no release of its own
+        c = curated.get(version, {})
+        rows.append({"nccl": version, "date": w["uploaded"], "cuda_builds": c.get("cuda_builds", ""),
+                     "unconfirmed": c.get("unconfirmed", "") if c else "cuda_builds",
+                     "source": "; ".join(s for s in ("PyPI %s %s (first upload %s)" % (w["package"], w["version"], w["uploaded"]), c.get("source", "")) if s),
+                     "note": "; ".join(n for n in ("no git tag in %s yet (newest %s): date = first PyPI upload" % (NCCL_REPO, rels.tag[rels.newest]), c.get("note", "")) if n)})
+    for version, c in curated.items():
+        if version not in {r["nccl"] for r in rows}:
+            common.fail("curated/nccl_releases.csv:%d" % c["_line"], "%s is neither a release tag nor a PyPI release" % version)
+    comments = [
+        "NCCL releases. GENERATED by " + SEE + ". date: commit date of the release tag of " + NCCL_REPO + " (or the",
+        "first PyPI upload of a release newer than the tags); cuda_builds: the CUDA builds NVIDIA published, where read.",
+    ]
+    return common.render_csv(comments, ["nccl", "date", "cuda_builds", "unconfirmed", "source", "note"], rows)
+
+
+TORCH_COLS = ["torch", "variant", "cuda", "status", "nccl", "cudnn", "cxx_std", "python_min", "python_max", "arch_list",
+              "unconfirmed", "source", "note"]
+
+
+def torch_rows(wheels):
+    curated = common.read_curated("torch.csv", TORCH_COLS)
+    by_key = {(r["torch"], r["variant"]): r for r in curated}
+    for w in wheels["torch_wheels"]:
+        pins = w["pins"]
+        cuda_pin = pins.get("cuda_runtime") or pins.get("cuda_toolkit")
+        if not cuda_pin:
+            continue  # no CUDA libraries from PyPI (1.12): nothing the wheel says about the rows
+        cuda = ".".join(cuda_pin["version"].split(".")[:2])
+        line = ".".join(w["torch"].split(".")[:2])
+        key = (line, "cu" + cuda.replace(".", ""))
+        row = by_key.get(key)
+        where = "snapshot/torch_wheels.json (%s)" % w["wheel"]
+        if not row:
+            common.fail(os.path.join(common.CURATED_DIR, "torch.csv"), "no row %s/%s for the PyPI wheel %s: add it" % (key + (w["wheel"],)))
+        # Requires-Python is cited, not compared: it is the install floor (2.5.1 says >=3.8.0 and ships
+        # no cp38 wheel), while python_min is the support range of RELEASE.md.
+        facts = {"cuda": cuda}
+        for k in ("nccl", "cudnn"):
+            if k in pins:
+                facts[k] = pins[k]["version"]
+        unconfirmed = [f for f in row["unconfirmed"].split(";") if f]
+        for k, val in facts.items():
+            if row[k] and row[k] != val:
+                common.fail("%s:%d" % (os.path.join(common.CURATED_DIR, "torch.csv"), row["_line"]),
+                            "%s %s disagrees with %s: %s" % (k, row[k], where, val))
+            row[k] = val
+            unconfirmed = [f for f in unconfirmed if f != k]
+        if "release" in unconfirmed:
+            unconfirmed.remove("release")  # on PyPI, so released
+        row["unconfirmed"] = ";".join(unconfirmed)
+        reqs = "; ".join(p["requirement"] for _, p in sorted(pins.items()))
+        row["source"] = "PyPI %s METADATA (%s; Requires-Python %s; sha256 %s...); %s" % (
+            w["wheel"], reqs, w["requires_python"], w["sha256"][:16], row["source"])
+    comments = [
+        "PyTorch official Linux x86_64 wheels: one row per (release line, CUDA variant). GENERATED by " + SEE + ":",
+        "curated/torch.csv (every row, sourced) checked against and completed by the wheels' own METADATA",
+        "(snapshot/torch_wheels.json: the newest patch of each line on PyPI, its Requires-Dist pins).",
+        "Source keys: R = pytorch RELEASE.md compatibility matrix (+ the PRs named); B = pytorch/builder release/<X>",
+        "build scripts; TI = pytorch/test-infra generate_binary_build_matrix.py; P = pytorch/pytorch CI files;",
+        "DEV = measured on the H200 machine. unconfirmed: fields not read in a primary source (rules built on them only warn).",
+        "arch_list: what torch.cuda.get_arch_list() prints; compute_XY = the +PTX entry.",
+    ]
+    return common.render_csv(comments, TORCH_COLS, curated)
+
+
+def render_all():
+    snap = common.load_snapshot("nccl_source.json")
+    wheels = common.load_snapshot("torch_wheels.json")
+    rels = Releases(snap)
+    return {
+        "nccl_env.csv": nccl_env(snap, rels),
+        "nccl_algos.csv": nccl_algos(snap, rels),
+        "nccl_features.csv": nccl_features(snap, rels),
+        "nccl_releases.csv": nccl_releases(snap, wheels, rels),
+        "torch.csv": torch_rows(wheels),
+    }
+
+
+def first_difference(a, b):
+    la, lb = a.splitlines(), b.splitlines()
+    for i, (x, y) in enumerate(zip(la, lb), 1):
+        if x != y:
+            return i, x, y
+    n = min(len(la), len(lb)) + 1
+    return n, la[n - 1] if len(la) >= n else "<end of file>", lb[n - 1] if len(lb) >= n else "<end of file>"
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="compare instead of writing")
+    ap.add_argument("--out", default=common.DATA_DIR, help="where to write (default matrix/data)")
+    ap.add_argument("--data", default=common.DATA_DIR, help="with --check: the files to compare")
+    args = ap.parse_args(argv)
+    files = render_all()
+    if args.check:
+        bad = 0
+        for name, text in sorted(files.items()):
+            path = os.path.join(args.data, name)
+            try:
+                with open(path, encoding="utf-8", newline="") as f:
+                    have = f.read()
+            except OSError as e:
+                print("%s: cannot read (%s)" % (path, e.strerror))
+                bad += 1
+                continue
+            if have != text:
+                line, got, want = first_difference(have, text)
+                print("%s:%d: differs from what matrix/tools/generate.py writes\n  file:      %s\n  generated: %s"
+                      % (path, line, got, want))
+                bad += 1
+        print("%d of %d generated files differ" % (bad, len(files)) if bad else "all %d generated files match" % len(files))
+        return 1 if bad else 0
+    os.makedirs(args.out, exist_ok=True)
+    for name, text in sorted(files.items()):
+        with open(os.path.join(args.out, name + ".tmp"), "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+    for name in sorted(files):
+        os.replace(os.path.join(args.out, name + ".tmp"), os.path.join(args.out, name))
+        print("wrote " + os.path.join(args.out, name))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Snapshot of the torch wheels' own metadata, and of the NCCL wheels' releases, from PyPI.
+
+  torch_wheels.py snapshot [--index URL]   writes snapshot/torch_wheels.json
+
+For the newest patch release of every torch line on PyPI it reads the METADATA of the CPython
+3.12 (else 3.10) manylinux x86_64 wheel: Requires-Python and the Requires-Dist pins of
+nvidia-nccl-cu*, nvidia-cudnn-cu*, nvidia-cuda-runtime-cu* / cuda-toolkit. It uses the PEP 658
+`.metadata` file where the index serves one (`core-metadata` / `data-dist-info-metadata`), else
+HTTP range requests on the wheel itself: the zip's end record, its central directory, then the
+one METADATA member (a few MB instead of the wheel's ~900 MB). It also lists the releases of
+nvidia-nccl-cu12 / nvidia-nccl-cu13 (version, first upload date) so that NCCL releases newer than
+the git tags are known. Needs the network; `generate.py` then works offline.
+"""
+import io
+import json
+import re
+import sys
+import urllib.parse
+import urllib.request
+import zipfile
+
+import common
+
+DEFAULT_INDEX = "https://pypi.org"
+# Old metadata writes "name (==1.2)", newer "name==1.2".
+PINS = {
+    "nccl": re.compile(r"^nvidia-nccl-cu(\d+)\s*\(?==\s*([\d.]+)"),
+    "cudnn": re.compile(r"^nvidia-cudnn-cu(\d+)\s*\(?==\s*([\d.]+)"),
+    "cuda_runtime": re.compile(r"^nvidia-cuda-runtime(?:-cu(\d+))?\s*\(?==\s*([\d.]+)"),
+    "cuda_toolkit": re.compile(r"^cuda-toolkit(?:\[[^\]]*\])?()\s*\(?==\s*([\d.]+)"),
+}
+NCCL_PACKAGES = ["nvidia-nccl-cu12", "nvidia-nccl-cu13"]
+
+
+def get(url, byte_range=None):
+    req = urllib.request.Request(url, headers={"User-Agent": "gpucts-matrix-tools"})
+    if byte_range:
+        req.add_header("Range", "bytes=%s" % byte_range)
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return r.read(), r.headers
+
+
+class RangeFile(io.RawIOBase):
+    """A read-only, seekable view of a remote file through HTTP range requests (what zipfile needs)."""
+
+    def __init__(self, url):
+        self.url, self.pos, self.fetched = url, 0, 0
+        _, headers = get(url, "0-0")
+        self.size = int(headers["Content-Range"].split("/")[1])
+
+    def seekable(self):
+        return True
+
+    def readable(self):
+        return True
+
+    def tell(self):
+        return self.pos
+
+    def seek(self, off, whence=0):
+        self.pos = off if whence == 0 else self.pos + off if whence == 1 else self.size + off
+        return self.pos
+
+    def readinto(self, b):
+        if self.pos >= self.size or not len(b):
+            return 0
+        end = min(self.size, self.pos + len(b)) - 1
+        data, _ = get(self.url, "%d-%d" % (self.pos, end))
+        b[:len(data)] = data
+        self.pos += len(data)
+        self.fetched += len(data)
+        return len(data)
+
+
+def wheel_metadata(url, info):
+    """(METADATA text, how it was read)."""
+    if info.get("core-metadata") or info.get("data-dist-info-metadata") or info.get("core_metadata"):
+        data, _ = get(url + ".metadata")
+        return data.decode("utf-8"), "PEP 658 .whl.metadata"
+    f = RangeFile(url)
+    with zipfile.ZipFile(io.BufferedReader(f, buffer_size=1 << 20)) as z:
+        name = next(n for n in z.namelist() if re.match(r"^[^/]+\.dist-info/METADATA$", n))
+        text = z.read(name).decode("utf-8")
+    return text, "HTTP range read of the wheel's %s (%d of %d bytes)" % (name, f.fetched, f.size)
+
+
+def pick_wheel(files):
+    for py in ("cp312", "cp310", "cp39"):
+        for f in files:
+            n = f["filename"]
+            if n.endswith(".whl") and "-%s-" % py in n and "x86_64" in n and "manylinux" in n:
+                return f
+    return None
+
+
+def parse_metadata(text):
+    out = {"requires_python": "", "pins": {}}
+    for line in text.splitlines():
+        if line.startswith("Requires-Python:"):
+            out["requires_python"] = line.split(":", 1)[1].strip()
+        if line.startswith("Requires-Dist:"):
+            req = line.split(":", 1)[1].strip()
+            for key, rx in PINS.items():
+                m = rx.match(req)
+                if m:
+                    out["pins"][key] = {"requirement": req.split(";")[0].strip(), "cuda_major": m.group(1) or "",
+                                        "version": m.group(2)}
+        if not line.strip():
+            break  # the body (long description) follows the first blank line
+    return out
+
+
+def project(index, name):
+    data, _ = get("%s/pypi/%s/json" % (index, name))
+    return json.loads(data)
+
+
+def snapshot(index):
+    torch = project(index, "torch")
+    by_line = {}
+    for version, files in torch["releases"].items():
+        if not re.match(r"^\d+\.\d+\.\d+$", version) or not files:
+            continue
+        line = ".".join(version.split(".")[:2])
+        if line not in by_line or common.vkey(version) > common.vkey(by_line[line]):
+            by_line[line] = version
+    wheels = []
+    for line in sorted(by_line, key=common.vkey):
+        version = by_line[line]
+        f = pick_wheel(torch["releases"][version])
+        if not f or common.vkey(line) < common.vkey("1.12"):
+            continue
+        url = urllib.parse.urljoin("%s/pypi/torch/json" % index, f["url"])
+        sys.stderr.write("reading %s\n" % f["filename"])
+        text, how = wheel_metadata(url, f)
+        meta = parse_metadata(text)
+        wheels.append({"torch": version, "wheel": f["filename"], "sha256": f["digests"]["sha256"],
+                       "uploaded": f["upload_time"][:10], "read": how, **meta})
+    nccl = []
+    for pkg in NCCL_PACKAGES:
+        for version, files in project(index, pkg)["releases"].items():
+            if files and re.match(r"^\d+\.\d+\.\d+(\.post\d+)?$", version):
+                nccl.append({"package": pkg, "version": version,
+                             "uploaded": min(f["upload_time"][:10] for f in files)})
+    nccl.sort(key=lambda r: (r["package"], common.vkey(r["version"].split(".post")[0]), r["version"]))
+    return {"index": "https://pypi.org/pypi/<project>/json and the wheel files it names", "torch_wheels": wheels,
+            "nccl_wheels": nccl}
+
+
+def main(argv):
+    common.snapshot_main(argv, __doc__, "torch_wheels.json",
+                         [("--index", {"default": DEFAULT_INDEX, "help": "PyPI-compatible JSON API root (default %(default)s)"})],
+                         lambda args: snapshot(args.index.rstrip("/")))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
