@@ -267,7 +267,7 @@ std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m, const st
     }
     if (ok || served.empty()) continue;
     missing += (missing.empty() ? "" : ", ") + std::string(coll);
-    needs += std::string(needs.empty() ? "" : "; ") + coll + " has only " + served;
+    needs += std::string(needs.empty() ? "" : "; ") + coll + " runs on " + served + " only";
   }
   if (missing.empty()) return out;
   std::string fb = fallback ? fallback->meta.evidence() : "nccl_features.csv:AlgoRingFallback";
@@ -275,14 +275,14 @@ std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m, const st
     out.push_back(env_finding("nccl-collective-without-algorithm", "warning", "NCCL_ALGO/NCCL_PROTO",
                               setting + " leaves " + missing + " without an algorithm/protocol NCCL " + nccl.release_str() +
                                   " implements (" + needs + "): this release gives them Ring back, so the setting is ignored for them",
-                              "nccl_algos.csv (" + evidence + "); " + fb,
+                              evidence + "; " + fb,
                               "allow an algorithm/protocol for every collective, e.g. a per-collective setting (NCCL 2.24+) or unset it"));
     return out;
   }
   out.push_back(env_finding("nccl-collective-without-algorithm", "error", "NCCL_ALGO/NCCL_PROTO",
                             setting + " leaves " + missing + " without any algorithm/protocol NCCL " + nccl.release_str() +
                                 " implements (" + needs + "): NCCL fails them with 'no algorithm/protocol available'",
-                            "nccl_algos.csv (" + evidence + "); " + fb + " (this release has no Ring fallback)",
+                            evidence + "; " + fb + " (this release has no Ring fallback)",
                             "allow one for each, e.g. NCCL_ALGO='Ring,Tree' or per collective 'allreduce:tree;broadcast:ring' "
                             "(2.24+), or unset the variable"));
   return out;
