@@ -123,6 +123,19 @@ TEST(CheckCli, GpuMachineSituationPasses) {
   EXPECT_NE(r.out.find("NVIDIA H200 (sm_90, in torch's arch list)"), std::string::npos) << r.out;
 }
 
+// An RTX 5090 on an R560 driver with torch 2.7+cu128: CUDA 12.8 runs there under minor-version
+// compatibility, but the driver predates Blackwell. The line cites the row and its source.
+TEST(CheckCli, BlackwellOnPreR570DriverFails) {
+  CliRun r = gpucts("check --fingerprint " + kData + "rtx5090_driver_560.json");
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("ERROR   driver-too-old-for-gpu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("needs an R570 or newer driver"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[gpu_families.csv:Blackwell (GB20x) (https://docs.nvidia.com/"), std::string::npos) << r.out;
+  CliRun ok = gpucts("check --fingerprint " + kData + "rtx5090_driver_580.json");
+  EXPECT_EQ(ok.rc, 0) << ok.out << ok.err;
+  EXPECT_EQ(ok.out.find("driver-too-old-for-gpu"), std::string::npos) << ok.out;
+}
+
 TEST(CheckCli, OldDriverFailsWithExitOneErrorsFirst) {
   CliRun r = gpucts("check --fingerprint " + kData + "driver_575.json");
   EXPECT_EQ(r.rc, 1) << r.out << r.err;
