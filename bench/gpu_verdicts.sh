@@ -21,7 +21,7 @@ gate "$B/cli/gpucts" qualify --build-dir "$B" --output "$OUT/q-default" 2>&1 | t
 stamp "qualify --accept-known nccl-1950"
 gate "$B/cli/gpucts" qualify --build-dir "$B" --accept-known nccl-1950 --output "$OUT/q-waived" 2>&1 | tail -4
 stamp "qualify, injected corruption in i32 sum (no known defect), waiver given"
-GPUCTS_INJECT='corrupt:^AllReduce\.i32_sum_1021_outofplace_w1$:7' \
+GPUCTS_INJECT='corrupt:^AllReduce\.i32_sum_61_outofplace_w1$:7' \
   gate "$B/cli/gpucts" qualify --build-dir "$B" --tests '^gpucts_collectives$' --accept-known nccl-1950 \
   --output "$OUT/q-inject" 2>&1 | tail -4
 for q in q-default q-waived q-inject; do
