@@ -327,27 +327,36 @@ doc::Doc build(const bundle::Bundle& b) {
     d.list(std::move(lines));
   }
   // The headline: suites, then cases, each split by outcome.
-  int s_pass = 0, s_fail = 0, s_skip = 0, s_run = 0;
+  // A suite that failed only through waived cases is counted as waived, not failed.
+  std::set<std::string> waived_suites;
+  int waived_cases = 0;
+  for (const auto& c : b.cases)
+    if (!c.property("gpucts.waived").empty()) waived_suites.insert(c.binary), ++waived_cases;
+  int s_pass = 0, s_fail = 0, s_waived = 0, s_skip = 0, s_run = 0;
   for (const auto& s : m.suites) {
     s_run += s.status != "not_run";
     if (s.status == "passed") ++s_pass;
     else if (s.status == "skipped" || s.status == "not_run") ++s_skip;
+    else if (s.status == "failed" && waived_suites.count(s.name) && m.verdict != bundle::kVerdictFail) ++s_waived;
     else ++s_fail;
   }
   auto n = [](int x) { return std::to_string(x); };
   d.paragraph(n(static_cast<int>(m.suites.size())) + " suites: " + n(s_pass) + " passed, " + n(s_fail) + " failed, " +
-              n(s_skip) + " skipped whole; " + n(counts.total()) + " cases: " + n(counts.passed) + " passed, " +
-              n(counts.failed) + " failed, " + n(counts.errors) + " errors, " + n(counts.skipped) + " skipped");
+              (s_waived ? n(s_waived) + " passed with waivers, " : std::string()) + n(s_skip) + " skipped whole; " +
+              n(counts.total()) + " cases: " + n(counts.passed) + " passed, " + n(counts.failed) + " failed, " +
+              n(counts.errors) + " errors, " + n(counts.skipped - waived_cases) + " skipped" +
+              (waived_cases ? ", " + n(waived_cases) + " waived" : std::string()));
   d.paragraph(n(s_run) + " of " + n(static_cast<int>(m.suites.size())) + " suites run in " + duration(m.elapsed_s) +
               " on " + m.host + "; gpucts " + m.gpucts_version + " from " + m.tree);
 
   // Failures a known NCCL defect explains, by defect, ahead of the unexplained ones.
   auto all_failures = failures_of(b);
   std::vector<Failure> failures;
-  int explained = 0;
+  int explained_cases = 0, explained_findings = 0;
   for (auto& f : all_failures) {
     if (f.known_defect.empty()) failures.push_back(std::move(f));
-    else ++explained;
+    else if (f.suite == "gpucts check") ++explained_findings;
+    else ++explained_cases;
   }
   // What `gpucts check` knows of the loaded NCCL, whatever the cases showed.
   if (b.check.is_object() && b.check.contains("findings") && b.check["findings"].is_array()) {
@@ -363,7 +372,9 @@ doc::Doc build(const bundle::Bundle& b) {
   }
   auto defects = group_known_defects(b);
   if (!defects.empty()) {
-    d.heading("Known NCCL defects (" + n(explained) + " failure(s) explained)");
+    d.heading("Known NCCL defects (" + n(explained_cases) + " failed case(s)" +
+              (explained_findings ? " and " + n(explained_findings) + " check finding(s)" : std::string()) +
+              " explained)");
     doc::Table t{{"defect", "failed", "waived", "matched but passed", "fix", "for example"}, {}, {}};
     for (const auto& g : defects) {
       std::string ex;
