@@ -418,7 +418,10 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
       std::string fix = near ? "did you mean " + near->name + "? (" + near->name + "=" + value + ")"
                              : "remove it, or use the variable of the program that should read it";
       if (near) msg += "; did you mean " + near->name + "?";
-      out.push_back(env_finding("nccl-env-unknown", "warning", name, msg, "nccl_env.csv", fix));
+      out.push_back(env_finding("nccl-env-unknown", "warning", name, msg,
+                                "nccl_env.csv (no row: none of the NCCL_PARAM / getenv reads or env.rst names of the "
+                                "github:NVIDIA/nccl release tags is " + name + ")",
+                                fix));
       continue;
     }
     const std::string src = var->meta.evidence();
