@@ -55,6 +55,8 @@ const RuleCase kCases[] = {
     {"runtime13_on_575", "driver-too-old-for-cuda-runtime", true, R"({"driver": {"version": "575.57.08", "cuda": "12.9"}})", "error", "580"},
     {"runtime13_driver_cuda_only", "driver-too-old-for-cuda-runtime", true, R"({"driver": {"version": null, "cuda": "12.9"}})", "error"},
     {"runtime13_on_580", "driver-too-old-for-cuda-runtime", false, "{}"},
+    {"runtime110_on_its_ga_driver", "driver-too-old-for-cuda-runtime", false, R"({"cuda_runtime": "11.0", "torch": null, "driver": {"version": "450.51.05", "cuda": null}})"},
+    {"runtime110_on_rc_driver", "driver-too-old-for-cuda-runtime", true, R"({"cuda_runtime": "11.0", "torch": null, "driver": {"version": "450.36.06", "cuda": null}})", "error", "below 450.51.05, the CUDA 11.0 GA driver"},
     {"runtime124_on_r535", "driver-cuda-minor-older", true, R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": "12.2"}})", "warning", "minor-version compatibility"},
     {"runtime114_unknown_ga_driver", "driver-cuda-minor-older", true, R"({"cuda_runtime": "11.4", "torch": null, "driver": {"version": "460.27.04", "cuda": "11.2"}})", "warning", "11.2-level"},
     {"runtime124_on_r535_level_from_driver", "driver-cuda-minor-older", true, R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": null}})", "warning", "12.2-level"},
