@@ -707,19 +707,27 @@ void write(const Report& r, const std::string& dir) {
   bundle::write_text((fs::path(dir) / "campaign.json").string(), to_json(r).dump(2) + "\n");
 }
 
-std::optional<std::size_t> BisectState::next() const {
-  if (versions.size() < 2) return std::nullopt;
-  // The last release known to pass and the first known to fail after it.
-  std::size_t lo = 0, hi = versions.size() - 1;
-  for (const auto& [i, cls] : outcome)
-    if (cls == "pass" && i > lo && i < hi) lo = i;
-  for (const auto& [i, cls] : outcome)
-    if (cls == "fail" && i > lo && i < hi) {
+namespace {
+// [lo, hi]: the newest release known to behave as the oldest, and the first after it known to
+// behave as the newest.
+std::pair<std::size_t, std::size_t> bracket(const BisectState& s) {
+  std::size_t lo = 0, hi = s.versions.size() - 1;
+  for (const auto& [i, cls] : s.outcome)
+    if (cls == s.old_cls && i > lo && i < hi) lo = i;
+  for (const auto& [i, cls] : s.outcome)
+    if (cls == s.new_cls && i > lo && i < hi) {
       hi = i;
       break;
     }
+  return {lo, hi};
+}
+}  // namespace
+
+std::optional<std::size_t> BisectState::next() const {
+  if (versions.size() < 2) return std::nullopt;
+  const auto [lo, hi] = bracket(*this);
   if (hi - lo <= 1) return std::nullopt;
-  // A release that skipped or was absent cannot decide: try the next untried one after the middle.
+  // A release that skipped or was absent cannot decide: try the next untried one from the middle.
   const std::size_t mid = lo + (hi - lo) / 2;
   for (std::size_t k = 0; k < hi - lo - 1; ++k) {
     const std::size_t cand = lo + 1 + (mid - lo - 1 + k) % (hi - lo - 1);
@@ -728,17 +736,9 @@ std::optional<std::size_t> BisectState::next() const {
   return std::nullopt;
 }
 
-std::optional<std::size_t> BisectState::first_failing() const {
-  if (next()) return std::nullopt;
-  std::size_t lo = 0;
-  for (const auto& [i, cls] : outcome)
-    if (cls == "pass" && i > lo && i < versions.size() - 1) lo = i;
-  for (std::size_t i = lo + 1; i < versions.size(); ++i) {
-    auto it = outcome.find(i);
-    if (it != outcome.end() && it->second == "fail") return i;
-    if (i == versions.size() - 1) return i;
-  }
-  return std::nullopt;
+std::optional<std::size_t> BisectState::first_changed() const {
+  if (versions.size() < 2 || next()) return std::nullopt;
+  return bracket(*this).second;
 }
 
 }  // namespace cts::campaign

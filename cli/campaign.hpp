@@ -118,14 +118,17 @@ nlohmann::json to_json(const Report& r);
 void write(const Report& r, const std::string& dir);
 
 // Bisect: given the outcome of a case on each release tried (class per version, in version order),
-// the next release to try, or nullopt when the first failing release is known.
+// the next release to try, or nullopt once the release where it changed is known. The oldest
+// release's class is `old_cls`, the newest's `new_cls`: pass -> fail finds a regression, fail ->
+// pass a fix.
 struct BisectState {
-  std::vector<std::string> versions;               // candidates, oldest first: [good ... bad]
+  std::vector<std::string> versions;               // candidates, oldest first
   std::map<std::size_t, std::string> outcome;      // index -> status class
-  // The index to run next (between the last known pass and the first known fail), or nullopt.
+  std::string old_cls = "pass", new_cls = "fail";
+  // The index to run next (between the last known old_cls and the first new_cls after it), or nullopt.
   std::optional<std::size_t> next() const;
-  // Index of the first failing release once next() is nullopt and the ends are as given.
-  std::optional<std::size_t> first_failing() const;
+  // Index of the first release with new_cls, once next() is nullopt.
+  std::optional<std::size_t> first_changed() const;
 };
 
 }  // namespace cts::campaign

@@ -24,7 +24,8 @@ namespace {
 const char* kUsage =
     "usage: gpucts campaign --nccl VERSION[,VERSION...] --output DIR [--store DIR] [--fetch CMD] [--build CMD]\n"
     "                       [--build-dir DIR] [--label REGEX] [--exclude-label REGEX] [--tests REGEX]\n"
-    "                       [--exclude-tests REGEX] [--timeout S] [--env NAME=VALUE]... [--no-probe] [--resume]\n"
+    "                       [--exclude-tests REGEX] [--timeout S] [--stop-after S] [--env NAME=VALUE]...\n"
+    "                       [--no-probe] [--resume]\n"
     "       gpucts campaign --bisect [BINARY/]SUITE.CASE --good VERSION --bad VERSION --output DIR\n"
     "                       [--nccl VERSION,...] [--store DIR] [--fetch CMD] [--build CMD] [--build-dir DIR]\n"
     "Runs the suites of this tree once per NCCL release and writes DIR/nccl-<version>/ (a qualification\n"
@@ -36,13 +37,15 @@ const char* kUsage =
     "~/.cache/gpucts/nccl; ci/fetch_nccl_wheels fills it). Where that is missing, an archive\n"
     "<store>/nccl-<version>*.tar.xz (ci/nccl_prune pack) is unpacked into the store; else `CMD VERSION STORE`\n"
     "of --fetch, then of --build, is run to make it (timed as fetch or build in the report).\n"
-    "Default selection: --label 'single-gpu|perf' --exclude-label torch (torch brings its own NCCL).\n"
+    "Default selection: --label 'single-gpu|perf' --exclude-label 'torch|self-test' (torch brings its own\n"
+    "NCCL; the self-tests check gpucts, not the release).\n"
     "Cases the matrix marks unsupported are run and must be rejected (GPUCTS_PROBE_UNSUPPORTED=1), so the\n"
     "report can hold nccl_ops.csv against each release; --no-probe skips them instead.\n"
     "--resume reuses DIR/nccl-<version>/ bundles already there. --timeout: seconds per release (default 900).\n"
+    "--stop-after S: start no release once S seconds have passed (the rest are listed as not run).\n"
     "--bisect runs one case (binary default gpucts_collectives) on releases between --good (where it passes)\n"
     "and --bad (where it fails), from --nccl or else every release in the store, and names the first failing\n"
-    "release (DIR/bisect.md).\n"
+    "release, or, where --good is the newer one (a fix), the first passing release (DIR/bisect.md).\n"
     "Exit status: 0 every release ran on the library asked for (bisect: found), 1 otherwise, 2 bad usage.";
 
 using Clock = std::chrono::steady_clock;
@@ -156,19 +159,25 @@ int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
   auto good = a.value("good"), bad = a.value("bad");
   if (!good || !bad) throw UsageError("--bisect needs --good VERSION and --bad VERSION");
   const Version vg = Version::parse(*good, VersionKind::Nccl), vb = Version::parse(*bad, VersionKind::Nccl);
-  if (!(vg < vb)) throw UsageError("--good must be an older release than --bad");
+  if (vg == vb) throw UsageError("--good and --bad name the same release");
+  // good older than bad: a regression, find the first failing release; newer: a fix, the first passing.
+  const Version lo = vg < vb ? vg : vb, hi = vg < vb ? vb : vg;
   std::vector<std::string> cands = split_list(a.values("nccl"));
   if (cands.empty()) cands = store_versions(f.store);
   std::vector<Version> vs;
   for (const auto& c : cands) {
     Version v = Version::parse(c, VersionKind::Nccl);
-    if (v >= vg && v <= vb && std::find(vs.begin(), vs.end(), v) == vs.end()) vs.push_back(v);
+    if (v >= lo && v <= hi && std::find(vs.begin(), vs.end(), v) == vs.end()) vs.push_back(v);
   }
-  for (const Version& end : {vg, vb})
+  for (const Version& end : {lo, hi})
     if (std::find(vs.begin(), vs.end(), end) == vs.end()) vs.push_back(end);
   std::sort(vs.begin(), vs.end());
   campaign::BisectState st;
   for (const auto& v : vs) st.versions.push_back(v.release_str());
+  if (!(vg < vb)) {
+    st.old_cls = "fail";
+    st.new_cls = "pass";
+  }
 
   qualify::Tree tree = qualify::locate_tree(a.value("build-dir"));
   std::string how;
@@ -218,20 +227,24 @@ int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
   run_at(st.versions.size() - 1);
   std::string verdict;
   int rc = 0;
-  if (st.outcome[0] != "pass" || st.outcome[st.versions.size() - 1] != "fail") {
-    verdict = "cannot bisect: " + spec + " is " + st.outcome[0] + " on " + st.versions.front() + " and " +
-              st.outcome[st.versions.size() - 1] + " on " + st.versions.back() + " (expected pass, then fail)";
+  const std::string& first_cls = st.outcome[0];
+  const std::string& last_cls = st.outcome[st.versions.size() - 1];
+  if (first_cls != st.old_cls || last_cls != st.new_cls) {
+    verdict = "cannot bisect: " + spec + " is " + first_cls + " on " + st.versions.front() + " and " + last_cls + " on " +
+              st.versions.back() + " (expected " + st.old_cls + ", then " + st.new_cls + ")";
     rc = 1;
   } else {
     while (auto nx = st.next()) run_at(*nx);
-    auto first = st.first_failing();
-    std::size_t last_pass = 0;
+    auto first = st.first_changed();
+    std::size_t last_old = 0;
     for (const auto& [i, cls] : st.outcome)
-      if (cls == "pass" && first && i < *first) last_pass = i;
-    verdict = first ? "first failing release: " + st.versions[*first] + " (last passing: " + st.versions[last_pass] + ")"
-                    : "no failing release found";
-    if (first && *first > last_pass + 1)
-      verdict += "; the releases between could not decide (skipped or not run)";
+      if (cls == st.old_cls && first && i < *first) last_old = i;
+    const char* now = st.new_cls == "fail" ? "failing" : "passing";
+    const char* before = st.new_cls == "fail" ? "passing" : "failing";
+    verdict = first ? std::string("first ") + now + " release: " + st.versions[*first] + " (last " + before + ": " +
+                          st.versions[last_old] + ")"
+                    : "no release found where it changed";
+    if (first && *first > last_old + 1) verdict += "; the releases between could not decide (skipped or not run)";
     rc = first ? 0 : 1;
   }
   std::string md = "# gpucts bisect: " + binary + "/" + spec + "\n\n**" + verdict + "**\n\n| release | outcome |\n| --- | --- |\n";
@@ -250,7 +263,7 @@ int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
 
 int cmd_campaign(const std::vector<std::string>& argv) {
   Args a(argv, {"nccl", "output", "store", "fetch", "build", "build-dir", "label", "exclude-label", "tests", "exclude-tests",
-                "timeout", "env", "bisect", "good", "bad"},
+                "timeout", "env", "bisect", "good", "bad", "stop-after"},
          {"no-probe", "resume", "help"});
   if (a.flag("help")) {
     std::puts(kUsage);
@@ -278,6 +291,8 @@ int cmd_campaign(const std::vector<std::string>& argv) {
   for (const auto& v : versions)
     if (!Version::try_parse(v, VersionKind::Nccl)) throw UsageError("--nccl '" + v + "' is not a version");
   const double timeout = a.number("timeout", 900);
+  const double stop_after = a.number("stop-after", 0);
+  const auto started = Clock::now();
   const std::string self = fs::read_symlink("/proc/self/exe").string();
 
   std::vector<campaign::Release> releases;
@@ -287,13 +302,19 @@ int cmd_campaign(const std::vector<std::string>& argv) {
     const fs::path dir = fs::absolute(out / ("nccl-" + v));
     campaign::Timing t;
     std::string err;
+    if (stop_after > 0 && seconds_since(started) > stop_after) {
+      failed.push_back("NCCL " + v + ": not run, the campaign's time budget (--stop-after " +
+                       std::to_string(static_cast<int>(stop_after)) + " s) was spent");
+      std::fprintf(stderr, "[%zu/%zu] NCCL %s: not run (time budget spent)\n", i + 1, versions.size(), v.c_str());
+      continue;
+    }
     if (!(a.flag("resume") && fs::exists(dir / "manifest.json"))) {
       err = f.ensure(v, t);
       if (err.empty()) {
         fs::remove_all(dir, ec);
         std::vector<std::string> cmd = {self, "qualify", "--output", dir.string(), "--no-python",
                                         "--label", a.value("label").value_or("single-gpu|perf"),
-                                        "--exclude-label", a.value("exclude-label").value_or("torch")};
+                                        "--exclude-label", a.value("exclude-label").value_or("torch|self-test")};
         if (auto b = a.value("build-dir")) cmd.insert(cmd.end(), {"--build-dir", *b});
         if (auto r = a.value("tests")) cmd.insert(cmd.end(), {"--tests", *r});
         if (auto r = a.value("exclude-tests")) cmd.insert(cmd.end(), {"--exclude-tests", *r});

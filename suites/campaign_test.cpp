@@ -31,16 +31,17 @@ namespace fs = std::filesystem;
 namespace cts {
 namespace {
 
-// A case that fails from the release named by GPUCTS_FIXTURE_FAIL_FROM on, the release being the
-// folder above the first LD_LIBRARY_PATH entry (<store>/<version>/lib): the bisect test's subject.
+// A case that fails from the release named by GPUCTS_FIXTURE_FAIL_FROM on (a regression), or
+// before GPUCTS_FIXTURE_PASS_FROM (a fix), the release being the folder above the first
+// LD_LIBRARY_PATH entry (<store>/<version>/lib): the bisect tests' subject.
 TEST(DISABLED_Fixture, FailsFromVersionInPath) {
   const char* ld = std::getenv("LD_LIBRARY_PATH");
-  const char* from = std::getenv("GPUCTS_FIXTURE_FAIL_FROM");
-  ASSERT_TRUE(ld && from) << "needs LD_LIBRARY_PATH and GPUCTS_FIXTURE_FAIL_FROM";
+  ASSERT_TRUE(ld) << "needs LD_LIBRARY_PATH";
   std::string first = ld;
   first = first.substr(0, first.find(':'));
   const Version v = Version::parse(fs::path(first).parent_path().filename().string());
-  EXPECT_LT(v, Version::parse(from)) << "fails from " << from << " on";
+  if (const char* from = std::getenv("GPUCTS_FIXTURE_FAIL_FROM")) EXPECT_LT(v, Version::parse(from)) << "fails from " << from << " on";
+  if (const char* from = std::getenv("GPUCTS_FIXTURE_PASS_FROM")) EXPECT_GE(v, Version::parse(from)) << "fails before " << from;
 }
 
 struct SynthCase {
@@ -287,8 +288,8 @@ TEST(CampaignBisect, SearchesBetweenTheLastPassAndTheFirstFail) {
     s.outcome[*n] = truth(*n);
     ASSERT_LT(++runs, 10);
   }
-  ASSERT_TRUE(s.first_failing().has_value());
-  EXPECT_EQ(s.versions[*s.first_failing()], "2.29.7");
+  ASSERT_TRUE(s.first_changed().has_value());
+  EXPECT_EQ(s.versions[*s.first_changed()], "2.29.7");
   EXPECT_LE(runs, 3) << "a binary search over 5 releases between";
   // A release that cannot decide (skipped) is stepped over.
   campaign::BisectState k;
@@ -296,7 +297,15 @@ TEST(CampaignBisect, SearchesBetweenTheLastPassAndTheFirstFail) {
   k.outcome = {{0, "pass"}, {3, "fail"}};
   while (auto n = k.next()) k.outcome[*n] = *n == 1 ? "skip" : "fail";
   EXPECT_EQ(k.outcome.at(2), "fail");
-  EXPECT_EQ(*k.first_failing(), 2u);
+  EXPECT_EQ(*k.first_changed(), 2u);
+  // A fix: failing on the oldest, passing on the newest.
+  campaign::BisectState f;
+  f.versions = {"2.27.7", "2.28.9", "2.29.2", "2.29.3", "2.29.7", "2.32.3"};
+  f.old_cls = "fail";
+  f.new_cls = "pass";
+  f.outcome = {{0, "fail"}, {5, "pass"}};
+  while (auto n = f.next()) f.outcome[*n] = *n >= 4 ? "pass" : "fail";
+  EXPECT_EQ(f.versions[*f.first_changed()], "2.29.7");
 }
 
 int run_cmd(const std::string& cmd, std::string* out) {
@@ -373,6 +382,13 @@ TEST(CampaignCli, RunsEachReleaseAndNoticesTheWrongLibrary) {
   out.clear();
   EXPECT_EQ(run_cmd(cmd + " --resume", &out), 1) << out;
   EXPECT_NE(out.find("2 release(s)"), std::string::npos) << out;
+  // --stop-after: no release starts once the time budget is spent; each is named as not run.
+  out.clear();
+  EXPECT_EQ(run_cmd(cmd + " --stop-after 0.000001", &out), 1) << out;
+  std::ifstream in2(c / "campaign.json");
+  j = nlohmann::json::parse(in2, nullptr, false);
+  EXPECT_EQ(j["releases"].size(), 0u);
+  EXPECT_NE(j["problems"].dump().find("time budget"), std::string::npos) << j["problems"].dump();
 }
 
 TEST(CampaignCli, BisectNamesTheFirstFailingRelease) {
@@ -401,6 +417,16 @@ TEST(CampaignCli, BisectNamesTheFirstFailingRelease) {
             1)
       << out;
   EXPECT_NE(out.find("cannot bisect"), std::string::npos) << out;
+  // A fix: --good newer than --bad names the first passing release.
+  out.clear();
+  EXPECT_EQ(run_cmd("'" + *find_beside("gpucts") + "' campaign --bisect gpucts_campaign/DISABLED_Fixture.FailsFromVersionInPath" +
+                        " --good 2.30.7 --bad 2.27.7 --store '" + store.string() + "' --build-dir '" + build +
+                        "' --env GTEST_ALSO_RUN_DISABLED_TESTS=1 --env GPUCTS_FIXTURE_PASS_FROM=2.29.7 --output '" +
+                        tmp.path() + "/b3'",
+                    &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("first passing release: 2.29.7 (last failing: 2.29.3)"), std::string::npos) << out;
 }
 #endif
 
