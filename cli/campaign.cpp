@@ -517,11 +517,20 @@ doc::Doc to_doc(const Report& r) {
   }
 
   d.heading("Releases");
-  doc::Table runs{{"NCCL", "library loaded", "verdict", "cases pass/fail/err/skip", "fetch s", "build s", "unpack s", "run s", "how"}, {}, {}};
+  doc::Table runs{{"NCCL", "library loaded", "verdict", "check errors", "cases pass/fail/err/skip", "fetch s", "build s",
+                   "unpack s", "run s", "how"},
+                  {},
+                  {}};
   for (const auto& rel : r.releases) {
     auto k = junit::count(rel.bundle.cases);
     const Timing& t = rel.timing;
-    runs.rows.push_back({label(rel), rel.library, rel.bundle.manifest.verdict,
+    std::vector<nlohmann::json> findings;
+    collect_findings(rel.bundle.check, findings);
+    std::vector<std::string> errors;
+    for (const auto& f : findings)
+      if (str_field(f, "severity") == "error" && std::find(errors.begin(), errors.end(), str_field(f, "id")) == errors.end())
+        errors.push_back(str_field(f, "id"));
+    runs.rows.push_back({label(rel), rel.library, rel.bundle.manifest.verdict, errors.empty() ? "-" : join(errors, ", "),
                          std::to_string(k.passed) + "/" + std::to_string(k.failed) + "/" + std::to_string(k.errors) + "/" +
                              std::to_string(k.skipped),
                          opt_text(t.fetch, "%.1f"), opt_text(t.build, "%.1f"), opt_text(t.unpack, "%.1f"),
@@ -529,6 +538,8 @@ doc::Doc to_doc(const Report& r) {
     runs.row_class.push_back(rel.bundle.manifest.verdict == "pass" ? "pass" : "fail");
   }
   d.table(std::move(runs));
+  d.paragraph("A release other than the header the suites were built against fails its bundle's check with "
+              "nccl-header-library-mismatch: expected in a campaign, which runs one build on every release.");
 
   auto header = [&](std::vector<std::string> first) {
     first.insert(first.end(), versions.begin(), versions.end());
