@@ -40,7 +40,7 @@ G=$B/cli/gpucts
 
 # The machine's own releases, linked into the store where no archive brings the same version.
 nccl_version_of() {  # the NCCL a gpucts process reports with $1 first on LD_LIBRARY_PATH
-  LD_LIBRARY_PATH=$1 "$G" fingerprint 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["nccl"]["runtime"])'
+  LD_LIBRARY_PATH=$1 "$G" fingerprint --no-python 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["nccl"]["runtime"])'
 }
 link_local() {  # link_local <folder holding libnccl.so.2>
   local dir=$1 v
@@ -62,7 +62,7 @@ stop_after=$((LIMIT - (SECONDS - t0) - 60 - 45))
 rm -rf "$WORK" && mkdir -p "$WORK"
 list=$(IFS=,; echo "${versions[*]}")
 stamp "campaign over $list (no release starts after $stop_after s)"
-"$G" campaign --nccl "$list" --store "$STORE" --build-dir "$B" --output "$WORK/campaign" --timeout 240 \
+"$G" campaign --nccl "$list" --store "$STORE" --build-dir "$B" --output "$WORK/campaign" --timeout 150 \
   --stop-after "$stop_after" 2>&1 | tee "$OUT/campaign.log"
 echo "campaign exit ${PIPESTATUS[0]}; build $build_s s" | tee -a "$OUT/campaign.log"
 

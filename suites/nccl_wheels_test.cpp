@@ -84,7 +84,7 @@ class WheelLoad : public ::testing::Test {
     auto cli = cts::find_beside("gpucts");
     ASSERT_TRUE(cli) << "gpucts not found beside " << cts::self_dir();
     int rc = 0;
-    const std::string out = run(env + "'" + *cli + "' fingerprint 2>&1", &rc);
+    const std::string out = run(env + "'" + *cli + "' fingerprint --no-python 2>&1", &rc);
     ASSERT_EQ(rc, 0) << out;
     const auto j = nlohmann::json::parse(out.substr(out.find('{')), nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << out;
