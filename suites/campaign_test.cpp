@@ -126,7 +126,7 @@ std::string make_bundle(const fs::path& dir, const std::string& nccl, const std:
   return dir.string();
 }
 
-// Four releases; nccl#1950-like tail failures up to 2.29.3, native AlltoAll from 2.28.x, fp8 avg
+// Four releases; one-rank tail failures (the known defect nccl-1950) up to 2.29.3, native AlltoAll from 2.28.x, fp8 avg
 // with one rank rejected until 2.29.7 accepts it (the matrix says unsupported throughout).
 std::vector<campaign::Release> synthetic_releases(const fs::path& root) {
   std::vector<campaign::Release> out;
