@@ -10,7 +10,7 @@
 # (build/gpu), CAMPAIGN_STORE (.campaign), CAMPAIGN_BISECT (the case), CAMPAIGN_BISECT_GOOD /
 # _BAD (2.32.3 / 2.28.9).
 # Output in $OUT (at most 8 files come back): campaign.md, campaign.html, campaign.json,
-# bisect.md, campaign.log, build.log, bundles.tgz (every bundle, the logs and the plots).
+# bisect.md, campaign.log, build.log, bundles.tar.xz (every bundle, the logs and the plots).
 set -uo pipefail
 OUT=${OUT:-$PWD/campaign-out}
 mkdir -p "$OUT"
@@ -77,6 +77,11 @@ else
 fi
 
 cp "$WORK/campaign/campaign.md" "$WORK/campaign/campaign.html" "$WORK/campaign/campaign.json" "$OUT/" 2>/dev/null
-tar czf "$OUT/bundles.tgz" -C "$WORK" campaign bisect 2>/dev/null
+# Every bundle without its journals (the gtest XML holds the same cases); a file that comes back
+# may hold 16 MB at most, so the gtest XML goes too where it would not fit.
+tar cJf "$OUT/bundles.tar.xz" --exclude=journal -C "$WORK" campaign bisect 2>/dev/null
+if [ "$(stat -c %s "$OUT/bundles.tar.xz")" -gt 15000000 ]; then
+  tar cJf "$OUT/bundles.tar.xz" --exclude=journal --exclude=gtest -C "$WORK" campaign bisect 2>/dev/null
+fi
 ls -la "$OUT"
 stamp done
