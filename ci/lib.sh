@@ -15,6 +15,7 @@ gpucts_packages=(
   "nlohmann-json3-dev:/usr/include/nlohmann/json.hpp"
   "libopenmpi-dev:/usr/bin/mpicxx"
   "openmpi-bin:/usr/bin/mpiexec"
+  "libxml2-utils:/usr/bin/xmllint"   # the JUnit test runs every XML through a real parser
 )
 # Optional: the libtorch suite is built only where libtorch is found (Debian's CPU build in CI).
 gpucts_optional_packages=(

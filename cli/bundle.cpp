@@ -99,9 +99,17 @@ nlohmann::json to_json(const Manifest& m) {
                       {"cases_total", s.cases_total},
                       {"cases_done", s.cases_done}});
   }
+  nlohmann::json waivers = nlohmann::json::array();
+  for (const auto& w : m.waivers)
+    waivers.push_back({{"id", w.id}, {"title", w.title}, {"link", w.link}, {"fix", w.fix}, {"cases", w.cases},
+                       {"findings", w.findings}});
   return {{"schema", m.schema},   {"gpucts_version", m.gpucts_version},
           {"created", m.created}, {"host", m.host},
           {"tree", m.tree},       {"verdict", m.verdict},
+          {"verdict_reason", m.verdict_reason},
+          {"accepted_known", m.accepted_known},
+          {"waivers", waivers},
+          {"nccl_selected", m.nccl_selected},
           {"interrupted", m.interrupted}, {"elapsed_s", m.elapsed_s},
           {"suites", suites}};
 }
@@ -117,7 +125,26 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   m.host = need<std::string>(j, "host", origin);
   m.tree = j.value("tree", "");
   m.verdict = need<std::string>(j, "verdict", origin);
-  if (m.verdict != "pass" && m.verdict != "fail") throw BundleError(origin + ": verdict must be pass or fail");
+  if (m.verdict != kVerdictPass && m.verdict != kVerdictFail && m.verdict != kVerdictWaived && m.verdict != kVerdictNoGpu)
+    throw BundleError(origin + ": verdict must be pass, waived, fail or no_gpu, not '" + m.verdict + "'");
+  m.verdict_reason = j.value("verdict_reason", "");
+  if (j.contains("accepted_known")) m.accepted_known = need<std::vector<std::string>>(j, "accepted_known", origin);
+  if (j.contains("waivers")) {
+    if (!j.at("waivers").is_array()) throw BundleError(origin + ": 'waivers' must be an array");
+    for (size_t i = 0; i < j.at("waivers").size(); ++i) {
+      const auto& w = j.at("waivers")[i];
+      std::string o = origin + ": waivers[" + std::to_string(i) + "]";
+      Waiver x;
+      x.id = need<std::string>(w, "id", o);
+      x.title = w.value("title", "");
+      x.link = w.value("link", "");
+      x.fix = w.value("fix", "");
+      x.cases = w.value("cases", 0);
+      x.findings = w.value("findings", 0);
+      m.waivers.push_back(std::move(x));
+    }
+  }
+  if (j.contains("nccl_selected")) m.nccl_selected = need<bool>(j, "nccl_selected", origin);
   m.interrupted = need<bool>(j, "interrupted", origin);
   m.elapsed_s = need<double>(j, "elapsed_s", origin);
   const auto& suites = j.contains("suites") ? j.at("suites") : throw BundleError(origin + ": missing field 'suites'");
@@ -242,19 +269,119 @@ std::vector<std::pair<std::string, std::string>> environment(const Bundle& b) {
   return merged;
 }
 
+std::string verdict_text(const std::string& verdict, const std::vector<Waiver>& waivers) {
+  if (verdict == kVerdictPass) return "PASS";
+  if (verdict == kVerdictNoGpu) return "NO GPU: GPU suites not run";
+  if (verdict == kVerdictWaived) {
+    std::string ids;
+    for (const auto& w : waivers) ids += (ids.empty() ? "" : ", ") + w.id;
+    return "PASS (waived: " + ids + ")";
+  }
+  return "FAIL";
+}
+
+int verdict_exit_code(const std::string& verdict) {
+  if (verdict == kVerdictPass || verdict == kVerdictWaived) return 0;
+  if (verdict == kVerdictNoGpu) return 3;
+  return 1;
+}
+
+std::vector<std::string> split_ids(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string id; std::getline(ss, id, ',');)
+    if (!id.empty()) out.push_back(id);
+  return out;
+}
+
+std::string defect_of_finding(const nlohmann::json& f) {
+  if (f.value("id", "") != "nccl-known-defect") return "";
+  const std::string src = f.value("source", ""), prefix = "nccl_defects.csv:";
+  if (src.rfind(prefix, 0) != 0) return "";
+  std::string id = src.substr(prefix.size());
+  if (auto sp = id.find_first_of(" ("); sp != std::string::npos) id.resize(sp);
+  return id;
+}
+
+namespace {
+
+Waiver& waiver_for(std::vector<Waiver>& waivers, const std::string& id) {
+  for (auto& w : waivers)
+    if (w.id == id) return w;
+  waivers.push_back({});
+  waivers.back().id = id;
+  return waivers.back();
+}
+
+bool accepted_id(const std::vector<std::string>& accepted, const std::string& id) {
+  return std::find(accepted.begin(), accepted.end(), id) != accepted.end();
+}
+
+}  // namespace
+
+void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::Case>& cases,
+                   std::vector<Waiver>& waivers) {
+  if (accepted.empty()) return;
+  for (auto& c : cases) {
+    if (c.status != "failed" && c.status != "error") continue;
+    // Every defect the case matches must be accepted: accepting one defect never covers another.
+    const auto ids = split_ids(c.property("gpucts.known_defect"));
+    if (ids.empty() || !std::all_of(ids.begin(), ids.end(), [&](const std::string& id) { return accepted_id(accepted, id); }))
+      continue;
+    std::string joined;
+    for (const auto& id : ids) {
+      ++waiver_for(waivers, id).cases;
+      joined += (joined.empty() ? "" : ",") + id;
+    }
+    c.properties["gpucts.waived"] = joined;
+    c.properties["gpucts.waived_status"] = c.status;
+    c.status = "skipped";
+    c.message = junit::one_line("waived (known NCCL defect " + joined + ", --accept-known): " + c.message);
+  }
+}
+
+int unwaived_check_errors(const nlohmann::json& check, std::vector<Waiver>* waivers, bool judge_defects) {
+  if (!check.is_object() || !check.contains("findings") || !check["findings"].is_array()) return 0;
+  int errors = 0;
+  for (const auto& f : check["findings"]) {
+    if (f.value("severity", "") != "error") continue;
+    if (!judge_defects && f.value("id", "") == "nccl-known-defect") continue;
+    const std::string id = defect_of_finding(f);
+    if (waivers && f.value("id", "") == "nccl-known-defect" && !id.empty() &&
+        std::any_of(waivers->begin(), waivers->end(), [&](const Waiver& w) { return w.id == id; })) {
+      ++waiver_for(*waivers, id).findings;
+      continue;
+    }
+    ++errors;
+  }
+  return errors;
+}
+
 std::string verdict(const Manifest& m, const std::vector<junit::Case>& cases, const nlohmann::json& check,
                     const std::vector<std::pair<std::string, bw::Run>>& bandwidth) {
-  if (m.interrupted) return "fail";
-  for (const auto& s : m.suites)
-    if (s.status == "failed" || s.status == "crashed" || s.status == "timeout" || s.status == "interrupted")
-      return "fail";
-  for (const auto& c : cases)
-    if (c.status == "failed" || c.status == "error") return "fail";
+  if (m.interrupted) return kVerdictFail;
+  bool waived = false;
+  for (const auto& c : cases) {
+    if (c.status == "failed" || c.status == "error") return kVerdictFail;
+    waived |= !c.property("gpucts.waived").empty();
+  }
+  for (const auto& s : m.suites) {
+    if (s.status == "crashed" || s.status == "timeout" || s.status == "interrupted") return kVerdictFail;
+    if (s.status != "failed") continue;
+    // A suite fails through its cases (none left failing here) unless every failure was waived.
+    bool suite_waived = std::any_of(cases.begin(), cases.end(), [&](const junit::Case& c) {
+      return c.binary == s.name && !c.property("gpucts.waived").empty();
+    });
+    if (!suite_waived) return kVerdictFail;
+  }
   for (const auto& [n, r] : bandwidth)
     for (const auto& p : r.points)
-      if (p.verdict == "fail") return "fail";
-  if (check.is_object() && check.value("verdict", "") == "fail") return "fail";
-  return "pass";
+      if (p.verdict == "fail") return kVerdictFail;
+  std::vector<Waiver> accepted;
+  for (const auto& id : m.accepted_known) accepted.push_back({id, "", "", "", 0, 0});
+  if (unwaived_check_errors(check, &accepted, m.nccl_selected) > 0) return kVerdictFail;
+  for (const auto& w : accepted) waived |= w.findings > 0;
+  return waived ? kVerdictWaived : kVerdictPass;
 }
 
 }  // namespace cts::bundle

@@ -45,13 +45,36 @@ struct SuiteRun {
   int cases_total = 0, cases_done = 0;
 };
 
+// A known upstream defect accepted with `qualify --accept-known ID`: its failures are recorded
+// as waived (JUnit skipped, property gpucts.waived=ID), never dropped.
+struct Waiver {
+  std::string id;      // nccl_defects.csv id, e.g. nccl-1950
+  std::string title, link, fix;
+  int cases = 0;       // failed cases it waived
+  int findings = 0;    // check findings it waived (nccl-known-defect)
+};
+
+// Verdicts of a bundle and the exit status of `gpucts qualify` for each (README's table).
+inline constexpr const char* kVerdictPass = "pass";      // exit 0
+inline constexpr const char* kVerdictWaived = "waived";  // exit 0: pass once the accepted defects are set aside
+inline constexpr const char* kVerdictFail = "fail";      // exit 1
+inline constexpr const char* kVerdictNoGpu = "no_gpu";   // exit 3: nothing failed, but GPU suites could not run
+std::string verdict_text(const std::string& verdict, const std::vector<Waiver>& waivers);  // "PASS (waived: nccl-1950)"
+int verdict_exit_code(const std::string& verdict);
+
 struct Manifest {
   std::string schema = kBundleSchema;
   std::string gpucts_version;
   std::string created;                // ISO 8601 UTC
   std::string host;
   std::string tree;                   // "build:/path" or "install:/prefix"
-  std::string verdict;                // pass | fail
+  std::string verdict;                // pass | waived | fail | no_gpu
+  std::string verdict_reason;         // why no_gpu (or "" )
+  std::vector<std::string> accepted_known;  // --accept-known as given
+  std::vector<Waiver> waivers;        // accepted defects that waived something
+  // Whether the selection ran NCCL suites (an entry needing a GPU). A run of CPU suites only
+  // (`--label cpu`) qualifies the harness, not NCCL: nccl-known-defect is shown, not judged.
+  bool nccl_selected = true;
   bool interrupted = false;
   double elapsed_s = 0;
   std::vector<SuiteRun> suites;
@@ -76,8 +99,23 @@ std::vector<std::pair<std::string, std::string>> environment_rows(const nlohmann
 // Every host/rank's rows merged: a value that differs between fingerprints shows each with its label.
 std::vector<std::pair<std::string, std::string>> environment(const Bundle& b);
 
+// "nccl-1950,nccl-788" -> its ids (the value of gpucts.known_defect and gpucts.waived).
+std::vector<std::string> split_ids(const std::string& s);
+// The nccl_defects.csv id an nccl-known-defect finding cites (its source), "" for other findings.
+std::string defect_of_finding(const nlohmann::json& finding);
+
+// Turns the failures that an accepted known defect explains (case property gpucts.known_defect)
+// into waived skips, and fills `waivers`. A failure without that property is never touched.
+void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::Case>& cases,
+                   std::vector<Waiver>& waivers);
+// The check.json error findings that are not nccl-known-defect for an accepted id.
+// nccl-known-defect errors are left out where `judge_defects` is false (no NCCL suite selected).
+int unwaived_check_errors(const nlohmann::json& check, std::vector<Waiver>* waivers, bool judge_defects = true);
+
 // Verdict rule: fail when a case failed or errored, a suite failed, crashed, timed out or was
-// interrupted, a bandwidth point failed, or `gpucts check` found an error. Skips never fail.
+// interrupted, a bandwidth point failed, or `gpucts check` found an error. Skips never fail. A
+// suite whose every failure was waived, and check errors for accepted defects, do not fail: the
+// verdict is then waived. (no_gpu is decided by qualify, which knows what it could not run.)
 std::string verdict(const Manifest& m, const std::vector<junit::Case>& cases, const nlohmann::json& check,
                     const std::vector<std::pair<std::string, bw::Run>>& bandwidth);
 

@@ -15,6 +15,7 @@ std::string ver(const std::optional<Version>& v) {
 std::string describe(const Fingerprint& fp, const Matrix& m) {
   std::string s = fp.label() + ": driver " + ver(fp.driver_version) + " (CUDA " + ver(fp.driver_cuda) + "), CUDA runtime " +
                   ver(fp.cuda_runtime) + ", NCCL loaded " + ver(fp.nccl_runtime);
+  if (fp.nvml_error) s += " [NVML: " + *fp.nvml_error + "]";
   if (fp.nccl_library) s += " from " + *fp.nccl_library;
   s += " (header " + ver(fp.nccl_header) + ")";
   if (fp.extra.contains("nccl_loaded") && fp.extra["nccl_loaded"].is_array()) {
@@ -53,9 +54,12 @@ void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<
   const size_t inputs = fps.size();
   size_t errors = 0, warnings = 0, infos = 0;
   for (const auto& f : r.findings) (f.severity == "error" ? errors : f.severity == "warning" ? warnings : infos)++;
+  // A pass says how much it looked at: with no driver most rules have nothing to judge.
+  const size_t total = finding_ids().size(), evaluated = total - r.not_evaluated.size();
   out << "gpucts check: " << inputs << " fingerprint" << (inputs == 1 ? "" : "s") << " against the " << m.origin
       << " matrix: " << (r.failed() ? "FAIL" : "PASS") << " (" << errors << " error" << (errors == 1 ? "" : "s")
-      << ", " << warnings << " warning" << (warnings == 1 ? "" : "s") << ", " << infos << " info)\n";
+      << ", " << warnings << " warning" << (warnings == 1 ? "" : "s") << ", " << infos << " info; " << evaluated
+      << " of " << total << " rules evaluated)\n";
   for (const auto& fp : fps) out << "checked " << describe(fp, m) << "\n";
   for (const auto& f : r.findings) {
     std::string sev = f.severity;
@@ -64,7 +68,7 @@ void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<
         << f.message << "  -> " << f.fix << "  [" << f.source << "]\n";
   }
   if (!r.not_evaluated.empty()) {
-    out << "not evaluated (inputs absent):";
+    out << "not evaluated (" << r.not_evaluated.size() << ", inputs absent):";
     for (const auto& id : r.not_evaluated) out << " " << id;
     out << "\n";
   }

@@ -12,6 +12,8 @@
 #include "commands.hpp"
 #include "environment.hpp"
 #include "gpu_requirement.hpp"
+#include "matrix.hpp"
+#include "nccl_defects.hpp"
 #include "probe.hpp"
 #include "qualify_check.hpp"
 #include "qualify_run.hpp"
@@ -42,9 +44,12 @@ const char* kUsage =
     "--mpi-ranks N also probes N ranks under mpiexec (ARGS e.g. '--host a,b'), one fingerprint each,\n"
     "and checks them together (cross-host-mismatch). --fingerprint adds fingerprints probed elsewhere.\n"
     "An entry that needs more GPUs than are visible is reported as not run (--run-all runs it anyway).\n"
-    "--expect-gpus N: the qualification fails unless at least N GPUs are visible (an image gate on a\n"
-    "GPU node: no GPU must not read as a pass).\n"
-    "Exit status: 0 pass, 1 fail (or interrupted), 2 bad usage or bad input.";
+    "--expect-gpus N (default $GPUCTS_EXPECT_GPUS): the qualification fails unless at least N GPUs are\n"
+    "visible (an image gate on a GPU node). Without it, a run that sees no GPU is NO GPU (exit 3), not PASS.\n"
+    "--accept-known ID[,ID]: failures explained by these nccl_defects.csv rows (and their check findings)\n"
+    "are recorded as waived: verdict PASS (waived: ID), exit 0. A failure no accepted defect explains still fails.\n"
+    "Exit status: 0 pass (or pass with waivers), 1 fail (or interrupted), 2 bad usage or bad input,\n"
+    "3 no GPU visible: nothing failed but the GPU suites did not run.";
 
 std::string clock_str(double s) {
   int t = static_cast<int>(s);
@@ -104,11 +109,38 @@ std::string probe_ranks(const std::string& n, const std::string& extra, const st
   return "";
 }
 
+// --accept-known ID[,ID]: each must name a row of nccl_defects.csv (a typo must not read as a
+// waiver that covers nothing).
+std::vector<std::string> accepted_defects(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) {
+    std::stringstream ss(v);
+    for (std::string id; std::getline(ss, id, ',');) {
+      if (id.empty()) continue;
+      if (!find_defect(builtin_matrix(), id)) {
+        std::string known;
+        for (const auto& d : builtin_matrix().nccl_defects) known += (known.empty() ? "" : ", ") + d.id;
+        throw UsageError("--accept-known '" + id + "': no such defect in nccl_defects.csv (known: " + known + ")");
+      }
+      if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+    }
+  }
+  return out;
+}
+
+void describe_waiver(bundle::Waiver& w) {
+  if (const NcclDefect* d = find_defect(builtin_matrix(), w.id)) {
+    w.title = d->title;
+    w.link = d->link;
+    w.fix = d->fix_hint();
+  }
+}
+
 }  // namespace
 
 int cmd_qualify(const std::vector<std::string>& argv) {
   Args a(argv, {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout", "grace",
-                "fingerprint", "python", "mpi-ranks", "mpiexec-args", "probe-rank-into", "expect-gpus"},
+                "fingerprint", "python", "mpi-ranks", "mpiexec-args", "probe-rank-into", "expect-gpus", "accept-known"},
          {"no-python", "list", "run-all", "help"});
   if (a.flag("help")) {
     std::puts(kUsage);
@@ -116,12 +148,18 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   }
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   std::optional<int> expect_gpus;
-  if (auto v = a.value("expect-gpus")) {
+  std::optional<std::string> expect_v = a.value("expect-gpus");
+  const char* expect_env = std::getenv("GPUCTS_EXPECT_GPUS");
+  if (!expect_v && expect_env && *expect_env) expect_v = std::string(expect_env);
+  if (auto v = expect_v) {
     char* end = nullptr;
     long n = std::strtol(v->c_str(), &end, 10);
-    if (v->empty() || *end || n < 0 || n > 4096) throw UsageError("--expect-gpus '" + *v + "': expected a number >= 0");
+    if (v->empty() || *end || n < 0 || n > 4096)
+      throw UsageError(std::string(a.value("expect-gpus") ? "--expect-gpus" : "GPUCTS_EXPECT_GPUS") + " '" + *v +
+                       "': expected a number >= 0");
     expect_gpus = static_cast<int>(n);
   }
+  const std::vector<std::string> accepted = accepted_defects(a.values("accept-known"));
   if (auto into = a.value("probe-rank-into")) return probe_rank_into(*into, !a.flag("no-python"));
   auto out = a.value("output");
   if (!out && !a.flag("list")) throw UsageError("--output DIR is required");
@@ -137,6 +175,8 @@ int cmd_qualify(const std::vector<std::string>& argv) {
       tree.kind = "file";
       tree.root = *tj;
       tests = qualify::parse_ctest_json(bundle::read_text(*tj), *tj);
+      // The GPUs each entry needs sit beside the list, as in an install tree's share/gpucts.
+      qualify::apply_gpu_needs(tests, (fs::path(*tj).parent_path() / "gpucts_gpu_needs.txt").string());
       how = *tj;
     } else {
       tree = qualify::locate_tree(a.value("build-dir"));
@@ -149,9 +189,14 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   auto keep = [&](const qualify::TestEntry& t) {
     // Harness self-tests (cases that must fail on purpose, the install-tree test) describe gpucts,
     // not the stack under qualification: left out unless a --label selects them.
-    if (!a.value("label"))
-      for (const auto& l : t.labels)
-        if (l == "self-test" || l == "install-only") return false;
+    // `--label cpu` does not pull them in through their other labels: the regex must name them.
+    bool harness = false, asked = false;
+    for (const auto& l : t.labels)
+      if (l == "self-test" || l == "install-only") {
+        harness = true;
+        if (auto sel = a.value("label")) asked |= std::regex_search(l, make_regex("label", *sel));
+      }
+    if (harness && !asked) return false;
     if (auto l = a.value("label"); l && !any_label_matches(t.labels, make_regex("label", *l))) return false;
     if (auto l = a.value("exclude-label"); l && any_label_matches(t.labels, make_regex("exclude-label", *l))) return false;
     if (auto r = a.value("tests"); r && !std::regex_search(t.name, make_regex("tests", *r))) return false;
@@ -283,6 +328,9 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   nlohmann::json check = qualify::check_json(fps, &check_text);
   bundle::write_text((dir / "check.json").string(), check.dump(2) + "\n");
   bundle::write_text((dir / "check.txt").string(), check_text);
+  m.accepted_known = accepted;
+  bundle::apply_waivers(accepted, cases, m.waivers);
+  for (auto& w : m.waivers) describe_waiver(w);
   bundle::write_text((dir / "junit.xml").string(), junit::write(cases, "gpucts qualify " + host));
   std::vector<std::pair<std::string, bw::Run>> bwruns;
   for (const auto& e : fs::directory_iterator(dir / "bandwidth"))
@@ -294,7 +342,32 @@ int cmd_qualify(const std::vector<std::string>& argv) {
         fs::rename(e.path(), e.path().string() + ".broken");
       }
     }
+  m.nccl_selected = std::any_of(selected.begin(), selected.end(), [](const qualify::TestEntry& t) { return t.gpus > 0; });
   m.verdict = bundle::verdict(m, cases, check, bwruns);
+  // The check's own waived findings (nccl-known-defect of an accepted id) are counted too.
+  for (const auto& id : accepted) {
+    std::vector<bundle::Waiver> one{{id, "", "", "", 0, 0}};
+    bundle::unwaived_check_errors(check, &one);
+    if (one[0].findings == 0) continue;
+    bool found = false;
+    for (auto& w : m.waivers)
+      if (w.id == id) w.findings = one[0].findings, found = true;
+    if (!found) {
+      m.waivers.push_back(one[0]);
+      describe_waiver(m.waivers.back());
+    }
+  }
+  // Nothing failed, but GPU suites could not run for want of any GPU: not a pass (exit 3). With
+  // --expect-gpus the run has already failed above.
+  int gpu_unrun = 0;
+  for (const auto& s : m.suites)
+    for (const auto& t : selected)
+      if (t.name == s.name && t.gpus > 0 && (s.status == "not_run" || s.status == "skipped")) ++gpu_unrun;
+  if (m.verdict != bundle::kVerdictFail && visible == 0 && gpu_unrun > 0) {
+    m.verdict = bundle::kVerdictNoGpu;
+    m.verdict_reason = "no GPU visible" + (no_gpu.empty() ? std::string() : " (" + no_gpu + ")") + ": " +
+                       std::to_string(gpu_unrun) + " GPU suite(s) not run";
+  }
   bundle::write_text((dir / "manifest.json").string(), bundle::to_json(m).dump(2) + "\n");
   try {
     summary::write(bundle::load(dir.string()));  // reading it back also proves the bundle is valid
@@ -305,11 +378,15 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   auto n = junit::count(cases);
   int not_run = 0;
   for (const auto& s : m.suites) not_run += s.status == "not_run";
-  std::printf("%s: %s  (%d passed, %d failed, %d errors, %d skipped; %d of %zu suites not run%s) in %s\n", dir.c_str(),
-              m.verdict == "pass" ? "PASS" : "FAIL", n.passed, n.failed, n.errors, n.skipped, not_run, m.suites.size(),
-              m.interrupted ? ", interrupted" : "", clock_str(m.elapsed_s).c_str());
+  int waived = 0;
+  for (const auto& w : m.waivers) waived += w.cases;
+  std::printf("%s: %s  (%d passed, %d failed, %d errors, %d skipped%s; %d of %zu suites not run%s) in %s\n",
+              dir.c_str(), bundle::verdict_text(m.verdict, m.waivers).c_str(), n.passed, n.failed, n.errors,
+              n.skipped - waived, waived ? (", " + std::to_string(waived) + " waived").c_str() : "", not_run,
+              m.suites.size(), m.interrupted ? ", interrupted" : "", clock_str(m.elapsed_s).c_str());
+  if (!m.verdict_reason.empty()) std::printf("%s\n", m.verdict_reason.c_str());
   std::printf("summary: %s\n", (dir / "summary.html").c_str());
-  return m.verdict == "pass" ? 0 : 1;
+  return bundle::verdict_exit_code(m.verdict);
 }
 
 }  // namespace cts::cli

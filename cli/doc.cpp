@@ -103,6 +103,7 @@ std::string to_html(const Doc& d) {
        "tr.fail td{background:#fde8e8}tr.pass td{background:#eaf7ea}tr.skip td{background:#fff8e1}\n"
        ".verdict{font-size:1.6em;font-weight:bold;padding:.5em 1em;border-radius:.3em;display:inline-block}\n"
        ".verdict.pass{background:#2e7d32;color:#fff}.verdict.fail{background:#c62828;color:#fff}\n"
+       ".verdict.waived{background:#558b2f;color:#fff}.verdict.no_gpu{background:#ef6c00;color:#fff}\n"
        "figure{display:inline-block;margin:.5em 1em .5em 0}figcaption{font-size:.9em;color:#555}\n"
        "</style>\n</head>\n<body>\n<h1>"
     << escape(d.title) << "</h1>\n";

@@ -34,7 +34,14 @@ void read_suite(const xml::Element& ts, const std::string& origin, const std::st
     if (!name) throw xml::XmlError(origin + ":" + std::to_string(tc.line) + ": <testcase> without a name");
     c.name = *name;
     c.suite = tc.attr_or("classname", ts.attr_or("name", ""));
+    // The merged file qualifies each classname with its binary ("gpucts_mp_collectives_w2.AllReduce")
+    // so that CI servers keep cases of different binaries apart; the case's suite is the rest.
+    if (!bin.empty() && c.suite.size() > bin.size() && c.suite.compare(0, bin.size() + 1, bin + ".") == 0)
+      c.suite.erase(0, bin.size() + 1);
     c.time_s = to_seconds(tc.attr_or("time", "0"));
+    if (const auto* props = tc.child("properties"))
+      for (const auto* p : props->children_named("property"))
+        if (auto n = p->attr("name")) c.properties[*n] = p->attr_or("value", "");
     const xml::Element* f = tc.child("failure");
     const xml::Element* e = tc.child("error");
     const xml::Element* s = tc.child("skipped");
@@ -147,16 +154,27 @@ std::string write(const std::vector<Case>& cases, const std::string& name) {
   o << "<testsuites name=\"" << xml::escape(name) << "\"" << attrs(all) << ">\n";
   for (const auto& k : order) {
     const auto& v = groups[k];
-    o << "  <testsuite name=\"" << xml::escape(k.second) << "\"" << attrs(v) << ">\n";
+    const std::string classname = k.first.empty() ? k.second : k.first + "." + k.second;
+    o << "  <testsuite name=\"" << xml::escape(classname) << "\"" << attrs(v) << ">\n";
     o << "    <properties><property name=\"gpucts.binary\" value=\"" << xml::escape(k.first) << "\"/></properties>\n";
     for (const auto* c : v) {
-      o << "    <testcase classname=\"" << xml::escape(c->suite) << "\" name=\"" << xml::escape(c->name)
+      o << "    <testcase classname=\"" << xml::escape(classname) << "\" name=\"" << xml::escape(c->name)
         << "\" time=\"" << c->time_s << "\"";
-      if (c->status == "passed") {
+      if (c->status == "passed" && c->properties.empty()) {
         o << "/>\n";
         continue;
       }
       o << ">\n";
+      if (!c->properties.empty()) {
+        o << "      <properties>";
+        for (const auto& [pk, pv] : c->properties)
+          o << "<property name=\"" << xml::escape(pk) << "\" value=\"" << xml::escape(pv) << "\"/>";
+        o << "</properties>\n";
+      }
+      if (c->status == "passed") {
+        o << "    </testcase>\n";
+        continue;
+      }
       const char* tag = c->status == "failed" ? "failure" : c->status == "error" ? "error" : "skipped";
       o << "      <" << tag << " message=\"" << xml::escape(c->message) << "\"";
       if (c->detail.empty() || c->status == "skipped") {

@@ -296,6 +296,12 @@ void apply_gpu_needs(std::vector<TestEntry>& tests, const std::string& needs_fil
     if (auto it = need.find(t.name); it != need.end()) t.gpus = it->second;
 }
 
+bool TestEntry::is_gtest() const {
+  for (const auto& a : command)
+    if (a.rfind("--gtest_", 0) == 0) return true;
+  return false;
+}
+
 TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {
   TestEntry r = e;
   r.command.clear();
@@ -314,7 +320,7 @@ TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {
     }
     r.command.push_back(a);
   }
-  if (!has_xml) r.command.push_back("--gtest_output=xml:" + p.xml_prefix + ".xml");
+  if (e.is_gtest() && !has_xml) r.command.push_back("--gtest_output=xml:" + p.xml_prefix + ".xml");
   std::map<std::string, std::string> set = {
       {"GPUCTS_TEST_NAME", e.name},
       {"GPUCTS_JOURNAL_DIR", p.journal_dir},
@@ -482,6 +488,17 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
   }
 
   apply_ctest_rules(e, p.log, r, &ending);
+  if (!e.is_gtest()) {
+    // No gtest XML to read: one case carries the entry's own ending.
+    std::string st = r.status == "passed" ? "passed" : r.status == "skipped" ? "skipped" : "error";
+    std::string why = !ending.empty() ? ending : r.reason;
+    if (st == "skipped" && why.empty()) why = "exited with the skip code " + std::to_string(e.skip_code);
+    if (st == "error" && why.empty()) why = "ended " + r.status;
+    o.cases.push_back({e.name, "ctest", e.name, st, junit::one_line(why), why, r.duration_s});
+    if (st == "error" && r.reason.empty()) r.reason = why;
+    r.cases_done = r.cases_total = 1;
+    return o;
+  }
 
   // Cases: gtest XML when every file is there and well-formed; otherwise the journal.
   // Under MPI rank 0 writes <name>.xml with the verdict reduced over ranks, the others

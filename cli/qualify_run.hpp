@@ -28,6 +28,9 @@ struct TestEntry {
   // match one; the exit status is then ignored), FAIL_REGULAR_EXPRESSION, WILL_FAIL.
   std::vector<std::string> pass_regex, fail_regex;
   bool will_fail = false;
+  // A GoogleTest binary (its command passes --gtest_* flags): judged by its cases. Any other entry
+  // (a `cmake -P` script, a shell check) is judged by its exit status, as CTest does.
+  bool is_gtest() const;
 };
 
 struct Tree {

@@ -42,16 +42,14 @@ std::string pct(double v) {
   return buf;
 }
 
-std::string gbps(double v) {
-  if (std::isnan(v)) return "absent";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+
+// Below this size a point is a latency (time per call), as nccl-tests' small sizes are read.
+constexpr std::uint64_t kLatencyBelowBytes = 64 * 1024;
 
 struct BwPoint {
-  std::string key, metric;
+  std::string key, label, metric;
   double value;
+  double spread_pct;
 };
 
 // In the order the suite measured them (collective, then size), not sorted as text.
@@ -60,10 +58,24 @@ std::vector<BwPoint> bw_points(const bundle::Bundle& b) {
   for (const auto& [name, run] : b.bandwidth)
     for (const auto& p : run.points) {
       if (p.ranks == 1 && p.in_place) continue;  // a no-op in NCCL with one rank: not a rate to compare
+      const std::string label = name + ": " + p.collective + " " + p.dtype + " " + bw::format_bytes(p.bytes) + " " +
+                                (p.in_place ? "in place" : "out of place") + (p.graph ? " (graph)" : "");
+      if (p.bytes < kLatencyBelowBytes) {
+        out.push_back({name + ": " + p.key(), label, "time_us", p.time_us.median, p.time_us.spread_pct});
+        continue;
+      }
       bool bus = p.busbw_gbps.has_value();
-      out.push_back({name + ": " + p.key(), bus ? "busbw_gbps" : "algbw_gbps", bus ? *p.busbw_gbps : p.algbw_gbps});
+      out.push_back({name + ": " + p.key(), label, bus ? "busbw_gbps" : "algbw_gbps",
+                     bus ? *p.busbw_gbps : p.algbw_gbps, p.time_us.spread_pct});
     }
   return out;
+}
+
+std::string value_str(double v, const std::string& metric) {
+  if (std::isnan(v)) return "absent";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, metric == "time_us" ? "%.2f us" : "%.1f GB/s", v);
+  return buf;
 }
 
 }  // namespace
@@ -108,8 +120,9 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
 
   // Verdicts.
   for (size_t i = 0; i < n; ++i)
-    if (c.baseline.manifest.verdict == "pass" && c.candidates[i].manifest.verdict == "fail")
-      c.regressions[i].push_back("verdict: pass -> fail");
+    if (bundle::verdict_exit_code(c.baseline.manifest.verdict) == 0 &&
+        bundle::verdict_exit_code(c.candidates[i].manifest.verdict) != 0)
+      c.regressions[i].push_back("verdict: " + c.baseline.manifest.verdict + " -> " + c.candidates[i].manifest.verdict);
 
   // Cases, in baseline order then new ones.
   std::vector<std::string> order;
@@ -124,6 +137,22 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
       if (!base.count(k.key()) && std::find(order.begin(), order.end(), k.key()) == order.end()) order.push_back(k.key());
       cand[i][k.key()] = &k;
     }
+  std::map<std::string, std::string> binary_of;  // case key -> its binary, from whichever run has it
+  for (const auto& [key, k] : base) binary_of[key] = k->binary;
+  for (const auto& m : cand)
+    for (const auto& [key, k] : m) binary_of.emplace(key, k->binary);
+  // Per binary: case counts, new and missing.
+  std::map<std::string, size_t> suite_index;
+  auto delta = [&](const std::string& binary) -> SuiteDelta& {
+    auto [it, fresh] = suite_index.emplace(binary, c.suites.size());
+    if (fresh) c.suites.push_back({binary, 0, std::vector<int>(n), std::vector<int>(n), std::vector<int>(n)});
+    return c.suites[it->second];
+  };
+  for (const auto& k : c.baseline.cases) ++delta(k.binary).baseline;
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& k : c.candidates[i].cases) ++delta(k.binary).candidates[i];
+  // Missing passing cases are counted per binary, so a vanished sweep is one line, not thousands.
+  std::vector<std::map<std::string, std::pair<int, std::string>>> lost(n);  // binary -> (count, first key)
   for (const auto& key : order) {
     CaseRow row;
     row.key = key;
@@ -139,31 +168,59 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
       if (!row.change.back().empty()) any = true;
       if (row.change.back() == "newly failing")
         c.regressions[i].push_back("newly failing: " + key + (it != cand[i].end() ? " -- " + it->second->message : ""));
+      const std::string& binary = binary_of[key];
+      if (row.change.back() == "missing") {
+        ++delta(binary).missing[i];
+        if (row.baseline == "passed") {
+          auto& l = lost[i][binary];
+          if (l.first++ == 0) l.second = key;
+        }
+      }
+      if (row.change.back() == "new" || (row.baseline == "absent" && s != "absent")) ++delta(binary).added[i];
     }
     if (any) c.cases.push_back(std::move(row));
   }
 
-  // Bandwidth: points present in the baseline, compared by key.
-  std::vector<std::map<std::string, double>> cpts(n);
   for (size_t i = 0; i < n; ++i)
-    for (const auto& p : bw_points(c.candidates[i])) cpts[i][p.key] = p.value;
+    for (const auto& [binary, l] : lost[i])
+      c.regressions[i].push_back("missing: " + std::to_string(l.first) + " case(s) of " + binary +
+                                 " that passed in the baseline are absent (first: " + l.second + ")");
+
+  // Bandwidth: points present in the baseline, compared by key.
+  std::vector<std::map<std::string, BwPoint>> cpts(n);
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& p : bw_points(c.candidates[i])) cpts[i].emplace(p.key, p);
   for (const auto& bp : bw_points(c.baseline)) {
     BandwidthRow row;
     row.key = bp.key;
+    row.label = bp.label;
     row.metric = bp.metric;
     row.baseline = bp.value;
-    const std::string& key = bp.key;
+    row.baseline_spread_pct = bp.spread_pct;
+    const bool lower_is_better = bp.metric == "time_us";
     bool moved = false;
     for (size_t i = 0; i < n; ++i) {
-      auto it = cpts[i].find(key);
-      double v = it == cpts[i].end() ? kNaN : it->second;
+      auto it = cpts[i].find(bp.key);
+      const bool same_metric = it != cpts[i].end() && it->second.metric == bp.metric;
+      double v = same_metric ? it->second.value : kNaN;
       double d = (std::isnan(v) || row.baseline <= 0) ? kNaN : (v / row.baseline - 1) * 100;
       row.candidates.push_back(v);
       row.change_pct.push_back(d);
-      std::string ch = std::isnan(d) ? "" : d < -tolerance_pct ? "slower" : d > tolerance_pct ? "faster" : "";
+      row.candidate_spread_pct.push_back(same_metric ? it->second.spread_pct : kNaN);
+      // Worse by more than the tolerance and by more than either run's own spread: a point whose
+      // repetitions ranged 12% apart has not regressed by 8%.
+      const double noise = std::max(tolerance_pct, std::max(bp.spread_pct, same_metric ? it->second.spread_pct : 0.0));
+      const double worse = std::isnan(d) ? kNaN : lower_is_better ? d : -d;
+      std::string ch = std::isnan(worse) ? "" : worse > noise ? "slower" : worse < -noise ? "faster" : "";
       row.change.push_back(ch);
       if (!ch.empty()) moved = true;
-      if (ch == "slower") c.regressions[i].push_back("slower by " + pct(-d).substr(1) + ": " + key);
+      if (ch == "slower") {
+        char why[96];
+        std::snprintf(why, sizeof why, " (tolerance %g%%, spread %.1f%%/%.1f%%)", tolerance_pct, bp.spread_pct,
+                      same_metric ? it->second.spread_pct : 0.0);
+        c.regressions[i].push_back("slower by " + pct(worse).substr(1) + ": " + bp.label + ", " +
+                                   value_str(row.baseline, bp.metric) + " -> " + value_str(v, bp.metric) + why);
+      }
     }
     if (moved) c.bandwidth.push_back(std::move(row));
   }
@@ -198,6 +255,23 @@ doc::Doc to_doc(const Comparison& c) {
       d.heading("Regressions of candidate " + std::to_string(i + 1), 3);
       d.list(c.regressions[i]);
     }
+
+  // Per binary: what each run holds, so a vanished or new suite shows at a glance.
+  d.heading("Cases per suite");
+  doc::Table per{{"suite", "baseline"}, {}, {}};
+  for (size_t i = 0; i < n; ++i) per.header.push_back("candidate " + std::to_string(i + 1) + " (new / missing)");
+  for (const auto& sd : c.suites) {
+    std::vector<std::string> row{sd.binary, std::to_string(sd.baseline)};
+    bool lost = false;
+    for (size_t i = 0; i < n; ++i) {
+      row.push_back(std::to_string(sd.candidates[i]) + " (+" + std::to_string(sd.added[i]) + " / -" +
+                    std::to_string(sd.missing[i]) + ")");
+      lost |= sd.missing[i] > 0;
+    }
+    per.rows.push_back(std::move(row));
+    per.row_class.push_back(lost ? "fail" : "");
+  }
+  d.table(std::move(per));
 
   auto header = [&](std::vector<std::string> first) {
     first.push_back("baseline");
@@ -250,10 +324,12 @@ doc::Doc to_doc(const Comparison& c) {
   } else {
     doc::Table t{header({"point", "metric"}), {}, {}};
     for (const auto& r : c.bandwidth) {
-      std::vector<std::string> row{r.key, r.metric, gbps(r.baseline)};
+      std::vector<std::string> row{r.label, r.metric == "time_us" ? "latency" : r.metric.substr(0, 5),
+                                   value_str(r.baseline, r.metric)};
       bool slower = false;
       for (size_t i = 0; i < n; ++i) {
-        row.push_back(gbps(r.candidates[i]) + (std::isnan(r.change_pct[i]) ? "" : " (" + pct(r.change_pct[i]) + ")"));
+        row.push_back(value_str(r.candidates[i], r.metric) +
+                      (std::isnan(r.change_pct[i]) ? "" : " (" + pct(r.change_pct[i]) + ")"));
         slower |= r.change[i] == "slower";
       }
       t.rows.push_back(std::move(row));
@@ -330,9 +406,14 @@ nlohmann::json to_json(const Comparison& c) {
     nlohmann::json cands = nlohmann::json::array(), pcts = nlohmann::json::array();
     for (double v : r.candidates) cands.push_back(num(v));
     for (double v : r.change_pct) pcts.push_back(num(v));
-    j["bandwidth"].push_back({{"point", r.key}, {"metric", r.metric}, {"baseline", r.baseline}, {"candidates", cands},
-                              {"change_pct", pcts}, {"change", r.change}});
+    j["bandwidth"].push_back({{"point", r.key}, {"label", r.label}, {"metric", r.metric}, {"baseline", r.baseline},
+                              {"candidates", cands}, {"change_pct", pcts}, {"change", r.change},
+                              {"baseline_spread_pct", r.baseline_spread_pct}});
   }
+  j["suites"] = nlohmann::json::array();
+  for (const auto& sd : c.suites)
+    j["suites"].push_back({{"binary", sd.binary}, {"baseline", sd.baseline}, {"candidates", sd.candidates},
+                           {"new", sd.added}, {"missing", sd.missing}});
   return j;
 }
 

@@ -1,7 +1,9 @@
 // `gpucts report`: a baseline bundle against one or more candidates. Environment differences,
-// cases newly failing / passing / skipped, bandwidth points that moved more than a tolerance;
-// one table with a column per run. A candidate regresses when a case newly fails, its verdict
-// turns from pass to fail, or a bandwidth point drops by more than the tolerance.
+// cases newly failing / passing / skipped / missing, bandwidth points that moved more than a
+// tolerance; one table with a column per run. A candidate regresses when a case newly fails, a
+// case that passed in the baseline is missing (coverage lost is not a pass), its verdict turns
+// from pass to fail, or a bandwidth point gets slower by more than both the tolerance and the
+// spread either run recorded for it.
 #pragma once
 #include <string>
 #include <vector>
@@ -22,12 +24,22 @@ struct CaseRow {
 };
 
 struct BandwidthRow {
-  std::string key;                      // "<test>: all_reduce/f32/1073741824/out_of_place"
-  std::string metric;                   // busbw_gbps / algbw_gbps
+  std::string key;                      // "<test>: AllReduce/f32/1073741824/out_of_place" (stable across runs)
+  std::string label;                    // "<test>: AllReduce f32 1 GiB out of place" (for people)
+  std::string metric;                   // busbw_gbps / algbw_gbps, or time_us for small messages
   double baseline = 0;
   std::vector<double> candidates;       // NaN where the candidate has no such point
   std::vector<double> change_pct;       // NaN where not comparable
   std::vector<std::string> change;      // "slower", "faster", ""
+  double baseline_spread_pct = 0;       // (max - min) / median of the repetitions
+  std::vector<double> candidate_spread_pct;
+};
+
+// Cases of one binary (CTest entry) in each run: how many, and how many are new or missing.
+struct SuiteDelta {
+  std::string binary;
+  int baseline = 0;
+  std::vector<int> candidates, added, missing;
 };
 
 struct EnvRow {
@@ -42,6 +54,7 @@ struct Comparison {
   std::vector<bundle::Bundle> candidates;
   std::vector<EnvRow> environment;
   std::vector<CaseRow> cases;            // only rows where some candidate differs from the baseline
+  std::vector<SuiteDelta> suites;        // every binary of any run
   std::vector<BandwidthRow> bandwidth;   // only rows that moved beyond the tolerance in some candidate
   std::vector<std::vector<std::string>> regressions;  // per candidate, one line per regression
   bool regressed() const;

@@ -1,5 +1,10 @@
 #include "summary.hpp"
 
+#include <sstream>
+
+#include "matrix.hpp"
+#include "nccl_defects.hpp"
+
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -190,14 +195,55 @@ std::vector<Failure> failures_of(const bundle::Bundle& b) {
   std::vector<Failure> out;
   for (const auto& c : b.cases)
     if (c.status == "failed" || c.status == "error")
-      out.push_back({c.binary, c.suite + "." + c.name, c.detail.empty() ? c.message : c.detail});
+      out.push_back({c.binary, c.suite + "." + c.name, c.detail.empty() ? c.message : c.detail,
+                     c.property("gpucts.known_defect")});
   for (const auto& s : b.manifest.suites)
     if ((s.status == "timeout" || s.status == "crashed" || s.status == "interrupted") && !s.synthesized)
-      out.push_back({s.name, "(suite)", s.status + ": " + s.reason});
+      out.push_back({s.name, "(suite)", s.status + ": " + s.reason, ""});
+  std::set<std::string> accepted(b.manifest.accepted_known.begin(), b.manifest.accepted_known.end());
   if (b.check.is_object() && b.check.contains("findings") && b.check["findings"].is_array())
     for (const auto& f : b.check["findings"])
-      if (f.value("severity", "") == "error")
-        out.push_back({"gpucts check", f.value("id", ""), f.value("subject", "") + ": " + f.value("message", "")});
+      if (f.value("severity", "") == "error" && !accepted.count(bundle::defect_of_finding(f)) &&
+          (b.manifest.nccl_selected || f.value("id", "") != "nccl-known-defect"))
+        out.push_back({"gpucts check", f.value("id", ""), f.value("subject", "") + ": " + f.value("message", ""),
+                       bundle::defect_of_finding(f)});
+  return out;
+}
+
+std::vector<DefectGroup> group_known_defects(const bundle::Bundle& b) {
+  std::vector<DefectGroup> out;
+  auto group = [&](const std::string& id) -> DefectGroup& {
+    for (auto& g : out)
+      if (g.id == id) return g;
+    DefectGroup g;
+    g.id = id;
+    if (const NcclDefect* d = find_defect(builtin_matrix(), id)) {
+      g.title = d->title;
+      g.link = d->link;
+      g.fix = d->fix_hint();
+    }
+    for (const auto& w : b.manifest.waivers)  // the bundle's own record wins over this build's data
+      if (w.id == id && !w.link.empty()) g.title = w.title, g.link = w.link, g.fix = w.fix;
+    out.push_back(std::move(g));
+    return out.back();
+  };
+  for (const auto& c : b.cases) {
+    const bool failed = c.status == "failed" || c.status == "error";
+    for (const auto& id : bundle::split_ids(c.property("gpucts.waived"))) {
+      auto& g = group(id);
+      ++g.waived;
+      if (g.examples.size() < 5) g.examples.push_back(c.key());
+    }
+    if (failed)
+      for (const auto& id : bundle::split_ids(c.property("gpucts.known_defect"))) {
+        auto& g = group(id);
+        ++g.failed;
+        if (g.examples.size() < 5) g.examples.push_back(c.key());
+      }
+    for (const auto& id : bundle::split_ids(c.property("gpucts.known_defect_not_seen"))) ++group(id).passed;
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& x, const auto& y) { return x.failed + x.waived > y.failed + y.waived; });
   return out;
 }
 
@@ -266,30 +312,88 @@ doc::Doc build(const bundle::Bundle& b) {
   doc::Doc d;
   d.title = "gpucts qualification: " + m.host + ", " + m.created;
   auto counts = junit::count(b.cases);
-  std::string v = m.verdict == "pass" ? "PASS" : "FAIL";
+  std::string v = bundle::verdict_text(m.verdict, m.waivers);
   if (m.interrupted) v += " (interrupted: incomplete run)";
   d.verdict(v, m.verdict);
+  if (!m.verdict_reason.empty()) d.paragraph(m.verdict_reason);
+  // Waivers first: a gate that passed only because a person accepted a defect must say so on top.
+  if (!m.waivers.empty()) {
+    std::vector<std::string> lines;
+    for (const auto& w : m.waivers)
+      lines.push_back(w.id + ": " + w.title + " (" + w.link + "): " + std::to_string(w.cases) + " failed case(s)" +
+                      (w.findings ? " and " + std::to_string(w.findings) + " check finding(s)" : std::string()) +
+                      " waived with --accept-known; " + w.fix);
+    d.heading("Waived known defects (--accept-known)");
+    d.list(std::move(lines));
+  }
   // The headline: suites, then cases, each split by outcome.
-  int s_pass = 0, s_fail = 0, s_skip = 0, s_run = 0;
+  // A suite that failed only through waived cases is counted as waived, not failed.
+  std::set<std::string> waived_suites;
+  int waived_cases = 0;
+  for (const auto& c : b.cases)
+    if (!c.property("gpucts.waived").empty()) waived_suites.insert(c.binary), ++waived_cases;
+  int s_pass = 0, s_fail = 0, s_waived = 0, s_skip = 0, s_run = 0;
   for (const auto& s : m.suites) {
     s_run += s.status != "not_run";
     if (s.status == "passed") ++s_pass;
     else if (s.status == "skipped" || s.status == "not_run") ++s_skip;
+    else if (s.status == "failed" && waived_suites.count(s.name) && m.verdict != bundle::kVerdictFail) ++s_waived;
     else ++s_fail;
   }
   auto n = [](int x) { return std::to_string(x); };
   d.paragraph(n(static_cast<int>(m.suites.size())) + " suites: " + n(s_pass) + " passed, " + n(s_fail) + " failed, " +
-              n(s_skip) + " skipped whole; " + n(counts.total()) + " cases: " + n(counts.passed) + " passed, " +
-              n(counts.failed) + " failed, " + n(counts.errors) + " errors, " + n(counts.skipped) + " skipped");
+              (s_waived ? n(s_waived) + " passed with waivers, " : std::string()) + n(s_skip) + " skipped whole; " +
+              n(counts.total()) + " cases: " + n(counts.passed) + " passed, " + n(counts.failed) + " failed, " +
+              n(counts.errors) + " errors, " + n(counts.skipped - waived_cases) + " skipped" +
+              (waived_cases ? ", " + n(waived_cases) + " waived" : std::string()));
   d.paragraph(n(s_run) + " of " + n(static_cast<int>(m.suites.size())) + " suites run in " + duration(m.elapsed_s) +
               " on " + m.host + "; gpucts " + m.gpucts_version + " from " + m.tree);
 
+  // Failures a known NCCL defect explains, by defect, ahead of the unexplained ones.
+  auto all_failures = failures_of(b);
+  std::vector<Failure> failures;
+  int explained_cases = 0, explained_findings = 0;
+  for (auto& f : all_failures) {
+    if (f.known_defect.empty()) failures.push_back(std::move(f));
+    else if (f.suite == "gpucts check") ++explained_findings;
+    else ++explained_cases;
+  }
+  // What `gpucts check` knows of the loaded NCCL, whatever the cases showed.
+  if (b.check.is_object() && b.check.contains("findings") && b.check["findings"].is_array()) {
+    std::vector<std::string> lines;
+    for (const auto& f : b.check["findings"])
+      if (f.value("id", "") == "nccl-known-defect")
+        lines.push_back(f.value("severity", "") + ": " + f.value("message", "") + " -> " + f.value("fix", ""));
+    if (!lines.empty()) {
+      d.heading("Known defects of this NCCL (gpucts check)" +
+                std::string(b.manifest.nccl_selected ? "" : ": not judged, no NCCL suite was selected"));
+      d.list(std::move(lines));
+    }
+  }
+  auto defects = group_known_defects(b);
+  if (!defects.empty()) {
+    d.heading("Known NCCL defects (" + n(explained_cases) + " failed case(s)" +
+              (explained_findings ? " and " + n(explained_findings) + " check finding(s)" : std::string()) +
+              " explained)");
+    doc::Table t{{"defect", "failed", "waived", "matched but passed", "fix", "for example"}, {}, {}};
+    for (const auto& g : defects) {
+      std::string ex;
+      for (const auto& e : g.examples) ex += (ex.empty() ? "" : ", ") + e;
+      t.rows.push_back({g.id + ": " + g.title + " (" + g.link + ")", n(g.failed), n(g.waived), n(g.passed), g.fix, ex});
+      t.row_class.push_back(g.failed ? "fail" : g.waived ? "skip" : "");
+    }
+    d.table(std::move(t));
+    for (const auto& g : defects)
+      if (g.passed && !g.failed && !g.waived)
+        d.paragraph(g.id + ": " + n(g.passed) + " case(s) match its condition on this NCCL and passed: the defect "
+                    "row (range or condition) may be wrong, or the run did not trigger it");
+  }
+
   // What failed: per suite, the failures grouped by their message with the numbers taken out.
-  auto failures = failures_of(b);
   auto grouped = group_failures(failures);
   if (!grouped.empty()) {
-    d.heading("What failed (" + n(static_cast<int>(failures.size())) + " in " + n(static_cast<int>(grouped.size())) +
-              " suite" + (grouped.size() > 1 ? "s" : "") + ")");
+    d.heading("What failed, unexplained (" + n(static_cast<int>(failures.size())) + " in " +
+              n(static_cast<int>(grouped.size())) + " suite" + (grouped.size() > 1 ? "s" : "") + ")");
     std::vector<std::string> lines;
     for (const auto& s : grouped) {
       std::string line = s.suite + ": " + n(s.count) + " failed";
@@ -322,7 +426,7 @@ doc::Doc build(const bundle::Bundle& b) {
     fails.rows.push_back({f.suite + "/" + f.item, junit::clean_message(f.text)});
     fails.row_class.push_back("fail");
   }
-  d.heading("Failed (" + n(static_cast<int>(failures.size())) + ")");
+  d.heading("Failed, unexplained (" + n(static_cast<int>(failures.size())) + ")");
   if (fails.rows.empty()) d.paragraph("nothing failed");
   else d.table(std::move(fails));
   if (failures.size() > kMaxRows)

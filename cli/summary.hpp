@@ -20,7 +20,16 @@ struct Failure {
   std::string suite;  // binary (gpucts_collectives), or "gpucts check"
   std::string item;   // case (AllReduce.i8_sum_0_inplace_w1) or what else failed
   std::string text;   // raw text: gtest's failure with its file:line and boilerplate
+  std::string known_defect;  // nccl_defects.csv id(s) that explain it, "" when unexplained
 };
+
+// The failures (and waived failures) a known NCCL defect explains, one entry per defect id.
+struct DefectGroup {
+  std::string id, title, link, fix;
+  int failed = 0, waived = 0, passed = 0;  // passed: matched its condition and came out right
+  std::vector<std::string> examples;
+};
+std::vector<DefectGroup> group_known_defects(const bundle::Bundle& b);
 struct MessageGroup {
   std::string key;                 // cleaned message, numbers as '#'
   int count = 0;

@@ -12,7 +12,8 @@
 #             than n are visible the test asks for what there is and skips itself with the reason.
 # RANKS n   : run under ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} n.
 # Every binary exits 77 (SKIP_RETURN_CODE) when each of its cases skipped, writes its gtest XML to
-# <build>/gtest-xml/<test>.xml and an append-only journal to <build>/journal/.
+# <build>/gtest-xml/<test>.xml (a self-test, which fails on purpose, to
+# <build>/self-test/<test>.expected-failures.junit) and an append-only journal to <build>/journal/.
 include_guard(GLOBAL)
 
 set(GPUCTS_SKIP_RETURN_CODE 77)
@@ -33,7 +34,12 @@ function(_gpucts_register_test test_name target)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT ${GPUCTS_DEFAULT_TIMEOUT})
   endif()
-  set(cmd $<TARGET_FILE:${target}> --gtest_output=xml:${GPUCTS_XML_DIR}/${test_name}.xml ${T_ARGS})
+  set(xml "${GPUCTS_XML_DIR}/${test_name}.xml")
+  if("self-test" IN_LIST T_LABELS)
+    # A self-test fails on purpose: its XML stays out of a CI server's **/*.xml glob.
+    set(xml "${CMAKE_BINARY_DIR}/self-test/${test_name}.expected-failures.junit")
+  endif()
+  set(cmd $<TARGET_FILE:${target}> --gtest_output=xml:${xml} ${T_ARGS})
   if(T_RANKS)
     if(NOT GPUCTS_HAVE_MPI)
       message(STATUS "gpucts: ${test_name} needs MPI: not registered")
@@ -106,6 +112,17 @@ function(gpucts_finalize_suites)
                  "${CMAKE_BINARY_DIR}/gpucts_ctest_include.cmake.in" @ONLY)
   file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/gpucts_ctest_include.cmake"
                 INPUT "${CMAKE_BINARY_DIR}/gpucts_ctest_include.cmake.in")
+  # Every suite's parameterised cases print their parameters by name (cmake/CheckParamNames.cmake).
+  get_property(suites GLOBAL PROPERTY GPUCTS_SUITES)
+  set(bins "")
+  foreach(t IN LISTS suites)
+    list(APPEND bins "$<TARGET_FILE:${t}>")
+  endforeach()
+  list(JOIN bins "|" bins)
+  add_test(NAME gpucts_param_names
+           COMMAND ${CMAKE_COMMAND} "-DBINARIES=${bins}" -P "${PROJECT_SOURCE_DIR}/cmake/CheckParamNames.cmake")
+  # A check of gpucts itself, run in the build tree only (it names the build folder).
+  set_tests_properties(gpucts_param_names PROPERTIES LABELS "cpu;self-test;install-only" TIMEOUT 300)
   # ctest includes a directory's TEST_INCLUDE_FILES before that directory's tests and subdirs, so
   # the file hangs on the last subdirectory (ci/), after every suite's tests exist.
   set_property(DIRECTORY "${PROJECT_SOURCE_DIR}/ci" APPEND PROPERTY TEST_INCLUDE_FILES

@@ -61,6 +61,7 @@ endforeach()
 # Build-tree paths -> prefix-relative ones (suites) or placeholders (per-run paths qualify replaces).
 string(REPLACE "\"${GPUCTS_SUITE_BIN_DIR}/gpucts_" "\"${GPUCTS_LIBEXEC_REL}/gpucts_" _json "${_json}")
 string(REPLACE "=xml:${GPUCTS_BUILD_DIR}/gtest-xml/" "=xml:gtest/" _json "${_json}")
+string(REPLACE "=xml:${GPUCTS_BUILD_DIR}/self-test/" "=xml:self-test/" _json "${_json}")
 string(REPLACE "=${GPUCTS_BUILD_DIR}/journal" "=journal" _json "${_json}")
 string(REPLACE "=${GPUCTS_BUILD_DIR}/rank-logs" "=rank-logs" _json "${_json}")
 foreach(_tree "${GPUCTS_BUILD_DIR}/" "${GPUCTS_SOURCE_DIR}/")

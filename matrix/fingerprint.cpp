@@ -74,10 +74,11 @@ json to_json(const Fingerprint& fp) {
   if (fp.host) j["host"] = *fp.host;
   if (fp.rank) j["rank"] = *fp.rank;
   if (fp.boot_id) j["boot_id"] = *fp.boot_id;
-  if (fp.driver_version || fp.driver_cuda) {
+  if (fp.driver_version || fp.driver_cuda || fp.nvml_error) {
     json d = json::object();
     put_version(d, "version", fp.driver_version);
     put_version(d, "cuda", fp.driver_cuda);
+    if (fp.nvml_error) d["nvml_error"] = *fp.nvml_error;
     j["driver"] = d;
   }
   put_version(j, "cuda_runtime", fp.cuda_runtime);
@@ -147,6 +148,7 @@ Fingerprint fingerprint_from_json(const json& j, const std::string& origin) {
   if (const json* d = object_field(j, "driver", origin)) {
     fp.driver_version = version_field(*d, "version", VersionKind::Generic, origin, "driver");
     fp.driver_cuda = version_field(*d, "cuda", VersionKind::Cuda, origin, "driver");
+    fp.nvml_error = string_field(*d, "nvml_error", origin, "driver");
   }
   fp.cuda_runtime = version_field(j, "cuda_runtime", VersionKind::Cuda, origin, "");
   fp.cuda_toolkit = version_field(j, "cuda_toolkit", VersionKind::Cuda, origin, "");

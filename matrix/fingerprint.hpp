@@ -49,6 +49,9 @@ struct Fingerprint {
   std::optional<std::string> boot_id;          // extension: host identity beside the name
   std::optional<Version> driver_version;       // driver.version (NVML, "580.159.04")
   std::optional<Version> driver_cuda;          // driver.cuda (cudaDriverGetVersion)
+  // driver.nvml_error: why NVML gave no driver version, as NVML said it
+  // ("NVML_ERROR_LIB_RM_VERSION_MISMATCH: Driver/library version mismatch", "libnvidia-ml.so.1: not found").
+  std::optional<std::string> nvml_error;
   std::optional<Version> cuda_runtime;
   std::optional<Version> cuda_toolkit;
   std::optional<Version> nccl_header, nccl_runtime;

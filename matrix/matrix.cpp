@@ -352,7 +352,88 @@ void load_driver_tables(Matrix& m, const std::map<std::string, std::string>& fil
   }
 }
 
+// Known NCCL defects; list cells are ';'-separated, "*" = any. A repeated id adds a condition.
+void load_nccl_defects(Matrix& m, const std::map<std::string, std::string>& files) {
+  auto t = table(files, "nccl_defects.csv",
+                 {"id", "title", "link", "first", "fixed", "severity", "nranks", "collectives", "ops", "placement",
+                  "dtypes", "other", "symptom", "workaround"});
+  static const std::set<std::string> severities = {"corruption", "hang", "crash", "error", "perf"};
+  static const std::regex id_form("^nccl-[a-z0-9.-]+$");
+  static const std::regex nranks_form("^(\\*|[0-9]{1,6}|>=[0-9]{1,6}|[0-9]{1,6}-[0-9]{1,6})$");
+  auto list = [](const std::string& cell) {
+    std::vector<std::string> out;
+    if (cell != "*")
+      for (const auto& item : split_list(cell)) out.push_back(item);
+    return out;
+  };
+  for (const auto& r : t.rows) {
+    RowReader rd(t, r);
+    NcclDefect row;
+    row.id = rd.required("id");
+    if (!std::regex_match(row.id, id_form)) rd.fail("id '" + row.id + "' is not nccl-<issue or slug> in lower case");
+    row.meta = rd.meta(row.id);
+    row.title = rd.required("title");
+    row.link = rd.required("link");
+    if (row.link.rfind("https://", 0) != 0) rd.fail("link '" + row.link + "' is not an https URL");
+    row.first = rd.version("first");
+    row.fixed = rd.opt_version("fixed");
+    if (row.fixed && *row.fixed <= row.first) rd.fail("fixed is not after first");
+    row.severity = rd.required("severity");
+    if (!severities.count(row.severity)) rd.fail("severity '" + row.severity + "' is not corruption|hang|crash|error|perf");
+    row.symptom = rd.required("symptom");
+    row.workaround = rd.text("workaround");
+
+    DefectCondition cond;
+    cond.line = r.line;
+    const std::string nr = rd.required("nranks");
+    if (!std::regex_match(nr, nranks_form)) rd.fail("nranks '" + nr + "' is not *, N, >=N or N-M");
+    if (nr == "*") {
+      cond.nranks_min = 1;
+    } else if (nr.rfind(">=", 0) == 0) {
+      cond.nranks_min = std::stoi(nr.substr(2));
+    } else if (auto dash = nr.find('-'); dash != std::string::npos) {
+      cond.nranks_min = std::stoi(nr.substr(0, dash));
+      cond.nranks_max = std::stoi(nr.substr(dash + 1));
+      if (cond.nranks_max < cond.nranks_min) rd.fail("nranks range '" + nr + "' is empty");
+    } else {
+      cond.nranks_min = cond.nranks_max = std::stoi(nr);
+    }
+    if (cond.nranks_min < 1) rd.fail("nranks must be at least 1");
+    cond.collectives = list(rd.required("collectives"));
+    cond.ops = list(rd.required("ops"));
+    cond.dtypes = list(rd.required("dtypes"));
+    cond.placement = rd.required("placement");
+    if (cond.placement == "*") cond.placement.clear();
+    if (!cond.placement.empty() && cond.placement != "in_place" && cond.placement != "out_of_place")
+      rd.fail("placement '" + cond.placement + "' is not in_place, out_of_place or *");
+    cond.other = rd.text("other");
+
+    auto same = std::find_if(m.nccl_defects.begin(), m.nccl_defects.end(), [&](const NcclDefect& d) { return d.id == row.id; });
+    if (same == m.nccl_defects.end()) {
+      row.conditions.push_back(std::move(cond));
+      m.nccl_defects.push_back(std::move(row));
+      continue;
+    }
+    // Another condition of a defect already listed: it must describe the same defect.
+    if (same->title != row.title || same->link != row.link || same->first != row.first || same->fixed != row.fixed ||
+        same->severity != row.severity)
+      rd.fail("id '" + row.id + "' repeats line " + std::to_string(same->meta.line) +
+              " with another title, link, first, fixed or severity");
+    same->conditions.push_back(std::move(cond));
+  }
+}
+
 }  // namespace
+
+bool NcclDefect::affects(const Version& nccl) const {
+  return first.compare_release(nccl) <= 0 && (!fixed || nccl.compare_release(*fixed) < 0);
+}
+
+std::string NcclDefect::fix_hint() const {
+  std::string out = fixed ? "upgrade NCCL to >= " + fixed->str() : "no fixed NCCL release yet";
+  if (!workaround.empty()) out += " (or " + workaround + ")";
+  return out;
+}
 
 std::optional<Version> arch_cc(const std::string& arch) {
   auto us = arch.find('_');
@@ -385,7 +466,8 @@ bool cuda_targets(const CudaRow& row, const Version& cc) {
 const std::vector<std::string>& matrix_files() {
   static const std::vector<std::string> files = {"torch.csv", "cuda.csv", "nccl_releases.csv", "nccl_features.csv",
                                                  "nccl_ops.csv", "lightning.csv", "nccl_env.csv",
-                                                 "nccl_algos.csv", "gpu_families.csv", "driver_branches.csv"};
+                                                 "nccl_algos.csv", "gpu_families.csv", "driver_branches.csv",
+                                                 "nccl_defects.csv"};
   return files;
 }
 
@@ -409,6 +491,7 @@ Matrix parse_matrix(const std::map<std::string, std::string>& files, const std::
   load_lightning(m, files);
   load_nccl_algos(m, files);
   load_driver_tables(m, files);
+  load_nccl_defects(m, files);
   return m;
 }
 

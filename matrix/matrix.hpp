@@ -126,6 +126,36 @@ struct DriverBranch {
   std::string eol;                  // "2026-06"; empty = no month given
 };
 
+// Which collective cases a known NCCL defect hits. An empty list or unset bound means "any";
+// `other` names a condition a single case cannot see (a transport, a topology), so such a
+// condition is raised by `gpucts check` but matched to no case.
+struct DefectCondition {
+  int line = 0;
+  int nranks_min = 1, nranks_max = 0;  // inclusive; max 0 = no upper bound
+  std::vector<std::string> collectives, ops, dtypes;
+  std::string placement;            // in_place | out_of_place | "" (either)
+  std::string other;
+};
+
+// A known upstream NCCL defect (nccl_defects.csv): releases [first, fixed) and the cases it hits.
+// A defect whose cases differ by op (ncclAvg only on floating types, PreMulSum on all) takes one
+// row per condition, the later rows repeating the id and its description.
+struct NcclDefect {
+  RowMeta meta;
+  std::string id;                   // "nccl-1950"
+  std::string title, link;
+  Version first;                    // first affected release
+  std::optional<Version> fixed;     // first release with the fix; unset = not fixed yet
+  std::string severity;             // corruption | hang | crash | error | perf
+  std::vector<DefectCondition> conditions;
+  std::string symptom, workaround;
+  // corruption and hang make a release unfit (error); the rest warn.
+  bool is_error() const { return severity == "corruption" || severity == "hang"; }
+  bool affects(const Version& nccl) const;
+  // "upgrade NCCL to >= 2.29.7" (plus the workaround where the row gives one).
+  std::string fix_hint() const;
+};
+
 struct Matrix {
   std::vector<TorchRow> torch;
   std::vector<CudaRow> cuda;
@@ -137,6 +167,7 @@ struct Matrix {
   std::vector<NcclAlgo> nccl_algos;
   std::vector<GpuFamily> gpu_families;
   std::vector<DriverBranch> driver_branches;
+  std::vector<NcclDefect> nccl_defects;
   std::string origin;               // "built-in" or the directory
 
   // torch "2.11.0+cu130" -> its row (release line and CUDA variant); nullptr if none.

@@ -5,6 +5,7 @@
 #include <functional>
 #include <set>
 
+#include "nccl_defects.hpp"
 #include "nccl_support.hpp"
 
 namespace cts {
@@ -169,6 +170,47 @@ bool rule_torch_nccl_loaded(Ctx& c) {
             ": results of the NCCL suites describe the loaded one, not torch's",
         "rule:torch-nccl-differs-from-loaded",
         "run the suites against torch's libnccl (LD_LIBRARY_PATH=<site-packages>/nvidia/nccl/lib) to test what torch uses");
+  return true;
+}
+
+// NVML's "Driver/library version mismatch": the kernel module and the user-space driver differ
+// (an upgrade without a reboot). CUDA then fails to start too; it is not an absent driver.
+bool rule_driver_library_mismatch(Ctx& c) {
+  if (!c.fp.nvml_error) return c.fp.driver_version.has_value();
+  if (c.fp.nvml_error->find("LIB_RM_VERSION_MISMATCH") == std::string::npos) return false;
+  c.add("driver-library-mismatch", "error", c.who, "NVML: " + *c.fp.nvml_error +
+            ": the loaded kernel module and the user-space driver libraries are different releases",
+        "rule:driver-library-mismatch (NVML nvmlReturn_t NVML_ERROR_LIB_RM_VERSION_MISMATCH)",
+        "reboot the node (or reload the nvidia kernel modules) so the module matches the installed driver; in a "
+        "container, do not install a driver inside the image: the host's is mounted in");
+  return true;
+}
+
+// Known NCCL defects of the loaded library, and of torch's own NCCL where that is another release.
+bool rule_nccl_known_defect(Ctx& c) {
+  std::vector<std::pair<std::string, Version>> libs;
+  if (c.fp.nccl_runtime) libs.push_back({"loaded NCCL", *c.fp.nccl_runtime});
+  if (c.fp.torch && c.fp.torch->nccl && (!c.fp.nccl_runtime || !c.fp.torch->nccl->same_release(*c.fp.nccl_runtime, 3)))
+    libs.push_back({"torch's NCCL", *c.fp.torch->nccl});
+  if (libs.empty()) return false;
+  for (const auto& [what, ver] : libs)
+    for (const NcclDefect* d : defects_of_release(c.m, ver)) {
+      // Only a condition that any run can meet makes it an error; one that needs a transport,
+      // topology or build this check cannot see warns and says where it applies.
+      std::string where;
+      bool unconditional = false;
+      for (const auto& cond : d->conditions) {
+        if (cond.other.empty()) unconditional = true;
+        else if (where.find(cond.other) == std::string::npos) where += (where.empty() ? "" : "; or ") + cond.other;
+      }
+      const std::string when = "NCCL " + d->first.release_str(3) +
+                               (d->fixed ? " up to, not including, " + d->fixed->release_str(3) : " and later (not fixed yet)");
+      c.add("nccl-known-defect", d->is_error() && unconditional ? "error" : "warning", c.who + " " + what,
+            what + " " + ver.release_str(3) + " has " + d->id + " (" + d->severity + "): " + d->title + ", " + d->link +
+                "; affects " + when + (unconditional || where.empty() ? "" : "; only where " + where) + "; symptom: " +
+                d->symptom,
+            d->meta.evidence(), d->fix_hint());
+    }
   return true;
 }
 
@@ -469,9 +511,11 @@ const std::vector<Rule>& rules() {
   static const std::vector<Rule> r = {
       {{"driver-too-old-for-cuda-runtime", "driver-cuda-minor-older"}, rule_driver_runtime},
       {{"driver-too-old-for-torch-cuda"}, rule_driver_torch},
+      {{"driver-library-mismatch"}, rule_driver_library_mismatch},
       {{"nccl-header-library-mismatch"}, rule_nccl_header_library},
       {{"torch-nccl-differs-from-loaded"}, rule_torch_nccl_loaded},
       {{"nccl-below-matrix"}, rule_nccl_below_matrix},
+      {{"nccl-known-defect"}, rule_nccl_known_defect},
       {{"torch-release-unknown"}, rule_torch_known},
       {{"gpu-arch-not-in-torch-build"}, rule_gpu_arch_torch},
       {{"gpu-arch-unsupported-by-cuda"}, rule_gpu_arch_cuda},
@@ -566,6 +610,8 @@ nlohmann::json CheckResult::to_json() const {
     j["findings"].push_back({{"id", f.id}, {"severity", f.severity}, {"subject", f.subject}, {"message", f.message},
                              {"source", f.source}, {"fix", f.fix}});
   j["not_evaluated"] = not_evaluated;
+  j["rules_total"] = finding_ids().size();
+  j["rules_evaluated"] = finding_ids().size() - not_evaluated.size();
   return j;
 }
 

@@ -14,6 +14,8 @@ struct FactorCase {
   int n;
   double factor;  // < 0: not defined
 };
+// Named in listings and JUnit value_param by what it is, not as a byte dump.
+void PrintTo(const FactorCase& c, std::ostream* os) { *os << c.collective << " n=" << c.n; }
 
 class BusFactor : public ::testing::TestWithParam<FactorCase> {};
 
@@ -96,6 +98,8 @@ struct BadCsv {
   const char* row;      // appended after a valid header
   const char* message;  // expected in the error, which names file:line
 };
+// Named in listings and JUnit value_param by what it is, not as a byte dump.
+void PrintTo(const BadCsv& c, std::ostream* os) { *os << c.name; }
 
 class ThresholdErrors : public ::testing::TestWithParam<BadCsv> {};
 

@@ -111,6 +111,8 @@ struct BadSpec {
   const char* spec;
   const char* why;
 };
+// Named in listings and JUnit value_param by what it is, not as a byte dump.
+void PrintTo(const BadSpec& c, std::ostream* os) { *os << c.name; }
 
 const BadSpec kBadSpecs[] = {
     {"unknown_action", "flip:AllReduce:3", "unknown action"},

@@ -73,6 +73,8 @@ struct BadInput {
   const char* text;
   const char* expect;  // substring of the message
 };
+// Named in listings and JUnit value_param by what it is, not as a byte dump.
+void PrintTo(const BadInput& c, std::ostream* os) { *os << c.name; }
 class FingerprintBad : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(FingerprintBad, ClearError) {

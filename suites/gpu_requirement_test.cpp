@@ -30,6 +30,34 @@ TEST(GpuRequirement, MissingGpusFollowsTheVisibleCount) {
       << *why;
 }
 
+// GPUCTS_EXPECT_GPUS=N promises N GPUs: a case that finds fewer than it needs fails, not skips.
+TEST(GpuRequirement, ExpectGpusTurnsTheShortfallIntoAFailure) {
+  const int visible = visible_gpu_count();
+  {
+    ScopedEnv unset("GPUCTS_EXPECT_GPUS", nullptr);
+    EXPECT_EQ(expected_gpus_missing(visible + 1), std::nullopt) << "without the promise it is a skip";
+  }
+  {
+    ScopedEnv promise("GPUCTS_EXPECT_GPUS", std::to_string(visible + 1).c_str());
+    const auto why = expected_gpus_missing(visible + 1);
+    ASSERT_TRUE(why.has_value());
+    EXPECT_NE(why->find("GPUCTS_EXPECT_GPUS=" + std::to_string(visible + 1)), std::string::npos) << *why;
+    EXPECT_NE(why->find("needs " + std::to_string(visible + 1) + " GPU(s)"), std::string::npos) << *why;
+    EXPECT_EQ(expected_gpus_missing(0), std::nullopt) << "a case that needs no GPU is not affected";
+  }
+  {
+    // A world larger than the promise (8 GPUs on a 2-GPU runner) still skips: the runner kept its word.
+    ScopedEnv promise("GPUCTS_EXPECT_GPUS", std::to_string(visible).c_str());
+    EXPECT_EQ(expected_gpus_missing(visible + 1), std::nullopt);
+  }
+  {
+    ScopedEnv bad("GPUCTS_EXPECT_GPUS", "many");
+    const auto why = expected_gpus_missing(1);
+    ASSERT_TRUE(why.has_value());
+    EXPECT_NE(why->find("is not a GPU count"), std::string::npos) << *why;
+  }
+}
+
 bool every_case(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -41,6 +69,7 @@ TEST(GpuRequirement, FilterOrRegisterAllListsEveryCase) {
   ScopedEnv all("GPUCTS_REGISTER_ALL", nullptr);
   EXPECT_FALSE(every_case({"gpucts_collectives", "--world-size=8"}));
   EXPECT_TRUE(every_case({"gpucts_collectives", "--gtest_filter=AllReduce.*"}));
+  EXPECT_TRUE(every_case({"gpucts_collectives", "--gtest_list_tests"})) << "a listing names every case";
   {
     ScopedEnv on("GPUCTS_REGISTER_ALL", "1");
     EXPECT_TRUE(every_case({"gpucts_collectives"}));

@@ -177,6 +177,12 @@ const BrokenCase kBroken[] = {
     {"nccl_ops_bad_supported.csv", "nccl_ops.csv", "^nccl_ops\\.csv:2: supported must be yes or no$"},
     {"nccl_ops_bad_nranks.csv", "nccl_ops.csv", "^nccl_ops\\.csv:2: nranks must be empty \\(any\\) or 1$"},
     {"nccl_features_until_before_since.csv", "nccl_features.csv", "^nccl_features\\.csv:2: until is not after since$"},
+    {"nccl_defects_bad_severity.csv", "nccl_defects.csv", "^nccl_defects\\.csv:2: severity 'wrong' is not "},
+    {"nccl_defects_fixed_before_first.csv", "nccl_defects.csv", "^nccl_defects\\.csv:2: fixed is not after first$"},
+    {"nccl_defects_repeat_differs.csv", "nccl_defects.csv", "^nccl_defects\\.csv:3: id 'nccl-1' repeats line 2 with another"},
+    {"nccl_defects_bad_nranks.csv", "nccl_defects.csv", "^nccl_defects\\.csv:2: nranks 'two' is not"},
+    {"nccl_defects_bad_placement.csv", "nccl_defects.csv", "^nccl_defects\\.csv:2: placement 'sideways' is not"},
+    {"nccl_defects_not_https.csv", "nccl_defects.csv", "^nccl_defects\\.csv:2: link 'http://x' is not an https URL$"},
 };
 
 void PrintTo(const BrokenCase& c, std::ostream* os) { *os << c.fixture; }

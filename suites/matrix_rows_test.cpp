@@ -121,6 +121,16 @@ bool row_describes_torch(const TorchRow& r) {
          r.cuda.same_release(*cuda, 2);
 }
 
+}  // namespace
+
+// Rows print as the row they are (file:key), not as a byte dump with heap addresses. (In namespace
+// cts, where argument-dependent lookup finds them for cts::TorchRow.)
+void PrintTo(const TorchRow& r, std::ostream* os) { *os << r.meta.cite(); }
+void PrintTo(const CudaRow& r, std::ostream* os) { *os << r.meta.cite(); }
+void PrintTo(const LightningRow& r, std::ostream* os) { *os << r.meta.cite(); }
+
+namespace {
+
 class TorchRowTest : public ::testing::TestWithParam<TorchRow> {};
 
 TEST_P(TorchRowTest, DescribesThisMachine) {

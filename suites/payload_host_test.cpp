@@ -21,6 +21,8 @@ struct Param {
   PayloadMode mode;
   int n;
 };
+// Named in listings and JUnit value_param by what it is, not as a byte dump.
+void PrintTo(const Param& c, std::ostream* os) { *os << c.coll->name << (c.op ? std::string("_") + name_of(*c.op) : std::string()) << "_" << name_of(c.mode) << "_n" << c.n; }
 
 template <DType D>
 struct Model {

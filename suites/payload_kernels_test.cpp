@@ -20,6 +20,8 @@ struct Param {
   PayloadMode mode;
   int nranks;
 };
+// Named in listings and JUnit value_param by what it is, not as a byte dump.
+void PrintTo(const Param& c, std::ostream* os) { *os << name_of(c.dtype) << (c.op ? std::string("_") + name_of(*c.op) : std::string("_copy")) << "_" << name_of(c.mode) << "_r" << c.nranks; }
 
 std::vector<Param> params() {
   std::vector<Param> out;

@@ -22,7 +22,10 @@
 #include "bandwidth.hpp"
 #include "bundle.hpp"
 #include "junit.hpp"
+#include "matrix.hpp"
 #include "paths.hpp"
+#include "probe.hpp"
+#include "report_diff.hpp"
 #include "summary.hpp"
 #include "xml.hpp"
 
@@ -44,6 +47,12 @@ TEST(DISABLED_Fixture, Toggle) {
 TEST(DISABLED_Fixture, SkipToggle) {
   if (env_on("GPUCTS_FIXTURE_SKIP")) GTEST_SKIP() << "fixture skip requested by GPUCTS_FIXTURE_SKIP";
   SUCCEED();
+}
+// A failure that a known NCCL defect explains carries the property the collective runner records.
+TEST(DISABLED_Fixture, KnownDefect) {
+  if (!env_on("GPUCTS_FIXTURE_DEFECT")) return SUCCEED();
+  ::testing::Test::RecordProperty("gpucts.known_defect", "nccl-1950");
+  ADD_FAILURE() << "fixture failure explained by nccl-1950";
 }
 TEST(DISABLED_Fixture, Crash) {
   if (env_on("GPUCTS_FIXTURE_CRASH")) std::abort();
@@ -403,12 +412,115 @@ TEST_F(BundleTest, CtestVerdictPropertiesAreHonoured) {
   EXPECT_EQ(status["pass_regex_no_match"], "failed");
 }
 
+// Verdicts a gate can trust: waivers of known defects, entries judged by their exit status, and
+// a run with no GPU that is not a pass.
+TEST_F(BundleTest, AcceptKnownWaivesOnlyTheNamedDefect) {
+  auto defect_entry = [&](const std::string& name, const std::string& filter, std::vector<std::string> env) {
+    return entry(name, {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=" + filter}, std::move(env), 60);
+  };
+  auto run = [&](const std::string& name, nlohmann::json tests, const std::string& extra) {
+    std::ofstream(root_ / (name + ".json")) << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
+    return sh(gpucts() + " qualify --no-python " + extra + " --tests-json " + (root_ / (name + ".json")).string() +
+              " --output " + (root_ / name).string());
+  };
+  nlohmann::json only_defect = nlohmann::json::array(
+      {defect_entry("gpucts_defect", "DISABLED_Fixture.KnownDefect", {"GPUCTS_FIXTURE_DEFECT=1"})});
+  // Without the waiver the known defect fails the run, and the summary names it.
+  Result plain = run("defect-plain", only_defect, "");
+  EXPECT_EQ(plain.rc, 1) << plain.out;
+  std::string md = read(root_ / "defect-plain" / "summary.md");
+  EXPECT_NE(md.find("nccl-1950"), std::string::npos) << md.substr(0, 2000);
+  EXPECT_NE(md.find("https://github.com/NVIDIA/nccl/issues/1950"), std::string::npos);
+  // With it: exit 0, verdict waived, the waiver first in the summary and in the manifest.
+  Result waived = run("defect-waived", only_defect, "--accept-known nccl-1950");
+  EXPECT_EQ(waived.rc, 0) << waived.out;
+  EXPECT_NE(waived.out.find("PASS (waived: nccl-1950)"), std::string::npos) << waived.out;
+  auto b = load(root_ / "defect-waived");
+  EXPECT_EQ(b.manifest.verdict, "waived");
+  ASSERT_EQ(b.manifest.waivers.size(), 1u);
+  EXPECT_EQ(b.manifest.waivers[0].cases, 1);
+  std::string wmd = read(root_ / "defect-waived" / "summary.md");
+  ASSERT_NE(wmd.find("Waived known defects"), std::string::npos) << wmd.substr(0, 1500);
+  EXPECT_LT(wmd.find("Waived known defects"), wmd.find("## Failed")) << wmd.substr(0, 1500);
+  EXPECT_NE(wmd.find("1 passed with waivers"), std::string::npos) << wmd.substr(0, 1500);
+  EXPECT_NE(wmd.find(", 1 waived"), std::string::npos) << wmd.substr(0, 1500);
+  for (const auto& c : b.cases)
+    if (c.name == "KnownDefect") EXPECT_EQ(c.property("gpucts.waived"), "nccl-1950");
+  // An unexplained failure beside it is never waived.
+  nlohmann::json both = only_defect;
+  both.push_back(defect_entry("gpucts_plain_failure", "DISABLED_Fixture.Toggle", {"GPUCTS_FIXTURE_FAIL=1"}));
+  Result mixed = run("defect-mixed", both, "--accept-known nccl-1950");
+  EXPECT_EQ(mixed.rc, 1) << mixed.out;
+  // An id that is not a row is bad usage, not a waiver of nothing.
+  Result typo = run("defect-typo", only_defect, "--accept-known nccl-195");
+  EXPECT_EQ(typo.rc, 2) << typo.out;
+  EXPECT_NE(typo.out.find("no such defect"), std::string::npos) << typo.out;
+}
+
+TEST_F(BundleTest, NonGtestEntriesAreJudgedByTheirExitStatus) {
+  nlohmann::json tests = nlohmann::json::array({entry("script_ok", {"/bin/true"}, {}, 30)});
+  std::ofstream(root_ / "script.json") << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
+  Result ok = sh(gpucts() + " qualify --no-python --label cpu --tests-json " + (root_ / "script.json").string() +
+                 " --output " + (root_ / "script-ok").string());
+  EXPECT_EQ(ok.rc, 0) << ok.out;
+  EXPECT_EQ(load(root_ / "script-ok").manifest.verdict, "pass");
+  tests = nlohmann::json::array({entry("script_bad", {"/bin/false"}, {}, 30)});
+  std::ofstream(root_ / "script.json", std::ios::trunc) << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
+  Result bad = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "script.json").string() + " --output " +
+                  (root_ / "script-bad").string());
+  EXPECT_EQ(bad.rc, 1) << bad.out;
+}
+
+TEST_F(BundleTest, NoGpuVisibleIsNotAPass) {
+  if (visible_gpu_count() > 0) GTEST_SKIP() << "this machine has a GPU: the no-GPU verdict cannot be seen here";
+  fs::path dir = root_ / "nogpu-list";
+  fs::create_directories(dir);
+  nlohmann::json tests = nlohmann::json::array(
+      {entry("gpucts_version", {version_binary(), "--gtest_filter=*Parse*"}, {}, 60),
+       entry("gpucts_needs_gpu", {version_binary(), "--gtest_filter=*Parse*"}, {}, 60)});
+  std::ofstream(dir / "tests.json") << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
+  std::ofstream(dir / "gpucts_gpu_needs.txt") << "gpucts_needs_gpu=1\n";
+  // This machine's own NCCL may have a known defect, which would make the run FAIL before it could
+  // say NO GPU: accept it here, the verdict under test is the missing GPU.
+  std::string accept;
+  for (const auto& d : builtin_matrix().nccl_defects) accept += (accept.empty() ? "" : ",") + d.id;
+  Result r = sh(gpucts() + " qualify --no-python --accept-known " + accept + " --tests-json " +
+                (dir / "tests.json").string() + " --output " + (root_ / "nogpu").string());
+  EXPECT_EQ(r.rc, 3) << r.out;
+  EXPECT_NE(r.out.find("NO GPU"), std::string::npos) << r.out;
+  EXPECT_EQ(load(root_ / "nogpu").manifest.verdict, "no_gpu");
+}
+
+// The merged JUnit names each case's binary in its classname (CI servers group by classname),
+// reads back to the same keys, and is well-formed for a real XML parser.
+TEST_F(BundleTest, MergedJunitQualifiesClassnamesAndParsesWithXmllint) {
+  std::string x = read(base() / "junit.xml");
+  EXPECT_NE(x.find("classname=\"gpucts_version."), std::string::npos) << x.substr(0, 600);
+  auto again = junit::read_file((base() / "junit.xml").string(), "");
+  auto b = load(base());
+  ASSERT_EQ(again.size(), b.cases.size());
+  for (size_t i = 0; i < again.size(); ++i) EXPECT_EQ(again[i].key(), b.cases[i].key());
+  // Counts of the merged file against the binaries' own files.
+  int per_binary = 0;
+  for (const auto& s : b.manifest.suites)
+    for (const auto& f : s.xml) per_binary += static_cast<int>(junit::read_file((base() / f).string(), s.name).size());
+  EXPECT_EQ(per_binary, static_cast<int>(b.cases.size()));
+  if (!fs::exists("/usr/bin/xmllint")) GTEST_SKIP() << "xmllint (libxml2-utils) not installed";
+  for (const auto& e : fs::recursive_directory_iterator(base()))
+    if (e.path().extension() == ".xml" || e.path().extension() == ".html" || e.path().extension() == ".svg") {
+      Result v = sh("xmllint --noout '" + e.path().string() + "' 2>&1");
+      EXPECT_EQ(v.rc, 0) << e.path() << ": " << v.out;
+    }
+}
+
 struct BadInput {
   const char* name;
   // Prepares a broken copy of the base bundle in `dir`.
   void (*spoil)(const fs::path& dir);
   const char* message;  // expected in the one-line error
 };
+// Named in listings and JUnit value_param by what it is, not as a byte dump.
+void PrintTo(const BadInput& c, std::ostream* os) { *os << c.name; }
 
 void truncate_file(const fs::path& p, double keep) {
   std::string t = read(p);
@@ -484,6 +596,8 @@ struct Malformed {
   const char* where;  // "origin:line:col" prefix expected
   const char* what;
 };
+// Named in listings and JUnit value_param by what it is, not as a byte dump.
+void PrintTo(const Malformed& c, std::ostream* os) { *os << c.name; }
 
 const Malformed kMalformed[] = {
     {"empty", "", "m:1:1", "no root element"},
@@ -735,6 +849,106 @@ TEST(SummaryGrouping, RawTextStaysInTheMergedJunit) {
   auto again = junit::read(xml::parse(junit::write(b.cases, "t"), "merged"), "merged", "");
   ASSERT_EQ(again.size(), b.cases.size());
   EXPECT_NE(again[0].detail.find("Expected equality of these values:"), std::string::npos) << again[0].detail;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The comparison itself, on bundles built in memory.
+bundle::Bundle synthetic(const std::string& dir, std::vector<junit::Case> cases, std::vector<bw::Point> points = {}) {
+  bundle::Bundle b;
+  b.dir = dir;
+  b.manifest.gpucts_version = "1.0";
+  b.manifest.host = "h";
+  b.manifest.verdict = "pass";
+  b.cases = std::move(cases);
+  if (!points.empty()) {
+    bw::Run r;
+    r.ctx.world_size = 8;
+    r.points = std::move(points);
+    b.bandwidth.emplace_back("gpucts_bandwidth", r);
+  }
+  return b;
+}
+
+junit::Case tc(const std::string& binary, const std::string& name, const std::string& status) {
+  junit::Case c;
+  c.binary = binary;
+  c.suite = "AllReduce";
+  c.name = name;
+  c.status = status;
+  return c;
+}
+
+bw::Point bp(std::uint64_t bytes, double t_us, double spread_pct) {
+  bw::Point p;
+  p.collective = "AllReduce";
+  p.dtype = "f32";
+  p.bytes = bytes;
+  p.ranks = 8;
+  p.time_us = bw::summarize({t_us * (1 - spread_pct / 200), t_us, t_us * (1 + spread_pct / 200)});
+  bw::compute_rates(p);
+  return p;
+}
+
+TEST(ReportCompare, AMissingPassingCaseIsARegressionCountedPerSuite) {
+  auto base = synthetic("base", {tc("gpucts_collectives", "a", "passed"), tc("gpucts_collectives", "b", "passed"),
+                                 tc("gpucts_collectives", "c", "skipped"), tc("gpucts_mp_collectives_w2", "a", "passed")});
+  auto cand = synthetic("cand", {tc("gpucts_collectives", "a", "passed"), tc("gpucts_mp_collectives_w2", "a", "passed"),
+                                 tc("gpucts_mp_collectives_w2", "z", "passed")});
+  auto c = report::compare(base, {cand}, 5);
+  ASSERT_TRUE(c.regressed());
+  ASSERT_EQ(c.regressions[0].size(), 1u) << "one line per binary, and the skipped case is not a loss";
+  EXPECT_NE(c.regressions[0][0].find("missing: 1 case(s) of gpucts_collectives"), std::string::npos)
+      << c.regressions[0][0];
+  std::map<std::string, report::SuiteDelta> by;
+  for (const auto& d : c.suites) by[d.binary] = d;
+  EXPECT_EQ(by["gpucts_collectives"].baseline, 3);
+  EXPECT_EQ(by["gpucts_collectives"].candidates[0], 1);
+  EXPECT_EQ(by["gpucts_collectives"].missing[0], 2);
+  EXPECT_EQ(by["gpucts_mp_collectives_w2"].added[0], 1);
+  EXPECT_FALSE(report::compare(base, {base}, 5).regressed());
+}
+
+TEST(ReportCompare, SlowerOnlyBeyondToleranceAndRecordedSpread) {
+  const std::uint64_t gib = 1ull << 30;
+  // 8% slower: beyond 5% tolerance, but within the 12% its repetitions ranged: not a regression.
+  auto noisy = report::compare(synthetic("b", {}, {bp(gib, 1000, 12)}), {synthetic("c", {}, {bp(gib, 1080, 12)})}, 5);
+  EXPECT_FALSE(noisy.regressed());
+  // The same 8% with tight repetitions is.
+  auto tight = report::compare(synthetic("b", {}, {bp(gib, 1000, 1)}), {synthetic("c", {}, {bp(gib, 1080, 1)})}, 5);
+  ASSERT_TRUE(tight.regressed());
+  ASSERT_EQ(tight.bandwidth.size(), 1u);
+  EXPECT_EQ(tight.bandwidth[0].label, "gpucts_bandwidth: AllReduce f32 1 GiB out of place");
+  EXPECT_NE(tight.regressions[0][0].find("GB/s"), std::string::npos) << tight.regressions[0][0];
+  // Small messages compare their latency in us (lower is better).
+  auto lat = report::compare(synthetic("b", {}, {bp(8, 20, 1)}), {synthetic("c", {}, {bp(8, 30, 1)})}, 5);
+  ASSERT_EQ(lat.bandwidth.size(), 1u);
+  EXPECT_EQ(lat.bandwidth[0].metric, "time_us");
+  EXPECT_EQ(lat.bandwidth[0].change[0], "slower");
+  EXPECT_NE(lat.regressions[0][0].find("20.00 us -> 30.00 us"), std::string::npos) << lat.regressions[0][0];
+  auto faster = report::compare(synthetic("b", {}, {bp(8, 30, 1)}), {synthetic("c", {}, {bp(8, 20, 1)})}, 5);
+  EXPECT_FALSE(faster.regressed());
+}
+
+TEST(ReportCompare, AVerdictThatStopsPassingIsARegression) {
+  auto base = synthetic("b", {});
+  auto nogpu = synthetic("c", {});
+  nogpu.manifest.verdict = "no_gpu";
+  EXPECT_TRUE(report::compare(base, {nogpu}, 5).regressed());
+  auto waived = synthetic("c", {});
+  waived.manifest.verdict = "waived";
+  EXPECT_FALSE(report::compare(base, {waived}, 5).regressed());
+}
+
+// Characters XML 1.0 forbids, and UTF-8 that is not shortest form, never reach the JUnit.
+TEST(XmlWriter, NonCharactersAndOverlongUtf8AreReplaced) {
+  const std::string bad[] = {"\xEF\xBF\xBE", "\xEF\xBF\xBF", "\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80",
+                             "\xF4\x90\x80\x80", "\xC3"};
+  for (const auto& b : bad) {
+    std::string escaped = xml::escape("a" + b + "z");
+    EXPECT_EQ(escaped, "a?z") << "bytes of " << b.size();
+    EXPECT_NO_THROW(xml::parse("<r v=\"" + escaped + "\"/>", "w"));
+  }
+  EXPECT_EQ(xml::escape("\xF0\x9F\x98\x80 \xE2\x82\xAC"), "\xF0\x9F\x98\x80 \xE2\x82\xAC") << "real characters stay";
 }
 
 }  // namespace

@@ -12,6 +12,8 @@ struct ParseCase {
   const char* release;  // expected release_str()
   const char* local;
 };
+// Named in listings and JUnit value_param by what it is, not as a byte dump.
+void PrintTo(const ParseCase& c, std::ostream* os) { *os << c.text; }
 
 class VersionParse : public ::testing::TestWithParam<ParseCase> {};
 
@@ -75,6 +77,7 @@ struct OrderCase {
   const char* lower;
   const char* higher;
 };
+void PrintTo(const OrderCase& c, std::ostream* os) { *os << c.lower << " < " << c.higher; }
 class VersionOrder : public ::testing::TestWithParam<OrderCase> {};
 
 TEST_P(VersionOrder, StrictlyLess) {

@@ -1,0 +1,30 @@
+// Known upstream NCCL defects (nccl_defects.csv): which releases have them and which collective
+// cases they hit. A failing case that matches a row names the defect; `gpucts check` warns or
+// fails on a loaded NCCL inside a row's range; `qualify --accept-known ID` can waive exactly them.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "matrix.hpp"
+
+namespace cts {
+
+// One collective case as the defect conditions see it (names as the suites print them).
+struct DefectCase {
+  std::string collective;   // "AllReduce"
+  std::string dtype;        // "f32"
+  std::string op;           // "avg"; "" for a non-reducing collective
+  std::size_t count = 0;    // elements per rank buffer as the case states it
+  bool in_place = false;
+  int nranks = 1;
+};
+
+// The defects whose range holds `nccl` and whose condition holds for `c`, in file order.
+std::vector<const NcclDefect*> matching_defects(const Matrix& m, const Version& nccl, const DefectCase& c);
+// The defects whose range holds `nccl` (whatever the case), in file order.
+std::vector<const NcclDefect*> defects_of_release(const Matrix& m, const Version& nccl);
+const NcclDefect* find_defect(const Matrix& m, const std::string& id);
+
+}  // namespace cts
