@@ -84,9 +84,10 @@ std::string str_field(const nlohmann::json& j, const char* k) {
   return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
 }
 
-// Defect ids ("nccl-1950") named by a comma-separated property value or a finding's text.
+// Defect ids of nccl_defects.csv ("nccl-1950", "nccl-2.30.3-symk-ll-unaligned") named by a
+// comma-separated property value or a finding's text.
 std::vector<std::string> defect_ids(const std::string& text) {
-  static const std::regex id(R"(nccl-[0-9]+)");
+  static const std::regex id(R"(\bnccl-[0-9][0-9A-Za-z.\-]*[0-9A-Za-z])");
   std::vector<std::string> out;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), id); it != std::sregex_iterator(); ++it)
     if (std::find(out.begin(), out.end(), it->str()) == out.end()) out.push_back(it->str());

@@ -264,6 +264,26 @@ TEST(CampaignReport, MatrixClaimsDisagreementsFirst) {
   EXPECT_LT(first_disagree, agree_row) << "disagreements are listed first";
 }
 
+TEST(CampaignReport, DefectIdsFromFindingsAndProperties) {
+  ScratchDir tmp("campaign");
+  auto rel = synthetic_releases(tmp.path());
+  // A finding as `gpucts check` words it, for a defect whose id holds dots and words.
+  rel[0].bundle.check["findings"].push_back(
+      {{"id", "nccl-known-defect"}, {"severity", "warning"}, {"subject", "this host loaded NCCL"},
+       {"message", "loaded NCCL 2.29.7 has nccl-2.30.3-symk-ll-unaligned (corruption): Symmetric LL kernels"},
+       {"source", "nccl_defects.csv:nccl-2.30.3-symk-ll-unaligned (https://github.com/NVIDIA/nccl/releases/tag/v2.30.3-1)"}});
+  campaign::Report r = campaign::build(std::move(rel), builtin_matrix());
+  bool found = false;
+  for (const auto& c : r.claims)
+    if (c.file == "nccl_defects.csv" && c.key == "nccl-2.30.3-symk-ll-unaligned") {
+      found = true;
+      EXPECT_EQ(c.matrix[3], "affected") << "the 2.29.7 bundle carries the finding";
+      EXPECT_FALSE(c.disagrees()) << "no case of its condition ran: nothing to hold it against";
+    }
+  EXPECT_TRUE(found);
+  for (const auto& c : r.claims) EXPECT_NE(c.key, "nccl-2") << "an id is never cut at its first dot";
+}
+
 TEST(CampaignReport, CaseAxes) {
   auto a = campaign::case_axes("AllReduce", "bf16_avg_1048577_outofplace_mixed_w4");
   EXPECT_EQ(a.collective, "AllReduce");
