@@ -322,7 +322,13 @@ void defect_claims(Report& r) {
         auto& v = in_check[id];
         v.resize(n);
         v[i] = true;
-        if (!titles.count(id)) titles[id] = str_field(f, "message");
+        if (!titles.count(id)) {
+          // "... has <id> (<severity>): <title>, <link>; affects ...": the title is enough here.
+          std::string t = str_field(f, "message");
+          if (auto p = t.find("): "); p != std::string::npos) t = t.substr(p + 3);
+          t = t.substr(0, std::min(t.find(", http"), t.find(';')));
+          titles[id] = t;
+        }
       }
     }
   }
