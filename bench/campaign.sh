@@ -56,13 +56,14 @@ wheel=$(python3 -c "import nvidia.nccl as n; print(list(n.__path__)[0] + '/lib')
 [ -n "$wheel" ] && link_local "$wheel"
 ls -la "$STORE"
 
-# Start no release later than leaves time for one more run (about a minute), the bisect and packing.
-stop_after=$((LIMIT - (SECONDS - t0) - 60 - 45))
+# Start no release later than leaves time for one more run (100 s; about 40 s expected), the bisect
+# and packing; a release that runs longer than 120 s is stopped and reported as such.
+stop_after=$((LIMIT - (SECONDS - t0) - 100 - 45))
 [ "$stop_after" -lt 30 ] && stop_after=30
 rm -rf "$WORK" && mkdir -p "$WORK"
 list=$(IFS=,; echo "${versions[*]}")
 stamp "campaign over $list (no release starts after $stop_after s)"
-"$G" campaign --nccl "$list" --store "$STORE" --build-dir "$B" --output "$WORK/campaign" --timeout 150 \
+"$G" campaign --nccl "$list" --store "$STORE" --build-dir "$B" --output "$WORK/campaign" --timeout 120 \
   --stop-after "$stop_after" 2>&1 | tee "$OUT/campaign.log"
 echo "campaign exit ${PIPESTATUS[0]}; build $build_s s" | tee -a "$OUT/campaign.log"
 
