@@ -23,6 +23,7 @@ const Command kCommands[] = {
     {"journal-to-junit", "turn test journals (also of crashed or interrupted runs) into JUnit", cts::cli::cmd_journal_to_junit},
     {"qualify", "run every suite and write the qualification bundle (--output DIR)", cts::cli::cmd_qualify},
     {"report", "compare bundles: --baseline DIR --candidate DIR...", cts::cli::cmd_report},
+    {"campaign", "the suites against several NCCL releases, one report: --nccl V,V... --output DIR", cts::cli::cmd_campaign},
 };
 
 void usage(FILE* out) {
