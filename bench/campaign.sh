@@ -6,7 +6,7 @@
 #   bench/campaign.sh [VERSION...]
 # Default releases, most wanted first (a release not started before the time budget is listed as
 # not run): 2.27.7 2.28.9 2.29.3 2.29.7 2.32.3 2.28.3 2.29.2.
-# Knobs: CAMPAIGN_SKIP_BUILD=1 (reuse $GPUCTS_BUILD), CAMPAIGN_LIMIT_S (default 570: the device call's 600 s less a margin), GPUCTS_BUILD
+# Knobs: CAMPAIGN_ARGS (more campaign options), CAMPAIGN_NO_BISECT=1, CAMPAIGN_SKIP_BUILD=1 (reuse $GPUCTS_BUILD), CAMPAIGN_LIMIT_S (default 570: the device call's 600 s less a margin), GPUCTS_BUILD
 # (build/gpu), CAMPAIGN_STORE (.campaign), CAMPAIGN_BISECT (the case), CAMPAIGN_BISECT_GOOD /
 # _BAD (2.32.3 / 2.28.9).
 # Output in $OUT (at most 8 files come back): campaign.md, campaign.html, campaign.json,
@@ -63,12 +63,14 @@ stop_after=$((LIMIT - (SECONDS - t0) - 100 - 45))
 rm -rf "$WORK" && mkdir -p "$WORK"
 list=$(IFS=,; echo "${versions[*]}")
 stamp "campaign over $list (no release starts after $stop_after s)"
+# CAMPAIGN_ARGS: more `gpucts campaign` options (e.g. --exclude-tests to leave out NCCL-free suites).
+# shellcheck disable=SC2086
 "$G" campaign --nccl "$list" --store "$STORE" --build-dir "$B" --output "$WORK/campaign" --timeout 120 \
-  --stop-after "$stop_after" 2>&1 | tee "$OUT/campaign.log"
+  --stop-after "$stop_after" ${CAMPAIGN_ARGS:-} 2>&1 | tee "$OUT/campaign.log"
 echo "campaign exit ${PIPESTATUS[0]}; build $build_s s" | tee -a "$OUT/campaign.log"
 
 case=${CAMPAIGN_BISECT:-gpucts_collectives/AllReduce.f32_avg_262145_outofplace_w1}
-if [ $((SECONDS - t0)) -lt $((LIMIT - 40)) ]; then
+if [ "${CAMPAIGN_NO_BISECT:-0}" != 1 ] && [ $((SECONDS - t0)) -lt $((LIMIT - 40)) ]; then
   stamp "bisect $case"
   timeout $((LIMIT - (SECONDS - t0) - 10)) "$G" campaign --bisect "$case" --good "${CAMPAIGN_BISECT_GOOD:-2.32.3}" \
     --bad "${CAMPAIGN_BISECT_BAD:-2.28.9}" --store "$STORE" --build-dir "$B" --output "$WORK/bisect" 2>&1 | tail -12
