@@ -35,6 +35,12 @@ void usage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --version anywhere, as CMake, ctest and mpirun answer it.
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--version")) {
+      std::printf("gpucts %s\n", GPUCTS_VERSION);
+      return 0;
+    }
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

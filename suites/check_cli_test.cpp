@@ -263,6 +263,24 @@ TEST(CheckCli, LiveProbeRecordsWhyNvmlGaveNoDriver) {
   EXPECT_NE(r.out.find("[NVML: "), std::string::npos) << r.out;
 }
 
+// The conventions users carry over from CMake, ctest and mpirun.
+TEST(CheckCli, VersionHelpAndUnknownOptions) {
+  for (const char* args : {"--version", "check --version", "qualify --version"}) {
+    CliRun r = gpucts(args);
+    EXPECT_EQ(r.rc, 0) << args << ": " << r.err;
+    EXPECT_EQ(r.out.rfind("gpucts ", 0), 0u) << args << ": " << r.out;
+  }
+  for (const char* args : {"check -h", "qualify -h", "report --help", "campaign -h"}) {
+    CliRun r = gpucts(args);
+    EXPECT_EQ(r.rc, 0) << args << ": " << r.err;
+    EXPECT_NE(r.out.find("usage: gpucts"), std::string::npos) << args << ": " << r.out;
+  }
+  CliRun bad = gpucts("report --bogus");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("unknown option --bogus (known: "), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--baseline"), std::string::npos) << bad.err;
+}
+
 TEST(CheckCli, LiveProbeGivesAVerdict) {
   CliRun r = gpucts("check --json");
   ASSERT_TRUE(r.rc == 0 || r.rc == 1) << r.rc << " " << r.err;
