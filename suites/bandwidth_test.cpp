@@ -354,7 +354,7 @@ class BandwidthCase : public ::testing::Test {
     p.ranks = n;
     p.iterations = g_settings.iters;
     p.time_us = cts::bw::summarize(samples);
-    cts::bw::compute_rates(p);
+    cts::bw::compute_rates(p, c_.coll->bus);
     cts::bw::judge(p, results().run.ctx, cts::bw::builtin_thresholds());
     results().run.points.push_back(p);
     results().write();
@@ -435,7 +435,10 @@ int main(int argc, char** argv) {
     const std::string mapped = cts::apply_ctest_resource_groups();
     if (!mapped.empty()) unsetenv("CTEST_RESOURCE_GROUP_COUNT");
     g_settings.world = world == "all" ? std::max(1, cts::visible_gpu_count()) : positive("--world-size", world);
-    cts::bw::builtin_thresholds();  // a broken thresholds file is bad input, before any case
+    // A broken thresholds file, or one naming no row of the table, is bad input, before any case.
+    std::vector<std::string> rows;
+    for (const auto& c : cts::collectives()) rows.push_back(c.name);
+    cts::bw::check_collectives(cts::bw::builtin_thresholds(), rows);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpucts_bandwidth: %s\n", e.what());
     return 2;

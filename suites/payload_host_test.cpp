@@ -3,6 +3,7 @@
 // different orders per rank: exact mode must find no mismatch (every reduction is exact in any
 // order, fp8 and bf16 included), mixed mode must stay within its bound, and a poisoned or
 // doubled element must be caught. No GPU needed.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -61,24 +62,13 @@ struct Model {
     if (op == RedOp::avg && !is_float) acc = static_cast<double>(static_cast<long long>(acc) / p.n);
     return from_double<T>(acc);
   }
-  // What a correct NCCL writes into rank r's receive buffer.
+  // What a correct NCCL writes into rank r's receive buffer: the row's host model, element by element.
   std::vector<T> output(const std::vector<std::vector<T>>& in, int r) const {
-    const std::string name = p.coll->name;
-    const std::size_t c = count;
-    const int n = p.n;
-    std::vector<T> out(p.coll->recv_count(c, n));
+    std::vector<T> out(p.coll->recv_count(count, p.n));
     const bool back = r % 2 == 1;
     for (std::size_t i = 0; i < out.size(); ++i) {
-      const std::size_t blk = c ? i / c : 0, j = c ? i % c : 0;
-      if (name == "AllReduce" || name == "Reduce") out[i] = reduce(in, i, back);
-      else if (name == "ReduceScatter") out[i] = reduce(in, r * c + i, back);
-      else if (name == "Broadcast") out[i] = in[root][i];
-      else if (name.rfind("AllGather", 0) == 0 || name.rfind("Gather", 0) == 0) out[i] = in[blk][j];
-      else if (name.rfind("AlltoAll", 0) == 0) out[i] = in[blk][r * c + j];
-      else if (name.rfind("Scatter", 0) == 0) out[i] = in[root][r * c + i];
-      else if (name == "SendRecvRing") out[i] = in[(r - 1 + n) % n][i];
-      else if (name == "SendRecvPairs") out[i] = in[(r ^ 1) < n ? (r ^ 1) : r][i];
-      else ADD_FAILURE() << "no model for " << name;
+      const ElemSource src = p.coll->model(r, p.n, count, root, i);
+      out[i] = src.reduce ? reduce(in, src.index, back) : in.at(src.src).at(src.index);
     }
     return out;
   }
@@ -109,10 +99,9 @@ std::vector<Param> params() {
   return out;
 }
 
-class PayloadModel : public ::testing::TestWithParam<Param> {};
-
-TEST_P(PayloadModel, CorrectOutputPassesAndWrongOutputFails) {
-  const Param& p = GetParam();
+// Every dtype of one (row, op, mode, n): the model's output passes the device check, a poisoned
+// or a wrong element fails it.
+void check_row(const Param& p) {
   for (const auto& t : kDTypes) {
     visit_dtype(t.id, [&](auto tag) {
       constexpr DType D = decltype(tag)::value;
@@ -146,6 +135,31 @@ TEST_P(PayloadModel, CorrectOutputPassesAndWrongOutputFails) {
       }
     });
   }
+}
+
+class PayloadModel : public ::testing::TestWithParam<Param> {};
+
+TEST_P(PayloadModel, CorrectOutputPassesAndWrongOutputFails) { check_row(GetParam()); }
+
+// Adding a collective is one row: a test-only row (a copy of AllGather under another name) is
+// checked through its own host model with no other edit; a row whose model says something else
+// than its expectation fails, so the model is what is checked.
+TEST(PayloadModelRow, ATestOnlyRowIsCheckedThroughItsOwnModel) {
+  Collective copy = *find_collective("AllGather");
+  copy.name = "AllGatherCopy";
+  for (int n : {1, 3, 4}) check_row({&copy, std::nullopt, PayloadMode::exact, n});
+  Collective wrong = copy;
+  wrong.name = "AllGatherWrongModel";
+  wrong.model = [](int, int n, std::size_t c, int, std::size_t i) {  // the blocks in reversed rank order
+    return ElemSource::copy(n - 1 - static_cast<int>(i / c), i % c);
+  };
+  ::testing::TestPartResultArray failures;
+  {
+    ::testing::ScopedFakeTestPartResultReporter reporter(::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD,
+                                                         &failures);
+    check_row({&wrong, std::nullopt, PayloadMode::exact, 3});
+  }
+  EXPECT_GT(failures.size(), 0) << "a model that disagrees with the row's expectation passed";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllRows, PayloadModel, ::testing::ValuesIn(params()), [](const auto& info) {
