@@ -197,11 +197,12 @@ inline const char* name_of(DType d) { return dtype_info(d).name; }
 inline const char* name_of(RedOp o) { return op_info(o).name; }
 
 // Unit roundoff 2^-(p) with p = fraction bits + 1 (0 for integers: they are exact).
-constexpr double unit_roundoff(DType d) {
+constexpr double unit_roundoff(const DTypeInfo& t) {
   double u = 1.0;
-  for (int i = 0; i <= dtype_info(d).fraction_bits; ++i) u *= 0.5;
-  return dtype_info(d).is_float ? u : 0.0;
+  for (int i = 0; i <= t.fraction_bits; ++i) u *= 0.5;
+  return t.is_float ? u : 0.0;
 }
+constexpr double unit_roundoff(DType d) { return unit_roundoff(dtype_info(d)); }
 
 inline std::optional<DType> find_dtype(std::string_view name) {
   for (const auto& t : kDTypes)

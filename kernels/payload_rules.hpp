@@ -76,8 +76,9 @@ inline void set_pow2_span(ValueRange& r, const DTypeInfo& t, double a) {
 }
 
 // op: the row of kRedOps (or a row of a test's own table); nullptr: copies.
-inline ValueRange exact_range(DType d, const RedOpInfo* op, int nranks, double scalar = 1) {
-  const DTypeInfo& t = dtype_info(d);
+// The rules below read a dtype's row (its columns, never its id), so a row of a test's own table
+// works as one of kDTypes.
+inline ValueRange exact_range(const DTypeInfo& t, const RedOpInfo* op, int nranks, double scalar = 1) {
   const double limit = t.is_float ? t.exact_int : t.exact_int - 1;  // ints: keep clear of poison
   ValueRange r;
   auto select = [&] {  // copies and selections: any value of the range, every rank contributing
@@ -103,34 +104,40 @@ inline ValueRange exact_range(DType d, const RedOpInfo* op, int nranks, double s
   }
   detail::unlisted("ValueShape");
 }
+inline ValueRange exact_range(DType d, const RedOpInfo* op, int nranks, double scalar = 1) {
+  return exact_range(dtype_info(d), op, nranks, scalar);
+}
 inline ValueRange exact_range(DType d, std::optional<RedOp> op, int nranks, double scalar = 1) {
-  return exact_range(d, op ? &op_info(*op) : nullptr, nranks, scalar);
+  return exact_range(dtype_info(d), op ? &op_info(*op) : nullptr, nranks, scalar);
 }
 
 // The premulsum scalar a case uses: 2 keeps exact mode exact; 0.75 (representable even in
 // f8e5m2) makes the mixed mode round.
-inline double premul_scalar(DType d, PayloadMode m) {
-  return (m == PayloadMode::mixed && dtype_info(d).is_float) ? 0.75 : 2.0;
-}
+inline double premul_scalar(const DTypeInfo& t, PayloadMode m) { return (m == PayloadMode::mixed && t.is_float) ? 0.75 : 2.0; }
+inline double premul_scalar(DType d, PayloadMode m) { return premul_scalar(dtype_info(d), m); }
 
 // The scalar of an op in a case: premul_scalar for a premultiplying op, 1 otherwise.
-inline double op_scalar(const RedOpInfo* op, DType d, PayloadMode m) {
-  return op && op->scaling == Scaling::premultiply ? premul_scalar(d, m) : 1.0;
+inline double op_scalar(const RedOpInfo* op, const DTypeInfo& t, PayloadMode m) {
+  return op && op->scaling == Scaling::premultiply ? premul_scalar(t, m) : 1.0;
 }
+inline double op_scalar(const RedOpInfo* op, DType d, PayloadMode m) { return op_scalar(op, dtype_info(d), m); }
 inline double op_scalar(std::optional<RedOp> op, DType d, PayloadMode m) {
   return op_scalar(op ? &op_info(*op) : nullptr, d, m);
 }
 
 // Why (dtype, op, nranks) cannot be exact, or nullopt: an average over floats divides by nranks,
 // exact only for powers of two (the mixed mode covers the rest).
-inline std::optional<std::string> exact_limitation(DType d, const RedOpInfo& op, int nranks) {
-  if (op.scaling == Scaling::average && dtype_info(d).is_float && (nranks & (nranks - 1)) != 0)
-    return std::string(op.name) + " of " + name_of(d) + " over " + std::to_string(nranks) +
+inline std::optional<std::string> exact_limitation(const DTypeInfo& t, const RedOpInfo& op, int nranks) {
+  if (op.scaling == Scaling::average && t.is_float && (nranks & (nranks - 1)) != 0)
+    return std::string(op.name) + " of " + t.name + " over " + std::to_string(nranks) +
            " ranks is not exact (1/" + std::to_string(nranks) + " rounds); use mixed mode";
   return std::nullopt;
 }
+inline std::optional<std::string> exact_limitation(DType d, const RedOpInfo& op, int nranks) {
+  return exact_limitation(dtype_info(d), op, nranks);
+}
 inline std::optional<std::string> exact_limitation(DType d, RedOp op, int nranks) {
-  return exact_limitation(d, op_info(op), nranks);
+  return exact_limitation(dtype_info(d), op_info(op), nranks);
 }
 
 // 32-bit mixing only: 64-bit multiplies and divisions would make fill compute-bound on the GPU.
@@ -236,8 +243,8 @@ static_assert(detail::op_rows_bounded(std::make_index_sequence<kNumRedOps>{}), "
 
 // Parameters of one (dtype, op, mode, nranks) payload.
 // op: the row of kRedOps (or of a test's own table), nullptr for copies.
-inline GenParams make_gen_params(DType d, const RedOpInfo* op, PayloadMode mode, std::uint32_t seed, int nranks,
-                                 double scalar) {
+inline GenParams make_gen_params(const DTypeInfo& t, const RedOpInfo* op, PayloadMode mode, std::uint32_t seed,
+                                 int nranks, double scalar) {
   GenParams g;
   g.mode = static_cast<int>(mode);
   if (op) {
@@ -248,12 +255,12 @@ inline GenParams make_gen_params(DType d, const RedOpInfo* op, PayloadMode mode,
   g.seed = seed;
   g.nranks = nranks;
   g.scalar = scalar;
-  if (mode == PayloadMode::mixed && dtype_info(d).is_float) {
+  if (mode == PayloadMode::mixed && t.is_float) {
     const bool products = op && value_shape(op->combine) == ValueShape::products;
-    g.contributors = products ? std::max(1, std::min(nranks, dtype_info(d).max_pow2)) : nranks;
+    g.contributors = products ? std::max(1, std::min(nranks, t.max_pow2)) : nranks;
   } else {
     g.mode = static_cast<int>(PayloadMode::exact);  // integers are exact in either mode
-    ValueRange r = exact_range(d, op, nranks, scalar);
+    ValueRange r = exact_range(t, op, nranks, scalar);
     g.lo = r.lo;
     g.hi = r.hi;
     g.ilo = static_cast<int>(r.lo);
@@ -263,9 +270,13 @@ inline GenParams make_gen_params(DType d, const RedOpInfo* op, PayloadMode mode,
   }
   return g;
 }
+inline GenParams make_gen_params(DType d, const RedOpInfo* op, PayloadMode mode, std::uint32_t seed, int nranks,
+                                 double scalar) {
+  return make_gen_params(dtype_info(d), op, mode, seed, nranks, scalar);
+}
 inline GenParams make_gen_params(DType d, std::optional<RedOp> op, PayloadMode mode, std::uint32_t seed, int nranks,
                                  double scalar) {
-  return make_gen_params(d, op ? &op_info(*op) : nullptr, mode, seed, nranks, scalar);
+  return make_gen_params(dtype_info(d), op ? &op_info(*op) : nullptr, mode, seed, nranks, scalar);
 }
 
 }  // namespace cts

@@ -6,7 +6,9 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "collectives.hpp"
@@ -393,6 +395,51 @@ TEST(OpRules, NoFallbackOutsideTheLists) {
   EXPECT_THROW(mixed_bound(1e-3, 0, Combine::multiply, Scaling::premultiply, 4, 1, 1), std::logic_error);
   const RedOpInfo bogus{static_cast<RedOp>(106), "bogus", 0, 0, static_cast<Combine>(9), Scaling::none};
   EXPECT_THROW(make_gen_params(DType::f32, &bogus, PayloadMode::exact, 1, 2, 1.0), std::logic_error);
+}
+
+}  // namespace
+
+namespace {
+
+// Adding a dtype is one row of kDTypes: test-only rows get their device type, unit roundoff, exact
+// ranges and payload parameters from their columns (none of these reads a row's id): a copy of
+// f32 under another name and id behaves as f32, and a 16-bit integer, which NCCL does not have,
+// gets a device type and ranges that keep every partial result exact.
+constexpr DTypeInfo kF32Copy = {static_cast<DType>(200), "f32copy", 7, 4, true, true, 23, 16777216.0, 127,
+                                1.401298464324817e-45, 0, 0};
+constexpr DTypeInfo kI16 = {static_cast<DType>(201), "i16", 12, 2, false, true, 0, 32767.0, 14, 1.0, 0, 0};
+static_assert(std::is_same_v<device_type_for<kF32Copy>, float>);
+static_assert(std::is_same_v<device_type_for<kI16>, std::int16_t>);
+
+TEST(TestOnlyDTypeRow, RulesReadTheRowsColumns) {
+  const DTypeInfo& f32 = dtype_info(DType::f32);
+  EXPECT_EQ(unit_roundoff(kF32Copy), unit_roundoff(f32));
+  EXPECT_EQ(unit_roundoff(kI16), 0.0);
+  for (const auto& o : kRedOps)
+    for (int n : {1, 2, 3, 4, 8, 72})
+      for (PayloadMode m : {PayloadMode::exact, PayloadMode::mixed}) {
+        const std::string what = std::string(o.name) + " n=" + std::to_string(n) + " " + name_of(m);
+        const double scalar = op_scalar(&o, kF32Copy, m);
+        EXPECT_EQ(scalar, op_scalar(&o, f32, m)) << what;
+        const GenParams a = make_gen_params(kF32Copy, &o, m, 5, n, scalar), b = make_gen_params(f32, &o, m, 5, n, scalar);
+        EXPECT_EQ(std::tie(a.mode, a.combine, a.scaling, a.shape, a.lo, a.hi, a.ilo, a.span, a.pow2_levels, a.contributors),
+                  std::tie(b.mode, b.combine, b.scaling, b.shape, b.lo, b.hi, b.ilo, b.span, b.pow2_levels, b.contributors))
+            << what;
+        for (int r = 0; r < n; ++r) ASSERT_EQ(raw_value(a, r, 12345), raw_value(b, r, 12345)) << what;
+        EXPECT_EQ(exact_limitation(kF32Copy, o, n).has_value(), exact_limitation(f32, o, n).has_value()) << what;
+        // The new integer: exact in any order, clear of the all-ones poison.
+        const ValueRange r = exact_range(kI16, &o, n, op_scalar(&o, kI16, PayloadMode::exact));
+        const double amp = std::max(std::fabs(r.lo), r.hi);
+        EXPECT_GE(r.lo, 0) << what;
+        EXPECT_LT(r.hi, kI16.exact_int) << what;
+        switch (value_shape(o.combine)) {
+          case ValueShape::products: EXPECT_LE(r.contributors, kI16.max_pow2) << what; break;
+          case ValueShape::selects: EXPECT_EQ(r.contributors, n) << what; break;
+          case ValueShape::sums:
+            EXPECT_LE(op_scalar(&o, kI16, PayloadMode::exact) * r.contributors * amp, kI16.exact_int) << what;
+            break;
+        }
+      }
 }
 
 }  // namespace
