@@ -14,6 +14,7 @@
 
 #include "collectives.hpp"
 #include "environment.hpp"
+#include "flags.hpp"
 #include "gpu_requirement.hpp"
 #include "gtest_main.hpp"
 #include "nccl_util.hpp"
@@ -40,49 +41,17 @@ class CollectiveCase : public ::testing::Test {
   cts::CollCase c_;
 };
 
-// "--world-size=N" / "--world-size N" / GPUCTS_WORLD_SIZE; "all" = every visible GPU. Removed from argv.
-int take_world_size(int& argc, char** argv) {
-  std::string v;
-  if (const char* e = std::getenv("GPUCTS_WORLD_SIZE")) v = e;
-  int out = 0;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    int eat = 0;
-    if (a.rfind("--world-size=", 0) == 0) {
-      v = a.substr(13);
-      eat = 1;
-    } else if (a == "--world-size" && i + 1 < argc) {
-      v = argv[i + 1];
-      eat = 2;
-    }
-    if (eat) {
-      for (int j = i; j + eat <= argc; ++j) argv[j] = argv[j + eat];
-      argc -= eat;
-      --i;
-    }
-  }
-  if (v.empty()) return 1;
-  if (v == "all") return -1;
-  char* end = nullptr;
-  long n = std::strtol(v.c_str(), &end, 10);
-  if (!end || *end || n < 1 || n > 1024) {
-    std::fprintf(stderr, "gpucts_collectives: world size '%s': expected a number >= 1 or 'all'\n", v.c_str());
-    std::exit(2);
-  }
-  out = static_cast<int>(n);
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  int world = take_world_size(argc, argv);
-  // The GPU mapping must precede the first CUDA call (visible_gpu_count for "all").
-  const std::string mapped = cts::apply_ctest_resource_groups();
-  if (!mapped.empty()) unsetenv("CTEST_RESOURCE_GROUP_COUNT");  // applied once, here
-  if (world < 0) world = std::max(1, cts::visible_gpu_count());
+  int world = 1;
   std::vector<cts::CollCase> cases;
   try {
+    world = cts::take_world_size(argc, argv);
+    // The GPU mapping must precede the first CUDA call (visible_gpu_count for "all").
+    const std::string mapped = cts::apply_ctest_resource_groups();
+    if (!mapped.empty()) unsetenv("CTEST_RESOURCE_GROUP_COUNT");  // applied once, here
+    if (world == 0) world = std::max(1, cts::visible_gpu_count());
     cases = cts::collective_cases(world, cts::sweep_from_env());
     cts::case_timeout_s();
   } catch (const std::exception& e) {
