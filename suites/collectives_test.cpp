@@ -68,33 +68,8 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   cts::MainOptions opts;
   opts.finish = [&](int rc) {
-    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double setup = cts::world_setup_seconds();
-    const auto* u = ::testing::UnitTest::GetInstance();
-    std::printf("\ngpucts_collectives: world %d, %d of %zu cases run, %.2f s wall: communicator setup %.2f s "
-                "(of it loading the payload kernels %.2f s), cases %.2f s\n",
-                world, u->test_to_run_count(), cases.size(), total, setup, cts::kernel_load_seconds(),
-                u->elapsed_time() / 1000.0 - setup);
-    const cts::CaseTimes& t = cts::collective_case_times();
-    std::printf("  inside the cases: checks %.2f s, poison+fill %.2f s, NCCL+wait %.2f s, verify %.2f s, failures %.2f s\n",
-                t.checks, t.prepare, t.nccl, t.verify, t.errors);
-    for (int i = 0; i < u->total_test_suite_count(); ++i) {
-      const auto* s = u->GetTestSuite(i);
-      if (s->test_to_run_count() == 0) continue;
-      std::printf("  %-18s %6d cases %8.2f s (%d failed, %d skipped)\n", s->name(), s->total_test_count(),
-                  s->elapsed_time() / 1000.0, s->failed_test_count(), s->skipped_test_count());
-    }
-    // The slowest cases, to see where the time goes beyond the per-collective totals.
-    std::vector<std::pair<long long, std::string>> slow;
-    for (int i = 0; i < u->total_test_suite_count(); ++i)
-      for (int j = 0; j < u->GetTestSuite(i)->total_test_count(); ++j) {
-        const auto* t = u->GetTestSuite(i)->GetTestInfo(j);
-        if (!t->should_run()) continue;
-        slow.emplace_back(t->result()->elapsed_time(), std::string(t->test_suite_name()) + "." + t->name());
-      }
-    std::sort(slow.rbegin(), slow.rend());
-    for (std::size_t k = 0; k < std::min<std::size_t>(8, slow.size()); ++k)
-      std::printf("  slowest %zu: %6lld ms %s\n", k + 1, slow[k].first, slow[k].second.c_str());
+    cts::print_collective_run_summary("gpucts_collectives", world, cases.size(),
+                                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     cts::release_worlds();
     return rc;
   };

@@ -14,16 +14,6 @@
 
 namespace {
 
-// Skips unless every rank sees a GPU; the same decision everywhere.
-std::string ranks_without_gpu() {
-  const std::string mine = cts::missing_gpus(1) ? cts::mpi::context().host + " (" + cts::no_gpu_reason() + ")" : "";
-  std::string out;
-  auto all = cts::mpi::allgather(mine, "the GPU check");
-  for (size_t r = 0; r < all.size(); ++r)
-    if (!all[r].empty()) out += (out.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " on " + all[r];
-  return out;
-}
-
 class MpiCollectiveCase : public ::testing::Test {
  public:
   explicit MpiCollectiveCase(cts::CollCase c) : c_(std::move(c)) {}
@@ -51,7 +41,7 @@ void register_cases(const cts::mpi::Context& ctx) {
   std::string why;
   const auto* pf = cts::mpi::preflight();
   if (pf && !pf->ok()) why = pf->message() + " (see Preflight.RanksConsistent)";
-  else if (std::string none = ranks_without_gpu(); !none.empty()) why = "needs a GPU per rank; none visible to " + none;
+  else if (std::string none = cts::mpi::ranks_without_gpu(); !none.empty()) why = "needs a GPU per rank; none visible to " + none;
   // Where the cases cannot run at all, one case says why instead of thousands of skips; decided
   // alike on every rank.
   if (!why.empty()) {
