@@ -63,11 +63,12 @@ TEST(CollectiveTable, ThresholdsNameRowsOfTheTable) {
   }
 }
 
-// Adding a collective is one row: a test-only row (a copy of AllGather under another name) gets its
+// Adding a collective is one row: a test-only row (a copy of AllGather under a name no row has) gets its
 // cases, its layout, its bus factor and its support verdicts from the row alone.
 TEST(CollectiveTable, ATestOnlyRowFlowsThroughWithoutAnyOtherEdit) {
   Collective copy = *find_collective("AllGather");
-  copy.name = "AllGatherCopy";
+  copy.name = "AllGatherTestOnly";
+  ASSERT_EQ(find_collective(copy.name), nullptr) << "the test-only row's name is taken";
   std::vector<Collective> table = collectives();
   table.push_back(copy);
   for (int w : {1, 4}) {
@@ -75,7 +76,7 @@ TEST(CollectiveTable, ATestOnlyRowFlowsThroughWithoutAnyOtherEdit) {
     const auto cases = collective_cases(w, Sweep::full, table);
     for (const auto& c : cases) {
       if (c.suite() == "AllGather" && c.variant == Variant::plain) original.push_back(c.name());  // the subsets name rows
-      if (c.suite() != "AllGatherCopy") continue;
+      if (c.suite() != "AllGatherTestOnly") continue;
       copied.push_back(c.name());
       CollCase twin = c;
       twin.coll = find_collective("AllGather");
@@ -98,7 +99,7 @@ TEST(CollectiveTable, ATestOnlyRowFlowsThroughWithoutAnyOtherEdit) {
   const std::vector<Collective> just_copy = {copy};  // the cases point into the table
   const auto alone = collective_cases(2, Sweep::quick, just_copy);
   EXPECT_FALSE(alone.empty());
-  for (const auto& c : alone) ASSERT_EQ(c.suite(), "AllGatherCopy");
+  for (const auto& c : alone) ASSERT_EQ(c.suite(), "AllGatherTestOnly");
 }
 
 TEST(CollectiveTable, InPlaceOffsetsFollowNcclDocs) {

@@ -147,12 +147,13 @@ class PayloadModel : public ::testing::TestWithParam<Param> {};
 
 TEST_P(PayloadModel, CorrectOutputPassesAndWrongOutputFails) { check_row(GetParam()); }
 
-// Adding a collective is one row: a test-only row (a copy of AllGather under another name) is
+// Adding a collective is one row: a test-only row (a copy of AllGather under a name no row has) is
 // checked through its own host model with no other edit; a row whose model says something else
 // than its expectation fails, so the model is what is checked.
 TEST(PayloadModelRow, ATestOnlyRowIsCheckedThroughItsOwnModel) {
   Collective copy = *find_collective("AllGather");
-  copy.name = "AllGatherCopy";
+  copy.name = "AllGatherTestOnly";
+  ASSERT_EQ(find_collective(copy.name), nullptr) << "the test-only row's name is taken";
   for (int n : {1, 3, 4}) check_row({&copy, nullptr, PayloadMode::exact, n});
   Collective wrong = copy;
   wrong.name = "AllGatherWrongModel";
