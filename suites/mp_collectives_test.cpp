@@ -1,8 +1,9 @@
 // NCCL collective conformance, one process per GPU over MPI: the SAME case list and test body as
-// suites/collectives_test.cpp (cts::collective_cases, cts::run_collective_case), on an MpiWorld
-// (ncclCommInitRank(Config) over the MPI-broadcast ncclUniqueId). Every rank registers the same
-// ordered list for the launcher's world size; before each case the ranks compare the collective's
-// arguments; the verdict is reduced across ranks and rank 0's XML lists each rank's result.
+// suites/collectives_test.cpp (cts::collective_cases, cts::run_collective_case), on a World of the
+// MPI bootstrap (ncclCommInitRank(Config) over the MPI-broadcast ncclUniqueId). Every rank
+// registers the same ordered list for the launcher's world size; before each case the ranks
+// compare the collective's arguments; the verdict is reduced across ranks and rank 0's XML lists
+// each rank's result.
 #include <gtest/gtest.h>
 
 #include <string>
