@@ -6,7 +6,7 @@ namespace cts::cli {
 
 Args::Args(std::vector<std::string> argv, std::set<std::string> valued, std::set<std::string> flags) {
   for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
+    const std::string& a = argv[i] == "-h" && flags.count("help") ? std::string("--help") : argv[i];
     if (a == "--") {
       positional_.insert(positional_.end(), argv.begin() + static_cast<long>(i) + 1, argv.end());
       break;
@@ -32,7 +32,10 @@ Args::Args(std::vector<std::string> argv, std::set<std::string> valued, std::set
       if (has_val) throw UsageError("option --" + name + " takes no value");
       flags_seen_.insert(name);
     } else {
-      throw UsageError("unknown option --" + name);
+      std::string known;
+      for (const auto& v : valued) known += " --" + v;
+      for (const auto& f : flags) known += " --" + f;
+      throw UsageError("unknown option --" + name + " (known:" + known + ")");
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "args.hpp"
+#include "campaign.hpp"
 #include "commands.hpp"
 #include "report_diff.hpp"
 #include "summary.hpp"
@@ -13,17 +14,23 @@ namespace fs = std::filesystem;
 namespace cts::cli {
 
 int cmd_report(const std::vector<std::string>& argv) {
-  Args a(argv, {"baseline", "candidate", "tolerance", "output", "render"}, {"json", "help"});
+  Args a(argv, {"baseline", "candidate", "tolerance", "output", "render"}, {"json", "help", "campaign"});
   if (a.flag("help")) {
     std::puts(
         "usage: gpucts report --baseline DIR --candidate DIR [--candidate DIR]... [--tolerance PCT]\n"
         "                     [--output DIR | --json]\n"
         "       gpucts report --render BUNDLE [--output DIR]\n"
+        "       gpucts report --campaign --candidate DIR [--candidate DIR]... [--output DIR | --json]\n"
         "Compares qualification bundles: environment differences, cases newly failing/passing/skipped,\n"
         "bandwidth points that moved more than PCT percent (default 5). Several candidates give one table\n"
         "with a column per run. --output DIR writes report.md, report.html and report.json; otherwise\n"
         "Markdown (or with --json the JSON) goes to standard output.\n"
         "--render writes a bundle's summary.md, summary.html and plots again (into DIR, or the bundle).\n"
+        "--campaign: the candidates are runs of one suite against several NCCL releases (gpucts campaign);\n"
+        "one column per release in version order: pass/fail/skip per collective x dtype x op, behaviour\n"
+        "changes with the first release where each changed, bandwidth at 1 GiB and 8 B latency, and the\n"
+        "matrix claims against what the runs saw. --output DIR writes campaign.md, campaign.html,\n"
+        "campaign.json and plots/; exit status 1 when a matrix claim disagrees with a run.\n"
         "Exit status: 0 no regression, 1 a candidate regresses, 2 bad usage or bad input.");
     return 0;
   }
@@ -41,6 +48,37 @@ int cmd_report(const std::vector<std::string>& argv) {
       return 2;
     }
     return 0;
+  }
+  if (a.flag("campaign")) {
+    if (a.value("baseline")) throw UsageError("--campaign compares releases among themselves: no --baseline");
+    if (a.values("candidate").empty()) throw UsageError("--campaign needs at least one --candidate DIR");
+    if (a.value("output") && a.flag("json")) throw UsageError("--output and --json exclude each other");
+    campaign::Report r;
+    try {
+      std::vector<campaign::Release> rel;
+      for (const auto& d : a.values("candidate")) rel.push_back(campaign::load_release(d));
+      r = campaign::build(std::move(rel), builtin_matrix());
+    } catch (const bundle::BundleError& e) {
+      std::fprintf(stderr, "gpucts report: %s\n", e.what());
+      return 2;
+    }
+    bool disagree = false;
+    for (const auto& c : r.claims) disagree |= c.disagrees();
+    if (auto out = a.value("output")) {
+      try {
+        campaign::write(r, *out);
+      } catch (const bundle::BundleError& e) {
+        std::fprintf(stderr, "gpucts report: %s\n", e.what());
+        return 2;
+      }
+      std::printf("%s: %zu release(s), %zu behaviour change(s)\n", (fs::path(*out) / "campaign.html").c_str(),
+                  r.releases.size(), r.changes.size());
+    } else if (a.flag("json")) {
+      std::cout << campaign::to_json(r).dump(2) << "\n";
+    } else {
+      std::cout << doc::to_markdown(campaign::to_doc(r));
+    }
+    return disagree ? 1 : 0;
   }
   auto base = a.value("baseline");
   auto cands = a.values("candidate");

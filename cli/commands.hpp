@@ -13,5 +13,6 @@ int cmd_check(const std::vector<std::string>& args);
 int cmd_journal_to_junit(const std::vector<std::string>& args);
 int cmd_qualify(const std::vector<std::string>& args);
 int cmd_report(const std::vector<std::string>& args);
+int cmd_campaign(const std::vector<std::string>& args);
 
 }  // namespace cts::cli

@@ -23,6 +23,7 @@ const Command kCommands[] = {
     {"journal-to-junit", "turn test journals (also of crashed or interrupted runs) into JUnit", cts::cli::cmd_journal_to_junit},
     {"qualify", "run every suite and write the qualification bundle (--output DIR)", cts::cli::cmd_qualify},
     {"report", "compare bundles: --baseline DIR --candidate DIR...", cts::cli::cmd_report},
+    {"campaign", "the suites against several NCCL releases, one report: --nccl V,V... --output DIR", cts::cli::cmd_campaign},
 };
 
 void usage(FILE* out) {
@@ -34,6 +35,12 @@ void usage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --version anywhere, as CMake, ctest and mpirun answer it.
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--version")) {
+      std::printf("gpucts %s\n", GPUCTS_VERSION);
+      return 0;
+    }
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

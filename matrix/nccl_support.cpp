@@ -235,57 +235,99 @@ bool enabled(const std::optional<std::pair<bool, std::set<std::string>>>& entry,
 
 }  // namespace
 
-std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m, const std::map<std::string, std::string>& env,
-                                                       const Version& nccl) {
+namespace {
+
+// What NCCL_ALGO / NCCL_PROTO leave each collective of a release: the collectives left with no
+// (algorithm, protocol) the release implements, how the release treats them, and the evidence.
+struct CoverageGaps {
+  bool modelled = false;      // nccl_algos.csv has rows for this release
+  bool checked = false;       // a setting was there and its value is valid (the lint reports the rest)
+  std::vector<std::string> missing;
+  std::string needs, evidence, setting;
+  bool falls_back = false;    // Ring is given back to them (2.19 to 2.23)
+  bool ring_kept = false;     // NCCL_ALGO never took Ring from a collective other than AllReduce (to 2.18)
+};
+
+CoverageGaps coverage_gaps(const Matrix& m, const std::map<std::string, std::string>& env, const Version& nccl) {
+  CoverageGaps g;
   std::vector<const NcclAlgo*> rows;
   for (const auto& r : m.nccl_algos)
     if (in_range(nccl, r.since, r.until)) rows.push_back(&r);
-  if (rows.empty()) return std::nullopt;  // a release the table does not model
-  std::vector<Finding> out;
+  if (rows.empty()) return g;  // a release the table does not model
+  g.modelled = true;
   auto algo = env.find("NCCL_ALGO"), proto = env.find("NCCL_PROTO");
-  if (algo == env.end() && proto == env.end()) return out;
-  std::string setting;
+  if (algo == env.end() && proto == env.end()) return g;
   for (const auto& it : {algo, proto}) {
     if (it == env.end()) continue;
     const NcclEnvVar* var = m.find_env(it->first);
-    if (var && !check_value(m, *var, it->second, nccl).why.empty()) return out;  // the lint reports the value
-    setting += (setting.empty() ? "" : " ") + it->first + "=" + it->second;
+    if (var && !check_value(m, *var, it->second, nccl).why.empty()) return g;  // the lint reports the value
+    g.setting += (g.setting.empty() ? "" : " ") + it->first + "=" + it->second;
   }
-  const NcclFeature* fallback = m.find_feature("AlgoRingFallback");
-  bool falls_back = has_feature(m, "AlgoRingFallback", nccl);
-  std::string missing, needs, evidence;
+  g.checked = true;
+  g.falls_back = has_feature(m, "AlgoRingFallback", nccl);
+  g.ring_kept = has_feature(m, "AlgoRingKeptNonAllReduce", nccl);
   for (const char* coll : kFunctions) {
     auto a = algo == env.end() ? std::nullopt : entry_for(algo->second, coll);
     auto p = proto == env.end() ? std::nullopt : entry_for(proto->second, coll);
+    const bool keeps_ring = g.ring_kept && std::string(coll) != "AllReduce";
     std::string served;
     bool ok = false;
     for (const NcclAlgo* r : rows) {
       if (r->collective != coll) continue;
-      ok |= enabled(a, r->algorithm) && enabled(p, r->protocol);
+      ok |= (enabled(a, r->algorithm) || (keeps_ring && r->algorithm == "Ring")) && enabled(p, r->protocol);
       served += (served.empty() ? "" : ", ") + r->algorithm + "/" + r->protocol;
-      if (evidence.empty()) evidence = r->meta.evidence();
+      if (g.evidence.empty()) g.evidence = r->meta.evidence();
     }
     if (ok || served.empty()) continue;
-    missing += (missing.empty() ? "" : ", ") + std::string(coll);
-    needs += std::string(needs.empty() ? "" : "; ") + coll + " runs on " + served + " only";
+    g.missing.push_back(coll);
+    g.needs += std::string(g.needs.empty() ? "" : "; ") + coll + " runs on " + served + " only";
   }
-  if (missing.empty()) return out;
-  std::string fb = fallback ? fallback->meta.evidence() : "nccl_features.csv:AlgoRingFallback";
-  if (falls_back) {
+  return g;
+}
+
+std::string feature_evidence(const Matrix& m, const char* name) {
+  const NcclFeature* f = m.find_feature(name);
+  return f ? f->meta.evidence() : std::string("nccl_features.csv:") + name;
+}
+
+}  // namespace
+
+std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m, const std::map<std::string, std::string>& env,
+                                                       const Version& nccl) {
+  const CoverageGaps g = coverage_gaps(m, env, nccl);
+  if (!g.modelled) return std::nullopt;
+  std::vector<Finding> out;
+  if (g.missing.empty()) return out;
+  std::string missing;
+  for (const auto& c : g.missing) missing += (missing.empty() ? "" : ", ") + c;
+  std::string rules = feature_evidence(m, "AlgoRingFallback");
+  if (g.ring_kept) rules = feature_evidence(m, "AlgoRingKeptNonAllReduce") + "; " + rules;
+  if (g.falls_back) {
     out.push_back(env_finding("nccl-collective-without-algorithm", "warning", "NCCL_ALGO/NCCL_PROTO",
-                              setting + " leaves " + missing + " without an algorithm/protocol NCCL " + nccl.release_str() +
-                                  " implements (" + needs + "): this release gives them Ring back, so the setting is ignored for them",
-                              evidence + "; " + fb,
+                              g.setting + " leaves " + missing + " without an algorithm/protocol NCCL " + nccl.release_str() +
+                                  " implements (" + g.needs + "): this release gives them Ring back, so the setting is ignored for them",
+                              g.evidence + "; " + rules,
                               "allow an algorithm/protocol for every collective, e.g. a per-collective setting (NCCL 2.24+) or unset it"));
     return out;
   }
   out.push_back(env_finding("nccl-collective-without-algorithm", "error", "NCCL_ALGO/NCCL_PROTO",
-                            setting + " leaves " + missing + " without any algorithm/protocol NCCL " + nccl.release_str() +
-                                " implements (" + needs + "): NCCL fails them with 'no algorithm/protocol available'",
-                            evidence + "; " + fb + " (this release has no Ring fallback)",
+                            g.setting + " leaves " + missing + " without any algorithm/protocol NCCL " + nccl.release_str() +
+                                " implements (" + g.needs + "): NCCL fails them with 'no algorithm/protocol available'" +
+                                (g.ring_kept ? std::string() : std::string(" (ncclInvalidUsage from 2.24)")) +
+                                " on every communicator of 2 or more ranks",
+                            g.evidence + "; " + rules + " (this release has no Ring fallback)",
                             "allow one for each, e.g. NCCL_ALGO='Ring,Tree' or per collective 'allreduce:tree;broadcast:ring' "
                             "(2.24+), or unset the variable"));
   return out;
+}
+
+std::optional<std::string> nccl_algo_refusal(const Matrix& m, const std::map<std::string, std::string>& env,
+                                             const Version& nccl, const std::string& collective) {
+  const CoverageGaps g = coverage_gaps(m, env, nccl);
+  if (g.falls_back || std::find(g.missing.begin(), g.missing.end(), collective) == g.missing.end()) return std::nullopt;
+  return g.setting + " leaves " + collective + " without any algorithm/protocol NCCL " + nccl.release_str() +
+         " implements and this release has no Ring fallback [" + g.evidence + "; " + feature_evidence(m, "AlgoRingFallback") +
+         "]";
 }
 
 SupportVerdict nccl_feature_supported(const Matrix& m, const std::string& feature, const Version& nccl) {
@@ -376,7 +418,10 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
       std::string fix = near ? "did you mean " + near->name + "? (" + near->name + "=" + value + ")"
                              : "remove it, or use the variable of the program that should read it";
       if (near) msg += "; did you mean " + near->name + "?";
-      out.push_back(env_finding("nccl-env-unknown", "warning", name, msg, "nccl_env.csv", fix));
+      out.push_back(env_finding("nccl-env-unknown", "warning", name, msg,
+                                "nccl_env.csv (no row: none of the NCCL_PARAM / getenv reads or env.rst names of the "
+                                "github:NVIDIA/nccl release tags is " + name + ")",
+                                fix));
       continue;
     }
     const std::string src = var->meta.evidence();

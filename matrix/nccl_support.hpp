@@ -39,9 +39,16 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
 // NCCL_ALGO / NCCL_PROTO against the (collective, algorithm, protocol) rows of nccl_algos.csv that
 // `nccl` implements: nccl-collective-without-algorithm (an error where the release has no Ring
 // fallback, nccl_features.csv:AlgoRingFallback; a warning where it has one) naming every collective
-// the setting leaves with none. nullopt: the table does not model this release.
+// the setting leaves with none. Up to 2.18 NCCL_ALGO never takes Ring from a collective other than
+// AllReduce (nccl_features.csv:AlgoRingKeptNonAllReduce). nullopt: the table does not model this release.
 std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m, const std::map<std::string, std::string>& env,
                                                        const Version& nccl);
+
+// Whether NCCL `nccl` refuses `collective` ("Broadcast", ...) under the NCCL_ALGO / NCCL_PROTO of
+// `env` on a communicator of 2 or more ranks (a one-rank communicator takes its own path and never
+// asks for an algorithm): the reason, citing the rows, or nullopt where it runs it.
+std::optional<std::string> nccl_algo_refusal(const Matrix& m, const std::map<std::string, std::string>& env,
+                                             const Version& nccl, const std::string& collective);
 
 // NCCL_SOCKET_IFNAME / NCCL_IB_HCA syntax: comma-separated prefixes; a leading '^' makes the list
 // an exclude list; a leading '=' (after '^' if any) makes every entry an exact name. Returns whether

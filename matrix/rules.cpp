@@ -76,9 +76,16 @@ std::optional<std::string> driver_cannot_run(const Matrix& m, const Fingerprint&
   const CudaRow* row = floor_row(m, cuda);
   *row_out = row;
   if (fp.driver_version && row) {
-    if (fp.driver_version->compare_release(row->min_driver) < 0)
+    // Its own GA driver runs a CUDA minor natively, even where that is below the major's
+    // minor-version-compatibility floor (CUDA 11.0 GA: 450.51.05; 11.x MVC: 450.80.02).
+    const bool native = row->cuda.same_release(cuda, 2) && row->full_driver() &&
+                        fp.driver_version->compare_release(*row->full_driver()) >= 0;
+    if (!native && fp.driver_version->compare_release(row->min_driver) < 0)
       return "driver " + v(*fp.driver_version) + " is below " + v(row->min_driver) + ", the minimum Linux driver of CUDA " +
-             std::to_string(cuda.major()) + ".x even with minor-version compatibility";
+             std::to_string(cuda.major()) + ".x even with minor-version compatibility" +
+             (row->cuda.same_release(cuda, 2) && row->full_driver() && row->full_driver()->compare_release(row->min_driver) < 0
+                  ? ", and below " + v(*row->full_driver()) + ", the CUDA " + row->cuda.release_str(2) + " GA driver"
+                  : std::string());
     return std::string();
   }
   if (fp.driver_cuda) {

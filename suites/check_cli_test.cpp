@@ -168,6 +168,20 @@ TEST(CheckCli, BlackwellOnPreR570DriverFails) {
   for (const auto& id : error_ids(ok.out)) EXPECT_EQ(id, "nccl-known-defect") << ok.out;
 }
 
+// NCCL_ALGO=Tree on NCCL 2.28.9: NCCL refuses Broadcast, Reduce, AllGather and ReduceScatter (no
+// Ring fallback from 2.24). The line names them and cites the implementation rows and the fallback row.
+// The same setting on NCCL 2.18 (Ring kept for all but AllReduce) raises nothing.
+TEST(CheckCli, NcclAlgoTreeNamesTheCollectivesLeftWithout) {
+  CliRun r = gpucts("check --fingerprint " + kData + "h200_nccl_algo_tree.json");
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("ERROR   nccl-collective-without-algorithm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("leaves Broadcast, Reduce, AllGather, ReduceScatter without any algorithm/protocol"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[nccl_algos.csv:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nccl_features.csv:AlgoRingFallback (github:NVIDIA/nccl src/graph/tuning.cc"), std::string::npos) << r.out;
+  CliRun old = gpucts("check --fingerprint " + kData + "a100_torch_2_1_nccl_2_18_algo_tree.json");
+  EXPECT_EQ(old.out.find("nccl-collective-without-algorithm"), std::string::npos) << old.out;
+}
+
 TEST(CheckCli, OldDriverFailsWithExitOneErrorsFirst) {
   CliRun r = gpucts("check --fingerprint " + kData + "driver_575.json");
   EXPECT_EQ(r.rc, 1) << r.out << r.err;
@@ -247,6 +261,24 @@ TEST(CheckCli, LiveProbeRecordsWhyNvmlGaveNoDriver) {
   EXPECT_FALSE(j["driver"]["nvml_error"].get<std::string>().empty());
   CliRun r = gpucts("check");
   EXPECT_NE(r.out.find("[NVML: "), std::string::npos) << r.out;
+}
+
+// The conventions users carry over from CMake, ctest and mpirun.
+TEST(CheckCli, VersionHelpAndUnknownOptions) {
+  for (const char* args : {"--version", "check --version", "qualify --version"}) {
+    CliRun r = gpucts(args);
+    EXPECT_EQ(r.rc, 0) << args << ": " << r.err;
+    EXPECT_EQ(r.out.rfind("gpucts ", 0), 0u) << args << ": " << r.out;
+  }
+  for (const char* args : {"check -h", "qualify -h", "report --help", "campaign -h"}) {
+    CliRun r = gpucts(args);
+    EXPECT_EQ(r.rc, 0) << args << ": " << r.err;
+    EXPECT_NE(r.out.find("usage: gpucts"), std::string::npos) << args << ": " << r.out;
+  }
+  CliRun bad = gpucts("report --bogus");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("unknown option --bogus (known: "), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--baseline"), std::string::npos) << bad.err;
 }
 
 TEST(CheckCli, LiveProbeGivesAVerdict) {

@@ -201,6 +201,31 @@ CollCase make(const char* row, DType d, std::optional<RedOp> op, PayloadMode m =
   return c;
 }
 
+// A forced NCCL_ALGO=Tree on a collective without a Tree implementation: refused from 2.24 on 2+
+// ranks (the case passes on the refusal), run on Ring before, never refused on one rank.
+TEST(CaseSupport, ForcedTreeOnRingOnlyCollectiveExpectsRefusal) {
+  auto tree = [](const char* row) {
+    CollCase c = make(row, DType::f32, find_collective(row)->reduces ? std::optional<RedOp>(RedOp::sum) : std::nullopt);
+    c.variant = Variant::algo_tree;
+    return c;
+  };
+  const Version k2289 = Version::parse("2.28.9");
+  for (const char* row : {"Broadcast", "Reduce", "AllGather", "ReduceScatter"}) {
+    CaseSupport s = case_support(tree(row), k2289, 22809, 90, 2);
+    EXPECT_TRUE(s.ok) << row << ": " << s.reason;
+    EXPECT_TRUE(s.expect_refusal) << row;
+    EXPECT_NE(s.refusal.find("nccl_algos.csv:"), std::string::npos) << s.refusal;
+    EXPECT_FALSE(case_support(tree(row), k2289, 22809, 90, 1).expect_refusal) << row << ": one rank never asks for an algorithm";
+    EXPECT_FALSE(case_support(tree(row), Version::parse("2.21.5"), 22105, 90, 2).expect_refusal) << row << ": Ring fallback";
+    EXPECT_FALSE(case_support(tree(row), Version::parse("2.18.6"), 21806, 90, 2).expect_refusal) << row << ": Ring kept";
+  }
+  EXPECT_FALSE(case_support(tree("AllReduce"), k2289, 22809, 90, 2).expect_refusal) << "AllReduce has Tree";
+  std::set<std::string> listed;
+  for (const auto& c : collective_cases(2))
+    if (c.variant == Variant::algo_tree) listed.insert(c.suite());
+  EXPECT_EQ(listed, (std::set<std::string>{"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter"}));
+}
+
 TEST(CaseSupport, NamesWhatIsMissing) {
   EXPECT_TRUE(case_support(make("AllReduce", DType::f32, RedOp::sum), k2283, 22803, 90, 1).ok);
   auto fp8_old_sm = case_support(make("AllReduce", DType::f8e4m3, RedOp::sum), k2283, 22803, 80, 1);

@@ -14,6 +14,8 @@
 #if GPUCTS_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+
+#include "nccl_api.hpp"
 #endif
 
 namespace cts {
@@ -159,10 +161,12 @@ TEST(FailureOnGpu, OutOfMemoryIsAResourceFailureAndTheProcessGoesOn) {
   ASSERT_EQ(cudaMalloc(&p, 1 << 20), cudaSuccess) << "a failed allocation must not poison the context";
   EXPECT_EQ(cudaFree(p), cudaSuccess);
   // NCCL's allocator: the same exhaustion as ncclUnhandledCudaError with the CUDA error in its text.
+  const cts::nccl::Api& nccl = cts::nccl::api();
+  if (!nccl.MemAlloc || !nccl.MemFree) GTEST_SKIP() << cts::nccl::absent_reason("ncclMemAlloc");
   void* q = nullptr;
-  const ncclResult_t r = ncclMemAlloc(&q, total_b + (std::size_t(64) << 30));
+  const ncclResult_t r = nccl.MemAlloc(&q, total_b + (std::size_t(64) << 30));
   if (r == ncclSuccess) {
-    ncclMemFree(q);
+    nccl.MemFree(q);
     FAIL() << "ncclMemAlloc of more than the GPU's memory succeeded";
   }
   const char* last = ncclGetLastError(nullptr);

@@ -69,6 +69,7 @@ TEST(GpuRequirement, FilterOrRegisterAllListsEveryCase) {
   ScopedEnv all("GPUCTS_REGISTER_ALL", nullptr);
   EXPECT_FALSE(every_case({"gpucts_collectives", "--world-size=8"}));
   EXPECT_TRUE(every_case({"gpucts_collectives", "--gtest_filter=AllReduce.*"}));
+  EXPECT_TRUE(every_case({"gpucts_collectives", "--gtest_list_tests"})) << "a listing names every case";
   {
     ScopedEnv on("GPUCTS_REGISTER_ALL", "1");
     EXPECT_TRUE(every_case({"gpucts_collectives"}));

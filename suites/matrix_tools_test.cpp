@@ -113,5 +113,24 @@ TEST(MatrixTools, EveryRowOfEveryDataFileCitesASource) {
   EXPECT_GT(rows, 500u);
 }
 
+// Every variable NCCL reads (or documents) has the first release that reads it: from the tags, or
+// for the two that no tag reads any more, from env.rst's "(since X".
+TEST(MatrixTools, EveryNcclVariableHasItsFirstRelease) {
+  const fs::path file = fs::path(matrix_data_dir()) / "nccl_env.csv";
+  const std::string text = slurp(file);
+  auto cols = header_of(text);
+  std::set<std::string> optional(cols.begin(), cols.end());
+  for (const char* c : {"name", "since", "until", "type", "source"}) optional.erase(c);
+  CsvTable t = parse_csv(text, "nccl_env.csv", {"name", "since", "until", "type", "source"}, optional);
+  size_t read = 0;
+  for (const auto& r : t.rows) {
+    const std::string& type = r.at("type");
+    if (type == "notnccl" || type == "ignore") continue;  // read by no release, by definition
+    ++read;
+    EXPECT_FALSE(r.at("since").empty()) << "nccl_env.csv:" << r.line << ": " << r.at("name") << " has no since";
+  }
+  EXPECT_GT(read, 250u);
+}
+
 }  // namespace
 }  // namespace cts

@@ -55,6 +55,8 @@ const RuleCase kCases[] = {
     {"runtime13_on_575", "driver-too-old-for-cuda-runtime", true, R"({"driver": {"version": "575.57.08", "cuda": "12.9"}})", "error", "580"},
     {"runtime13_driver_cuda_only", "driver-too-old-for-cuda-runtime", true, R"({"driver": {"version": null, "cuda": "12.9"}})", "error"},
     {"runtime13_on_580", "driver-too-old-for-cuda-runtime", false, "{}"},
+    {"runtime110_on_its_ga_driver", "driver-too-old-for-cuda-runtime", false, R"({"cuda_runtime": "11.0", "torch": null, "driver": {"version": "450.51.05", "cuda": null}})"},
+    {"runtime110_on_rc_driver", "driver-too-old-for-cuda-runtime", true, R"({"cuda_runtime": "11.0", "torch": null, "driver": {"version": "450.36.06", "cuda": null}})", "error", "below 450.51.05, the CUDA 11.0 GA driver"},
     {"runtime124_on_r535", "driver-cuda-minor-older", true, R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": "12.2"}})", "warning", "minor-version compatibility"},
     {"runtime114_unknown_ga_driver", "driver-cuda-minor-older", true, R"({"cuda_runtime": "11.4", "torch": null, "driver": {"version": "460.27.04", "cuda": "11.2"}})", "warning", "11.2-level"},
     {"runtime124_on_r535_level_from_driver", "driver-cuda-minor-older", true, R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": null}})", "warning", "12.2-level"},
@@ -74,7 +76,8 @@ const RuleCase kCases[] = {
     {"torch_2_11_cu130", "torch-release-unknown", false, "{}"},
     {"volta_on_cu130_wheel", "gpu-arch-not-in-torch-build", true, R"({"gpus": [{"index": 0, "name": "Tesla V100", "cc": "7.0"}]})", "error", "sm_70"},
     {"volta_arch_from_row", "gpu-arch-not-in-torch-build", true, R"({"gpus": [{"index": 0, "cc": "7.0"}], "torch": {"arch_list": null}})", "error", "sm_70"},
-    {"unconfirmed_row_arch_warns", "gpu-arch-not-in-torch-build", true, R"({"cuda_runtime": "12.4", "driver": {"version": "550.54.15", "cuda": "12.4"}, "gpus": [{"index": 0, "cc": "10.0"}], "torch": {"version": "2.6.0+cu124", "cuda": "12.4", "nccl": "2.21.5", "cudnn": "9.1.0", "arch_list": null}, "cudnn": "9.1.0", "nccl": {"header": "2.21.5", "runtime": "2.21.5"}})", "warning", "UNCONFIRMED"},
+    {"unconfirmed_row_arch_warns", "gpu-arch-not-in-torch-build", true, R"({"cuda_runtime": "12.6", "driver": {"version": "560.35.03", "cuda": "12.6"}, "gpus": [{"index": 0, "cc": "10.0"}], "torch": {"version": "2.6.0+cu126", "cuda": "12.6", "nccl": "2.21.5", "cudnn": "9.5.1", "arch_list": null}, "cudnn": "9.5.1", "nccl": {"header": "2.21.5", "runtime": "2.21.5"}})", "warning", "UNCONFIRMED"},
+    {"wheel_read_row_arch_errs", "gpu-arch-not-in-torch-build", true, R"({"cuda_runtime": "12.4", "driver": {"version": "550.54.15", "cuda": "12.4"}, "gpus": [{"index": 0, "cc": "10.0"}], "torch": {"version": "2.6.0+cu124", "cuda": "12.4", "nccl": "2.21.5", "cudnn": "9.1.0", "arch_list": null}, "cudnn": "9.1.0", "nccl": {"header": "2.21.5", "runtime": "2.21.5"}})", "error", "sm_100"},
     {"hopper_in_list", "gpu-arch-not-in-torch-build", false, "{}"},
     {"ptx_jits_forward", "gpu-arch-not-in-torch-build", false, R"({"gpus": [{"index": 0, "cc": "10.3"}], "torch": {"arch_list": ["sm_90", "compute_90"]}})"},
     {"same_major_sass", "gpu-arch-not-in-torch-build", false, R"({"gpus": [{"index": 0, "cc": "8.9"}]})"},
@@ -125,7 +128,13 @@ const RuleCase kCases[] = {
     {"algo_tree_2_28", "nccl-collective-without-algorithm", true, R"({"env": {"NCCL_ALGO": "Tree"}})", "error", "leaves Broadcast, Reduce, AllGather, ReduceScatter without"},
     {"algo_not_ring_2_28", "nccl-collective-without-algorithm", true, R"({"env": {"NCCL_ALGO": "^Ring"}})", "error", "leaves Broadcast, Reduce without"},
     {"algo_nvls_proto_ll_2_28", "nccl-collective-without-algorithm", true, R"({"env": {"NCCL_ALGO": "NVLS", "NCCL_PROTO": "LL"}})", "error", "AllReduce without"},
-    {"algo_tree_2_18_no_fallback", "nccl-collective-without-algorithm", true, R"({"nccl": {"header": "2.18.1", "runtime": "2.18.1"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})", "error", "NCCL 2.18.1 implements"},
+    // Up to 2.18 NCCL_ALGO never takes Ring from a collective other than AllReduce (tuning.cc "Never disable
+    // ring for non-allreduce operations. That allows to run real apps with NCCL_ALGO=TREE.").
+    {"algo_tree_2_18_ring_kept", "nccl-collective-without-algorithm", false, R"({"nccl": {"header": "2.18.1", "runtime": "2.18.1"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})"},
+    {"algo_tree_2_12_ring_kept", "nccl-collective-without-algorithm", false, R"({"nccl": {"header": "2.12.12", "runtime": "2.12.12"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})"},
+    {"algo_nvls_ll_2_18_allreduce", "nccl-collective-without-algorithm", true, R"({"nccl": {"header": "2.18.1", "runtime": "2.18.1"}, "torch": null, "env": {"NCCL_ALGO": "NVLS", "NCCL_PROTO": "LL"}})", "error", "leaves AllReduce without any algorithm/protocol NCCL 2.18.1 implements"},
+    {"algo_tree_2_24_no_fallback", "nccl-collective-without-algorithm", true, R"({"nccl": {"header": "2.24.3", "runtime": "2.24.3"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})", "error", "ncclInvalidUsage"},
+    {"algo_tree_2_23_ring_fallback", "nccl-collective-without-algorithm", true, R"({"nccl": {"header": "2.23.4", "runtime": "2.23.4"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})", "warning", "Ring back"},
     {"algo_tree_2_21_ring_fallback", "nccl-collective-without-algorithm", true, R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})", "warning", "Ring back"},
     {"algo_tree_ring_2_28", "nccl-collective-without-algorithm", false, R"({"env": {"NCCL_ALGO": "Tree,Ring"}})"},
     {"algo_per_collective_2_28", "nccl-collective-without-algorithm", false, R"({"env": {"NCCL_ALGO": "allreduce:tree;broadcast:ring", "NCCL_PROTO": "^LL128;allreduce:LL128"}})"},
@@ -225,6 +234,42 @@ const FixtureCase kFixtures[] = {
     {"h200_socket_nthreads_16.json", "nccl-env-clamped", false, nullptr},
     {"a100_driver_535_2026_12.json", "driver-branch-eol", true, "warning"},
     {"a100_driver_535_2026_05.json", "driver-branch-eol", false, nullptr},
+    // NCCL_ALGO=Tree by release: 2.18 keeps Ring for the other collectives, 2.19-2.23 give it back, 2.24+ refuse.
+    {"a100_torch_2_1_nccl_2_18_algo_tree.json", "nccl-collective-without-algorithm", false, nullptr},
+    {"a100_torch_2_5_nccl_2_21_algo_tree.json", "nccl-collective-without-algorithm", true, "warning"},
+    // Values NCCL clamps warn and are not invalid; a multiple of 32 in [64, 512] is accepted.
+    {"h200_nthreads_1024.json", "nccl-env-clamped", true, "warning"},
+    {"h200_nthreads_1024.json", "nccl-env-invalid-value", false, nullptr},
+    {"h200_nthreads_96.json", "nccl-env-clamped", false, nullptr},
+    {"h200_socket_nthreads_32.json", "nccl-env-invalid-value", false, nullptr},
+    {"h200_nsocks_perthread_32.json", "nccl-socket-threads-product", true, "warning"},
+    {"h200_nsocks_perthread_32.json", "nccl-env-invalid-value", false, nullptr},
+    // Variables by the releases that read them (nccl_env.csv since/until from the tags).
+    {"h200_env_read_by_2_28_9.json", "nccl-env-removed", false, nullptr},
+    {"h200_env_read_by_2_28_9.json", "nccl-env-unknown", false, nullptr},
+    {"h200_env_read_by_2_28_9.json", "nccl-env-newer-than-library", false, nullptr},
+    {"h200_env_gone_by_2_28_9.json", "nccl-env-removed", true, "warning"},
+    {"h200_env_check_mode_on_2_28_9.json", "nccl-env-newer-than-library", true, "warning"},
+    // The newest releases of the data: torch 2.15.0+cu132, CUDA 13.5, NCCL 2.32.3.
+    {"h200_torch_2_15_cu132.json", "torch-release-unknown", false, nullptr},
+    {"h200_torch_2_15_cu132.json", "nccl-below-matrix", false, nullptr},
+    {"h200_torch_2_15_cu132.json", "gpu-arch-not-in-torch-build", false, nullptr},
+    {"h200_cuda_13_5_on_r580.json", "driver-cuda-minor-older", true, "warning"},
+    {"h200_cuda_13_5_on_r580.json", "driver-too-old-for-cuda-runtime", false, nullptr},
+    {"h200_cuda_13_5_on_r580.json", "nccl-known-defect", false, nullptr},
+    // CUDA 11.0 runs on its GA driver 450.51.05 (below the 11.x MVC floor 450.80.02), not on the RC's 450.36.06.
+    {"a100_cuda_11_0_driver_450_51_05.json", "driver-too-old-for-cuda-runtime", false, nullptr},
+    {"a100_cuda_11_0_driver_450_36_06.json", "driver-too-old-for-cuda-runtime", true, "error"},
+    // CUDA 12.8 GA needs 570.26 (NVIDIA Table 3), not the 570.86.10 of the 12.8.0 runfile.
+    {"b200_cuda_12_8_driver_570_26.json", "driver-cuda-minor-older", false, nullptr},
+    {"b200_cuda_12_8_driver_570_26.json", "driver-too-old-for-gpu", false, nullptr},
+    {"b200_cuda_12_8_driver_560_35_03.json", "driver-cuda-minor-older", true, "warning"},
+    {"b200_cuda_12_8_driver_560_35_03.json", "driver-too-old-for-gpu", true, "error"},
+    // Lightning CI caps: 1.6.4-1.6.5 <= 1.11.0, 1.8.2-1.8.5 <= 1.13.0.
+    {"v100_lightning_1_6_5_torch_1_11_0.json", "lightning-torch-untested", false, nullptr},
+    {"v100_lightning_1_6_5_torch_1_12_1.json", "lightning-torch-untested", true, "warning"},
+    {"v100_lightning_1_8_5_torch_1_13_0.json", "lightning-torch-untested", false, nullptr},
+    {"v100_lightning_1_8_5_torch_1_13_1.json", "lightning-torch-untested", true, "warning"},
 };
 
 class RulesFixture : public ::testing::TestWithParam<FixtureCase> {};
@@ -252,7 +297,9 @@ TEST_P(RulesFixture, RaisesOrClears) {
 
 INSTANTIATE_TEST_SUITE_P(Check, RulesFixture, ::testing::ValuesIn(kFixtures), [](const auto& info) {
   std::string n = info.param.file;
-  return n.substr(0, n.size() - 5);
+  std::string id = info.param.id;
+  std::replace(id.begin(), id.end(), '-', '_');
+  return n.substr(0, n.size() - 5) + (info.param.raises ? "_raises_" : "_clears_") + id;
 });
 
 // The table above covers every id both ways; a new id without cases fails here.
@@ -483,6 +530,27 @@ INSTANTIATE_TEST_SUITE_P(Feature, NcclFeatures, ::testing::ValuesIn(kFeatures), 
   return n;
 });
 
+
+// Which collective NCCL refuses under a forced NCCL_ALGO / NCCL_PROTO (what the collective suites
+// expect of a forced-algorithm case on 2 or more ranks), per nccl_algos.csv and the fallback rows.
+TEST(NcclAlgoRefusal, TreeLeavesTheRingOnlyCollectivesFrom2_24) {
+  const Matrix& m = builtin_matrix();
+  const std::map<std::string, std::string> tree = {{"NCCL_ALGO", "Tree"}};
+  for (const char* coll : {"Broadcast", "Reduce", "AllGather", "ReduceScatter"}) {
+    auto why = nccl_algo_refusal(m, tree, Version::parse("2.28.9"), coll);
+    ASSERT_TRUE(why.has_value()) << coll;
+    EXPECT_NE(why->find("nccl_algos.csv:"), std::string::npos) << *why;
+    EXPECT_NE(why->find("nccl_features.csv:AlgoRingFallback"), std::string::npos) << *why;
+  }
+  EXPECT_FALSE(nccl_algo_refusal(m, tree, Version::parse("2.28.9"), "AllReduce"));
+  // 2.19 to 2.23 give Ring back; up to 2.18 NCCL_ALGO never took it from these collectives.
+  for (const char* nccl : {"2.21.5", "2.18.6", "2.14.3"})
+    EXPECT_FALSE(nccl_algo_refusal(m, tree, Version::parse(nccl), "Broadcast")) << nccl;
+  // Up to 2.18 AllReduce has no fallback.
+  EXPECT_TRUE(nccl_algo_refusal(m, {{"NCCL_ALGO", "NVLS"}, {"NCCL_PROTO", "LL"}}, Version::parse("2.18.6"), "AllReduce"));
+  EXPECT_FALSE(nccl_algo_refusal(m, {{"NCCL_ALGO", "allreduce:tree;broadcast:ring;reduce:ring;allgather:ring;reducescatter:ring"}},
+                                 Version::parse("2.28.9"), "Broadcast"));
+}
 
 // A fingerprint whose visible_devices field is malformed is bad input (gpucts check: exit 2).
 TEST(RulesVisibleDevices, MalformedRecordIsBadInput) {

@@ -48,6 +48,11 @@ MARKERS = {
     # any algorithm ("at least set ring algo available"); without it such a collective fails with
     # "no algorithm/protocol available" (ncclInternalError, ncclInvalidUsage from 2.24).
     "algo-ring-fallback": ("src/graph/tuning.cc", r"at least set ring algo available", True),
+    # Before the explicit fallback, NCCL_ALGO could not take Ring away from a collective other than
+    # AllReduce: "Only disable algo for Allreduce since others only have one" (to 2.16),
+    # "Never disable ring for non-allreduce operations" (2.17, 2.18).
+    "algo-ring-kept-non-allreduce": ("src/graph/tuning.cc",
+                                     r"Only disable algo for Allreduce|Never disable ring for non-allreduce", True),
     # parseList with a prefix list: NCCL_ALGO / NCCL_PROTO "func:list;func:list" syntax.
     "algo-per-function-syntax": ("src/graph/tuning.cc", r"parseList\(const char\* str, const char\* prefixElems", True),
     # getNthreads() clamps NCCL_NTHREADS to [2*WARP_SIZE, max] and to a multiple of WARP_SIZE.

@@ -5,7 +5,9 @@
 
 For the newest patch release of every torch line on PyPI it reads the METADATA of the CPython
 3.12 (else 3.10) manylinux x86_64 wheel: Requires-Python and the Requires-Dist pins of
-nvidia-nccl-cu*, nvidia-cudnn-cu*, nvidia-cuda-runtime-cu* / cuda-toolkit. It uses the PEP 658
+nvidia-nccl-cu*, nvidia-cudnn-cu*, nvidia-cuda-runtime-cu* / cuda-toolkit; the arch list that
+torch.cuda.get_arch_list() prints (the CUDA_ARCH_FLAGS literal of torch/lib/libtorch_python.so,
+about 10 MB of range reads); and the CPython tags of the release's manylinux x86_64 wheels. It uses the PEP 658
 `.metadata` file where the index serves one (`core-metadata` / `data-dist-info-metadata`), else
 HTTP range requests on the wheel itself: the zip's end record, its central directory, then the
 one METADATA member (a few MB instead of the wheel's ~900 MB). It also lists the releases of
@@ -73,6 +75,38 @@ class RangeFile(io.RawIOBase):
         return len(data)
 
 
+# torch.cuda.get_arch_list() returns CUDA_ARCH_FLAGS, a string literal compiled into
+# libtorch_python.so (torch/csrc/cuda/Module.cpp): "sm_75 sm_80 ... compute_120".
+# The literal ends with its NUL; what precedes it may be the unterminated tail of another datum
+# (2.8.0: "...ipc_hsm_70 sm_75 ..."), so only the tokens themselves are matched.
+ARCH_RE = re.compile(rb"((?:sm|compute)_\d+(?: (?:sm|compute)_\d+)+)\x00")
+ARCH_MEMBER = re.compile(r"^torch/lib/libtorch_python\.so$")
+
+
+def wheel_arch_list(url):
+    """(arch list of torch.cuda.get_arch_list(), how it was read) from the wheel's libtorch_python.so."""
+    f = RangeFile(url)
+    with zipfile.ZipFile(io.BufferedReader(f, buffer_size=1 << 20)) as z:
+        name = next((n for n in z.namelist() if ARCH_MEMBER.match(n)), None)
+        if not name:
+            return [], "no torch/lib/libtorch_python.so in the wheel"
+        found = sorted({m.decode() for m in ARCH_RE.findall(z.read(name))})
+    if len(found) != 1:
+        return [], "%s: %d arch strings (%s)" % (name, len(found), " | ".join(found))
+    return found[0].split(), "HTTP range read of the wheel's %s (%d of %d bytes): the CUDA_ARCH_FLAGS string" % (
+        name, f.fetched, f.size)
+
+
+def python_tags(files):
+    """The CPython tags ("cp310", "cp314t") of a release's manylinux x86_64 wheels."""
+    tags = set()
+    for f in files:
+        m = re.match(r"^torch-[^-]+-(cp\d+t?)-(cp\d+t?)-manylinux[^-]*x86_64\.whl$", f["filename"])
+        if m:
+            tags.add(m.group(2))  # the ABI tag: cp314t is the free-threaded build
+    return sorted(tags, key=lambda t: (int(re.sub(r"\D", "", t)), t))
+
+
 def wheel_metadata(url, info):
     """(METADATA text, how it was read)."""
     if info.get("core-metadata") or info.get("data-dist-info-metadata") or info.get("core_metadata"):
@@ -135,8 +169,10 @@ def snapshot(index):
         sys.stderr.write("reading %s\n" % f["filename"])
         text, how = wheel_metadata(url, f)
         meta = parse_metadata(text)
+        arch, arch_how = wheel_arch_list(url) if meta["pins"] else ([], "no CUDA libraries from PyPI: not read")
         wheels.append({"torch": version, "wheel": f["filename"], "sha256": f["digests"]["sha256"],
-                       "uploaded": f["upload_time"][:10], "read": how, **meta})
+                       "uploaded": f["upload_time"][:10], "read": how, "arch_list": arch, "arch_read": arch_how,
+                       "python_tags": python_tags(torch["releases"][version]), **meta})
     nccl = []
     for pkg in NCCL_PACKAGES:
         for version, files in project(index, pkg)["releases"].items():

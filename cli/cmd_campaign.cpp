@@ -1,0 +1,364 @@
+// gpucts campaign: the same suites against several NCCL releases (one `gpucts qualify` bundle per
+// release, each run with that release's libnccl.so.2 first on LD_LIBRARY_PATH), then one report
+// with a column per release (campaign.hpp); or, with --bisect, the first release where one case
+// starts to fail.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "args.hpp"
+#include "campaign.hpp"
+#include "commands.hpp"
+#include "junit.hpp"
+#include "qualify_run.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cts::cli {
+namespace {
+
+const char* kUsage =
+    "usage: gpucts campaign --nccl VERSION[,VERSION...] --output DIR [--store DIR] [--fetch CMD] [--build CMD]\n"
+    "                       [--build-dir DIR] [--label REGEX] [--exclude-label REGEX] [--tests REGEX]\n"
+    "                       [--exclude-tests REGEX] [--timeout S] [--stop-after S] [--env NAME=VALUE]...\n"
+    "                       [--no-probe] [--resume]\n"
+    "       gpucts campaign --bisect [BINARY/]SUITE.CASE --good VERSION --bad VERSION --output DIR\n"
+    "                       [--nccl VERSION,...] [--store DIR] [--fetch CMD] [--build CMD] [--build-dir DIR]\n"
+    "Runs the suites of this tree once per NCCL release and writes DIR/nccl-<version>/ (a qualification\n"
+    "bundle) for each, then DIR/campaign.md, campaign.html, campaign.json and plots/: a column per release,\n"
+    "pass/fail/skip per collective x dtype x op, every behaviour that changes between adjacent releases with\n"
+    "the first release where it changed, bandwidth at 1 GiB and 8 B latency, and each matrix claim against\n"
+    "what the runs saw (disagreements first).\n"
+    "A release's library is <store>/<version>/lib/libnccl.so.2 (store: --store, $GPUCTS_NCCL_CACHE, or\n"
+    "~/.cache/gpucts/nccl; ci/fetch_nccl_wheels fills it). Where that is missing, an archive\n"
+    "<store>/nccl-<version>*.tar.xz (ci/nccl_prune pack) is unpacked into the store; else `CMD VERSION STORE`\n"
+    "of --fetch, then of --build, is run to make it (timed as fetch or build in the report).\n"
+    "Default selection: --label 'single-gpu|perf' --exclude-label 'torch|self-test' (torch brings its own\n"
+    "NCCL; the self-tests check gpucts, not the release).\n"
+    "Cases the matrix marks unsupported are run and must be rejected (GPUCTS_PROBE_UNSUPPORTED=1), so the\n"
+    "report can hold nccl_ops.csv against each release; --no-probe skips them instead.\n"
+    "--resume reuses DIR/nccl-<version>/ bundles already there. --timeout: seconds per release (default 900).\n"
+    "--stop-after S: start no release once S seconds have passed (the rest are listed as not run).\n"
+    "--bisect runs one case (binary default gpucts_collectives) on releases between --good (where it passes)\n"
+    "and --bad (where it fails), from --nccl or else every release in the store, and names the first failing\n"
+    "release, or, where --good is the newer one (a fix), the first passing release (DIR/bisect.md).\n"
+    "Exit status: 0 every release ran on the library asked for (bisect: found), 1 otherwise, 2 bad usage.";
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::vector<std::string> split_list(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) {
+    std::stringstream ss(v);
+    for (std::string x; std::getline(ss, x, ',');)
+      if (!x.empty()) out.push_back(x);
+  }
+  return out;
+}
+
+std::string default_store() {
+  if (const char* e = std::getenv("GPUCTS_NCCL_CACHE"); e && *e) return e;
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.cache/gpucts/nccl";
+}
+
+fs::path lib_of(const fs::path& store, const std::string& v) { return store / v / "lib" / "libnccl.so.2"; }
+
+// Runs a shell command with a deadline; its output goes to `log`.
+int run_shell(const std::string& cmd, const std::string& log, double timeout_s) {
+  return qualify::run_bounded({"/bin/sh", "-c", cmd}, {}, timeout_s, log, true);
+}
+
+struct Fetcher {
+  fs::path store;
+  std::string fetch_cmd, build_cmd;
+  fs::path logs;
+
+  // Makes <store>/<v>/lib/libnccl.so.2 exist; fills `t` with where the time went. "" or what failed.
+  std::string ensure(const std::string& v, campaign::Timing& t) const {
+    if (fs::exists(lib_of(store, v))) {
+      t.how = "store " + (store / v).string();
+      return "";
+    }
+    std::error_code ec;
+    fs::create_directories(store, ec);
+    // An archive made by ci/nccl_prune pack: nccl-<v>-sm90.tar.xz holding <v>/lib/libnccl.so.2.
+    for (const auto& e : fs::directory_iterator(store, ec)) {
+      const std::string f = e.path().filename().string();
+      if (f.rfind("nccl-" + v + "-", 0) != 0 && f.rfind("nccl-" + v + ".tar", 0) != 0) continue;
+      if (f.find(".tar") == std::string::npos) continue;
+      const auto t0 = Clock::now();
+      const std::string log = (logs / ("unpack-" + v + ".log")).string();
+      const int rc = run_shell("tar -xf '" + e.path().string() + "' -C '" + store.string() + "'", log, 600);
+      t.unpack = seconds_since(t0);
+      t.how = "archive " + f;
+      if (rc == 0 && fs::exists(lib_of(store, v))) return "";
+      return "unpacking " + e.path().string() + " failed (status " + std::to_string(rc) + ", " + log + ")";
+    }
+    std::string tried;
+    for (int k = 0; k < 2; ++k) {
+      const std::string& cmd = k == 0 ? fetch_cmd : build_cmd;
+      const char* what = k == 0 ? "fetch" : "build";
+      if (cmd.empty()) continue;
+      const auto t0 = Clock::now();
+      const std::string log = (logs / (std::string(what) + "-" + v + ".log")).string();
+      const int rc = run_shell(cmd + " '" + v + "' '" + store.string() + "'", log, 3600);
+      (k == 0 ? t.fetch : t.build) = seconds_since(t0);
+      t.how = std::string(what) + ": " + cmd;
+      if (rc == 0 && fs::exists(lib_of(store, v))) return "";
+      tried += std::string(tried.empty() ? "" : "; ") + what + " failed (status " + std::to_string(rc) + ", " + log + ")";
+    }
+    if (!tried.empty()) return "NCCL " + v + ": " + tried;
+    return "NCCL " + v + " is not in " + store.string() + " (no " + v + "/lib/libnccl.so.2, no nccl-" + v +
+           "*.tar.xz; fill it with ci/fetch_nccl_wheels " + v + ", or pass --fetch/--build)";
+  }
+};
+
+std::vector<std::string> child_env(const fs::path& libdir, bool probe, const std::vector<std::string>& extra) {
+  std::string ld = libdir.string();
+  if (const char* old = std::getenv("LD_LIBRARY_PATH"); old && *old) ld += std::string(":") + old;
+  std::vector<std::string> env = {"LD_LIBRARY_PATH=" + ld};
+  if (probe) env.push_back("GPUCTS_PROBE_UNSUPPORTED=1");
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+// Versions in the store (folders with a library, or archives), sorted.
+std::vector<std::string> store_versions(const fs::path& store) {
+  std::vector<Version> vs;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(store, ec)) {
+    std::string f = e.path().filename().string();
+    std::string v;
+    if (fs::exists(e.path() / "lib" / "libnccl.so.2")) v = f;
+    else if (f.rfind("nccl-", 0) == 0 && f.find(".tar") != std::string::npos) {
+      v = f.substr(5, f.find_first_of("-", 5) == std::string::npos ? f.find(".tar") - 5 : std::min(f.find('-', 5), f.find(".tar")) - 5);
+    }
+    if (auto pv = Version::try_parse(v, VersionKind::Nccl))
+      if (std::find(vs.begin(), vs.end(), *pv) == vs.end()) vs.push_back(*pv);
+  }
+  std::sort(vs.begin(), vs.end());
+  std::vector<std::string> out;
+  for (const auto& v : vs) out.push_back(v.release_str());
+  return out;
+}
+
+int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
+  std::string spec = *a.value("bisect");
+  std::string binary = "gpucts_collectives";
+  if (auto slash = spec.find('/'); slash != std::string::npos) {
+    binary = spec.substr(0, slash);
+    spec = spec.substr(slash + 1);
+  }
+  if (spec.find('.') == std::string::npos) throw UsageError("--bisect '" + spec + "': expected [BINARY/]SUITE.CASE");
+  auto good = a.value("good"), bad = a.value("bad");
+  if (!good || !bad) throw UsageError("--bisect needs --good VERSION and --bad VERSION");
+  const Version vg = Version::parse(*good, VersionKind::Nccl), vb = Version::parse(*bad, VersionKind::Nccl);
+  if (vg == vb) throw UsageError("--good and --bad name the same release");
+  // good older than bad: a regression, find the first failing release; newer: a fix, the first passing.
+  const Version lo = vg < vb ? vg : vb, hi = vg < vb ? vb : vg;
+  std::vector<std::string> cands = split_list(a.values("nccl"));
+  if (cands.empty()) cands = store_versions(f.store);
+  std::vector<Version> vs;
+  for (const auto& c : cands) {
+    Version v = Version::parse(c, VersionKind::Nccl);
+    if (v >= lo && v <= hi && std::find(vs.begin(), vs.end(), v) == vs.end()) vs.push_back(v);
+  }
+  for (const Version& end : {lo, hi})
+    if (std::find(vs.begin(), vs.end(), end) == vs.end()) vs.push_back(end);
+  std::sort(vs.begin(), vs.end());
+  campaign::BisectState st;
+  for (const auto& v : vs) st.versions.push_back(v.release_str());
+  if (!(vg < vb)) {
+    st.old_cls = "fail";
+    st.new_cls = "pass";
+  }
+
+  qualify::Tree tree = qualify::locate_tree(a.value("build-dir"));
+  std::string how;
+  const qualify::TestEntry* entry = nullptr;
+  auto tests = qualify::discover(tree, &how);
+  for (const auto& t : tests)
+    if (t.name == binary) entry = &t;
+  if (!entry) throw UsageError("no suite entry named " + binary + " in " + how);
+
+  std::vector<std::string> lines;
+  auto run_at = [&](std::size_t i) {
+    const std::string& v = st.versions[i];
+    campaign::Timing t;
+    std::string err = f.ensure(v, t);
+    if (!err.empty()) {
+      lines.push_back(v + ": not run: " + err);
+      st.outcome[i] = "absent";
+      return;
+    }
+    const std::string xml = (out / ("bisect-" + v + ".xml")).string();
+    std::vector<std::string> cmd = entry->command;
+    cmd.push_back("--gtest_filter=" + spec);
+    cmd.push_back("--gtest_output=xml:" + xml);
+    std::vector<std::string> env = entry->env;
+    auto extra = child_env(lib_of(f.store, v).parent_path(), false, a.values("env"));
+    env.insert(env.end(), extra.begin(), extra.end());
+    const auto t0 = Clock::now();
+    const int rc = qualify::run_bounded(cmd, env, entry->timeout_s, (out / ("bisect-" + v + ".log")).string(), true);
+    std::string cls = "absent", msg;
+    try {
+      for (const auto& c : junit::read_file(xml, binary))
+        if (c.suite + "." + c.name == spec) {
+          cls = campaign::status_class(c.status);
+          msg = junit::clean_message(c.message);
+        }
+    } catch (const std::exception& e) {
+      msg = std::string("no result: ") + e.what();
+    }
+    if (cls == "absent" && rc != 0 && rc != 77) cls = "fail";  // the binary died before writing its XML
+    st.outcome[i] = cls;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " (%.1f s, exit %d)", seconds_since(t0), rc);
+    lines.push_back(v + ": " + cls + buf + (msg.empty() ? "" : ": " + msg));
+    std::fprintf(stderr, "gpucts campaign: bisect %s on NCCL %s: %s%s\n", spec.c_str(), v.c_str(), cls.c_str(), buf);
+  };
+  run_at(0);
+  run_at(st.versions.size() - 1);
+  std::string verdict;
+  int rc = 0;
+  const std::string& first_cls = st.outcome[0];
+  const std::string& last_cls = st.outcome[st.versions.size() - 1];
+  if (first_cls != st.old_cls || last_cls != st.new_cls) {
+    verdict = "cannot bisect: " + spec + " is " + first_cls + " on " + st.versions.front() + " and " + last_cls + " on " +
+              st.versions.back() + " (expected " + st.old_cls + ", then " + st.new_cls + ")";
+    rc = 1;
+  } else {
+    while (auto nx = st.next()) run_at(*nx);
+    auto first = st.first_changed();
+    std::size_t last_old = 0;
+    for (const auto& [i, cls] : st.outcome)
+      if (cls == st.old_cls && first && i < *first) last_old = i;
+    const char* now = st.new_cls == "fail" ? "failing" : "passing";
+    const char* before = st.new_cls == "fail" ? "passing" : "failing";
+    verdict = first ? std::string("first ") + now + " release: " + st.versions[*first] + " (last " + before + ": " +
+                          st.versions[last_old] + ")"
+                    : "no release found where it changed";
+    if (first && *first > last_old + 1) verdict += "; the releases between could not decide (skipped or not run)";
+    rc = first ? 0 : 1;
+  }
+  std::string md = "# gpucts bisect: " + binary + "/" + spec + "\n\n**" + verdict + "**\n\n| release | outcome |\n| --- | --- |\n";
+  for (std::size_t i = 0; i < st.versions.size(); ++i) {
+    auto it = st.outcome.find(i);
+    md += "| " + st.versions[i] + " | " + (it == st.outcome.end() ? std::string("not needed") : it->second) + " |\n";
+  }
+  md += "\n";
+  for (const auto& l : lines) md += "- " + l + "\n";
+  bundle::write_text((out / "bisect.md").string(), md);
+  std::printf("%s\n%s\n", verdict.c_str(), (out / "bisect.md").c_str());
+  return rc;
+}
+
+}  // namespace
+
+int cmd_campaign(const std::vector<std::string>& argv) {
+  Args a(argv, {"nccl", "output", "store", "fetch", "build", "build-dir", "label", "exclude-label", "tests", "exclude-tests",
+                "timeout", "env", "bisect", "good", "bad", "stop-after"},
+         {"no-probe", "resume", "help"});
+  if (a.flag("help")) {
+    std::puts(kUsage);
+    return 0;
+  }
+  if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  auto out_opt = a.value("output");
+  if (!out_opt) throw UsageError("--output DIR is required");
+  for (const auto& e : a.values("env"))
+    if (e.find('=') == std::string::npos || e.front() == '=') throw UsageError("--env '" + e + "': expected NAME=VALUE");
+  const fs::path out = *out_opt;
+  std::error_code ec;
+  fs::create_directories(out / "logs", ec);
+  if (ec) throw UsageError("cannot create " + out.string() + ": " + ec.message());
+  Fetcher f;
+  f.store = fs::absolute(a.value("store").value_or(default_store()));
+  f.fetch_cmd = a.value("fetch").value_or("");
+  f.build_cmd = a.value("build").value_or("");
+  f.logs = fs::absolute(out / "logs");
+  qualify::install_signal_handlers();
+  if (a.value("bisect")) return bisect(a, f, fs::absolute(out));
+
+  const std::vector<std::string> versions = split_list(a.values("nccl"));
+  if (versions.empty()) throw UsageError("--nccl VERSION[,VERSION...] is required");
+  for (const auto& v : versions)
+    if (!Version::try_parse(v, VersionKind::Nccl)) throw UsageError("--nccl '" + v + "' is not a version");
+  const double timeout = a.number("timeout", 900);
+  const double stop_after = a.number("stop-after", 0);
+  const auto started = Clock::now();
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+
+  std::vector<campaign::Release> releases;
+  std::vector<std::string> failed;
+  for (std::size_t i = 0; i < versions.size() && !qualify::g_signal.load(); ++i) {
+    const std::string& v = versions[i];
+    const fs::path dir = fs::absolute(out / ("nccl-" + v));
+    campaign::Timing t;
+    std::string err;
+    if (stop_after > 0 && seconds_since(started) > stop_after) {
+      failed.push_back("NCCL " + v + ": not run, the campaign's time budget (--stop-after " +
+                       std::to_string(static_cast<int>(stop_after)) + " s) was spent");
+      std::fprintf(stderr, "[%zu/%zu] NCCL %s: not run (time budget spent)\n", i + 1, versions.size(), v.c_str());
+      continue;
+    }
+    if (!(a.flag("resume") && fs::exists(dir / "manifest.json"))) {
+      err = f.ensure(v, t);
+      if (err.empty()) {
+        fs::remove_all(dir, ec);
+        std::vector<std::string> cmd = {self, "qualify", "--output", dir.string(), "--no-python",
+                                        "--label", a.value("label").value_or("single-gpu|perf"),
+                                        "--exclude-label", a.value("exclude-label").value_or("torch|self-test")};
+        if (auto b = a.value("build-dir")) cmd.insert(cmd.end(), {"--build-dir", *b});
+        if (auto r = a.value("tests")) cmd.insert(cmd.end(), {"--tests", *r});
+        if (auto r = a.value("exclude-tests")) cmd.insert(cmd.end(), {"--exclude-tests", *r});
+        const auto t0 = Clock::now();
+        const std::string log = (f.logs / ("qualify-" + v + ".log")).string();
+        const int rc = qualify::run_bounded(cmd, child_env(lib_of(f.store, v).parent_path(), !a.flag("no-probe"), a.values("env")),
+                                            timeout, log, true);
+        t.run = seconds_since(t0);
+        // 0 pass or waived, 1 fail, 3 no GPU: each leaves a bundle; anything else is a broken run.
+        if (rc != 0 && rc != 1 && rc != 3) err = "gpucts qualify ended with status " + std::to_string(rc) + " (" + log + ")";
+      }
+    } else {
+      t.how = "resumed";
+    }
+    if (err.empty() || fs::exists(dir / "manifest.json")) {
+      try {
+        campaign::Release r = campaign::load_release(dir.string());
+        r.requested = v;
+        r.timing = t;
+        r.problem = err;
+        releases.push_back(std::move(r));
+      } catch (const std::exception& e) {
+        err += std::string(err.empty() ? "" : "; ") + e.what();
+      }
+    }
+    if (!err.empty()) failed.push_back("NCCL " + v + ": " + err);
+    std::string line = "[" + std::to_string(i + 1) + "/" + std::to_string(versions.size()) + "] NCCL " + v + ":";
+    auto add = [&](const char* what, const std::optional<double>& s) {
+      if (s) line += std::string(" ") + what + " " + std::to_string(static_cast<int>(*s + 0.5)) + " s";
+    };
+    add("fetch", t.fetch);
+    add("build", t.build);
+    add("unpack", t.unpack);
+    add("run", t.run);
+    if (!err.empty()) line += " -- " + err;
+    else if (!releases.empty()) line += " -- " + releases.back().bundle.manifest.verdict;
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  campaign::Report r = campaign::build(std::move(releases), builtin_matrix());
+  r.problems.insert(r.problems.end(), failed.begin(), failed.end());
+  campaign::write(r, out.string());
+  std::printf("%s: %zu release(s), %zu behaviour change(s)%s\n", (out / "campaign.html").c_str(), r.releases.size(),
+              r.changes.size(), r.problems.empty() ? "" : ", problems (see the report)");
+  return r.problems.empty() ? 0 : 1;
+}
+
+}  // namespace cts::cli
