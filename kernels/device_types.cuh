@@ -12,22 +12,29 @@
 
 namespace cts {
 
+// The device type of a row, from its columns (size, float or not, signed, fraction bits): a new
+// row of an existing representation needs nothing here. A representation without a CUDA type
+// below does not compile (no primary definition).
+template <std::size_t Size, bool Float, bool Signed, int FractionBits>
+struct device_type_of;
+template <bool Signed> struct device_type_of<1, false, Signed, 0> { using type = std::conditional_t<Signed, std::int8_t, std::uint8_t>; };
+template <bool Signed> struct device_type_of<2, false, Signed, 0> { using type = std::conditional_t<Signed, std::int16_t, std::uint16_t>; };
+template <bool Signed> struct device_type_of<4, false, Signed, 0> { using type = std::conditional_t<Signed, std::int32_t, std::uint32_t>; };
+template <bool Signed> struct device_type_of<8, false, Signed, 0> { using type = std::conditional_t<Signed, std::int64_t, std::uint64_t>; };
+template <> struct device_type_of<2, true, true, 10> { using type = __half; };
+template <> struct device_type_of<2, true, true, 7>  { using type = __nv_bfloat16; };
+template <> struct device_type_of<4, true, true, 23> { using type = float; };
+template <> struct device_type_of<8, true, true, 52> { using type = double; };
+template <> struct device_type_of<1, true, true, 3>  { using type = __nv_fp8_e4m3; };
+template <> struct device_type_of<1, true, true, 2>  { using type = __nv_fp8_e5m2; };
+
+// The device type of a row (a row of kDTypes or of a test's own table).
+template <const DTypeInfo& Row>
+using device_type_for = typename device_type_of<Row.size, Row.is_float, Row.is_signed, Row.fraction_bits>::type;
 template <DType D>
-struct device_type;
-template <> struct device_type<DType::i8>     { using type = std::int8_t; };
-template <> struct device_type<DType::u8>     { using type = std::uint8_t; };
-template <> struct device_type<DType::i32>    { using type = std::int32_t; };
-template <> struct device_type<DType::u32>    { using type = std::uint32_t; };
-template <> struct device_type<DType::i64>    { using type = std::int64_t; };
-template <> struct device_type<DType::u64>    { using type = std::uint64_t; };
-template <> struct device_type<DType::f16>    { using type = __half; };
-template <> struct device_type<DType::bf16>   { using type = __nv_bfloat16; };
-template <> struct device_type<DType::f32>    { using type = float; };
-template <> struct device_type<DType::f64>    { using type = double; };
-template <> struct device_type<DType::f8e4m3> { using type = __nv_fp8_e4m3; };
-template <> struct device_type<DType::f8e5m2> { using type = __nv_fp8_e5m2; };
-template <DType D>
-using device_t = typename device_type<D>::type;
+using device_t = typename device_type_of<kDTypes[static_cast<std::size_t>(D)].size, kDTypes[static_cast<std::size_t>(D)].is_float,
+                                         kDTypes[static_cast<std::size_t>(D)].is_signed,
+                                         kDTypes[static_cast<std::size_t>(D)].fraction_bits>::type;
 
 // Every row of the list has a device type of the listed size.
 namespace detail {

@@ -48,7 +48,6 @@ struct Elem {
   }
   // fp64 reference of output element i (exact mode: exactly representable in T).
   __host__ __device__ double reference(std::int64_t i, double* sum_abs, double* abs_ref) const {
-    const int op = s.g.op;
     const int n = s.g.nranks;
     if (s.kind == static_cast<int>(Expectation::Kind::copy)) {
       const int src = s.src_rank >= 0 ? s.src_rank : static_cast<int>(i / s.block);
@@ -58,22 +57,17 @@ struct Elem {
       *abs_ref = *sum_abs;
       return v;
     }
-    double acc = (op == static_cast<int>(RedOp::prod)) ? 1.0 : 0.0;
+    // The op's rules (dtypes.hpp): its identity, its input scaling, its fold, its result.
+    const Combine c = static_cast<Combine>(s.g.combine);
+    const Scaling sc = static_cast<Scaling>(s.g.scaling);
+    double acc = fold_identity(c);
     double sa = 0;
     for (int r = 0; r < n; ++r) {
-      double x = input(r, s.base + i);
-      if (op == static_cast<int>(RedOp::premulsum)) x *= s.g.scalar;
+      const double x = reference_input(sc, input(r, s.base + i), s.g.scalar);
       sa += x < 0 ? -x : x;
-      if (op == static_cast<int>(RedOp::prod)) acc *= x;
-      else if (op == static_cast<int>(RedOp::max)) acc = (r == 0 || x > acc) ? x : acc;
-      else if (op == static_cast<int>(RedOp::min)) acc = (r == 0 || x < acc) ? x : acc;
-      else acc += x;
+      acc = combine_values(c, acc, x);
     }
-    if (op == static_cast<int>(RedOp::avg)) {
-      acc /= n;
-      if (!dtype_info_is_float()) acc = acc < 0 ? -static_cast<double>(static_cast<long long>(-acc))
-                                                : static_cast<double>(static_cast<long long>(acc));
-    }
+    acc = reference_result(sc, acc, n, dtype_info_is_float());
     *sum_abs = sa;
     *abs_ref = acc < 0 ? -acc : acc;
     return acc;
@@ -91,8 +85,10 @@ struct Elem {
     }
     const double ref = reference(i, &sum_abs, &abs_ref);
     if (s.g.mode == static_cast<int>(PayloadMode::mixed)) {
-      *bound = mixed_bound(s.u, s.denorm, s.kind == static_cast<int>(Expectation::Kind::copy) ? -1 : s.g.op,
-                           s.g.nranks, sum_abs, abs_ref);
+      *bound = s.kind == static_cast<int>(Expectation::Kind::copy)
+                   ? 0.0
+                   : mixed_bound(s.u, s.denorm, static_cast<Combine>(s.g.combine), static_cast<Scaling>(s.g.scaling),
+                                 s.g.nranks, sum_abs, abs_ref);
       return ref;
     }
     *bound = 0;
@@ -200,9 +196,9 @@ struct Exact {
   static constexpr bool kFloat = kDTypes[static_cast<std::size_t>(D)].is_float;
   static constexpr int L = kLanes<D>;
   // The arithmetic type of a lane: float (double for f64) or int (long long for 8-byte integers).
-  using Num = std::conditional_t<kFloat, std::conditional_t<D == DType::f64, double, float>,
+  using Num = std::conditional_t<kFloat, std::conditional_t<std::is_same_v<T, double>, double, float>,
                                  std::conditional_t<sizeof(T) == 8, long long, int>>;
-  static constexpr std::uint32_t kBias = (kFloat && D != DType::f64) ? kFloatBias : 0U;
+  static constexpr std::uint32_t kBias = (kFloat && !std::is_same_v<T, double>) ? kFloatBias : 0U;
   static constexpr bool kPow2 = kFloat && sizeof(T) == 1;  // fp8: signed powers of two (payload_rules.hpp)
   static constexpr int kMantBits = std::is_same_v<T, __nv_fp8_e4m3> ? 3 : 2;
   static constexpr std::uint32_t kExpBias = std::is_same_v<T, __nv_fp8_e4m3> ? 7U : 15U;
@@ -255,7 +251,9 @@ struct Exact {
   }
 
   int kind = 0;                 // Expectation::Kind
-  int op = -1;                  // RedOp, -1: copies
+  int combine = -1;             // the op's Combine, -1: copies
+  int scaling = 0;              // the op's Scaling
+  int shape = 0;                // the op's ValueShape
   int n = 1, c = 1;             // ranks, contributors
   int ilo = 0, shift = 31;      // value = ilo + (bits >> shift)
   int jb = 0;                   // fp8 (kPow2): value = +-2^j, j from the jb bits below the sign
@@ -276,12 +274,12 @@ struct Exact {
   // x - kBias as a lane value (floats: one exact subtract).
   __host__ __device__ static Num from_biased(std::uint32_t x) {
     if constexpr (!kFloat) return static_cast<Num>(static_cast<int>(x));
-    else if constexpr (D == DType::f64) return static_cast<double>(static_cast<int>(x));
+    else if constexpr (std::is_same_v<T, double>) return static_cast<double>(static_cast<int>(x));
     else return bit_cast_hd<float>(x) - kFloatBiasValue;
   }
   __host__ __device__ static Num pow2(int j) {
     if constexpr (!kFloat) return static_cast<Num>(1LL << j);
-    else if constexpr (D == DType::f64) return bit_cast_hd<double>(static_cast<std::uint64_t>(1023 + j) << 52);
+    else if constexpr (std::is_same_v<T, double>) return bit_cast_hd<double>(static_cast<std::uint64_t>(1023 + j) << 52);
     else return bit_cast_hd<float>(static_cast<std::uint32_t>(127 + j) << 23);
   }
   // T's bits of an exactly representable lane value.
@@ -342,7 +340,7 @@ struct Exact {
   // Rank r's input at M consecutive elements; h: rank r's bits of the first.
   template <int M>
   __host__ __device__ void input(int r, std::uint32_t h, Num* out) const {
-    if (op == static_cast<int>(RedOp::prod)) {
+    if (shape == static_cast<int>(ValueShape::products)) {
       const bool on = r < c;
 #pragma unroll
       for (int k = 0; k < M; ++k) out[k] = (on && h + static_cast<std::uint32_t>(k) * kIndexMul < 0x40000000U) ? Num(2) : Num(1);
@@ -363,7 +361,7 @@ struct Exact {
   template <int M>
   __host__ __device__ void reduced(std::uint32_t h, Num* out) const {
     const int cc = c < n ? c : n;
-    if (op == static_cast<int>(RedOp::prod)) {  // the number of factors 2 (the other ranks hold 1)
+    if (shape == static_cast<int>(ValueShape::products)) {  // the number of factors 2 (the other ranks hold 1)
       int twos[M];
 #pragma unroll
       for (int k = 0; k < M; ++k) twos[k] = 0;
@@ -376,8 +374,8 @@ struct Exact {
       for (int k = 0; k < M; ++k) out[k] = pow2(twos[k]);
       return;
     }
-    if (op == static_cast<int>(RedOp::max) || op == static_cast<int>(RedOp::min)) {
-      const bool mx = op == static_cast<int>(RedOp::max);
+    if (shape == static_cast<int>(ValueShape::selects)) {  // max, min: the op's own fold on the values
+      const Combine cb = static_cast<Combine>(combine);
       int acc[M];
 #pragma unroll
       for (int k = 0; k < M; ++k) acc[k] = cc > 0 ? value_of(h + static_cast<std::uint32_t>(k) * kIndexMul) : 0;
@@ -385,13 +383,12 @@ struct Exact {
         const std::uint32_t hr = h + rank_offset(r);
 #pragma unroll
         for (int k = 0; k < M; ++k) {
-          const int v = value_of(hr + static_cast<std::uint32_t>(k) * kIndexMul);
-          acc[k] = mx ? (v > acc[k] ? v : acc[k]) : (v < acc[k] ? v : acc[k]);
+          acc[k] = combine_values(cb, acc[k], value_of(hr + static_cast<std::uint32_t>(k) * kIndexMul));
         }
       }
       if (cc < n) {  // the others hold 0 (raw_int of a non-contributor)
 #pragma unroll
-        for (int k = 0; k < M; ++k) acc[k] = mx ? (acc[k] > 0 ? acc[k] : 0) : (acc[k] < 0 ? acc[k] : 0);
+        for (int k = 0; k < M; ++k) acc[k] = combine_values(cb, acc[k], 0);
       }
 #pragma unroll
       for (int k = 0; k < M; ++k) out[k] = from_biased(kBias + static_cast<std::uint32_t>(acc[k]));
@@ -410,21 +407,25 @@ struct Exact {
         acc[k] += kPow2 ? static_cast<std::uint32_t>(value_of(hk)) : hk >> shift;
       }
     }
-    if (op == static_cast<int>(RedOp::premulsum)) {
+    switch (static_cast<Scaling>(scaling)) {
+      case Scaling::premultiply:
 #pragma unroll
-      for (int k = 0; k < M; ++k) out[k] = from_biased(acc[k]) * static_cast<Num>(iscale);
-    } else if (op == static_cast<int>(RedOp::avg)) {
-      if constexpr (!kFloat) {
+        for (int k = 0; k < M; ++k) out[k] = from_biased(acc[k]) * static_cast<Num>(iscale);
+        return;
+      case Scaling::average:
+        if constexpr (!kFloat) {
 #pragma unroll
-        for (int k = 0; k < M; ++k) out[k] = static_cast<Num>(static_cast<int>(acc[k]) / n);  // >= 0: truncation, as the reference
-      } else {
-        const Num inv = Num(1) / Num(n);  // n is a power of two here: exact
+          for (int k = 0; k < M; ++k) out[k] = static_cast<Num>(static_cast<int>(acc[k]) / n);  // >= 0: truncation, as the reference
+        } else {
+          const Num inv = Num(1) / Num(n);  // n is a power of two here: exact
 #pragma unroll
-        for (int k = 0; k < M; ++k) out[k] = from_biased(acc[k]) * inv;
-      }
-    } else {
+          for (int k = 0; k < M; ++k) out[k] = from_biased(acc[k]) * inv;
+        }
+        return;
+      case Scaling::none:
 #pragma unroll
-      for (int k = 0; k < M; ++k) out[k] = from_biased(acc[k]);
+        for (int k = 0; k < M; ++k) out[k] = from_biased(acc[k]);
+        return;
     }
   }
 
@@ -466,9 +467,10 @@ struct Exact {
     }
     const std::uint32_t h = seg_bits(i);
     if constexpr (sizeof(S) == 1) {  // one rank: the reduction of a single input is that input (x2 for premulsum)
-      if (bytewise && n == 1 && op != static_cast<int>(RedOp::prod) && (op != static_cast<int>(RedOp::premulsum) || iscale == 2)) {
+      const bool premul = scaling == static_cast<int>(Scaling::premultiply);
+      if (bytewise && n == 1 && shape != static_cast<int>(ValueShape::products) && (!premul || iscale == 2)) {
         const uint4 w = simd_bytes(h);
-        return op == static_cast<int>(RedOp::premulsum) ? simd_times2(w) : w;
+        return premul ? simd_times2(w) : w;
       }
     }
     return lanes_reduced(h);
@@ -481,7 +483,7 @@ struct Exact {
   template <bool Inline = false>
   __host__ __device__ uint4 input_at(int rank, std::uint32_t h) const {
     if constexpr (sizeof(S) == 1)
-      if (bytewise && op != static_cast<int>(RedOp::prod) && rank < c) return simd_bytes(h);
+      if (bytewise && shape != static_cast<int>(ValueShape::products) && rank < c) return simd_bytes(h);
     if constexpr (Inline) return lanes_input_inline(rank, h);
     else return lanes_input(rank, h);
   }
@@ -581,7 +583,9 @@ bool make_exact(const GenParams& g, Exact<D>* out) {
   // |every partial result| < 2^22 (the float trick), products within the type's powers of two
   if (static_cast<double>(g.nranks) * kMaxAmplitude * 16 >= 4194304.0 || g.ilo < -1024) return false;
   Exact<D> e;
-  e.op = g.op;
+  e.combine = g.combine;
+  e.scaling = g.scaling;
+  e.shape = g.shape;
   e.n = g.nranks;
   e.c = g.contributors;
   e.ilo = g.ilo;
@@ -603,14 +607,21 @@ bool make_exact(const CheckSpec& s, Exact<D>* out) {
   e.src_rank = s.src_rank;
   if (s.kind == static_cast<int>(Expectation::Kind::copy)) {
     if (s.src_rank < 0 && (s.block <= 0 || (s.base >> 32) != ((s.base + s.block - 1) >> 32))) return false;
-  } else if (s.g.op == static_cast<int>(RedOp::premulsum)) {
-    const double k = s.g.scalar;
-    if (!(k == static_cast<double>(static_cast<int>(k))) || k < -16 || k > 16) return false;
-    e.iscale = static_cast<int>(k);
-  } else if (s.g.op == static_cast<int>(RedOp::avg)) {
-    if (Exact<D>::kFloat && (s.g.nranks & (s.g.nranks - 1)) != 0) return false;
-  } else if (s.g.op < 0) {
-    return false;
+  } else if (s.g.combine < 0) {
+    return false;  // a reduction check needs an op
+  } else {
+    switch (static_cast<Scaling>(s.g.scaling)) {
+      case Scaling::none: break;
+      case Scaling::premultiply: {
+        const double k = s.g.scalar;
+        if (!(k == static_cast<double>(static_cast<int>(k))) || k < -16 || k > 16) return false;
+        e.iscale = static_cast<int>(k);
+        break;
+      }
+      case Scaling::average:
+        if (Exact<D>::kFloat && (s.g.nranks & (s.g.nranks - 1)) != 0) return false;
+        break;
+    }
   }
   *out = e;
   return true;
@@ -645,7 +656,15 @@ template <std::size_t First, std::size_t... I>
 std::array<CheckFn, sizeof...(I)> check_table(std::index_sequence<I...>) {
   return {&run_check<kDTypes[First + I].id>...};
 }
-inline constexpr std::size_t kCheckSplit = 6;  // verify_lo.cu: integers, verify_hi.cu: floats
+// verify_lo.cu: the rows before the first float row (the integers), verify_hi.cu: the rest. Any
+// split is correct; this one halves the build time of the two.
+constexpr std::size_t first_float_row() {
+  std::size_t i = 0;
+  while (i < kNumDTypes && !kDTypes[i].is_float) ++i;
+  return i;
+}
+inline constexpr std::size_t kCheckSplit = first_float_row();
+static_assert(kCheckSplit > 0 && kCheckSplit < kNumDTypes, "each of verify_lo.cu and verify_hi.cu checks some rows");
 const std::array<CheckFn, kCheckSplit>& check_fns_lo();
 const std::array<CheckFn, kNumDTypes - kCheckSplit>& check_fns_hi();
 // One kernel of verify_lo.cu / verify_hi.cu (preload_kernels).

@@ -11,11 +11,6 @@
 
 #include "dtypes.hpp"
 
-#if defined(__CUDACC__)
-#define CTS_HD __host__ __device__
-#else
-#define CTS_HD
-#endif
 
 namespace cts {
 
@@ -28,7 +23,9 @@ inline const char* name_of(PayloadMode m) { return m == PayloadMode::exact ? "ex
 // Everything a kernel needs to regenerate any rank's input element: plain data, passed by value.
 struct GenParams {
   int mode = 0;             // PayloadMode
-  int op = -1;              // RedOp, -1: not a reduction (copies)
+  int combine = -1;         // the op's Combine, -1: not a reduction (copies)
+  int scaling = 0;          // the op's Scaling
+  int shape = 0;            // value_shape(combine): ValueShape
   double lo = 0, hi = 0;    // exact mode: integers uniform in [lo, hi]
   int ilo = 0;              // lo and hi - lo + 1 as integers, so the device never converts them
   std::uint32_t span = 1;
@@ -78,41 +75,70 @@ inline void set_pow2_span(ValueRange& r, const DTypeInfo& t, double a) {
   r.hi = p - 1;
 }
 
-inline ValueRange exact_range(DType d, std::optional<RedOp> op, int nranks, double scalar = 1) {
-  const DTypeInfo& t = dtype_info(d);
+// op: the row of kRedOps (or a row of a test's own table); nullptr: copies.
+// The rules below read a dtype's row (its columns, never its id), so a row of a test's own table
+// works as one of kDTypes.
+inline ValueRange exact_range(const DTypeInfo& t, const RedOpInfo* op, int nranks, double scalar = 1) {
   const double limit = t.is_float ? t.exact_int : t.exact_int - 1;  // ints: keep clear of poison
   ValueRange r;
-  if (op && *op == RedOp::prod) {
-    r.lo = 1;
-    r.hi = 2;
-    r.contributors = std::max(1, std::min(nranks, t.max_pow2));
-    return r;
-  }
-  if (!op || *op == RedOp::max || *op == RedOp::min) {
+  auto select = [&] {  // copies and selections: any value of the range, every rank contributing
     set_pow2_span(r, t, std::min(limit, kMaxAmplitude));
     r.contributors = nranks;
     return r;
+  };
+  if (!op) return select();
+  switch (value_shape(op->combine)) {
+    case ValueShape::products:
+      r.lo = 1;
+      r.hi = 2;
+      r.contributors = std::max(1, std::min(nranks, t.max_pow2));
+      return r;
+    case ValueShape::selects: return select();
+    case ValueShape::sums: {
+      const double k = op->scaling == Scaling::premultiply ? std::max(1.0, std::fabs(scalar)) : 1.0;
+      // Clamped as a double first: limit / k exceeds INT_MAX for the 32- and 64-bit integer types.
+      const int c = std::max(1, static_cast<int>(std::min(static_cast<double>(nranks), std::floor(limit / k))));
+      set_pow2_span(r, t, std::max(1.0, std::min(kMaxAmplitude, std::floor(limit / (k * c)))));
+      r.contributors = c;
+      return r;
+    }
   }
-  const double k = (*op == RedOp::premulsum) ? std::max(1.0, std::fabs(scalar)) : 1.0;
-  const int c = std::max(1, std::min(nranks, static_cast<int>(std::floor(limit / k))));
-  set_pow2_span(r, t, std::max(1.0, std::min(kMaxAmplitude, std::floor(limit / (k * c)))));
-  r.contributors = c;
-  return r;
+  detail::unlisted("ValueShape");
+}
+inline ValueRange exact_range(DType d, const RedOpInfo* op, int nranks, double scalar = 1) {
+  return exact_range(dtype_info(d), op, nranks, scalar);
+}
+inline ValueRange exact_range(DType d, std::optional<RedOp> op, int nranks, double scalar = 1) {
+  return exact_range(dtype_info(d), op ? &op_info(*op) : nullptr, nranks, scalar);
 }
 
 // The premulsum scalar a case uses: 2 keeps exact mode exact; 0.75 (representable even in
 // f8e5m2) makes the mixed mode round.
-inline double premul_scalar(DType d, PayloadMode m) {
-  return (m == PayloadMode::mixed && dtype_info(d).is_float) ? 0.75 : 2.0;
+inline double premul_scalar(const DTypeInfo& t, PayloadMode m) { return (m == PayloadMode::mixed && t.is_float) ? 0.75 : 2.0; }
+inline double premul_scalar(DType d, PayloadMode m) { return premul_scalar(dtype_info(d), m); }
+
+// The scalar of an op in a case: premul_scalar for a premultiplying op, 1 otherwise.
+inline double op_scalar(const RedOpInfo* op, const DTypeInfo& t, PayloadMode m) {
+  return op && op->scaling == Scaling::premultiply ? premul_scalar(t, m) : 1.0;
+}
+inline double op_scalar(const RedOpInfo* op, DType d, PayloadMode m) { return op_scalar(op, dtype_info(d), m); }
+inline double op_scalar(std::optional<RedOp> op, DType d, PayloadMode m) {
+  return op_scalar(op ? &op_info(*op) : nullptr, d, m);
 }
 
-// Why (dtype, op, nranks) cannot be exact, or nullopt: avg of a float type divides by nranks,
+// Why (dtype, op, nranks) cannot be exact, or nullopt: an average over floats divides by nranks,
 // exact only for powers of two (the mixed mode covers the rest).
-inline std::optional<std::string> exact_limitation(DType d, RedOp op, int nranks) {
-  if (op == RedOp::avg && dtype_info(d).is_float && (nranks & (nranks - 1)) != 0)
-    return std::string("avg of ") + name_of(d) + " over " + std::to_string(nranks) +
+inline std::optional<std::string> exact_limitation(const DTypeInfo& t, const RedOpInfo& op, int nranks) {
+  if (op.scaling == Scaling::average && t.is_float && (nranks & (nranks - 1)) != 0)
+    return std::string(op.name) + " of " + t.name + " over " + std::to_string(nranks) +
            " ranks is not exact (1/" + std::to_string(nranks) + " rounds); use mixed mode";
   return std::nullopt;
+}
+inline std::optional<std::string> exact_limitation(DType d, const RedOpInfo& op, int nranks) {
+  return exact_limitation(dtype_info(d), op, nranks);
+}
+inline std::optional<std::string> exact_limitation(DType d, RedOp op, int nranks) {
+  return exact_limitation(dtype_info(d), op_info(op), nranks);
 }
 
 // 32-bit mixing only: 64-bit multiplies and divisions would make fill compute-bound on the GPU.
@@ -147,8 +173,8 @@ CTS_HD inline std::uint32_t payload_hash(std::uint32_t seed, int rank, std::int6
 // products), so the fill converts it to the dtype without a detour through double. The top bits
 // of h decide (multiply-high range reduction: no division on the device).
 CTS_HD inline int raw_int_bits(const GenParams& g, int rank, std::uint32_t h) {
-  if (g.op == static_cast<int>(RedOp::prod)) return (rank < g.contributors && (h >> 30) == 0U) ? 2 : 1;
-  if (rank >= g.contributors) return 0;
+  if (g.shape == static_cast<int>(ValueShape::products)) return (rank < g.contributors && (h >> 30) == 0U) ? 2 : 1;
+  if (rank >= g.contributors) return 0;  // the identity of a sum (a selection has every rank contributing)
   if (g.pow2_levels > 0) {  // sign from the top bit, j from the bits below it
     int jb = 0;
     while ((1 << jb) < g.pow2_levels) ++jb;
@@ -164,7 +190,7 @@ CTS_HD inline int raw_int(const GenParams& g, int rank, std::int64_t idx) {
 // Mixed mode, from the element bits: uniform in [-1, 1) (products: [1, 2) with a random sign).
 CTS_HD inline double raw_mixed_bits(const GenParams& g, int rank, std::uint32_t h0) {
   const std::uint32_t h = mix32(h0);
-  const bool prod = g.op == static_cast<int>(RedOp::prod);
+  const bool prod = g.shape == static_cast<int>(ValueShape::products);
   const double u = static_cast<double>(h >> 1) * (1.0 / 2147483648.0);  // [0, 1)
   if (prod) return rank >= g.contributors ? 1.0 : ((h & 1U) ? -(1.0 + u) : (1.0 + u));
   return 2.0 * u - 1.0;
@@ -182,33 +208,60 @@ CTS_HD inline double raw_value(const GenParams& g, int rank, std::int64_t idx) {
 // per product, avg one for the division (or the 1/n pre-multiplication NCCL uses for floats);
 // products: (n-1) roundings relative to the result. Subnormal underflow adds half a step per
 // rounding. max/min select an input: bound 0. The fp64 reference rounds too (it matters for f64
-// itself), so the dtype's u is widened by double's 2^-53.
-CTS_HD inline double mixed_bound(double u_dtype, double denorm_min, int op, int n, double sum_abs, double abs_ref) {
+// itself), so the dtype's u is widened by double's 2^-53. A (combine, scaling) pair without a
+// bound here is not a row of kRedOps (checked at compile time below).
+CTS_HD constexpr double mixed_bound(double u_dtype, double denorm_min, Combine c, Scaling s, int n, double sum_abs,
+                                    double abs_ref) {
   const double u = u_dtype + 1.1102230246251565e-16;
   const double m = static_cast<double>(n - 1) * u;
   const double gamma = m < 0.5 ? m / (1.0 - m) : 2.0 * m;
   const double under = static_cast<double>(n + 1) * denorm_min;
-  if (op == static_cast<int>(RedOp::sum)) return gamma * sum_abs + under;
-  if (op == static_cast<int>(RedOp::premulsum)) return (gamma + u) * sum_abs * (1.0 + u) + under;
-  if (op == static_cast<int>(RedOp::avg)) return ((gamma + 2.0 * u) * sum_abs / n) * (1.0 + u) + under;
-  if (op == static_cast<int>(RedOp::prod)) return gamma * abs_ref + under;
-  return 0.0;
+  switch (c) {
+    case Combine::add:
+      switch (s) {
+        case Scaling::none: return gamma * sum_abs + under;
+        case Scaling::premultiply: return (gamma + u) * sum_abs * (1.0 + u) + under;
+        case Scaling::average: return ((gamma + 2.0 * u) * sum_abs / n) * (1.0 + u) + under;
+      }
+      break;
+    case Combine::multiply:
+      if (s == Scaling::none) return gamma * abs_ref + under;
+      break;
+    case Combine::max:
+    case Combine::min:
+      if (s == Scaling::none) return 0.0;  // the result is one of the inputs
+      break;
+  }
+  detail::unlisted("(Combine, Scaling) pair without a mixed-mode bound");
 }
+namespace detail {
+template <std::size_t... I>
+constexpr bool op_rows_bounded(std::index_sequence<I...>) {
+  return ((mixed_bound(0x1p-24, 0, kRedOps[I].combine, kRedOps[I].scaling, 4, 1, 1) >= 0) && ...);
+}
+}  // namespace detail
+static_assert(detail::op_rows_bounded(std::make_index_sequence<kNumRedOps>{}), "a kRedOps row without a mixed-mode bound");
 
 // Parameters of one (dtype, op, mode, nranks) payload.
-inline GenParams make_gen_params(DType d, std::optional<RedOp> op, PayloadMode mode, std::uint32_t seed,
+// op: the row of kRedOps (or of a test's own table), nullptr for copies.
+inline GenParams make_gen_params(const DTypeInfo& t, const RedOpInfo* op, PayloadMode mode, std::uint32_t seed,
                                  int nranks, double scalar) {
   GenParams g;
   g.mode = static_cast<int>(mode);
-  g.op = op ? static_cast<int>(*op) : -1;
+  if (op) {
+    g.combine = static_cast<int>(op->combine);
+    g.scaling = static_cast<int>(op->scaling);
+    g.shape = static_cast<int>(value_shape(op->combine));
+  }
   g.seed = seed;
   g.nranks = nranks;
   g.scalar = scalar;
-  if (mode == PayloadMode::mixed && dtype_info(d).is_float) {
-    g.contributors = (op && *op == RedOp::prod) ? std::max(1, std::min(nranks, dtype_info(d).max_pow2)) : nranks;
+  if (mode == PayloadMode::mixed && t.is_float) {
+    const bool products = op && value_shape(op->combine) == ValueShape::products;
+    g.contributors = products ? std::max(1, std::min(nranks, t.max_pow2)) : nranks;
   } else {
     g.mode = static_cast<int>(PayloadMode::exact);  // integers are exact in either mode
-    ValueRange r = exact_range(d, op, nranks, scalar);
+    ValueRange r = exact_range(t, op, nranks, scalar);
     g.lo = r.lo;
     g.hi = r.hi;
     g.ilo = static_cast<int>(r.lo);
@@ -217,6 +270,14 @@ inline GenParams make_gen_params(DType d, std::optional<RedOp> op, PayloadMode m
     g.pow2_levels = r.pow2_levels;
   }
   return g;
+}
+inline GenParams make_gen_params(DType d, const RedOpInfo* op, PayloadMode mode, std::uint32_t seed, int nranks,
+                                 double scalar) {
+  return make_gen_params(dtype_info(d), op, mode, seed, nranks, scalar);
+}
+inline GenParams make_gen_params(DType d, std::optional<RedOp> op, PayloadMode mode, std::uint32_t seed, int nranks,
+                                 double scalar) {
+  return make_gen_params(dtype_info(d), op ? &op_info(*op) : nullptr, mode, seed, nranks, scalar);
 }
 
 }  // namespace cts

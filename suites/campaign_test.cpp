@@ -119,7 +119,7 @@ std::string make_bundle(const fs::path& dir, const std::string& nccl, const std:
     p.iterations = 20;
     double t = bytes == 8 ? us_8b : static_cast<double>(bytes) / (gbps_1g * 1e3);
     p.time_us = bw::summarize({t, t, t});
-    bw::compute_rates(p);
+    bw::compute_rates(p, BusFactor::all_reduce);  // AllReduce's family
     run.points.push_back(p);
   }
   write_file(dir / "bandwidth" / "gpucts_bandwidth.json", bw::to_json(run).dump(2));

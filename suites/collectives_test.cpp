@@ -14,6 +14,7 @@
 
 #include "collectives.hpp"
 #include "environment.hpp"
+#include "flags.hpp"
 #include "gpu_requirement.hpp"
 #include "gtest_main.hpp"
 #include "nccl_util.hpp"
@@ -40,49 +41,17 @@ class CollectiveCase : public ::testing::Test {
   cts::CollCase c_;
 };
 
-// "--world-size=N" / "--world-size N" / GPUCTS_WORLD_SIZE; "all" = every visible GPU. Removed from argv.
-int take_world_size(int& argc, char** argv) {
-  std::string v;
-  if (const char* e = std::getenv("GPUCTS_WORLD_SIZE")) v = e;
-  int out = 0;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    int eat = 0;
-    if (a.rfind("--world-size=", 0) == 0) {
-      v = a.substr(13);
-      eat = 1;
-    } else if (a == "--world-size" && i + 1 < argc) {
-      v = argv[i + 1];
-      eat = 2;
-    }
-    if (eat) {
-      for (int j = i; j + eat <= argc; ++j) argv[j] = argv[j + eat];
-      argc -= eat;
-      --i;
-    }
-  }
-  if (v.empty()) return 1;
-  if (v == "all") return -1;
-  char* end = nullptr;
-  long n = std::strtol(v.c_str(), &end, 10);
-  if (!end || *end || n < 1 || n > 1024) {
-    std::fprintf(stderr, "gpucts_collectives: world size '%s': expected a number >= 1 or 'all'\n", v.c_str());
-    std::exit(2);
-  }
-  out = static_cast<int>(n);
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  int world = take_world_size(argc, argv);
-  // The GPU mapping must precede the first CUDA call (visible_gpu_count for "all").
-  const std::string mapped = cts::apply_ctest_resource_groups();
-  if (!mapped.empty()) unsetenv("CTEST_RESOURCE_GROUP_COUNT");  // applied once, here
-  if (world < 0) world = std::max(1, cts::visible_gpu_count());
+  int world = 1;
   std::vector<cts::CollCase> cases;
   try {
+    world = cts::take_world_size(argc, argv);
+    // The GPU mapping must precede the first CUDA call (visible_gpu_count for "all").
+    const std::string mapped = cts::apply_ctest_resource_groups();
+    if (!mapped.empty()) unsetenv("CTEST_RESOURCE_GROUP_COUNT");  // applied once, here
+    if (world == 0) world = std::max(1, cts::visible_gpu_count());
     cases = cts::collective_cases(world, cts::sweep_from_env());
     cts::case_timeout_s();
   } catch (const std::exception& e) {
@@ -99,33 +68,8 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   cts::MainOptions opts;
   opts.finish = [&](int rc) {
-    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double setup = cts::world_setup_seconds();
-    const auto* u = ::testing::UnitTest::GetInstance();
-    std::printf("\ngpucts_collectives: world %d, %d of %zu cases run, %.2f s wall: communicator setup %.2f s "
-                "(of it loading the payload kernels %.2f s), cases %.2f s\n",
-                world, u->test_to_run_count(), cases.size(), total, setup, cts::kernel_load_seconds(),
-                u->elapsed_time() / 1000.0 - setup);
-    const cts::CaseTimes& t = cts::collective_case_times();
-    std::printf("  inside the cases: checks %.2f s, poison+fill %.2f s, NCCL+wait %.2f s, verify %.2f s, failures %.2f s\n",
-                t.checks, t.prepare, t.nccl, t.verify, t.errors);
-    for (int i = 0; i < u->total_test_suite_count(); ++i) {
-      const auto* s = u->GetTestSuite(i);
-      if (s->test_to_run_count() == 0) continue;
-      std::printf("  %-18s %6d cases %8.2f s (%d failed, %d skipped)\n", s->name(), s->total_test_count(),
-                  s->elapsed_time() / 1000.0, s->failed_test_count(), s->skipped_test_count());
-    }
-    // The slowest cases, to see where the time goes beyond the per-collective totals.
-    std::vector<std::pair<long long, std::string>> slow;
-    for (int i = 0; i < u->total_test_suite_count(); ++i)
-      for (int j = 0; j < u->GetTestSuite(i)->total_test_count(); ++j) {
-        const auto* t = u->GetTestSuite(i)->GetTestInfo(j);
-        if (!t->should_run()) continue;
-        slow.emplace_back(t->result()->elapsed_time(), std::string(t->test_suite_name()) + "." + t->name());
-      }
-    std::sort(slow.rbegin(), slow.rend());
-    for (std::size_t k = 0; k < std::min<std::size_t>(8, slow.size()); ++k)
-      std::printf("  slowest %zu: %6lld ms %s\n", k + 1, slow[k].first, slow[k].second.c_str());
+    cts::print_collective_run_summary("gpucts_collectives", world, cases.size(),
+                                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     cts::release_worlds();
     return rc;
   };

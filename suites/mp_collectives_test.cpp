@@ -1,8 +1,9 @@
 // NCCL collective conformance, one process per GPU over MPI: the SAME case list and test body as
-// suites/collectives_test.cpp (cts::collective_cases, cts::run_collective_case), on an MpiWorld
-// (ncclCommInitRank(Config) over the MPI-broadcast ncclUniqueId). Every rank registers the same
-// ordered list for the launcher's world size; before each case the ranks compare the collective's
-// arguments; the verdict is reduced across ranks and rank 0's XML lists each rank's result.
+// suites/collectives_test.cpp (cts::collective_cases, cts::run_collective_case), on a World of the
+// MPI bootstrap (ncclCommInitRank(Config) over the MPI-broadcast ncclUniqueId). Every rank
+// registers the same ordered list for the launcher's world size; before each case the ranks
+// compare the collective's arguments; the verdict is reduced across ranks and rank 0's XML lists
+// each rank's result.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -13,16 +14,6 @@
 #include "probe.hpp"
 
 namespace {
-
-// Skips unless every rank sees a GPU; the same decision everywhere.
-std::string ranks_without_gpu() {
-  const std::string mine = cts::missing_gpus(1) ? cts::mpi::context().host + " (" + cts::no_gpu_reason() + ")" : "";
-  std::string out;
-  auto all = cts::mpi::allgather(mine, "the GPU check");
-  for (size_t r = 0; r < all.size(); ++r)
-    if (!all[r].empty()) out += (out.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " on " + all[r];
-  return out;
-}
 
 class MpiCollectiveCase : public ::testing::Test {
  public:
@@ -51,7 +42,7 @@ void register_cases(const cts::mpi::Context& ctx) {
   std::string why;
   const auto* pf = cts::mpi::preflight();
   if (pf && !pf->ok()) why = pf->message() + " (see Preflight.RanksConsistent)";
-  else if (std::string none = ranks_without_gpu(); !none.empty()) why = "needs a GPU per rank; none visible to " + none;
+  else if (std::string none = cts::mpi::ranks_without_gpu(); !none.empty()) why = "needs a GPU per rank; none visible to " + none;
   // Where the cases cannot run at all, one case says why instead of thousands of skips; decided
   // alike on every rank. A listing still names every case (a CI job plans with it).
   if (!why.empty() && !cts::register_every_case(0, nullptr)) {

@@ -3,10 +3,12 @@
 // MPI and asserts that every rank reaches the same single verdict naming that rank and its host.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 
 #include "mpi_world.hpp"
 #include "probe.hpp"
+#include "scoped_env.hpp"
 
 namespace cts {
 namespace {
@@ -122,12 +124,15 @@ TEST(PreflightInjected, EnvironmentDifferenceNamesVariable) {
   if (ctx().size < 2) GTEST_SKIP() << "needs 2 ranks, world has " << ctx().size;
   // The environment is read at annotation time: set it on the last rank only, then restore.
   const bool last = ctx().rank == last_rank();
-  if (last) setenv("NCCL_PROTO", "Simple", 1);
-  ProbeOptions o;
-  o.python = o.toolkit = false;
-  Fingerprint fp = probe_fingerprint(o);
-  annotate_for_preflight(fp, {ctx().rank, ctx().local_rank, ctx().size, -1});
-  if (last) unsetenv("NCCL_PROTO");
+  Fingerprint fp;
+  {
+    std::optional<ScopedEnv> proto;
+    if (last) proto.emplace("NCCL_PROTO", "Simple");
+    ProbeOptions o;
+    o.python = o.toolkit = false;
+    fp = probe_fingerprint(o);
+    annotate_for_preflight(fp, {ctx().rank, ctx().local_rank, ctx().size, -1});
+  }
   std::vector<Fingerprint> fps;
   for (const auto& s : mpi::allgather(to_json(fp).dump(), "a preflight self-test")) fps.push_back(parse_fingerprint(s, "g"));
   auto r = compare_fingerprints(fps);

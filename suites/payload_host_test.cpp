@@ -3,9 +3,12 @@
 // different orders per rank: exact mode must find no mismatch (every reduction is exact in any
 // order, fp8 and bf16 included), mixed mode must stay within its bound, and a poisoned or
 // doubled element must be caught. No GPU needed.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "collectives.hpp"
@@ -17,74 +20,73 @@ using detail::Elem;
 
 struct Param {
   const Collective* coll;
-  std::optional<RedOp> op;
+  const RedOpInfo* op;  // a row of kRedOps (or of a test's own table), nullptr for copies
   PayloadMode mode;
   int n;
 };
 // Named in listings and JUnit value_param by what it is, not as a byte dump.
-void PrintTo(const Param& c, std::ostream* os) { *os << c.coll->name << (c.op ? std::string("_") + name_of(*c.op) : std::string()) << "_" << name_of(c.mode) << "_n" << c.n; }
+void PrintTo(const Param& c, std::ostream* os) { *os << c.coll->name << (c.op ? std::string("_") + c.op->name : std::string()) << "_" << name_of(c.mode) << "_n" << c.n; }
+
+// The check of one rank's output, as make_check_spec builds it, from GenParams (which a test-only
+// op row gives as well as a row of kRedOps).
+template <DType D>
+detail::CheckSpec spec_of(const GenParams& g, const Expectation& e, const void* got) {
+  detail::CheckSpec s;
+  s.g = g;
+  s.kind = static_cast<int>(e.kind);
+  s.base = e.base;
+  s.block = e.block;
+  s.src_rank = e.src_rank;
+  s.u = unit_roundoff(D);
+  s.denorm = dtype_info(D).is_float ? dtype_info(D).denorm_min : 0.0;
+  s.got = got;
+  return s;
+}
 
 template <DType D>
 struct Model {
   using T = device_t<D>;
   const Param& p;
-  Pattern pat;
+  GenParams g;  // from the op's row: a test-only row works as one of kRedOps
+  double scalar;
   std::size_t count;
   int root = 0;
 
   // in[s]: rank s's send buffer (sized for the row)
   std::vector<std::vector<T>> inputs() const {
     std::vector<std::vector<T>> in(p.n);
-    const GenParams g = pat.params();
     for (int s = 0; s < p.n; ++s)
       for (std::size_t i = 0; i < p.coll->send_count(count, p.n); ++i) in[s].push_back(from_double<T>(raw_value(g, s, i)));
     return in;
   }
-  // Reduction in T, ranks visited forward or backward (each step rounds to T, as NCCL does).
+  // Reduction in T in NCCL's order (the op's rules, dtypes.hpp), ranks visited forward or
+  // backward, each step rounded to T as NCCL does.
   T reduce(const std::vector<std::vector<T>>& in, std::size_t idx, bool backward) const {
-    const RedOp op = *p.op;
     const bool is_float = dtype_info(D).is_float;
-    const double inv_n = to_double(from_double<T>(1.0 / p.n));
-    const double s = to_double(from_double<T>(pat.scalar));
+    auto round = [](double v) { return to_double(from_double<T>(v)); };
+    const double factor = round(nccl_input_factor(p.op->scaling, round(scalar), round(1.0 / p.n), is_float));
     double acc = 0;
     for (int k = 0; k < p.n; ++k) {
       const int r = backward ? p.n - 1 - k : k;
       double x = to_double(in[r][idx]);
-      if (op == RedOp::premulsum) x = to_double(from_double<T>(x * s));
-      if (op == RedOp::avg && is_float) x = to_double(from_double<T>(x * inv_n));
-      if (k == 0) acc = x;
-      else if (op == RedOp::prod) acc = to_double(from_double<T>(acc * x));
-      else if (op == RedOp::max) acc = x > acc ? x : acc;
-      else if (op == RedOp::min) acc = x < acc ? x : acc;
-      else acc = to_double(from_double<T>(acc + x));
+      if (factor != 1.0) x = round(x * factor);
+      acc = k == 0 ? x : round(combine_values(p.op->combine, acc, x));
     }
-    if (op == RedOp::avg && !is_float) acc = static_cast<double>(static_cast<long long>(acc) / p.n);
-    return from_double<T>(acc);
+    return from_double<T>(nccl_result(p.op->scaling, acc, p.n, is_float));
   }
-  // What a correct NCCL writes into rank r's receive buffer.
+  // What a correct NCCL writes into rank r's receive buffer: the row's host model, element by element.
   std::vector<T> output(const std::vector<std::vector<T>>& in, int r) const {
-    const std::string name = p.coll->name;
-    const std::size_t c = count;
-    const int n = p.n;
-    std::vector<T> out(p.coll->recv_count(c, n));
+    std::vector<T> out(p.coll->recv_count(count, p.n));
     const bool back = r % 2 == 1;
     for (std::size_t i = 0; i < out.size(); ++i) {
-      const std::size_t blk = c ? i / c : 0, j = c ? i % c : 0;
-      if (name == "AllReduce" || name == "Reduce") out[i] = reduce(in, i, back);
-      else if (name == "ReduceScatter") out[i] = reduce(in, r * c + i, back);
-      else if (name == "Broadcast") out[i] = in[root][i];
-      else if (name.rfind("AllGather", 0) == 0 || name.rfind("Gather", 0) == 0) out[i] = in[blk][j];
-      else if (name.rfind("AlltoAll", 0) == 0) out[i] = in[blk][r * c + j];
-      else if (name.rfind("Scatter", 0) == 0) out[i] = in[root][r * c + i];
-      else if (name == "SendRecvRing") out[i] = in[(r - 1 + n) % n][i];
-      else if (name == "SendRecvPairs") out[i] = in[(r ^ 1) < n ? (r ^ 1) : r][i];
-      else ADD_FAILURE() << "no model for " << name;
+      const ElemSource src = p.coll->model(r, p.n, count, root, i);
+      out[i] = src.reduce ? reduce(in, src.index, back) : in.at(src.src).at(src.index);
     }
     return out;
   }
   std::uint64_t mismatches(const std::vector<T>& got, int r, double* worst) const {
     const Expectation e = p.coll->expect(r, p.n, count, root);
-    Elem<D> el{detail::make_check_spec(pat, e, got.data(), nullptr)};
+    Elem<D> el{spec_of<D>(g, e, got.data())};
     std::uint64_t bad = 0;
     for (std::size_t i = 0; i < got.size(); ++i) {
       detail::Acc a = el(static_cast<std::int64_t>(i));
@@ -101,31 +103,24 @@ std::vector<Param> params() {
     for (int n : {1, 2, 3, 4, 8}) {
       if (c.reduces) {
         for (const auto& o : kRedOps)
-          for (PayloadMode m : {PayloadMode::exact, PayloadMode::mixed}) out.push_back({&c, o.id, m, n});
+          for (PayloadMode m : {PayloadMode::exact, PayloadMode::mixed}) out.push_back({&c, &o, m, n});
       } else {
-        out.push_back({&c, std::nullopt, PayloadMode::exact, n});
+        out.push_back({&c, nullptr, PayloadMode::exact, n});
       }
     }
   return out;
 }
 
-class PayloadModel : public ::testing::TestWithParam<Param> {};
-
-TEST_P(PayloadModel, CorrectOutputPassesAndWrongOutputFails) {
-  const Param& p = GetParam();
+// Every dtype of one (row, op, mode, n): the model's output passes the device check, a poisoned
+// or a wrong element fails it.
+void check_row(const Param& p) {
   for (const auto& t : kDTypes) {
     visit_dtype(t.id, [&](auto tag) {
       constexpr DType D = decltype(tag)::value;
       using T = device_t<D>;
-      Pattern pat;
-      pat.dtype = D;
-      pat.mode = p.mode;
-      pat.op = p.op;
-      pat.seed = 11;
-      pat.nranks = p.n;
-      pat.scalar = (p.op && *p.op == RedOp::premulsum) ? premul_scalar(D, p.mode) : 1.0;
+      const double scalar = op_scalar(p.op, D, p.mode);
       if (p.op && p.mode == PayloadMode::exact && exact_limitation(D, *p.op, p.n)) return;  // listed as mixed instead
-      Model<D> m{p, pat, 37, p.coll->rooted ? p.n - 1 : 0};
+      Model<D> m{p, make_gen_params(D, p.op, p.mode, 11, p.n, scalar), scalar, 37, p.coll->rooted ? p.n - 1 : 0};
       const auto in = m.inputs();
       for (int r = 0; r < p.n; ++r) {
         if (!p.coll->defined_at(r, m.root)) continue;
@@ -148,9 +143,35 @@ TEST_P(PayloadModel, CorrectOutputPassesAndWrongOutputFails) {
   }
 }
 
+class PayloadModel : public ::testing::TestWithParam<Param> {};
+
+TEST_P(PayloadModel, CorrectOutputPassesAndWrongOutputFails) { check_row(GetParam()); }
+
+// Adding a collective is one row: a test-only row (a copy of AllGather under a name no row has) is
+// checked through its own host model with no other edit; a row whose model says something else
+// than its expectation fails, so the model is what is checked.
+TEST(PayloadModelRow, ATestOnlyRowIsCheckedThroughItsOwnModel) {
+  Collective copy = *find_collective("AllGather");
+  copy.name = "AllGatherTestOnly";
+  ASSERT_EQ(find_collective(copy.name), nullptr) << "the test-only row's name is taken";
+  for (int n : {1, 3, 4}) check_row({&copy, nullptr, PayloadMode::exact, n});
+  Collective wrong = copy;
+  wrong.name = "AllGatherWrongModel";
+  wrong.model = [](int, int n, std::size_t c, int, std::size_t i) {  // the blocks in reversed rank order
+    return ElemSource::copy(n - 1 - static_cast<int>(i / c), i % c);
+  };
+  ::testing::TestPartResultArray failures;
+  {
+    ::testing::ScopedFakeTestPartResultReporter reporter(::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD,
+                                                         &failures);
+    check_row({&wrong, nullptr, PayloadMode::exact, 3});
+  }
+  EXPECT_GT(failures.size(), 0) << "a model that disagrees with the row's expectation passed";
+}
+
 INSTANTIATE_TEST_SUITE_P(AllRows, PayloadModel, ::testing::ValuesIn(params()), [](const auto& info) {
   const Param& p = info.param;
-  return std::string(p.coll->name) + (p.op ? std::string("_") + name_of(*p.op) : "") + "_" + name_of(p.mode) + "_n" +
+  return std::string(p.coll->name) + (p.op ? std::string("_") + p.op->name : "") + "_" + name_of(p.mode) + "_n" +
          std::to_string(p.n);
 });
 
@@ -180,11 +201,10 @@ std::uint32_t segment_of(const detail::Exact<D>& ex, std::int64_t i, std::int64_
 }
 
 template <DType D>
-std::string exact_mismatch(const Pattern& pat, const Expectation& e) {
+std::string exact_mismatch(const detail::CheckSpec& spec) {
   using T = device_t<D>;
   using S = detail::storage_t<D>;
   constexpr int L = detail::kLanes<D>;
-  const detail::CheckSpec spec = detail::make_check_spec(pat, e, nullptr, nullptr);
   detail::Exact<D> ex;
   if (!detail::make_exact(spec, &ex)) return "";  // the device uses Elem for all of it
   Elem<D> ref{spec};
@@ -209,7 +229,7 @@ std::string exact_mismatch(const Pattern& pat, const Expectation& e) {
     // the fill: every rank's input lane equals raw_int
     fill.seg = segment_of(fill, i0, &seg_end);
     const bool fill_one_segment = i0 + L <= seg_end;
-    for (int r = 0; r < pat.nranks; ++r) {
+    for (int r = 0; r < spec.g.nranks; ++r) {
       const uint4 in = fill.input_vec(r, i0), filled = fill.fill_vec(r, i0);
       for (int k = 0; k < L; ++k) {
         const S want = detail::bit_cast_hd<S>(from_int<T>(raw_int(spec.g, r, i0 + k)));
@@ -238,8 +258,10 @@ TEST(ExactFastPath, EqualsTheReferenceLaneByLane) {
         pat.op = op;
         pat.seed = 29;
         pat.nranks = n;
-        pat.scalar = (op && *op == RedOp::premulsum) ? premul_scalar(t.id, PayloadMode::exact) : 1.0;
-        const std::string why = visit_dtype(t.id, [&](auto tag) { return exact_mismatch<decltype(tag)::value>(pat, e); });
+        pat.scalar = op_scalar(op, t.id, PayloadMode::exact);
+        const std::string why = visit_dtype(t.id, [&](auto tag) {
+          return exact_mismatch<decltype(tag)::value>(detail::make_check_spec(pat, e, nullptr, nullptr));
+        });
         EXPECT_EQ(why, "") << t.name << (op ? std::string(" ") + name_of(*op) : " copy") << " n=" << n;
         visit_dtype(t.id, [&](auto tag) {
           detail::Exact<decltype(tag)::value> ex;
@@ -313,3 +335,112 @@ TEST(VectorSplit, HeadVectorsAndTailCoverTheBuffer) {
       }
   EXPECT_EQ(detail::vector_split(buf + 1, 100, 4, 4).nvec, 0) << "not element-aligned: element by element";
 }
+
+namespace {
+// Adding a reduction is one row of kRedOps: a test-only table of rows under other names (and ids
+// outside RedOp) goes through the host model, the device reference and the fast exact path with
+// no other edit, since every rule reads the row's columns, never its id.
+const RedOpInfo kTestOnlyOps[] = {
+    {static_cast<RedOp>(100), "sumcopy", 0, 0, Combine::add, Scaling::none},
+    {static_cast<RedOp>(101), "prodcopy", 1, 0, Combine::multiply, Scaling::none},
+    {static_cast<RedOp>(102), "maxcopy", 2, 0, Combine::max, Scaling::none},
+    {static_cast<RedOp>(103), "mincopy", 3, 0, Combine::min, Scaling::none},
+    {static_cast<RedOp>(104), "avgcopy", 4, 21003, Combine::add, Scaling::average},
+    {static_cast<RedOp>(105), "premulcopy", -1, 21104, Combine::add, Scaling::premultiply},
+};
+
+TEST(TestOnlyOpRow, FlowsThroughTheModelTheReferenceAndTheFastPath) {
+  for (const RedOpInfo& o : kTestOnlyOps)
+    for (const char* row : {"AllReduce", "ReduceScatter"})
+      for (int n : {1, 2, 3, 4, 8})
+        for (PayloadMode m : {PayloadMode::exact, PayloadMode::mixed}) {
+          SCOPED_TRACE(std::string(o.name) + " " + row + " n=" + std::to_string(n) + " " + name_of(m));
+          check_row({find_collective(row), &o, m, n});
+        }
+  // The fast exact path: equal to the reference lane by lane, and taken exactly where it is for
+  // the rows these copy.
+  for (std::size_t k = 0; k < std::size(kTestOnlyOps); ++k)
+    for (const auto& t : kDTypes)
+      for (int n : {1, 2, 4, 8})
+        visit_dtype(t.id, [&](auto tag) {
+          constexpr DType D = decltype(tag)::value;
+          auto spec = [&](const RedOpInfo& o) {
+            const double scalar = op_scalar(&o, t.id, PayloadMode::exact);
+            return spec_of<D>(make_gen_params(t.id, &o, PayloadMode::exact, 29, n, scalar), Expectation::reduce(11), nullptr);
+          };
+          const RedOpInfo& o = kTestOnlyOps[k];
+          EXPECT_EQ(exact_mismatch<D>(spec(o)), "") << o.name << " " << t.name << " n=" << n;
+          detail::Exact<D> ex;
+          EXPECT_EQ(detail::make_exact(spec(o), &ex), detail::make_exact(spec(kRedOps[k]), &ex)) << o.name << " " << t.name;
+        });
+}
+
+// The check follows the op's columns: the output of one fold fails the check of another.
+TEST(TestOnlyOpRow, TheCheckReadsTheRowsColumns) {
+  const Param as_max{find_collective("AllReduce"), &kTestOnlyOps[2], PayloadMode::exact, 4};
+  const Param as_sum{find_collective("AllReduce"), &kTestOnlyOps[0], PayloadMode::exact, 4};
+  Model<DType::i32> max_model{as_max, make_gen_params(DType::i32, as_max.op, PayloadMode::exact, 11, 4, 1.0), 1.0, 37};
+  Model<DType::i32> sum_check{as_sum, make_gen_params(DType::i32, as_sum.op, PayloadMode::exact, 11, 4, 1.0), 1.0, 37};
+  double worst = 0;
+  const auto out = max_model.output(max_model.inputs(), 0);
+  EXPECT_EQ(max_model.mismatches(out, 0, &worst), 0u);
+  EXPECT_GT(sum_check.mismatches(out, 0, &worst), 30u) << "a max result passed the check of a sum";
+}
+
+// A value outside Combine or Scaling, or a pair without a rule, is an error, never "sum".
+TEST(OpRules, NoFallbackOutsideTheLists) {
+  EXPECT_THROW(combine_values(static_cast<Combine>(9), 1.0, 2.0), std::logic_error);
+  EXPECT_THROW(fold_identity(static_cast<Combine>(9)), std::logic_error);
+  EXPECT_THROW(reference_input(static_cast<Scaling>(9), 1.0, 2.0), std::logic_error);
+  EXPECT_THROW(nccl_result(static_cast<Scaling>(9), 1.0, 2, true), std::logic_error);
+  EXPECT_THROW(mixed_bound(1e-3, 0, Combine::multiply, Scaling::premultiply, 4, 1, 1), std::logic_error);
+  const RedOpInfo bogus{static_cast<RedOp>(106), "bogus", 0, 0, static_cast<Combine>(9), Scaling::none};
+  EXPECT_THROW(make_gen_params(DType::f32, &bogus, PayloadMode::exact, 1, 2, 1.0), std::logic_error);
+}
+
+}  // namespace
+
+namespace {
+
+// Adding a dtype is one row of kDTypes: test-only rows get their device type, unit roundoff, exact
+// ranges and payload parameters from their columns (none of these reads a row's id): a copy of
+// f32 under another name and id behaves as f32, and a 16-bit integer, which NCCL does not have,
+// gets a device type and ranges that keep every partial result exact.
+constexpr DTypeInfo kF32Copy = {static_cast<DType>(200), "f32copy", 7, 4, true, true, 23, 16777216.0, 127,
+                                1.401298464324817e-45, 0, 0};
+constexpr DTypeInfo kI16 = {static_cast<DType>(201), "i16", 12, 2, false, true, 0, 32767.0, 14, 1.0, 0, 0};
+static_assert(std::is_same_v<device_type_for<kF32Copy>, float>);
+static_assert(std::is_same_v<device_type_for<kI16>, std::int16_t>);
+
+TEST(TestOnlyDTypeRow, RulesReadTheRowsColumns) {
+  const DTypeInfo& f32 = dtype_info(DType::f32);
+  EXPECT_EQ(unit_roundoff(kF32Copy), unit_roundoff(f32));
+  EXPECT_EQ(unit_roundoff(kI16), 0.0);
+  for (const auto& o : kRedOps)
+    for (int n : {1, 2, 3, 4, 8, 72})
+      for (PayloadMode m : {PayloadMode::exact, PayloadMode::mixed}) {
+        const std::string what = std::string(o.name) + " n=" + std::to_string(n) + " " + name_of(m);
+        const double scalar = op_scalar(&o, kF32Copy, m);
+        EXPECT_EQ(scalar, op_scalar(&o, f32, m)) << what;
+        const GenParams a = make_gen_params(kF32Copy, &o, m, 5, n, scalar), b = make_gen_params(f32, &o, m, 5, n, scalar);
+        EXPECT_EQ(std::tie(a.mode, a.combine, a.scaling, a.shape, a.lo, a.hi, a.ilo, a.span, a.pow2_levels, a.contributors),
+                  std::tie(b.mode, b.combine, b.scaling, b.shape, b.lo, b.hi, b.ilo, b.span, b.pow2_levels, b.contributors))
+            << what;
+        for (int r = 0; r < n; ++r) ASSERT_EQ(raw_value(a, r, 12345), raw_value(b, r, 12345)) << what;
+        EXPECT_EQ(exact_limitation(kF32Copy, o, n).has_value(), exact_limitation(f32, o, n).has_value()) << what;
+        // The new integer: exact in any order, clear of the all-ones poison.
+        const ValueRange r = exact_range(kI16, &o, n, op_scalar(&o, kI16, PayloadMode::exact));
+        const double amp = std::max(std::fabs(r.lo), r.hi);
+        EXPECT_GE(r.lo, 0) << what;
+        EXPECT_LT(r.hi, kI16.exact_int) << what;
+        switch (value_shape(o.combine)) {
+          case ValueShape::products: EXPECT_LE(r.contributors, kI16.max_pow2) << what; break;
+          case ValueShape::selects: EXPECT_EQ(r.contributors, n) << what; break;
+          case ValueShape::sums:
+            EXPECT_LE(op_scalar(&o, kI16, PayloadMode::exact) * r.contributors * amp, kI16.exact_int) << what;
+            break;
+        }
+      }
+}
+
+}  // namespace

@@ -60,7 +60,7 @@ TEST_P(PayloadKernels, FillExpectedAndVerifyAgreeAndCatchErrors) {
   p.mode = prm.mode;
   p.seed = 42;
   p.nranks = prm.nranks;
-  p.scalar = (prm.op && *prm.op == RedOp::premulsum) ? premul_scalar(prm.dtype, prm.mode) : 1.0;
+  p.scalar = op_scalar(prm.op, prm.dtype, prm.mode);
   cudaStream_t s = nullptr;
   ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
   DeviceMem buf(count * es), other(count * es);
@@ -103,7 +103,8 @@ TEST_P(PayloadKernels, FillExpectedAndVerifyAgreeAndCatchErrors) {
     EXPECT_EQ(w.got, v == 1 ? 2 : 1);
   }
   // A sum with one rank counted twice: caught on most elements where the precision allows it.
-  const bool sums = prm.op && (*prm.op == RedOp::sum || *prm.op == RedOp::premulsum);
+  const bool sums = prm.op && value_shape(op_info(*prm.op).combine) == ValueShape::sums &&
+                    op_info(*prm.op).scaling != Scaling::average;
   const bool fine = prm.dtype != DType::f8e4m3 && prm.dtype != DType::f8e5m2;
   if (sums && (prm.mode == PayloadMode::exact || fine)) {
     const GenParams g = p.params();
@@ -112,7 +113,7 @@ TEST_P(PayloadKernels, FillExpectedAndVerifyAgreeAndCatchErrors) {
     for (std::size_t i = 0; i < count; ++i) {
       unsigned char x[8];
       encode_value(prm.dtype, raw_value(g, 0, static_cast<std::int64_t>(i)), x);
-      const double term = decode_value(prm.dtype, x) * (*prm.op == RedOp::premulsum ? p.scalar : 1.0);
+      const double term = reference_input(op_info(*prm.op).scaling, decode_value(prm.dtype, x), p.scalar);
       const double v = decode_value(prm.dtype, &twice[i * es]) + term;
       // Only where the doubled sum is still an exactly representable in-range value.
       const DTypeInfo& t = dtype_info(prm.dtype);

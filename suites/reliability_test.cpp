@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "deadlines.hpp"
 #include "journal_report.hpp"
 #include "preflight.hpp"
+#include "scoped_env.hpp"
 
 namespace cts {
 namespace {
@@ -19,32 +21,28 @@ namespace {
 
 using Vars = std::vector<std::pair<const char*, const char*>>;
 
-class EnvGuard {
- public:
-  explicit EnvGuard(std::vector<std::pair<const char*, const char*>> vars) {
-    for (auto [k, v] : vars) {
-      const char* old = std::getenv(k);
-      saved_.emplace_back(k, old ? std::optional<std::string>(old) : std::nullopt);
-      if (v) setenv(k, v, 1);
-      else unsetenv(k);
-    }
-  }
-  ~EnvGuard() {
-    for (auto& [k, v] : saved_)
-      if (v) setenv(k.c_str(), v->c_str(), 1);
-      else unsetenv(k.c_str());
-  }
-
- private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
-
 const std::vector<std::pair<const char*, const char*>> kNoDeadlineEnv = {
     {"GPUCTS_COLLECTIVE_DEADLINE_S", nullptr}, {"GPUCTS_WATCHDOG_S", nullptr},      {"GPUCTS_ABORT_GRACE_S", nullptr},
     {"GPUCTS_LAUNCHER_KILL_S", nullptr},       {"GPUCTS_CTEST_TIMEOUT_S", nullptr}, {"GPUCTS_BOOTSTRAP_DEADLINE_S", nullptr}};
 
+// The one environment guard: restores a set, an unset and a twice-set variable.
+TEST(ScopedEnvGuard, RestoresWhatWasThere) {
+  setenv("GPUCTS_SCOPED_A", "old", 1);
+  unsetenv("GPUCTS_SCOPED_B");
+  {
+    ScopedEnv g(Vars{{"GPUCTS_SCOPED_A", nullptr}, {"GPUCTS_SCOPED_B", "1"}, {"GPUCTS_SCOPED_B", "2"}});
+    EXPECT_EQ(std::getenv("GPUCTS_SCOPED_A"), nullptr);
+    EXPECT_STREQ(std::getenv("GPUCTS_SCOPED_B"), "2");
+    ScopedEnv m(std::map<std::string, std::string>{{"GPUCTS_SCOPED_A", "map"}});
+    EXPECT_STREQ(std::getenv("GPUCTS_SCOPED_A"), "map");
+  }
+  EXPECT_STREQ(std::getenv("GPUCTS_SCOPED_A"), "old");
+  EXPECT_EQ(std::getenv("GPUCTS_SCOPED_B"), nullptr);
+  unsetenv("GPUCTS_SCOPED_A");
+}
+
 TEST(Deadlines, DefaultsAreOrdered) {
-  EnvGuard g(kNoDeadlineEnv);
+  ScopedEnv g(kNoDeadlineEnv);
   Deadlines d = Deadlines::from_env();
   EXPECT_EQ(d.order_error(), "");
   EXPECT_LT(d.collective_s, d.watchdog_s);
@@ -53,8 +51,8 @@ TEST(Deadlines, DefaultsAreOrdered) {
 }
 
 TEST(Deadlines, ScaleDownWithAShortCtestTimeout) {
-  EnvGuard g(kNoDeadlineEnv);
-  EnvGuard t(Vars{{"GPUCTS_CTEST_TIMEOUT_S", "60"}});
+  ScopedEnv g(kNoDeadlineEnv);
+  ScopedEnv t(Vars{{"GPUCTS_CTEST_TIMEOUT_S", "60"}});
   Deadlines d = Deadlines::from_env();
   EXPECT_EQ(d.order_error(), "");
   EXPECT_DOUBLE_EQ(d.ctest_timeout_s, 60);
@@ -62,8 +60,8 @@ TEST(Deadlines, ScaleDownWithAShortCtestTimeout) {
 }
 
 TEST(Deadlines, OutOfOrderIsRefusedNamingBoth) {
-  EnvGuard g(kNoDeadlineEnv);
-  EnvGuard t(Vars{{"GPUCTS_COLLECTIVE_DEADLINE_S", "200"}});
+  ScopedEnv g(kNoDeadlineEnv);
+  ScopedEnv t(Vars{{"GPUCTS_COLLECTIVE_DEADLINE_S", "200"}});
   try {
     Deadlines::from_env();
     FAIL() << "accepted a collective deadline above the watchdog";
@@ -299,11 +297,11 @@ TEST(Preflight, EnvironmentHashIgnoresPerRankVariables) {
 }
 
 TEST(Preflight, TestOverridesNeedTheTestMode) {
-  EnvGuard g(Vars{{"GPUCTS_TEST_MODE", nullptr}, {"GPUCTS_FAKE_NCCL_RUNTIME", "2.27.3"}});
+  ScopedEnv g(Vars{{"GPUCTS_TEST_MODE", nullptr}, {"GPUCTS_FAKE_NCCL_RUNTIME", "2.27.3"}});
   Fingerprint f = fp(0, "a");
   EXPECT_EQ(apply_preflight_test_overrides(f), "");
   EXPECT_EQ(f.nccl_runtime->str(), "2.28.9");
-  EnvGuard t(Vars{{"GPUCTS_TEST_MODE", "1"}});
+  ScopedEnv t(Vars{{"GPUCTS_TEST_MODE", "1"}});
   EXPECT_EQ(apply_preflight_test_overrides(f), "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3");
   EXPECT_EQ(f.nccl_runtime->str(), "2.27.3");
 }

@@ -84,7 +84,7 @@ TEST(DISABLED_Fixture, Bandwidth) {
     double busbw = 400.0 * scale * (bytes >= (64u << 20) ? 1.0 : 0.5);
     double t_us = static_cast<double>(bytes) / (busbw / 1.75 * 1e9) * 1e6;
     p.time_us = bw::summarize({t_us, t_us * 1.01, t_us * 0.99});
-    bw::compute_rates(p);
+    bw::compute_rates(p, BusFactor::all_reduce);  // AllReduce's family
     bw::judge(p, run.ctx, bw::builtin_thresholds());
     run.points.push_back(p);
   }
@@ -885,7 +885,7 @@ bw::Point bp(std::uint64_t bytes, double t_us, double spread_pct) {
   p.bytes = bytes;
   p.ranks = 8;
   p.time_us = bw::summarize({t_us * (1 - spread_pct / 200), t_us, t_us * (1 + spread_pct / 200)});
-  bw::compute_rates(p);
+  bw::compute_rates(p, BusFactor::all_reduce);  // AllReduce's family
   return p;
 }
 
