@@ -1,0 +1,324 @@
+// Bad input and hostile names, end to end: child processes start from an argument vector (no
+// shell), names from outside never reach a path outside the output folder, every output file is
+// written whole and never through a symbolic link, every reader refuses deep nesting, endless
+// files, duplicate keys and out-of-range numbers with one line naming the file and line or field,
+// and the HTML summary escapes everything that came from outside. Runs gpucts, gpucts_version and
+// this binary's own DISABLED_Fixture cases as children.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "bandwidth.hpp"
+#include "bundle.hpp"
+#include "csv.hpp"
+#include "file_names.hpp"
+#include "fingerprint.hpp"
+#include "input.hpp"
+#include "journal_report.hpp"
+#include "junit.hpp"
+#include "output_file.hpp"
+#include "paths.hpp"
+#include "probe.hpp"
+#include "spawn.hpp"
+#include "version.hpp"
+#include "xml.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cts {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Cases run only as children of the tests below (disabled in a plain run).
+TEST(DISABLED_Fixture, FailsWithScript) {
+  ADD_FAILURE() << "<script>alert('message')</script> failed here";
+}
+TEST(DISABLED_Fixture, Passes) { SUCCEED(); }
+TEST(DISABLED_Fixture, Spins) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+// ---------------------------------------------------------------------------------------------
+std::string gpucts() { return find_beside("gpucts").value_or(""); }
+std::string version_binary() { return find_beside("gpucts_version").value_or(""); }
+
+#define REQUIRE_CLI()                                                                      \
+  do {                                                                                     \
+    if (gpucts().empty() || version_binary().empty())                                      \
+      GTEST_SKIP() << "gpucts or gpucts_version not found beside " << self_exe();          \
+  } while (0)
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+// The JSON document in a child's output (stderr lines may come before or after it).
+nlohmann::json json_in(const std::string& out) {
+  auto b = out.find('{'), e = out.rfind('}');
+  if (b == std::string::npos || e == std::string::npos || e < b) return nlohmann::json::value_t::discarded;
+  return nlohmann::json::parse(out.substr(b, e - b + 1), nullptr, false);
+}
+
+// Children of this suite must not take its journal or test name.
+proc::Result run(const std::vector<std::string>& argv, std::vector<std::string> env = {}, const std::string& cwd = "",
+                 double timeout_s = 120) {
+  proc::Options o;
+  o.set_env = std::move(env);
+  o.unset_env = {"GPUCTS_TEST_NAME", "GPUCTS_JOURNAL_DIR", "GPUCTS_BW_OUTPUT", "GPUCTS_LOG_DIR", "TEST_PREMATURE_EXIT_FILE"};
+  o.working_dir = cwd;
+  o.err = proc::Output::Capture;
+  o.timeout_s = timeout_s;
+  return proc::run(argv, o);
+}
+
+// Every path under `root` (not following links) with its type, size and content hash; `skip` is
+// left out (the output folder a run may write).
+std::map<std::string, std::string> tree(const fs::path& root, const fs::path& skip = {}) {
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    if (!skip.empty() && it->path() == skip) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    auto st = it->symlink_status();
+    std::string what = fs::is_symlink(st) ? "link:" + fs::read_symlink(it->path()).string()
+                       : fs::is_directory(st) ? "dir"
+                                              : "file:" + std::to_string(std::hash<std::string>{}(slurp(it->path())));
+    out[fs::relative(it->path(), root).string()] = what;
+  }
+  return out;
+}
+
+class Scratch : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = std::make_unique<ScratchDir>("hardening"); }
+  fs::path dir() const { return dir_->path(); }
+  std::unique_ptr<ScratchDir> dir_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+using SpawnTest = Scratch;
+
+TEST_F(SpawnTest, AnArgumentWithSpacesQuotesAndSemicolonIsOneArgumentAndNothingElseRuns) {
+  const std::string arg = "a b 'c' \"d\" ; touch MARKER # $(touch MARKER2) `touch MARKER3`";
+  proc::Options o;
+  o.working_dir = dir().string();
+  auto r = proc::run({"printf", "%s|", arg, "second"}, o);
+  ASSERT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(r.output, arg + "|second|");
+  for (const char* m : {"MARKER", "MARKER2", "MARKER3"}) EXPECT_FALSE(fs::exists(dir() / m)) << m;
+}
+
+TEST_F(SpawnTest, ExitStatusSignalAndMissingProgramAreRecorded) {
+  auto three = proc::run({"sh", "-c", "exit 3"});
+  ASSERT_TRUE(three.started);
+  EXPECT_EQ(three.exit_code, 3);
+  EXPECT_EQ(three.describe(), "exited with status 3");
+  auto killed = proc::run({"sh", "-c", "kill -9 $$"});
+  EXPECT_EQ(killed.signal, 9);
+  EXPECT_FALSE(killed.exit_code);
+  auto missing = proc::run({(dir() / "no such program").string()});
+  EXPECT_FALSE(missing.started);
+  EXPECT_NE(missing.describe().find("No such file"), std::string::npos) << missing.describe();
+}
+
+TEST_F(SpawnTest, TheDeadlineEndsTheChildAndEveryDescendantInItsGroup) {
+  proc::Options o;
+  o.timeout_s = 0.5;
+  o.grace_s = 0.5;
+  o.working_dir = dir().string();
+  // The grandchild would write LATE after 3 s if it outlived the deadline.
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = proc::run({"sh", "-c", "(sleep 3; touch LATE) & sleep 30"}, o);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_FALSE(r.ok());
+  EXPECT_LT(took, 5.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+  EXPECT_FALSE(fs::exists(dir() / "LATE")) << "a descendant outlived the deadline";
+}
+
+TEST_F(SpawnTest, CapturedOutputIsBounded) {
+  proc::Options o;
+  o.max_capture = 1000;
+  auto r = proc::run({"head", "-c", "100000", "/dev/zero"}, o);
+  ASSERT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(r.output.size(), 1000u);
+  EXPECT_TRUE(r.output_truncated);
+}
+
+// A python3 that answers the probe: it ignores its arguments and prints what torch would.
+
+// ---------------------------------------------------------------------------------------------
+// File names from outside
+
+TEST(FileNames, EveryOutsideStringBecomesOneSafeDistinctFileName) {
+  const std::vector<std::string> names = {
+      "gpucts_collectives_w2", "..", ".", "../../etc/passwd", "/etc/passwd", "a/b", "a_b", "a%2Fb",
+      std::string("nul\0byte", 8), std::string(1000, 'x'), std::string(1000, 'x') + "y", std::string(300, '/'),
+      "\xff\xfe not utf-8", "node-a.rank3", ".hidden", "a b", "<script>", "~", std::string(199, 'z') + "/"};
+  std::set<std::string> seen;
+  for (const auto& n : names) {
+    std::string f = file_name_for(n);
+    EXPECT_FALSE(f.empty());
+    EXPECT_EQ(f.find('/'), std::string::npos) << f;
+    EXPECT_EQ(f.find('\0'), std::string::npos) << f;
+    EXPECT_NE(f, ".");
+    EXPECT_NE(f, "..");
+    EXPECT_NE(f[0], '.') << f;
+    EXPECT_LE(f.size(), kMaxFileNameStem) << f;
+    for (unsigned char c : f) EXPECT_TRUE(std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '%' || c == '~') << f;
+    EXPECT_TRUE(seen.insert(f).second) << "two names share the file " << f;
+    if (n.size() < 60) EXPECT_EQ(name_of_file(f), n);
+  }
+  EXPECT_EQ(file_name_for("gpucts_collectives_w2"), "gpucts_collectives_w2");
+  EXPECT_THROW(file_name_for(""), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output files
+
+using OutputTest = Scratch;
+
+TEST_F(OutputTest, AFileIsReplacedWholeAndNoTemporaryIsLeft) {
+  fs::path f = dir() / "out.json";
+  put(f, "old");
+  write_file_atomic(f.string(), "new content");
+  EXPECT_EQ(slurp(f), "new content");
+  for (const auto& e : fs::directory_iterator(dir())) EXPECT_EQ(e.path().filename(), "out.json");
+}
+
+TEST_F(OutputTest, NothingIsWrittenThroughASymbolicLink) {
+  fs::path victim = dir() / "victim";
+  put(victim, "precious");
+  fs::create_symlink(victim, dir() / "link.xml");
+  EXPECT_THROW(write_file_atomic((dir() / "link.xml").string(), "x"), OutputError);
+  // The predictable "<path>.tmp" of old: a link there is neither followed nor replaced.
+  fs::create_symlink(victim, dir() / "out.xml.tmp");
+  write_file_atomic((dir() / "out.xml").string(), "report");
+  EXPECT_EQ(slurp(victim), "precious");
+  EXPECT_EQ(slurp(dir() / "out.xml"), "report");
+  EXPECT_TRUE(fs::is_symlink(dir() / "out.xml.tmp"));
+  EXPECT_THROW(write_file_atomic(dir().string(), "x"), OutputError);
+  EXPECT_THROW(write_file_atomic("/dev/null", "x"), OutputError);  // never replaced by a file
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  EXPECT_EQ(open_output_stream((dir() / "link.xml").string(), O_APPEND), -1);
+  EXPECT_EQ(slurp(victim), "precious");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading input
+
+using InputTest = Scratch;
+
+TEST_F(InputTest, AFifoWithoutWriterEndsAtTheDeadlineAndOneWithAWriterIsRead) {
+  fs::path fifo = dir() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    read_input_file(fifo.string(), 1 << 20, 0.3);
+    ADD_FAILURE() << "read a FIFO that has no writer";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(fifo.string()), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 3.0);
+  std::thread writer([&] { std::ofstream(fifo) << "{\"a\": 1}"; });
+  EXPECT_EQ(read_input_file(fifo.string(), 1 << 20, 10), "{\"a\": 1}");
+  writer.join();
+}
+
+TEST_F(InputTest, DevicesDirectoriesAndOversizedFilesAreRefusedNamingThem) {
+  for (const std::string& p : std::vector<std::string>{"/dev/zero", "/dev/urandom", dir().string()}) {
+    try {
+      read_input_file(p);
+      ADD_FAILURE() << "read " << p;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(p + ":", 0), 0u) << e.what();
+    }
+  }
+  put(dir() / "big", std::string(5000, ' '));
+  EXPECT_THROW(read_input_file((dir() / "big").string(), 4096), InputError);
+  EXPECT_EQ(read_input_file((dir() / "big").string(), 5000).size(), 5000u);
+}
+
+struct BadJson {
+  const char* name;
+  std::string text;
+  const char* where;  // "line:column"
+  const char* what;
+};
+
+class JsonRefused : public ::testing::TestWithParam<BadJson> {};
+
+TEST_P(JsonRefused, OneLineNamingTheOriginLineAndColumn) {
+  const auto& c = GetParam();
+  try {
+    parse_json(c.text, "in.json");
+    FAIL() << "accepted " << c.name;
+  } catch (const InputError& e) {
+    std::string m = e.what();
+    EXPECT_EQ(m.rfind(std::string("in.json:") + c.where + ": malformed JSON: ", 0), 0u) << m;
+    EXPECT_NE(m.find(c.what), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    EXPECT_LT(m.size(), 300u) << "a message that echoes the input";
+  }
+}
+
+const BadJson kBadJson[] = {
+    {"duplicate_key", "{\"host\": \"a\",\n \"host\": \"b\"}", "2:2", "duplicate key \"host\""},
+    {"nested_duplicate", "{\"a\": {\"x\": 1, \"x\": 1}}", "1:16", "duplicate key"},
+    {"too_deep", std::string(300, '[') + std::string(300, ']'), "1:257", "nested deeper than 256"},
+    {"very_deep", std::string(200000, '{'), "1:2", "expected a quoted object key"},
+    {"very_deep_arrays", std::string(200000, '['), "1:257", "nested deeper"},
+    {"newlines_then_bad_token", std::string(3000000, '\n') + "x", "3000001:1", "expected a JSON value, found 'x'"},
+    {"truncated", "{\"a\": [1, 2", "1:12", "not closed (truncated?)"},
+    {"trailing", "{} {}", "1:4", "content after the JSON value"},
+    {"empty", "", "1:1", "empty input"},
+    {"huge_number", "[1e999]", "1:2", "out of range"},
+    {"leading_zero", "[07]", "1:3", "must not start with 0"},
+    {"bad_utf8", "[\"\xff\"]", "1:3", "invalid UTF-8"},
+    {"lone_surrogate", "[\"\\udc00\"]", "1:9", "low surrogate"},
+    {"control_char", "[\"a\tb\"]", "1:4", "control character"},
+    {"nan", "[NaN]", "1:2", "expected a JSON value"},
+    {"single_quotes", "{'a': 1}", "1:2", "expected a quoted object key"},
+};
+INSTANTIATE_TEST_SUITE_P(Inputs, JsonRefused, ::testing::ValuesIn(kBadJson),
+                         [](const auto& i) { return std::string(i.param.name); });
+
+TEST(JsonReader, ReadsWhatNlohmannReadsForEveryValidDocument) {
+  const std::vector<std::string> docs = {
+      "{\"a\": [1, -2, 3.5, 1e3, true, false, null, \"x\\u00e9\\ud83d\\ude00\\n\"], \"b\": {}}",
+      "\xEF\xBB\xBF[18446744073709551615, -9223372036854775808, 18446744073709551616, 0, -0]",
+      "  \"just a string\"  ", "[[[[[]]]]]", "{\"\": \"empty key\"}"};
+  for (const auto& d : docs) {
+    auto mine = parse_json(d, "doc");
+    auto theirs = nlohmann::json::parse(d);
+    EXPECT_EQ(mine, theirs) << d;
+    EXPECT_EQ(mine.dump(), theirs.dump()) << d;
+  }
+  // Integers keep nlohmann's types: unsigned when non-negative, signed when negative.
+  EXPECT_TRUE(parse_json("[5]", "d")[0].is_number_unsigned());
+  EXPECT_TRUE(parse_json("[-5]", "d")[0].is_number_integer());
+  EXPECT_NO_THROW(parse_json(std::string(256, '[') + std::string(256, ']'), "d"));
+}
+
+}  // namespace
+}  // namespace cts
