@@ -1,7 +1,10 @@
 #include "qualify_run.hpp"
 
+#include "file_names.hpp"
+#include "input.hpp"
 #include "journal_report.hpp"
 #include "paths.hpp"
+#include "spawn.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -39,14 +42,13 @@ bool is_executable(const std::string& p) { return ::access(p.c_str(), X_OK) == 0
 
 // A short helper command (ctest --show-only) with a deadline, its stdout captured.
 std::string capture(const std::vector<std::string>& argv, double timeout_s, int* rc) {
-  char tmpl[] = "/tmp/gpucts-capture-XXXXXX";
-  int fd = ::mkstemp(tmpl);
-  if (fd < 0) throw bundle::BundleError("cannot create a temporary file");
-  ::close(fd);
-  *rc = run_bounded(argv, {}, timeout_s, tmpl, false);
-  std::string out = *rc == 0 ? bundle::read_text(tmpl) : std::string();
-  ::unlink(tmpl);
-  return out;
+  proc::Options o;
+  o.timeout_s = timeout_s;
+  o.max_capture = kMaxInputBytes;
+  o.interrupt = &g_signal;
+  proc::Result r = proc::run(argv, o);
+  *rc = r.ok() ? 0 : r.exit_code.value_or(-1);
+  return r.ok() && !r.output_truncated ? r.output : std::string();
 }
 
 std::string signal_name(int sig) {
@@ -155,37 +157,16 @@ void apply_ctest_rules(const TestEntry& e, const std::string& log, bundle::Suite
 
 int run_bounded(const std::vector<std::string>& argv, const std::vector<std::string>& env, double timeout_s,
                 const std::string& output_file, bool with_stderr) {
-  int fd = ::open(output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return -1;
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::dup2(fd, 1);
-    int err = with_stderr ? fd : ::open("/dev/null", O_WRONLY);
-    if (err >= 0) ::dup2(err, 2);
-    for (const auto& kv : env)
-      if (auto eq = kv.find('='); eq != std::string::npos) ::setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    ::_exit(127);
-  }
-  ::close(fd);
-  if (pid < 0) return -1;
-  ::setpgid(pid, pid);
-  auto start = std::chrono::steady_clock::now();
-  int status = 0;
-  for (;;) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) break;
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s || g_signal.load()) {
-      ::killpg(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  proc::Options o;
+  o.set_env = env;
+  o.out = proc::Output::File;
+  o.output_file = output_file;
+  o.err = with_stderr ? proc::Output::File : proc::Output::Null;
+  o.timeout_s = timeout_s;
+  o.interrupt = &g_signal;
+  proc::Result r = proc::run(argv, o);
+  if (!r.started || r.timed_out || r.interrupted || !r.exit_code) return -1;
+  return *r.exit_code;
 }
 
 void install_signal_handlers() {
@@ -376,45 +357,28 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
   for (const auto& f : files_with_prefix(p.journal_dir, e.name, ".jsonl")) fs::remove(f);
 
   // The launcher as recorded (an mpiexec path from the build machine), else its name on PATH.
+  // A suite that cannot start is a failure of the tree under qualification, never "not run".
+  auto cannot_start = [&](const std::string& why) {
+    r.status = "failed";
+    r.reason = why;
+    o.cases.push_back({e.name, "process", "start", "error", junit::one_line(why), why, 0});
+    r.cases_done = r.cases_total = 1;
+    return o;
+  };
   auto exe = e.command.empty() ? std::nullopt : find_program(e.command[0]);
-  if (!exe) {
-    r.status = "not_run";
-    r.reason = e.command.empty() ? "empty command" : e.command[0] + " not found";
-    return o;
-  }
-  int logfd = ::open(p.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (!exe) return cannot_start(e.command.empty() ? "empty command" : "cannot start: " + e.command[0] + " not found");
   auto start = std::chrono::steady_clock::now();
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    r.status = "not_run";
-    r.reason = std::string("fork failed: ") + std::strerror(errno);
-    return o;
-  }
-  if (pid == 0) {
-    ::setpgid(0, 0);  // its own group: a deadline or ^C reaches mpiexec and every rank
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    if (logfd >= 0) {
-      ::dup2(logfd, 1);
-      ::dup2(logfd, 2);
-    }
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    for (const auto& kv : e.env) {
-      auto eq = kv.find('=');
-      if (eq != std::string::npos) ::setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
-    }
-    if (!e.working_dir.empty() && ::chdir(e.working_dir.c_str()) != 0) ::_exit(126);
-    std::vector<char*> args;
-    args.push_back(const_cast<char*>(exe->c_str()));
-    for (size_t i = 1; i < e.command.size(); ++i) args.push_back(const_cast<char*>(e.command[i].c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    std::fprintf(stderr, "gpucts qualify: cannot execute %s: %s\n", args[0], std::strerror(errno));
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // both sides, so there is no window where the group does not exist
-  if (logfd >= 0) ::close(logfd);
+  // Its own group: a deadline or ^C reaches mpiexec and every rank. No shell: argv as recorded.
+  proc::Options so;
+  so.set_env = e.env;
+  so.working_dir = e.working_dir;
+  so.out = so.err = proc::Output::File;
+  so.output_file = p.log;
+  std::vector<std::string> argv = e.command;
+  argv[0] = *exe;
+  std::string spawn_error;
+  pid_t pid = proc::start(argv, so, &spawn_error);
+  if (pid < 0) return cannot_start("cannot start " + *exe + ": " + spawn_error);
 
   JournalTail tail;
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };

@@ -320,5 +320,39 @@ TEST(JsonReader, ReadsWhatNlohmannReadsForEveryValidDocument) {
   EXPECT_NO_THROW(parse_json(std::string(256, '[') + std::string(256, ']'), "d"));
 }
 
+// ---------------------------------------------------------------------------------------------
+// No shell: the probe's interpreters
+
+fs::path fake_python(const fs::path& dir) {
+  fs::create_directories(dir);
+  fs::path py = dir / "python3";
+  put(py, "#!/bin/sh\necho '{\"torch\": {\"version\": \"2.9.1\", \"cuda\": \"12.8\"}}'\n");
+  fs::permissions(py, fs::perms::owner_all);
+  return py;
+}
+
+TEST_F(SpawnTest, ThePythonProbeWorksFromAPathWithSpacesQuotesAndSemicolonAndRunsNothingElse) {
+  REQUIRE_CLI();
+  fs::path venv = dir() / "my venv 'q' \"dq\" ; touch MARKER #" / "bin";
+  fs::path py = fake_python(venv);
+  auto r = run({gpucts(), "fingerprint", "--python", py.string()}, {}, dir().string());
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  auto j = json_in(r.output);
+  ASSERT_TRUE(j.is_object() && j.contains("torch")) << r.output;
+  EXPECT_EQ(j["torch"]["version"], "2.9.1");
+  EXPECT_FALSE(fs::exists(dir() / "MARKER"));
+}
+
+TEST_F(SpawnTest, AShellCommandGivenAsPythonOrCudaHomeRunsNothing) {
+  REQUIRE_CLI();
+  auto r = run({gpucts(), "fingerprint", "--python", "true; touch MARKER #"},
+               {"CUDA_HOME=x'; touch MARKER2; '", "PATH=/usr/bin:/bin"}, dir().string());
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  EXPECT_FALSE(fs::exists(dir() / "MARKER"));
+  EXPECT_FALSE(fs::exists(dir() / "MARKER2"));
+  // The interpreter the user named did not run: said on one line, naming it.
+  EXPECT_NE(r.output.find("--python 'true; touch MARKER #' did not start"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace cts
