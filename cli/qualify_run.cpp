@@ -300,7 +300,7 @@ TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {
       {"GPUCTS_TEST_NAME", e.name},
       {"GPUCTS_JOURNAL_DIR", p.journal_dir},
       {"GPUCTS_LOG_DIR", p.bundle + "/rank-logs"},
-      {"TEST_PREMATURE_EXIT_FILE", p.journal_dir + "/" + e.name + ".premature"},
+      {"TEST_PREMATURE_EXIT_FILE", p.journal_dir + "/" + file_name_for(e.name) + ".premature"},
       {"GPUCTS_BW_OUTPUT", p.bandwidth},
       {"GPUCTS_FINGERPRINT_DIR", p.fingerprints},
   };
@@ -354,7 +354,7 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
   std::string stem = fs::path(p.xml_prefix).filename().string();
   // Stale results of an earlier run must not pass for this one's.
   for (const auto& f : files_with_prefix(xml_dir, stem, ".xml")) fs::remove(f);
-  for (const auto& f : files_with_prefix(p.journal_dir, e.name, ".jsonl")) fs::remove(f);
+  for (const auto& f : files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl")) fs::remove(f);
 
   // The launcher as recorded (an mpiexec path from the build machine), else its name on PATH.
   // A suite that cannot start is a failure of the tree under qualification, never "not run".
@@ -417,7 +417,7 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
     }
     if (elapsed() - last_report >= 0.5) {
       if (tail.path.empty()) {
-        auto js = files_with_prefix(p.journal_dir, e.name, ".jsonl");
+        auto js = files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl");
         for (const auto& f : js)
           if (tail.path.empty() || f.find(".rank0.") != std::string::npos) tail.path = f;
       }
@@ -476,7 +476,7 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
     if (!xml_problem.empty()) how += "; its gtest XML is unreadable: " + xml_problem;
     else if (xmls.empty()) how += " without writing its gtest XML";
     std::string cause;
-    o.cases = cases_from_journal(files_with_prefix(p.journal_dir, e.name, ".jsonl"), e.name, how, &cause);
+    o.cases = cases_from_journal(files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl"), e.name, how, &cause);
     r.reason = how + (cause.empty() ? "" : "; first cause: " + cause);
     bool died = r.status != "passed" && r.status != "skipped";
     bool open_case = false;

@@ -26,8 +26,10 @@
 #include "bandwidth.hpp"
 #include "collectives.hpp"
 #include "environment.hpp"
+#include "file_names.hpp"
 #include "gtest_main.hpp"
 #include "nccl_util.hpp"
+#include "output_file.hpp"
 #include "require.hpp"
 #include "world.hpp"
 
@@ -426,7 +428,8 @@ int main(int argc, char** argv) {
     g_settings.reps = positive("--reps", setting(argc, argv, "--reps", "GPUCTS_BW_REPS", "5"));
     const char* ge = std::getenv("GPUCTS_BW_GRAPH");
     g_settings.graph = take_flag(argc, argv, "--graph", nullptr) || (ge && std::string(ge) == "1");
-    std::string test = std::getenv("GPUCTS_TEST_NAME") ? std::getenv("GPUCTS_TEST_NAME") : "gpucts_bandwidth";
+    const char* tn = std::getenv("GPUCTS_TEST_NAME");
+    std::string test = cts::file_name_for(tn && *tn ? tn : "gpucts_bandwidth");
     std::string fallback;
     if (const char* j = std::getenv("GPUCTS_JOURNAL_DIR"); j && *j) fallback = std::string(j) + "/../" + test + ".bandwidth";
     else fallback = test + ".bandwidth";

@@ -354,5 +354,112 @@ TEST_F(SpawnTest, AShellCommandGivenAsPythonOrCudaHomeRunsNothing) {
   EXPECT_NE(r.output.find("--python 'true; touch MARKER #' did not start"), std::string::npos) << r.output;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Names from outside in file names: suites, gpucts qualify, report and journal-to-junit
+
+TEST(FileNames, ASuiteWritesItsJournalInsideTheFolderWhateverItsName) {
+  ScratchDir d("hardening-journal");
+  fs::path jdir = fs::path(d.path()) / "journal";
+  fs::create_directories(jdir);
+  for (const std::string name : {"../escaped", "/tmp/gpucts-absolute-escape", "a/b"}) {
+    auto r = run({self_exe(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Passes"},
+                 {"GPUCTS_TEST_NAME=" + name, "GPUCTS_JOURNAL_DIR=" + jdir.string()});
+    EXPECT_TRUE(r.ok()) << name << ": " << r.describe() << "\n" << r.output;
+    EXPECT_TRUE(fs::exists(jdir / (file_name_for(name) + ".jsonl"))) << name;
+  }
+  EXPECT_FALSE(fs::exists(fs::path(d.path()) / "escaped.jsonl"));
+  EXPECT_FALSE(fs::exists("/tmp/gpucts-absolute-escape.jsonl"));
+  auto runs = read_journal_dir(jdir.string());
+  std::set<std::string> tests;
+  for (const auto& r : runs) tests.insert(r.test);
+  EXPECT_TRUE(tests.count("../escaped")) << "the journal reader gives the name back";
+}
+
+nlohmann::json entry(const std::string& name, std::vector<std::string> cmd, std::vector<std::string> env = {}) {
+  return {{"name", name},
+          {"command", cmd},
+          {"properties",
+           {{{"name", "LABELS"}, {"value", {"cpu"}}},
+            {{"name", "ENVIRONMENT"}, {"value", env}},
+            {{"name", "TIMEOUT"}, {"value", 60}}}}};
+}
+
+std::string tests_json(const std::vector<nlohmann::json>& entries) {
+  return nlohmann::json{{"kind", "ctestInfo"}, {"tests", entries}}.dump(2);
+}
+
+class QualifyTest : public Scratch {
+ protected:
+  proc::Result qualify(const std::vector<nlohmann::json>& entries, const std::string& out,
+                       std::vector<std::string> extra = {}) {
+    put(dir() / "tests.json", tests_json(entries));
+    std::vector<std::string> argv{gpucts(), "qualify", "--no-python", "--tests-json", (dir() / "tests.json").string(),
+                                  "--output", (dir() / out).string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run(argv, {}, dir().string(), 300);
+  }
+  std::vector<std::string> version_cmd() { return {version_binary(), "--gtest_filter=*Parse*"}; }
+};
+
+TEST_F(QualifyTest, HostileNamesWriteNothingOutsideTheOutputFolder) {
+  REQUIRE_CLI();
+  fs::create_directories(dir() / "sub");
+  put(dir() / "sub" / "keep.txt", "untouched");
+  const std::string abs = "/tmp/gpucts-hardening-escape-" + std::to_string(::getpid());
+  auto before = tree(dir());
+  auto r = qualify({entry("../../escape", version_cmd()), entry(abs, version_cmd()), entry("a/b", version_cmd()),
+                    entry(std::string(300, 'n'), version_cmd()), entry("..", version_cmd())},
+                   "out");
+  ASSERT_EQ(r.exit_code, 0) << r.describe() << "\n" << r.output;
+  auto after_qualify = tree(dir(), dir() / "out");
+  after_qualify.erase("out");
+  auto expected = before;
+  expected["tests.json"] = after_qualify["tests.json"];  // written by this test just before the run
+  EXPECT_EQ(after_qualify, expected);
+  for (const char* suffix : {"", ".jsonl", ".log", ".xml", ".premature"}) EXPECT_FALSE(fs::exists(abs + suffix)) << abs << suffix;
+  auto b = bundle::load((dir() / "out").string());
+  EXPECT_EQ(b.manifest.suites.size(), 5u);
+  for (const auto& s : b.manifest.suites) EXPECT_EQ(s.status, "passed") << s.name << ": " << s.reason;
+
+  // report --render and report --output, journal-to-junit: again nothing outside their outputs.
+  auto before_report = tree(dir(), dir() / "rendered");
+  auto render = run({gpucts(), "report", "--render", (dir() / "out").string(), "--output", (dir() / "rendered").string()});
+  EXPECT_EQ(render.exit_code, 0) << render.output;
+  auto diff = run({gpucts(), "report", "--baseline", (dir() / "out").string(), "--candidate", (dir() / "out").string(),
+                   "--output", (dir() / "rendered" / "diff").string()});
+  EXPECT_EQ(diff.exit_code, 0) << diff.output;
+  auto junit = run({gpucts(), "journal-to-junit", "--journal-dir", (dir() / "out" / "journal").string(), "--output",
+                    (dir() / "rendered" / "journals.xml").string()});
+  EXPECT_EQ(junit.exit_code, 0) << junit.output;
+  auto after_report = tree(dir(), dir() / "rendered");
+  after_report.erase("rendered");
+  before_report.erase("rendered");
+  EXPECT_EQ(after_report, before_report);
+}
+
+TEST_F(QualifyTest, TheHtmlSummaryEscapesEverythingThatCameFromOutside) {
+  REQUIRE_CLI();
+  const std::string script = "<script>alert(1)</script>";
+  nlohmann::json fp = {{"schema", "gpucts.fingerprint/1"},
+                       {"host", "host" + script},
+                       {"env", {{"NCCL_SOCKET_IFNAME", "eth" + script}}},
+                       {"compiler", {{"gcc", script}}}};
+  put(dir() / "other.json", fp.dump());
+  auto r = qualify({entry("name" + script, {self_exe(), "--gtest_also_run_disabled_tests",
+                                            "--gtest_filter=DISABLED_Fixture.FailsWithScript"})},
+                   "out", {"--fingerprint", (dir() / "other.json").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  std::string html = slurp(dir() / "out" / "summary.html");
+  ASSERT_FALSE(html.empty());
+  std::string lower = html;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  EXPECT_EQ(lower.find("<script"), std::string::npos) << "unescaped <script> in summary.html";
+  for (const std::string& escaped : {"name&lt;script&gt;alert(1)&lt;/script&gt;", "host&lt;script&gt;",
+                                     "&lt;script&gt;alert(&apos;message&apos;)&lt;/script&gt;"})
+    EXPECT_NE(html.find(escaped), std::string::npos) << escaped;
+  // The Markdown summary and the bundle's JSON carry the same text, and read back.
+  EXPECT_NO_THROW(bundle::load((dir() / "out").string()));
+}
+
 }  // namespace
 }  // namespace cts
