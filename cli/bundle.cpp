@@ -13,6 +13,7 @@
 
 #include "fingerprint.hpp"
 #include "json_fields.hpp"
+#include "output_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -27,18 +28,11 @@ std::string read_text(const std::string& path) {
 }
 
 void write_text(const std::string& path, const std::string& text) {
-  // Write then rename, so a reader (or an interrupted run) never sees half a file.
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw BundleError(path + ": cannot write");
-    out << text;
-    out.flush();
-    if (!out) throw BundleError(path + ": write error");
+  try {
+    write_file_atomic(path, text);  // whole or not at all, never through a symbolic link
+  } catch (const OutputError& e) {
+    throw BundleError(e.what());
   }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw BundleError(path + ": cannot rename into place: " + ec.message());
 }
 
 std::string utc_now_iso() {

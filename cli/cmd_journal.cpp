@@ -7,6 +7,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "journal_report.hpp"
+#include "output_file.hpp"
 
 namespace cts::cli {
 
@@ -34,16 +35,11 @@ int cmd_journal_to_junit(const std::vector<std::string>& argv) {
     throw UsageError(e.what());
   }
   std::string xml = journals_to_junit(runs);
-  // Written whole to a temporary name, then renamed: a reader never sees half a file.
-  std::string tmp = *out + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw UsageError("cannot write " + tmp);
-    f << xml;
-    f.flush();
-    if (!f) throw UsageError("write error on " + tmp);
+  try {
+    write_file_atomic(*out, xml);  // whole or not at all, never through a symbolic link
+  } catch (const OutputError& e) {
+    throw UsageError(e.what());
   }
-  if (std::rename(tmp.c_str(), out->c_str()) != 0) throw UsageError("cannot rename " + tmp + " to " + *out);
   size_t cases = 0;
   for (const auto& r : runs) {
     Cause c = first_cause(r);

@@ -157,10 +157,12 @@ struct Results {
   bool context_set = false;
   void write() {
     if (g_settings.output.empty()) return;
-    std::ofstream(g_settings.output + ".json.tmp") << cts::bw::to_json(run).dump(2) << "\n";
-    std::rename((g_settings.output + ".json.tmp").c_str(), (g_settings.output + ".json").c_str());
-    std::ofstream(g_settings.output + ".csv.tmp") << cts::bw::to_csv(run);
-    std::rename((g_settings.output + ".csv.tmp").c_str(), (g_settings.output + ".csv").c_str());
+    try {
+      cts::write_file_atomic(g_settings.output + ".json", cts::bw::to_json(run).dump(2) + "\n");
+      cts::write_file_atomic(g_settings.output + ".csv", cts::bw::to_csv(run));
+    } catch (const cts::OutputError& e) {
+      ADD_FAILURE() << "bandwidth results not written: " << e.what();
+    }
   }
 };
 Results& results() {

@@ -461,5 +461,24 @@ TEST_F(QualifyTest, TheHtmlSummaryEscapesEverythingThatCameFromOutside) {
   EXPECT_NO_THROW(bundle::load((dir() / "out").string()));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Output files of the command line
+
+TEST_F(OutputTest, TheCliRefusesAnOutputThatIsASymbolicLink) {
+  REQUIRE_CLI();
+  fs::path victim = dir() / "victim";
+  put(victim, "precious");
+  fs::create_symlink(victim, dir() / "junit.xml");
+  fs::create_symlink(victim, dir() / "fp.json");
+  fs::create_directories(dir() / "journal");
+  auto j = run({gpucts(), "journal-to-junit", "--journal-dir", (dir() / "journal").string(), "--output",
+                (dir() / "junit.xml").string()});
+  EXPECT_EQ(j.exit_code, 2) << j.output;
+  EXPECT_NE(j.output.find("symbolic link"), std::string::npos) << j.output;
+  auto f = run({gpucts(), "fingerprint", "--no-python", "--output", (dir() / "fp.json").string()});
+  EXPECT_EQ(f.exit_code, 2) << f.output;
+  EXPECT_EQ(slurp(victim), "precious");
+}
+
 }  // namespace
 }  // namespace cts
