@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "fingerprint.hpp"
+#include "input.hpp"
 #include "json_fields.hpp"
 #include "output_file.hpp"
 
@@ -20,11 +21,11 @@ namespace fs = std::filesystem;
 namespace cts::bundle {
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BundleError(path + ": cannot read");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return read_input_file(path);  // a regular file (or pipe) within the input size limit
+  } catch (const InputError& e) {
+    throw BundleError(e.what());
+  }
 }
 
 void write_text(const std::string& path, const std::string& text) {
@@ -54,11 +55,9 @@ T need(const nlohmann::json& j, const char* key, const std::string& origin) {
 nlohmann::json parse_json_file(const std::string& path) {
   std::string text = read_text(path);
   try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann gives a byte offset; turn it into a line for the person reading the message.
-    size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + std::min(e.byte, text.size()), '\n'));
-    throw BundleError(path + ":" + std::to_string(line) + ": malformed JSON (truncated?): " + e.what());
+    return parse_json(text, path);  // "path:line:column: malformed JSON: ..."
+  } catch (const InputError& e) {
+    throw BundleError(e.what());
   }
 }
 

@@ -12,7 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <climits>
 #include <cstring>
 #include <filesystem>
@@ -208,27 +211,65 @@ Tree locate_tree(const std::optional<std::string>& build_dir) {
 }
 
 std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::string& origin) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("tests") || !j["tests"].is_array())
-    throw bundle::BundleError(origin + ": not CTest's --show-only=json-v1 output");
+  nlohmann::json j;
+  try {
+    j = parse_json(text, origin);
+  } catch (const InputError& e) {
+    throw bundle::BundleError(e.what());
+  }
+  if (!j.is_object() || !j.contains("tests") || !j["tests"].is_array())
+    throw bundle::BundleError(origin + ": not CTest's --show-only=json-v1 output (no \"tests\" array)");
+  // Every field is checked: a wrong type is bad input naming the entry, never a library message.
+  auto strings = [&](const nlohmann::json& v, const std::string& where) {
+    if (!v.is_array()) throw bundle::BundleError(origin + ": " + where + ": expected an array of strings");
+    std::vector<std::string> out;
+    for (const auto& x : v) {
+      if (!x.is_string()) throw bundle::BundleError(origin + ": " + where + ": expected an array of strings");
+      out.push_back(x.get<std::string>());
+    }
+    return out;
+  };
   std::vector<TestEntry> out;
-  for (const auto& t : j["tests"]) {
+  const auto& tests = j["tests"];
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const auto& t = tests[i];
+    const std::string at = "tests[" + std::to_string(i) + "]";
+    if (!t.is_object()) throw bundle::BundleError(origin + ": " + at + ": expected an object");
     TestEntry e;
+    if (t.contains("name") && !t["name"].is_string()) throw bundle::BundleError(origin + ": " + at + ".name: expected a string");
     e.name = t.value("name", "");
     if (e.name.empty() || !t.contains("command") || !t["command"].is_array()) continue;
-    e.command = t["command"].get<std::vector<std::string>>();
+    // The name becomes GPUCTS_TEST_NAME, a file name (file_names.hpp) and a line on the terminal.
+    if (!is_valid_utf8(e.name) || std::any_of(e.name.begin(), e.name.end(), [](char c) {
+          return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+        }))
+      throw bundle::BundleError(origin + ": " + at + ".name '" + excerpt(e.name) +
+                                "': control characters or invalid UTF-8 in a test name");
+    e.command = strings(t["command"], at + ".command");
+    if (e.command.empty() || e.command[0].empty()) throw bundle::BundleError(origin + ": " + at + ".command: empty");
     if (t.contains("properties") && t["properties"].is_array())
-      for (const auto& p : t["properties"]) {
+      for (size_t k = 0; k < t["properties"].size(); ++k) {
+        const auto& p = t["properties"][k];
+        const std::string pat = at + ".properties[" + std::to_string(k) + "]";
+        if (!p.is_object() || (p.contains("name") && !p["name"].is_string()))
+          throw bundle::BundleError(origin + ": " + pat + ": expected an object with a string name");
         std::string n = p.value("name", "");
         const auto& v = p.contains("value") ? p["value"] : nlohmann::json();
-        if (n == "LABELS" && v.is_array()) e.labels = v.get<std::vector<std::string>>();
-        else if (n == "ENVIRONMENT" && v.is_array()) e.env = v.get<std::vector<std::string>>();
-        else if (n == "TIMEOUT" && v.is_number()) e.timeout_s = v.get<double>();
-        else if (n == "WORKING_DIRECTORY" && v.is_string()) e.working_dir = v.get<std::string>();
-        else if (n == "SKIP_RETURN_CODE" && v.is_number_integer()) e.skip_code = v.get<int>();
-        else if (n == "PASS_REGULAR_EXPRESSION" && v.is_array()) e.pass_regex = v.get<std::vector<std::string>>();
-        else if (n == "FAIL_REGULAR_EXPRESSION" && v.is_array()) e.fail_regex = v.get<std::vector<std::string>>();
-        else if (n == "WILL_FAIL" && v.is_boolean()) e.will_fail = v.get<bool>();
+        const std::string where = pat + " (" + excerpt(n, 40) + ")";
+        if (n == "LABELS") e.labels = strings(v, where);
+        else if (n == "ENVIRONMENT") e.env = strings(v, where);
+        else if (n == "PASS_REGULAR_EXPRESSION") e.pass_regex = strings(v, where);
+        else if (n == "FAIL_REGULAR_EXPRESSION") e.fail_regex = strings(v, where);
+        else if (n == "TIMEOUT") {
+          if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 1e7)
+            throw bundle::BundleError(origin + ": " + where + ": expected a number of seconds >= 0");
+          if (v.get<double>() > 0) e.timeout_s = v.get<double>();  // 0: CTest's "no TIMEOUT of its own"
+        } else if (n == "WORKING_DIRECTORY" && v.is_string()) e.working_dir = v.get<std::string>();
+        else if (n == "SKIP_RETURN_CODE") {
+          if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 255)
+            throw bundle::BundleError(origin + ": " + where + ": expected an exit status 0..255");
+          e.skip_code = v.get<int>();
+        } else if (n == "WILL_FAIL" && v.is_boolean()) e.will_fail = v.get<bool>();
       }
     out.push_back(std::move(e));
   }
@@ -269,9 +310,18 @@ std::vector<TestEntry> discover(const Tree& t, std::string* how) {
 void apply_gpu_needs(std::vector<TestEntry>& tests, const std::string& needs_file) {
   std::ifstream in(needs_file);
   std::map<std::string, int> need;
+  int line_no = 0;
   for (std::string line; std::getline(in, line);) {
+    ++line_no;
     auto eq = line.find('=');
-    if (eq != std::string::npos) need[line.substr(0, eq)] = std::atoi(line.c_str() + eq + 1);
+    if (eq == std::string::npos) continue;
+    char* end = nullptr;
+    errno = 0;
+    long n = std::strtol(line.c_str() + eq + 1, &end, 10);
+    if (end == line.c_str() + eq + 1 || *end || errno == ERANGE || n < 0 || n > 4096)
+      throw bundle::BundleError(needs_file + ":" + std::to_string(line_no) + ": '" + excerpt(line.substr(eq + 1), 40) +
+                                "' is not a GPU count");
+    need[line.substr(0, eq)] = static_cast<int>(n);
   }
   for (auto& t : tests)
     if (auto it = need.find(t.name); it != need.end()) t.gpus = it->second;
@@ -324,7 +374,10 @@ std::vector<junit::Case> cases_from_journal(const std::vector<std::string>& file
   for (const auto& f : files) {
     int rank = -1;
     auto at = f.rfind(".rank");
-    if (at != std::string::npos) rank = std::atoi(f.c_str() + at + 5);
+    if (at != std::string::npos) {
+      long v = std::strtol(f.c_str() + at + 5, nullptr, 10);
+      rank = v >= 0 && v <= INT_MAX ? static_cast<int>(v) : -1;
+    }
     run.ranks.push_back(parse_journal(f, rank, bundle::read_text(f)));
   }
   std::sort(run.ranks.begin(), run.ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });

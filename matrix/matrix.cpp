@@ -1,5 +1,7 @@
 #include "matrix.hpp"
 
+#include "input.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -420,12 +422,11 @@ const Matrix& builtin_matrix() {
 Matrix load_matrix_dir(const std::string& dir) {
   std::map<std::string, std::string> files;
   for (const auto& name : matrix_files()) {
-    std::string path = dir + "/" + name;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw MatrixError(path + ": cannot read");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    files[name] = ss.str();
+    try {
+      files[name] = read_input_file(dir + "/" + name, std::size_t{64} << 20);  // no device, no endless pipe
+    } catch (const InputError& e) {
+      throw MatrixError(e.what());
+    }
   }
   try {
     return parse_matrix(files, dir);

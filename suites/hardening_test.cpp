@@ -480,5 +480,132 @@ TEST_F(OutputTest, TheCliRefusesAnOutputThatIsASymbolicLink) {
   EXPECT_EQ(slurp(victim), "precious");
 }
 
+// ---------------------------------------------------------------------------------------------
+// Fingerprints, versions, CSV tables, options
+
+TEST(Fingerprint, OutOfRangeNumbersAndOverlongVersionsAreRefusedNamingTheField) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"schema":"gpucts.fingerprint/1","rank":4294967296})", "field 'rank'"},
+      {R"({"schema":"gpucts.fingerprint/1","rank":-1})", "field 'rank'"},
+      {R"({"schema":"gpucts.fingerprint/1","gpus":[{"index":4294967296}]})", "field 'gpus[0].index'"},
+      {R"({"schema":"gpucts.fingerprint/1","shm_bytes":18446744073709551615})", "field 'shm_bytes'"},
+      {R"({"schema":"gpucts.fingerprint/1","nccl":{"runtime":"2.28.3.4.5"}})", "field 'nccl.runtime'"},
+      {R"({"schema":"gpucts.fingerprint/1","cuda_runtime":"13.0.1.2"})", "field 'cuda_runtime'"},
+      {R"({"schema":"gpucts.fingerprint/1","driver":{"version":"580.1.2.3.4"}})", "field 'driver.version'"},
+      {R"({"schema":"gpucts.fingerprint/1","host":"a","host":"b"})", "duplicate key"},
+  };
+  for (const auto& [text, what] : bad) {
+    try {
+      parse_fingerprint(text, "fp.json");
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const FingerprintError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("fp.json:", 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(parse_fingerprint(R"({"schema":"gpucts.fingerprint/1","rank":2147483647})", "x").rank, 2147483647);
+  EXPECT_NO_THROW(Version::parse("9.1.0.70"));  // cuDNN has four parts
+  EXPECT_THROW(Version::parse("2.28.3.4", VersionKind::Nccl), VersionError);
+}
+
+TEST(CheckCli, DeepEndlessAndMissingFingerprintsExitTwoWithOneLine) {
+  REQUIRE_CLI();
+  ScratchDir d("hardening-check");
+  fs::path deep = fs::path(d.path()) / "deep.json";
+  put(deep, "{\"schema\":\"gpucts.fingerprint/1\",\"x\":" + std::string(200000, '[') + std::string(200000, ']') + "}");
+  fs::path fifo = fs::path(d.path()) / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& f : {deep.string(), std::string("/dev/zero")}) {
+    auto r = run({gpucts(), "check", "--fingerprint", f});
+    EXPECT_EQ(r.exit_code, 2) << f << ": " << r.describe() << "\n" << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+    EXPECT_NE(r.output.find(f + ":"), std::string::npos) << r.output;
+  }
+}
+
+TEST(CheckCli, ANonUtf8NcclValueIsNamedAndTheJsonStaysValid) {
+  REQUIRE_CLI();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"fingerprint", "--no-python"}, std::vector<std::string>{"check", "--json"}}) {
+    std::vector<std::string> argv{gpucts()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run(argv, {"NCCL_HARDENING_TEST=ab\xff" "cd"});
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.describe() << "\n" << r.output;
+    EXPECT_NE(r.output.find("NCCL_HARDENING_TEST: not valid UTF-8"), std::string::npos) << r.output;
+    EXPECT_FALSE(json_in(r.output).is_discarded()) << r.output;
+  }
+}
+
+TEST(MatrixCsv, AHeaderWithoutRowsIsRefusedNamingTheFile) {
+  try {
+    parse_csv("# only a comment\nkey,source\n\n", "torch.csv", {"key", "source"}, {});
+    FAIL() << "accepted a table without rows";
+  } catch (const MatrixError& e) {
+    EXPECT_STREQ(e.what(), "torch.csv:2: a header and no data rows (truncated file?)");
+  }
+}
+
+TEST(Thresholds, EveryCorruptFileIsRefusedNamingTheFileAndLine) {
+  ScratchDir d("hardening-bw");
+  const std::string head =
+      "gpu,link,nvls,world_size,collective,placement,min_bytes,metric,expected,tolerance_pct,source\n";
+  const std::vector<std::pair<std::string, int>> bad = {
+      {head + "any,none,any,1e300,AllReduce,any,1G,busbw_gbps,1,3,src\n", 2},
+      {head + "any,none,any,2.5,AllReduce,any,1G,busbw_gbps,1,3,src\n", 2},
+      {head + "any,none,any,1,AllReduce,any,1G,busbw_gbps,nan,3,src\n", 2},
+      {head + "any,none,any,1,AllReduce,any,1G,busbw_gbps,1,3\n", 2},
+      {head + "any,none,any,1,AllReduce,any,99999999999999999999G,busbw_gbps,1,3,src\n", 2},
+      {head + "any,none,\"any,1,AllReduce\n", 2},
+      {head, 1},
+      {"gpu,link\n", 1},
+      {std::string("\0\0\0", 3), 1},
+  };
+  int k = 0;
+  for (const auto& [text, line] : bad) {
+    fs::path f = fs::path(d.path()) / ("t" + std::to_string(k++) + ".csv");
+    put(f, text);
+    try {
+      bw::load_thresholds_file(f.string());
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const bw::BandwidthError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(f.string() + ":" + std::to_string(line) + ": ", 0), 0u) << e.what();
+    }
+  }
+  try {
+    bw::load_thresholds_file(d.path());
+    ADD_FAILURE() << "read a directory";
+  } catch (const bw::BandwidthError& e) {
+    EXPECT_NE(std::string(e.what()).find(d.path() + ": is a directory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("GPUCTS_BW_THRESHOLDS"), std::string::npos) << e.what();
+  }
+}
+
+// A suite list from outside (tests.json)
+TEST_F(QualifyTest, ABadSuiteListExitsTwoNamingTheEntryAndWritesNothing) {
+  REQUIRE_CLI();
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"tests":[{"name":"a","command":[1,2]}]})", "tests[0].command: expected an array of strings"},
+      {R"({"tests":[{"name":"a","command":["x"],"properties":[{"name":"LABELS","value":[3]}]}]})",
+       "tests[0].properties[0] (LABELS): expected an array of strings"},
+      {R"({"tests":[{"name":"a","command":["x"],"properties":[{"name":"TIMEOUT","value":"soon"}]}]})",
+       "tests[0].properties[0] (TIMEOUT)"},
+      {R"({"tests":[{"name":"a\u001b[2Jb","command":["x"]}]})", "control characters"},
+      {R"({"tests":[],"tests":[]})", "duplicate key"},
+      {"{\"tests\":" + std::string(100000, '[') + "}", "nested deeper"},
+  };
+  int k = 0;
+  for (const auto& [text, what] : bad) {
+    fs::path tj = dir() / ("bad" + std::to_string(k) + ".json");
+    put(tj, text);
+    fs::path out = dir() / ("out" + std::to_string(k++));
+    auto r = run({gpucts(), "qualify", "--no-python", "--tests-json", tj.string(), "--output", out.string()});
+    EXPECT_EQ(r.exit_code, 2) << text.substr(0, 100) << ": " << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+    EXPECT_NE(r.output.find(tj.string()), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(what), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
 }  // namespace
 }  // namespace cts
