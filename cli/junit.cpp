@@ -162,7 +162,7 @@ std::string write(const std::vector<Case>& cases, const std::string& name) {
       if (c->detail.empty() || c->status == "skipped") {
         o << "/>\n";
       } else {
-        o << ">" << xml::escape(c->detail) << "</" << tag << ">\n";
+        o << ">" << xml::escape(cap_report_text(c->detail)) << "</" << tag << ">\n";
       }
       o << "    </testcase>\n";
     }

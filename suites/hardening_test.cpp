@@ -607,5 +607,42 @@ TEST_F(QualifyTest, ABadSuiteListExitsTwoNamingTheEntryAndWritesNothing) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// XML and JUnit
+
+TEST(Xml, DeepNestingIsMalformedNotACrash) {
+  std::string deep;
+  for (int i = 0; i < 20000; ++i) deep += "<a>";
+  try {
+    xml::parse(deep, "deep.xml");
+    FAIL() << "accepted 20000 levels";
+  } catch (const xml::XmlError& e) {
+    EXPECT_NE(std::string(e.what()).find("deep.xml:1:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nested deeper than 256"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Junit, AHugeMessageIsCutSoTheFileStaysReadable) {
+  junit::Case c{"gpucts_x", "S", "n", "failed", "short", std::string(20 << 20, 'x'), 0};
+  std::string text = junit::write({c}, "run");
+  EXPECT_LT(text.size(), std::size_t{2} << 20);
+  auto cases = junit::read(xml::parse(text, "w"), "w", "");
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_NE(cases[0].detail.find("more bytes left out"), std::string::npos);
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+TEST(Options, NanAndInfinityAreNotNumbers) {
+  REQUIRE_CLI();
+  for (const char* v : {"nan", "NaN", "inf", "-inf", "1e999"}) {
+    auto r = run({gpucts(), "report", "--baseline", "a", "--candidate", "b", "--tolerance", v});
+    EXPECT_EQ(r.exit_code, 2) << v << ": " << r.output;
+    EXPECT_NE(r.output.find("--tolerance"), std::string::npos) << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace cts
