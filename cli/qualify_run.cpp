@@ -552,6 +552,13 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
     }
     r.reason = ending;
   }
+  if (r.status == "passed" && o.cases.empty()) {
+    // A suite that ran no case proved nothing: not a pass.
+    const std::string why = "exited with status 0 but ran no case";
+    r.status = "failed";
+    r.reason = r.reason.empty() ? why : r.reason + "; " + why;
+    o.cases.push_back({e.name, "process", "exit", "error", junit::one_line(r.reason), r.reason, r.duration_s});
+  }
   if (r.reason.rfind("expected", 0) == 0)  // the entry passes by failing: its failures are the expectation
     for (auto& c : o.cases)
       if (c.status == "failed" || c.status == "error") {

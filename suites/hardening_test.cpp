@@ -644,5 +644,83 @@ TEST(Options, NanAndInfinityAreNotNumbers) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Runs that did not end normally are never a pass
+
+// Journals of a process killed between cases and after its last case.
+std::string journal_lines(bool end_program, int planned, const std::vector<std::string>& finished) {
+  std::string s = "{\"event\":\"program_start\",\"cases\":" + std::to_string(planned) + ",\"time_ms\":1000}\n";
+  double t = 1001;
+  for (const auto& c : finished) {
+    s += "{\"event\":\"start\",\"case\":\"" + c + "\",\"time_ms\":" + std::to_string(t++) + "}\n";
+    s += "{\"event\":\"end\",\"case\":\"" + c + "\",\"result\":\"passed\",\"time_ms\":" + std::to_string(t++) + "}\n";
+  }
+  if (end_program) s += "{\"event\":\"program_end\",\"time_ms\":" + std::to_string(t) + "}\n";
+  return s;
+}
+
+TEST(JournalToJunit, AProcessKilledBetweenCasesOrAfterItsLastIsAnError) {
+  REQUIRE_CLI();
+  ScratchDir d("hardening-journal");
+  fs::path j = fs::path(d.path()) / "journal";
+  fs::create_directories(j);
+  put(j / "between.jsonl", journal_lines(false, 3, {"S.a"}));
+  put(j / "after_last.jsonl", journal_lines(false, 2, {"S.a", "S.b"}));
+  put(j / "fine.jsonl", journal_lines(true, 1, {"S.a"}));
+  put(j / "odd.rank99999999999.jsonl", journal_lines(true, 1, {"S.a"}));  // no rank of ours: left alone
+  put(j / "deep.jsonl", std::string(100000, '[') + "\n" + journal_lines(true, 1, {"S.a"}));
+  fs::path out = fs::path(d.path()) / "junit.xml";
+  auto r = run({gpucts(), "journal-to-junit", "--journal-dir", j.string(), "--output", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto cases = junit::read_file(out.string(), "");
+  std::map<std::string, std::string> status;
+  for (const auto& c : cases) status[c.suite + "." + c.name] = c.status + ": " + c.message;
+  EXPECT_EQ(status["between.process_end"].rfind("error: did not end normally", 0), 0u) << status["between.process_end"];
+  EXPECT_NE(status["between.process_end"].find("after case S.a (2 planned case(s) did not run)"), std::string::npos)
+      << status["between.process_end"];
+  EXPECT_EQ(status["after_last.process_end"].rfind("error:", 0), 0u) << status["after_last.process_end"];
+  EXPECT_FALSE(status.count("fine.process_end"));
+  EXPECT_FALSE(status.count("deep.process_end"));  // the deep line is a torn line, not the end
+  auto root = xml::parse_file(out.string());
+  EXPECT_NE(root.attr_or("errors", "0"), "0");
+}
+
+TEST_F(QualifyTest, AMissingBinaryOrASuiteOfZeroCasesIsNotAPass) {
+  REQUIRE_CLI();
+  // Writes a gtest XML with no case where --gtest_output says, and exits 0.
+  const std::string zero =
+      "p=${1#--gtest_output=xml:}; printf '<?xml version=\"1.0\"?>\\n<testsuites tests=\"0\"></testsuites>\\n' > \"$p\"";
+  auto r = qualify({entry("gpucts_version", version_cmd()),
+                    entry("missing", {(dir() / "no-such-binary").string()}),
+                    entry("zero", {"/bin/sh", "-c", zero, "sh", "--gtest_output=xml:x.xml"})},
+                   "out");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  auto b = bundle::load((dir() / "out").string());
+  EXPECT_EQ(b.manifest.verdict, "fail");
+  std::map<std::string, bundle::SuiteRun> by;
+  for (const auto& s : b.manifest.suites) by[s.name] = s;
+  EXPECT_EQ(by["gpucts_version"].status, "passed");
+  EXPECT_EQ(by["missing"].status, "failed");
+  EXPECT_NE(by["missing"].reason.find("not found"), std::string::npos) << by["missing"].reason;
+  EXPECT_EQ(by["zero"].status, "failed");
+  EXPECT_NE(by["zero"].reason.find("ran no case"), std::string::npos) << by["zero"].reason;
+}
+
+TEST_F(QualifyTest, DeepXmlFromASuiteIsRecordedAndTheBundleSurvives) {
+  REQUIRE_CLI();
+  const std::string deep = "p=${1#--gtest_output=xml:}; i=0; : > \"$p\"; while [ $i -lt 20000 ]; do printf '<a>'; "
+                           "i=$((i+1)); done > \"$p\"";
+  auto r = qualify({entry("gpucts_version", version_cmd()), entry("deep", {"/bin/sh", "-c", deep, "sh", "--gtest_output=xml:x.xml"})},
+                   "out");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  auto b = bundle::load((dir() / "out").string());  // the bundle reads back
+  for (const auto& s : b.manifest.suites)
+    if (s.name == "deep") {
+      EXPECT_EQ(s.status, "failed");
+      EXPECT_NE(s.reason.find("nested deeper"), std::string::npos) << s.reason;
+    }
+  EXPECT_TRUE(fs::exists(dir() / "out" / "summary.html"));
+}
+
 }  // namespace
 }  // namespace cts
