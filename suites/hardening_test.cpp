@@ -722,5 +722,31 @@ TEST_F(QualifyTest, DeepXmlFromASuiteIsRecordedAndTheBundleSurvives) {
   EXPECT_TRUE(fs::exists(dir() / "out" / "summary.html"));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Deadlines of a single-process suite
+
+TEST(SingleProcessDeadlines, TheWatchdogEndsACaseThatRunsPastItAndNamesIt) {
+  ScratchDir d("hardening-watchdog");
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run({self_exe(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Spins"},
+               {"GPUCTS_CTEST_TIMEOUT_S=3", "GPUCTS_JOURNAL_DIR=" + d.path(), "GPUCTS_TEST_NAME=spin"}, "", 60);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 124) << r.describe() << "\n" << r.output;
+  EXPECT_LT(took, 10.0);
+  std::string journal = slurp(fs::path(d.path()) / "spin.jsonl");
+  EXPECT_NE(journal.find("\"event\":\"watchdog\""), std::string::npos) << journal;
+  EXPECT_NE(journal.find("DISABLED_Fixture.Spins"), std::string::npos) << journal;
+  auto runs = read_journal_dir(d.path());
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(first_cause(runs[0]).what, "watchdog");
+}
+
+TEST(SingleProcessDeadlines, AMalformedDeadlineVariableExitsTwoNamingIt) {
+  auto r = run({self_exe(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Passes"},
+               {"GPUCTS_WATCHDOG_S=soon"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("GPUCTS_WATCHDOG_S='soon'"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace cts
