@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "paths.hpp"
+#include "spawn.hpp"
 
 namespace cts {
 namespace {
@@ -41,16 +42,20 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-// Runs gpucts with `args` (already shell-safe: fixture paths have no spaces), under a deadline.
+// Runs gpucts with `args` (words separated by blanks: fixture paths have none), under a deadline.
 CliRun gpucts(const std::string& args) {
-  const fs::path dir = kWork;
-  std::string cmd = "timeout 60 " + kBin + " " + args + " >" + (dir / "out").string() + " 2>" +
-                    (dir / "err").string();
-  int status = std::system(cmd.c_str());
+  std::vector<std::string> argv{kBin};
+  std::istringstream words(args);
+  for (std::string w; words >> w;) argv.push_back(w);
+  proc::Options o;
+  o.err = proc::Output::File;
+  o.error_file = (fs::path(kWork) / "err").string();
+  o.timeout_s = 60;
+  proc::Result p = proc::run(argv, o);
   CliRun r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(dir / "out");
-  r.err = slurp(dir / "err");
+  r.rc = p.exit_code.value_or(-1);
+  r.out = p.output;
+  r.err = slurp(o.error_file);
   return r;
 }
 

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -78,8 +79,9 @@ class FaultTest : public ::testing::Test {
     dir_ = scratch + "/faults-" + name;
     ::mkdir(dir_.c_str(), 0755);
     // A rerun starts from an empty directory: journals append.
-    std::string cmd = "rm -f '" + dir_ + "'/*";
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::error_code ec;
+    for (const auto& f : std::filesystem::directory_iterator(dir_, ec)) std::filesystem::remove(f.path(), ec);
+    ASSERT_FALSE(ec) << dir_ << ": " << ec.message();
   }
 
   std::map<std::string, std::string> child_env(const std::map<std::string, std::string>& extra) const {
