@@ -138,6 +138,32 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   return m;
 }
 
+nlohmann::json check_from_json(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) throw BundleError(origin + ": not a JSON object");
+  auto type = [&](const nlohmann::json& o, const char* key, bool (nlohmann::json::*is)() const noexcept,
+                  const char* what, const std::string& where) {
+    if (o.contains(key) && !(o.at(key).*is)())
+      throw BundleError(origin + ": " + where + key + ": expected " + what);
+  };
+  type(j, "available", &nlohmann::json::is_boolean, "true or false", "");
+  type(j, "reason", &nlohmann::json::is_string, "a string", "");
+  type(j, "verdict", &nlohmann::json::is_string, "a string", "");
+  type(j, "findings", &nlohmann::json::is_array, "an array", "");
+  type(j, "not_evaluated", &nlohmann::json::is_array, "an array", "");
+  if (j.contains("findings"))
+    for (size_t i = 0; i < j["findings"].size(); ++i) {
+      const auto& f = j["findings"][i];
+      std::string at = "findings[" + std::to_string(i) + "].";
+      if (!f.is_object()) throw BundleError(origin + ": findings[" + std::to_string(i) + "]: expected an object");
+      for (const char* k : {"id", "severity", "subject", "message", "source", "fix"})
+        type(f, k, &nlohmann::json::is_string, "a string", at);
+    }
+  if (j.contains("not_evaluated"))
+    for (const auto& x : j["not_evaluated"])
+      if (!x.is_string()) throw BundleError(origin + ": not_evaluated: expected an array of strings");
+  return j;
+}
+
 Bundle load(const std::string& dir) {
   Bundle b;
   b.dir = dir;
@@ -167,7 +193,8 @@ Bundle load(const std::string& dir) {
     b.fingerprints.emplace_back(f.filename().string(), std::move(j));
   }
   std::string cpath = (fs::path(dir) / "check.json").string();
-  b.check = fs::exists(cpath) ? parse_json_file(cpath) : nlohmann::json{{"available", false}, {"reason", "no check.json"}};
+  b.check = fs::exists(cpath) ? check_from_json(parse_json_file(cpath), cpath)
+                               : nlohmann::json{{"available", false}, {"reason", "no check.json"}};
   for (const auto& f : json_files(fs::path(dir) / "bandwidth")) {
     try {
       b.bandwidth.emplace_back(f.stem().string(), bw::run_from_json(parse_json_file(f.string()), f.string()));
