@@ -94,7 +94,8 @@ inline ValueRange exact_range(DType d, std::optional<RedOp> op, int nranks, doub
     return r;
   }
   const double k = (*op == RedOp::premulsum) ? std::max(1.0, std::fabs(scalar)) : 1.0;
-  const int c = std::max(1, std::min(nranks, static_cast<int>(std::floor(limit / k))));
+  // Clamped as a double first: limit / k exceeds INT_MAX for the 32- and 64-bit integer types.
+  const int c = std::max(1, static_cast<int>(std::min(static_cast<double>(nranks), std::floor(limit / k))));
   set_pow2_span(r, t, std::max(1.0, std::min(kMaxAmplitude, std::floor(limit / (k * c)))));
   r.contributors = c;
   return r;

@@ -456,6 +456,7 @@ TEST_F(FaultTest, RanksOutOfStepAreStoppedTogether) {
 }
 
 TEST_F(FaultTest, PreflightCatchesOneRankWithAnotherNccl) {
+  if (!GPUCTS_HAVE_CUDA) GTEST_SKIP() << "built without NCCL (the asan build): rank 0 has no NCCL runtime to differ from";
   // One rank told (test mode only) that its libnccl is 2.27.3, through Open MPI's ':' form.
   std::vector<std::string> argv = {mpiexec_exe(), "-n", "1", fault_child(), ":", "-n", "1",
                                    "-x", "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3", fault_child()};
@@ -503,6 +504,7 @@ int count(const std::string& hay, const std::string& needle) {
 }
 
 TEST_F(FaultTest, CheckUnderMpiNamesTheRankWithAnotherNccl) {
+  if (!GPUCTS_HAVE_CUDA) GTEST_SKIP() << "built without NCCL (the asan build): rank 0 has no NCCL runtime to differ from";
   std::vector<std::string> argv = {mpiexec_exe(), "-n", "1", cli(), "check", ":", "-n", "1",
                                    "-x", "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3", cli(), "check"};
   RunResult r = run(argv, child_env({{"GPUCTS_TEST_MODE", "1"}}), kLauncherKill);
