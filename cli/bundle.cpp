@@ -108,7 +108,7 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   m.gpucts_version = need<std::string>(j, "gpucts_version", origin);
   m.created = need<std::string>(j, "created", origin);
   m.host = need<std::string>(j, "host", origin);
-  m.tree = j.value("tree", "");
+  m.tree = json_maybe<BundleError, std::string>(j, "tree", origin).value_or("");
   m.verdict = need<std::string>(j, "verdict", origin);
   if (m.verdict != "pass" && m.verdict != "fail") throw BundleError(origin + ": verdict must be pass or fail");
   m.interrupted = need<bool>(j, "interrupted", origin);
@@ -131,8 +131,8 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
     r.log = need<std::string>(s, "log", o);
     r.reason = need<std::string>(s, "reason", o);
     r.synthesized = need<bool>(s, "synthesized", o);
-    r.cases_total = s.value("cases_total", 0);
-    r.cases_done = s.value("cases_done", 0);
+    r.cases_total = json_maybe<BundleError, int>(s, "cases_total", o).value_or(0);
+    r.cases_done = json_maybe<BundleError, int>(s, "cases_done", o).value_or(0);
     m.suites.push_back(std::move(r));
   }
   return m;

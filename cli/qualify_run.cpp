@@ -94,9 +94,13 @@ struct JournalTail {
       partial.erase(0, nl + 1);
       auto j = nlohmann::json::parse(line, nullptr, false);
       if (j.is_discarded() || !j.is_object()) continue;
-      std::string ev = j.value("event", "");
+      // A suite's own journal, but a line of the wrong shape must not stop qualify.
+      std::string ev = j.contains("event") && j["event"].is_string() ? j["event"].get<std::string>() : "";
       if (ev == "program_start") {  // a rerun appends to the same journal: count the last program
-        total = j.value("cases", 0);
+        total = j.contains("cases") && j["cases"].is_number_integer() && j["cases"].get<long long>() >= 0 &&
+                        j["cases"].get<long long>() < (1LL << 31)
+                    ? static_cast<int>(j["cases"].get<long long>())
+                    : 0;
         done = 0;
       } else if (ev == "end") {
         ++done;

@@ -238,6 +238,7 @@ Fingerprint fingerprint_from_json(const json& j, const std::string& origin) {
         bad(origin, "interfaces", "each interface needs a string 'name'");
       InterfaceInfo ii;
       ii.name = i["name"].get<std::string>();
+      if (i.contains("up") && !i["up"].is_boolean()) bad(origin, "interfaces." + ii.name + ".up", "expected true or false");
       ii.up = i.value("up", false);
       if (i.contains("addresses")) {
         try {

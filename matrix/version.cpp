@@ -20,8 +20,9 @@ bool read_number(std::string_view s, size_t& pos, long& out) {
   size_t start = pos;
   long long v = 0;
   while (pos < s.size() && is_digit(s[pos])) {
-    v = v * 10 + (s[pos] - '0');
-    if (v > LONG_MAX / 10) return false;
+    const int d = s[pos] - '0';
+    if (v > (LONG_MAX - d) / 10) return false;  // checked before it overflows, not after
+    v = v * 10 + d;
     ++pos;
   }
   if (pos == start) return false;

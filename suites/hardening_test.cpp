@@ -748,5 +748,58 @@ TEST(SingleProcessDeadlines, AMalformedDeadlineVariableExitsTwoNamingIt) {
   EXPECT_NE(r.output.find("GPUCTS_WATCHDOG_S='soon'"), std::string::npos) << r.output;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Found by fuzzing (suites/fuzz; each input is also in its target's seed corpus)
+
+TEST(FoundByFuzzing, AVersionNumberThatOverflowsIsRefused) {
+  // The digit loop checked for overflow after multiplying (undefined, and the revision wrapped).
+  EXPECT_THROW(Version::parse("13.0.88-9223372036854775809"), VersionError);
+  EXPECT_THROW(Version::parse("9223372036854775808.1"), VersionError);
+  EXPECT_EQ(*Version::parse("13.0.88-922337203685477580").package_revision, 922337203685477580L);
+}
+
+TEST(FoundByFuzzing, AnIntegerFieldHoldingAFloatOrTooLargeIsRefused) {
+  bw::Run r;
+  r.host = "h";
+  r.nccl_version = "2.28.3";
+  r.ctx = {"g", "l", "off", 1, std::nullopt};
+  bw::Point p;
+  p.collective = "AllReduce";
+  p.time_us = bw::summarize({1.0});
+  r.points = {p};
+  const nlohmann::json run = bw::to_json(r);
+  ASSERT_NO_THROW(bw::run_from_json(run, "bw.json"));
+  for (const nlohmann::json& bad : {nlohmann::json(2.01845e21), nlohmann::json(1.5), nlohmann::json(4294967296LL)}) {
+    nlohmann::json j = run;
+    j["points"][0]["iterations"] = bad;
+    EXPECT_THROW(bw::run_from_json(j, "bw.json"), bw::BandwidthError) << bad;
+  }
+  nlohmann::json j = run;
+  j["points"][0]["message"] = 5;  // was a library type_error, not the format's own error
+  EXPECT_THROW(bw::run_from_json(j, "bw.json"), bw::BandwidthError);
+}
+
+TEST(FoundByFuzzing, FieldsOfTheWrongTypeAreTheFormatsOwnErrors) {
+  try {
+    parse_fingerprint(R"({"schema":"gpucts.fingerprint/1","interfaces":[{"name":"x","up":"yes"}]})", "fp.json");
+    ADD_FAILURE() << "accepted up: \"yes\"";
+  } catch (const FingerprintError& e) {
+    EXPECT_NE(std::string(e.what()).find("interfaces.x.up"), std::string::npos) << e.what();
+  }
+  bundle::Manifest m;
+  m.gpucts_version = "0";
+  m.created = "now";
+  m.verdict = "pass";
+  m.suites.push_back(bundle::SuiteRun{"s", {"x"}, {}, "passed", 0, std::nullopt, 1.0, {}, "", "", false, 1, 1});
+  nlohmann::json j = bundle::to_json(m);
+  j["suites"][0]["cases_total"] = "x";
+  EXPECT_THROW(bundle::manifest_from_json(j, "manifest.json"), bundle::BundleError);
+  j = bundle::to_json(m);
+  j["tree"] = 3;
+  EXPECT_THROW(bundle::manifest_from_json(j, "manifest.json"), bundle::BundleError);
+  EXPECT_THROW(bundle::check_from_json({{"verdict", 1}}, "check.json"), bundle::BundleError);
+  EXPECT_THROW(bundle::check_from_json({{"findings", {{{"severity", nullptr}}}}}, "check.json"), bundle::BundleError);
+}
+
 }  // namespace
 }  // namespace cts
