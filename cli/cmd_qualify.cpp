@@ -13,6 +13,7 @@
 #include "environment.hpp"
 #include "file_names.hpp"
 #include "gpu_requirement.hpp"
+#include "input.hpp"
 #include "probe.hpp"
 #include "qualify_check.hpp"
 #include "qualify_run.hpp"
@@ -138,6 +139,10 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   if (!out && !a.flag("list")) throw UsageError("--output DIR is required");
   double timeout = a.number("timeout", 0), grace = a.number("grace", 10);
   if (timeout < 0 || grace < 0) throw UsageError("--timeout and --grace must be >= 0");
+  // These paths are recorded in the bundle's JSON (UTF-8): refused now, not when writing the manifest.
+  for (const char* opt : {"output", "tests-json", "build-dir"})
+    if (auto v = a.value(opt); v && !is_valid_utf8(*v))
+      throw UsageError(std::string("--") + opt + " '" + excerpt(*v) + "': not valid UTF-8 (the bundle records it in JSON)");
 
   qualify::Tree tree;
   std::vector<qualify::TestEntry> tests;

@@ -1,5 +1,7 @@
 #include "junit.hpp"
 
+#include "input.hpp"
+
 #include <cctype>
 #include <cstdlib>
 #include <map>
@@ -69,7 +71,7 @@ std::vector<Case> read(const xml::Element& root, const std::string& origin, cons
   } else if (root.name == "testsuite") {
     read_suite(root, origin, binary, out);
   } else {
-    throw xml::XmlError(origin + ":" + std::to_string(root.line) + ": root element <" + root.name +
+    throw xml::XmlError(origin + ":" + std::to_string(root.line) + ": root element <" + to_valid_utf8(root.name) +
                         "> is not JUnit (<testsuites> or <testsuite>)");
   }
   return out;

@@ -83,7 +83,8 @@ class Parser {
   int depth_ = 0;
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw XmlError(origin_ + ":" + std::to_string(line_) + ":" + std::to_string(col_) + ": " + what);
+    // The message quotes names and entities from the file: kept valid UTF-8 for the bundle's JSON.
+    throw XmlError(to_valid_utf8(origin_ + ":" + std::to_string(line_) + ":" + std::to_string(col_) + ": " + what));
   }
   bool eof() const { return i_ >= s_.size(); }
   char peek() const { return s_[i_]; }
@@ -241,9 +242,10 @@ class Parser {
     // Content until the matching end tag.
     for (;;) {
       if (eof()) {
-        throw XmlError(origin_ + ":" + std::to_string(line_) + ":" + std::to_string(col_) +
-                       ": unexpected end of file: <" + e.name + "> opened at line " + std::to_string(e.line) +
-                       ", column " + std::to_string(open_col) + " is not closed (truncated?)");
+        throw XmlError(to_valid_utf8(origin_ + ":" + std::to_string(line_) + ":" + std::to_string(col_) +
+                                     ": unexpected end of file: <" + e.name + "> opened at line " +
+                                     std::to_string(e.line) + ", column " + std::to_string(open_col) +
+                                     " is not closed (truncated?)"));
       }
       char c = peek();
       if (c == '<') {

@@ -801,5 +801,31 @@ TEST(FoundByFuzzing, FieldsOfTheWrongTypeAreTheFormatsOwnErrors) {
   EXPECT_THROW(bundle::check_from_json({{"findings", {{{"severity", nullptr}}}}}, "check.json"), bundle::BundleError);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Bytes that are not UTF-8 where the bundle's JSON records them
+
+TEST_F(QualifyTest, InvalidUtf8InASuitesXmlOrAnOutputPathNeverLosesTheBundle) {
+  REQUIRE_CLI();
+  // The suite's XML has a mismatched end tag whose name is not UTF-8; the reader's message quotes it.
+  const std::string bad_xml = "p=${1#--gtest_output=xml:}; printf '<testsuites><a></\\377></testsuites>' > \"$p\"";
+  auto r = qualify({entry("gpucts_version", version_cmd()), entry("latin1", {"/bin/sh", "-c", bad_xml, "sh", "--gtest_output=xml:x"})},
+                   "out");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  auto b = bundle::load((dir() / "out").string());
+  bool seen = false;
+  for (const auto& s : b.manifest.suites)
+    if (s.name == "latin1") {
+      seen = true;
+      EXPECT_EQ(s.status, "failed");
+      EXPECT_NE(s.reason.find("does not match"), std::string::npos) << s.reason;
+    }
+  EXPECT_TRUE(seen);
+  auto refused = run({gpucts(), "qualify", "--no-python", "--tests-json", (dir() / "tests.json").string(), "--output",
+                      (dir() / "out\xff").string()});
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("not valid UTF-8"), std::string::npos) << refused.output;
+  EXPECT_FALSE(fs::exists(dir() / "out\xff"));
+}
+
 }  // namespace
 }  // namespace cts
