@@ -361,7 +361,8 @@ std::optional<Version> arch_cc(const std::string& arch) {
   if (us == std::string::npos) return std::nullopt;
   std::string digits = arch.substr(us + 1);
   if (digits.size() < 2 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  return Version::parse(digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1));
+  // try_parse: "compute_1208888...8" is too large for a version, and that is "anything else" too.
+  return Version::try_parse(digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1));
 }
 
 bool arch_list_covers(const std::vector<std::string>& arch_list, const Version& cc, bool* by_ptx) {

@@ -30,9 +30,11 @@
 #include "input.hpp"
 #include "journal_report.hpp"
 #include "junit.hpp"
+#include "matrix.hpp"
 #include "output_file.hpp"
 #include "paths.hpp"
 #include "probe.hpp"
+#include "rules.hpp"
 #include "spawn.hpp"
 #include "version.hpp"
 #include "xml.hpp"
@@ -799,6 +801,38 @@ TEST(FoundByFuzzing, FieldsOfTheWrongTypeAreTheFormatsOwnErrors) {
   EXPECT_THROW(bundle::manifest_from_json(j, "manifest.json"), bundle::BundleError);
   EXPECT_THROW(bundle::check_from_json({{"verdict", 1}}, "check.json"), bundle::BundleError);
   EXPECT_THROW(bundle::check_from_json({{"findings", {{{"severity", nullptr}}}}}, "check.json"), bundle::BundleError);
+}
+
+TEST(FoundByFuzzing, AnArchListEntryTooLargeForAVersionIsNotAnArchitecture) {
+  // arch_cc threw VersionError out of the rules ("compute_1208888...8"): check exited 2 with a
+  // message naming no file. Now it is not an architecture, like any other unknown entry.
+  EXPECT_FALSE(arch_cc("compute_" + std::string(80, '8')));
+  EXPECT_FALSE(arch_list_covers({"sm_" + std::string(40, '9')}, Version::parse("9.0")));
+  Fingerprint fp = parse_fingerprint(
+      R"({"schema":"gpucts.fingerprint/1","torch":{"version":"2.7.0+cu128","arch_list":["compute_1208888888888888888888888.8"]},
+          "gpus":[{"index":0,"name":"g","cc":"9.0"}]})",
+      "fp.json");
+  EXPECT_NO_THROW(check_fingerprints(builtin_matrix(), {fp}));
+}
+
+TEST(FoundByFuzzing, AJournalTimeOutOfRangeIsShownNotCast) {
+  // iso_time_ms cast 1.8e29 ms to time_t (undefined); counts and ranks were cast from doubles too.
+  EXPECT_EQ(iso_time_ms(1.79628603345018e32).rfind("(time ", 0), 0u);
+  EXPECT_EQ(iso_time_ms(-5).rfind("(time ", 0), 0u);
+  EXPECT_EQ(iso_time_ms(0), "1970-01-01T00:00:00.000Z");
+  RankJournal r = parse_journal("j", 0,
+                                "{\"event\":\"program_start\",\"cases\":1e30,\"time_ms\":1e40}\n"
+                                "{\"event\":\"rank_info\",\"world_size\":-3e20}\n"
+                                "{\"event\":\"peer_lost\",\"blamed\":[4294967296,-1,2],\"exit_code\":1e3,\"time_ms\":2}\n");
+  EXPECT_EQ(r.planned_cases, -1);
+  EXPECT_EQ(r.world_size, 0);
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0].blamed, std::vector<int>{2});
+  EXPECT_EQ(r.events[0].exit_code, -1);
+  TestRun run;
+  run.test = "t";
+  run.ranks.push_back(r);
+  EXPECT_NO_THROW(journals_to_junit({run}));
 }
 
 // ---------------------------------------------------------------------------------------------
