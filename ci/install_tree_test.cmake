@@ -70,16 +70,18 @@ endif()
 file(GLOB_RECURSE installed_before LIST_DIRECTORIES true RELATIVE "${prefix}" "${prefix}/*")
 
 # Run qualify from outside both trees; hide them where a private mount namespace is allowed.
-set(cmd "cd '${work}' && '${prefix}/bin/gpucts' qualify --output '${bundle}' --tests '${regex}'")
+# The paths are the script's arguments ($1..$6), never spliced into its text: any path works.
+set(script "cd \"$1\" && \"$2/bin/gpucts\" qualify --output \"$3\" --tests \"$4\"")
+set(args "${work}" "${prefix}" "${bundle}" "${regex}" "${BUILD_DIR}" "${SOURCE_DIR}")
 set(hidden "not hidden (no mount namespace here)")
 execute_process(COMMAND unshare -rm true RESULT_VARIABLE urc OUTPUT_QUIET ERROR_QUIET)
 if(urc EQUAL 0)
   # The build tree first: it may lie inside the source tree.
-  set(cmd "mount -t tmpfs gpucts-hidden '${BUILD_DIR}' && mount -t tmpfs gpucts-hidden '${SOURCE_DIR}' && ${cmd}")
-  set(launch unshare -rm sh -c "${cmd}")
+  set(script "mount -t tmpfs gpucts-hidden \"$5\" && mount -t tmpfs gpucts-hidden \"$6\" && ${script}")
+  set(launch unshare -rm sh -c "${script}" sh ${args})
   set(hidden "hidden behind empty tmpfs mounts")
 else()
-  set(launch sh -c "${cmd}")
+  set(launch sh -c "${script}" sh ${args})
 endif()
 message(STATUS "install_tree_test: prefix ${prefix}; source and build trees ${hidden}")
 execute_process(COMMAND ${CMAKE_COMMAND} -E env "TMPDIR=${root}/tmp" --unset=GPUCTS_TEST_NAME

@@ -52,6 +52,25 @@ gpucts_install_missing() {
   fi
 }
 
+# The sanitizer job (ci/sanitize) builds with clang and links libFuzzer (compiler-rt). Returns 1
+# when they are not there and cannot be installed (the job then falls back to g++).
+gpucts_sanitizer_packages=(clang libclang-rt-dev)
+gpucts_have_libfuzzer() {
+  command -v clang++ >/dev/null 2>&1 || return 1
+  local lib
+  lib=$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null) || return 1
+  [ -e "$lib" ]
+}
+gpucts_install_sanitizer_tools() {
+  gpucts_have_libfuzzer && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing: ${gpucts_sanitizer_packages[*]}"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${gpucts_sanitizer_packages[@]}"; } >"${TMPDIR:-/tmp}/gpucts-apt-sanitizer.log" 2>&1 || true
+  fi
+  gpucts_have_libfuzzer
+}
+
 # The CUDA toolkit is part of the machine, not installed by us: put it on PATH where it is.
 gpucts_find_cuda() {
   if ! command -v nvcc >/dev/null 2>&1; then

@@ -1,5 +1,6 @@
 #include "args.hpp"
 
+#include <cmath>
 #include <cstdlib>
 
 namespace cts::cli {
@@ -56,7 +57,10 @@ double Args::number(const std::string& name, double fallback) const {
   if (!v) return fallback;
   char* end = nullptr;
   double d = std::strtod(v->c_str(), &end);
-  if (v->empty() || *end != '\0') throw UsageError("option --" + name + ": '" + *v + "' is not a number");
+  // nan and inf are numbers to strtod, but no option means them (--tolerance nan would turn a
+  // gate off: every comparison with nan is false).
+  if (v->empty() || *end != '\0' || !std::isfinite(d))
+    throw UsageError("option --" + name + ": '" + *v + "' is not a finite number");
   return d;
 }
 

@@ -12,33 +12,28 @@
 #include <sstream>
 
 #include "fingerprint.hpp"
+#include "input.hpp"
 #include "json_fields.hpp"
+#include "output_file.hpp"
 
 namespace fs = std::filesystem;
 
 namespace cts::bundle {
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BundleError(path + ": cannot read");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return read_input_file(path);  // a regular file (or pipe) within the input size limit
+  } catch (const InputError& e) {
+    throw BundleError(e.what());
+  }
 }
 
 void write_text(const std::string& path, const std::string& text) {
-  // Write then rename, so a reader (or an interrupted run) never sees half a file.
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw BundleError(path + ": cannot write");
-    out << text;
-    out.flush();
-    if (!out) throw BundleError(path + ": write error");
+  try {
+    write_file_atomic(path, text);  // whole or not at all, never through a symbolic link
+  } catch (const OutputError& e) {
+    throw BundleError(e.what());
   }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw BundleError(path + ": cannot rename into place: " + ec.message());
 }
 
 std::string utc_now_iso() {
@@ -60,11 +55,9 @@ T need(const nlohmann::json& j, const char* key, const std::string& origin) {
 nlohmann::json parse_json_file(const std::string& path) {
   std::string text = read_text(path);
   try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann gives a byte offset; turn it into a line for the person reading the message.
-    size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + std::min(e.byte, text.size()), '\n'));
-    throw BundleError(path + ":" + std::to_string(line) + ": malformed JSON (truncated?): " + e.what());
+    return parse_json(text, path);  // "path:line:column: malformed JSON: ..."
+  } catch (const InputError& e) {
+    throw BundleError(e.what());
   }
 }
 
@@ -123,7 +116,7 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   m.gpucts_version = need<std::string>(j, "gpucts_version", origin);
   m.created = need<std::string>(j, "created", origin);
   m.host = need<std::string>(j, "host", origin);
-  m.tree = j.value("tree", "");
+  m.tree = json_maybe<BundleError, std::string>(j, "tree", origin).value_or("");
   m.verdict = need<std::string>(j, "verdict", origin);
   if (m.verdict != kVerdictPass && m.verdict != kVerdictFail && m.verdict != kVerdictWaived && m.verdict != kVerdictNoGpu)
     throw BundleError(origin + ": verdict must be pass, waived, fail or no_gpu, not '" + m.verdict + "'");
@@ -165,11 +158,37 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
     r.log = need<std::string>(s, "log", o);
     r.reason = need<std::string>(s, "reason", o);
     r.synthesized = need<bool>(s, "synthesized", o);
-    r.cases_total = s.value("cases_total", 0);
-    r.cases_done = s.value("cases_done", 0);
+    r.cases_total = json_maybe<BundleError, int>(s, "cases_total", o).value_or(0);
+    r.cases_done = json_maybe<BundleError, int>(s, "cases_done", o).value_or(0);
     m.suites.push_back(std::move(r));
   }
   return m;
+}
+
+nlohmann::json check_from_json(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) throw BundleError(origin + ": not a JSON object");
+  auto type = [&](const nlohmann::json& o, const char* key, bool (nlohmann::json::*is)() const noexcept,
+                  const char* what, const std::string& where) {
+    if (o.contains(key) && !(o.at(key).*is)())
+      throw BundleError(origin + ": " + where + key + ": expected " + what);
+  };
+  type(j, "available", &nlohmann::json::is_boolean, "true or false", "");
+  type(j, "reason", &nlohmann::json::is_string, "a string", "");
+  type(j, "verdict", &nlohmann::json::is_string, "a string", "");
+  type(j, "findings", &nlohmann::json::is_array, "an array", "");
+  type(j, "not_evaluated", &nlohmann::json::is_array, "an array", "");
+  if (j.contains("findings"))
+    for (size_t i = 0; i < j["findings"].size(); ++i) {
+      const auto& f = j["findings"][i];
+      std::string at = "findings[" + std::to_string(i) + "].";
+      if (!f.is_object()) throw BundleError(origin + ": findings[" + std::to_string(i) + "]: expected an object");
+      for (const char* k : {"id", "severity", "subject", "message", "source", "fix"})
+        type(f, k, &nlohmann::json::is_string, "a string", at);
+    }
+  if (j.contains("not_evaluated"))
+    for (const auto& x : j["not_evaluated"])
+      if (!x.is_string()) throw BundleError(origin + ": not_evaluated: expected an array of strings");
+  return j;
 }
 
 Bundle load(const std::string& dir) {
@@ -201,7 +220,8 @@ Bundle load(const std::string& dir) {
     b.fingerprints.emplace_back(f.filename().string(), std::move(j));
   }
   std::string cpath = (fs::path(dir) / "check.json").string();
-  b.check = fs::exists(cpath) ? parse_json_file(cpath) : nlohmann::json{{"available", false}, {"reason", "no check.json"}};
+  b.check = fs::exists(cpath) ? check_from_json(parse_json_file(cpath), cpath)
+                               : nlohmann::json{{"available", false}, {"reason", "no check.json"}};
   for (const auto& f : json_files(fs::path(dir) / "bandwidth")) {
     try {
       b.bandwidth.emplace_back(f.stem().string(), bw::run_from_json(parse_json_file(f.string()), f.string()));

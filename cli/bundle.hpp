@@ -91,6 +91,10 @@ struct Bundle {
   std::vector<std::pair<std::string, bw::Run>> bandwidth;           // test name -> run
 };
 
+// check.json as `gpucts check --json` writes it (or {"available": false, "reason": ...}): every
+// field the summary and the verdict read has its type. Throws BundleError("origin: field: ...").
+nlohmann::json check_from_json(const nlohmann::json& j, const std::string& origin);
+
 // Reads and validates a whole bundle; throws BundleError("DIR: ...") naming the bad file.
 Bundle load(const std::string& dir);
 

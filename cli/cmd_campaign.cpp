@@ -70,8 +70,12 @@ std::string default_store() {
 fs::path lib_of(const fs::path& store, const std::string& v) { return store / v / "lib" / "libnccl.so.2"; }
 
 // Runs a shell command with a deadline; its output goes to `log`.
-int run_shell(const std::string& cmd, const std::string& log, double timeout_s) {
-  return qualify::run_bounded({"/bin/sh", "-c", cmd}, {}, timeout_s, log, true);
+// --fetch/--build CMD is a shell command the user wrote; the version and the store reach it as
+// its arguments $1 and $2, never spliced into the text.
+int run_user_command(const std::string& cmd, const std::string& version, const std::string& store,
+                     const std::string& log, double timeout_s) {
+  return qualify::run_bounded({"/bin/sh", "-c", cmd + " \"$1\" \"$2\"", "gpucts-campaign", version, store}, {},
+                              timeout_s, log, true);
 }
 
 struct Fetcher {
@@ -94,7 +98,7 @@ struct Fetcher {
       if (f.find(".tar") == std::string::npos) continue;
       const auto t0 = Clock::now();
       const std::string log = (logs / ("unpack-" + v + ".log")).string();
-      const int rc = run_shell("tar -xf '" + e.path().string() + "' -C '" + store.string() + "'", log, 600);
+      const int rc = qualify::run_bounded({"tar", "-xf", e.path().string(), "-C", store.string()}, {}, 600, log, true);
       t.unpack = seconds_since(t0);
       t.how = "archive " + f;
       if (rc == 0 && fs::exists(lib_of(store, v))) return "";
@@ -107,7 +111,7 @@ struct Fetcher {
       if (cmd.empty()) continue;
       const auto t0 = Clock::now();
       const std::string log = (logs / (std::string(what) + "-" + v + ".log")).string();
-      const int rc = run_shell(cmd + " '" + v + "' '" + store.string() + "'", log, 3600);
+      const int rc = run_user_command(cmd, v, store.string(), log, 3600);
       (k == 0 ? t.fetch : t.build) = seconds_since(t0);
       t.how = std::string(what) + ": " + cmd;
       if (rc == 0 && fs::exists(lib_of(store, v))) return "";

@@ -1,9 +1,9 @@
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "output_file.hpp"
 #include "probe.hpp"
 
 namespace cts::cli {
@@ -23,10 +23,11 @@ int cmd_fingerprint(const std::vector<std::string>& argv) {
   if (auto p = a.value("python")) o.python_exe = *p;
   std::string text = to_json(probe_fingerprint(o)).dump(2) + "\n";
   if (auto out = a.value("output")) {
-    std::ofstream f(*out);
-    if (!f) throw UsageError("cannot write " + *out);
-    f << text;
-    if (!f) throw UsageError("write error on " + *out);
+    try {
+      write_file_atomic(*out, text);
+    } catch (const OutputError& e) {
+      throw UsageError(e.what());
+    }
   } else {
     std::cout << text;
   }

@@ -1,8 +1,9 @@
 #include <cstdio>
-#include <fstream>
+#include <string>
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "output_file.hpp"
 #include "probe.hpp"
 
 namespace cts::cli {
@@ -18,11 +19,14 @@ int cmd_gpus(const std::vector<std::string>& argv) {
   }
   int n = visible_gpu_count();
   if (auto spec = a.value("resource-spec"); spec && n > 0) {
-    std::ofstream f(*spec);
-    if (!f) throw UsageError("cannot write " + *spec);
-    f << "{\"version\":{\"major\":1,\"minor\":0},\"local\":[{\"gpus\":[";
-    for (int i = 0; i < n; ++i) f << (i ? "," : "") << "{\"id\":\"" << i << "\",\"slots\":1}";
-    f << "]}]}\n";
+    std::string f = "{\"version\":{\"major\":1,\"minor\":0},\"local\":[{\"gpus\":[";
+    for (int i = 0; i < n; ++i) f += std::string(i ? "," : "") + "{\"id\":\"" + std::to_string(i) + "\",\"slots\":1}";
+    f += "]}]}\n";
+    try {
+      write_file_atomic(*spec, f);
+    } catch (const OutputError& e) {
+      throw UsageError(e.what());
+    }
   }
   std::printf("%d\n", n);
   return 0;

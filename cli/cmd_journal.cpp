@@ -7,6 +7,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "journal_report.hpp"
+#include "output_file.hpp"
 
 namespace cts::cli {
 
@@ -18,8 +19,10 @@ int cmd_journal_to_junit(const std::vector<std::string>& argv) {
               "writes JUnit XML to FILE: every finished case with each rank's result, the case a rank was\n"
               "running when it went as <error message=\"interrupted by SIGTERM|killed|timeout ...\">, and\n"
               "per test the first cause (rank, host, signal or error, time; the others as peer lost).\n"
-              "Prints the first cause of every test that did not end normally. Exit status: 0 written,\n"
-              "2 bad input (unreadable directory, unwritable output).");
+              "A process that went between cases or after its last one is an error case \"process_end\".\n"
+              "Prints the first cause of every test that did not end normally. Exit status: 0 written (the\n"
+              "JUnit carries the failures and errors), 2 bad input (unreadable directory, an output that\n"
+              "cannot be written or is a symbolic link).");
     return 0;
   }
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
@@ -34,16 +37,11 @@ int cmd_journal_to_junit(const std::vector<std::string>& argv) {
     throw UsageError(e.what());
   }
   std::string xml = journals_to_junit(runs);
-  // Written whole to a temporary name, then renamed: a reader never sees half a file.
-  std::string tmp = *out + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw UsageError("cannot write " + tmp);
-    f << xml;
-    f.flush();
-    if (!f) throw UsageError("write error on " + tmp);
+  try {
+    write_file_atomic(*out, xml);  // whole or not at all, never through a symbolic link
+  } catch (const OutputError& e) {
+    throw UsageError(e.what());
   }
-  if (std::rename(tmp.c_str(), out->c_str()) != 0) throw UsageError("cannot rename " + tmp + " to " + *out);
   size_t cases = 0;
   for (const auto& r : runs) {
     Cause c = first_cause(r);

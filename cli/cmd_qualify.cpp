@@ -11,9 +11,11 @@
 #include "bundle.hpp"
 #include "commands.hpp"
 #include "environment.hpp"
+#include "file_names.hpp"
 #include "gpu_requirement.hpp"
 #include "matrix.hpp"
 #include "nccl_defects.hpp"
+#include "input.hpp"
 #include "probe.hpp"
 #include "qualify_check.hpp"
 #include "qualify_run.hpp"
@@ -72,13 +74,23 @@ bool any_label_matches(const std::vector<std::string>& labels, const std::regex&
   return false;
 }
 
+// <dir>/<name>.json for a fingerprint given by the user: its file name made safe, and "-2", "-3" ...
+// added where another one (this host's own) already has it.
+std::string unused_path(const fs::path& dir, const std::string& file) {
+  std::string stem = file_name_for(fs::path(file).stem().string().empty() ? file : fs::path(file).stem().string());
+  fs::path p = dir / (stem + ".json");
+  for (int k = 2; fs::exists(fs::symlink_status(p)); ++k) p = dir / (stem + "-" + std::to_string(k) + ".json");
+  return p.string();
+}
+
 // Hidden mode run under mpiexec by --mpi-ranks: this rank's fingerprint into DIR.
 int probe_rank_into(const std::string& dir, bool python) {
   ProbeOptions po;
   po.python = python;
   Fingerprint fp = probe_fingerprint(po);
   if (!fp.rank && launcher_rank() >= 0) fp.rank = launcher_rank();
-  std::string name = fp.host.value_or("unknown-host") + ".rank" + std::to_string(fp.rank.value_or(launcher_rank())) + ".json";
+  std::string name = file_name_for(fp.host.value_or("unknown-host")) + ".rank" +
+                     std::to_string(fp.rank.value_or(std::max(launcher_rank(), 0))) + ".json";
   bundle::write_text((fs::path(dir) / name).string(), to_json(fp).dump(2) + "\n");
   return 0;
 }
@@ -165,6 +177,10 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   if (!out && !a.flag("list")) throw UsageError("--output DIR is required");
   double timeout = a.number("timeout", 0), grace = a.number("grace", 10);
   if (timeout < 0 || grace < 0) throw UsageError("--timeout and --grace must be >= 0");
+  // These paths are recorded in the bundle's JSON (UTF-8): refused now, not when writing the manifest.
+  for (const char* opt : {"output", "tests-json", "build-dir"})
+    if (auto v = a.value(opt); v && !is_valid_utf8(*v))
+      throw UsageError(std::string("--") + opt + " '" + excerpt(*v) + "': not valid UTF-8 (the bundle records it in JSON)");
 
   qualify::Tree tree;
   std::vector<qualify::TestEntry> tests;
@@ -241,7 +257,7 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   Fingerprint self = probe_fingerprint(po);
   std::vector<Fingerprint> fps{self};
   std::string host = self.host.value_or("unknown-host");
-  bundle::write_text((dir / "fingerprints" / (host + ".json")).string(), to_json(self).dump(2) + "\n");
+  bundle::write_text((dir / "fingerprints" / (file_name_for(host) + ".json")).string(), to_json(self).dump(2) + "\n");
   if (auto ranks = a.value("mpi-ranks")) {
     std::string err = probe_ranks(*ranks, a.value("mpiexec-args").value_or(""), (dir / "fingerprints").string(),
                                   !a.flag("no-python"), &fps);
@@ -250,7 +266,7 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   for (const auto& f : a.values("fingerprint")) {
     try {
       Fingerprint fp = load_fingerprint_file(f);
-      bundle::write_text((dir / "fingerprints" / fs::path(f).filename()).string(), to_json(fp).dump(2) + "\n");
+      bundle::write_text(unused_path(dir / "fingerprints", fs::path(f).filename().string()), to_json(fp).dump(2) + "\n");
       fps.push_back(std::move(fp));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gpucts qualify: %s\n", e.what());
@@ -270,10 +286,11 @@ int cmd_qualify(const std::vector<std::string>& argv) {
     const auto& t = selected[i];
     qualify::RunPaths p;
     p.bundle = dir.string();
-    p.xml_prefix = (dir / "gtest" / t.name).string();
+    const std::string fname = file_name_for(t.name);  // any name from outside stays in the bundle
+    p.xml_prefix = (dir / "gtest" / fname).string();
     p.journal_dir = (dir / "journal").string();
-    p.log = (dir / "logs" / (t.name + ".log")).string();
-    p.bandwidth = (dir / "bandwidth" / t.name).string();
+    p.log = (dir / "logs" / (fname + ".log")).string();
+    p.bandwidth = (dir / "bandwidth" / fname).string();
     p.fingerprints = (dir / "fingerprints").string();
     qualify::TestEntry e = qualify::relocate(t, tree, p);
     std::string not_run;

@@ -1,5 +1,6 @@
 #include "doc.hpp"
 
+#include <cstdio>
 #include <sstream>
 
 #include "xml.hpp"
@@ -53,6 +54,21 @@ std::string md_cell(const std::string& s) {
   return o.empty() ? " " : o;
 }
 
+// A relative file path as a link target: '%' (file_names.hpp escapes) and what ends a link escaped.
+std::string url_path(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '%' || c == ' ' || c == '(' || c == ')') {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
+      o += buf;
+    } else {
+      o += c;
+    }
+  }
+  return o;
+}
+
 }  // namespace
 
 std::string to_markdown(const Doc& d) {
@@ -83,7 +99,7 @@ std::string to_markdown(const Doc& d) {
         break;
       }
       case Block::Kind::Svg:
-        if (!b.svg_file.empty()) o << "![" << b.text << "](" << b.svg_file << ")\n\n";
+        if (!b.svg_file.empty()) o << "![" << b.text << "](" << url_path(b.svg_file) << ")\n\n";
         else o << "*" << b.text << "* (plot in the HTML summary)\n\n";
         break;
     }

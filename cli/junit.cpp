@@ -1,5 +1,7 @@
 #include "junit.hpp"
 
+#include "input.hpp"
+
 #include <cctype>
 #include <cstdlib>
 #include <map>
@@ -76,7 +78,7 @@ std::vector<Case> read(const xml::Element& root, const std::string& origin, cons
   } else if (root.name == "testsuite") {
     read_suite(root, origin, binary, out);
   } else {
-    throw xml::XmlError(origin + ":" + std::to_string(root.line) + ": root element <" + root.name +
+    throw xml::XmlError(origin + ":" + std::to_string(root.line) + ": root element <" + to_valid_utf8(root.name) +
                         "> is not JUnit (<testsuites> or <testsuite>)");
   }
   return out;
@@ -180,7 +182,7 @@ std::string write(const std::vector<Case>& cases, const std::string& name) {
       if (c->detail.empty() || c->status == "skipped") {
         o << "/>\n";
       } else {
-        o << ">" << xml::escape(c->detail) << "</" << tag << ">\n";
+        o << ">" << xml::escape(cap_report_text(c->detail)) << "</" << tag << ">\n";
       }
       o << "    </testcase>\n";
     }

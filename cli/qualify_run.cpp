@@ -1,7 +1,10 @@
 #include "qualify_run.hpp"
 
+#include "file_names.hpp"
+#include "input.hpp"
 #include "journal_report.hpp"
 #include "paths.hpp"
+#include "spawn.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -9,7 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <climits>
 #include <cstring>
 #include <filesystem>
@@ -39,14 +45,13 @@ bool is_executable(const std::string& p) { return ::access(p.c_str(), X_OK) == 0
 
 // A short helper command (ctest --show-only) with a deadline, its stdout captured.
 std::string capture(const std::vector<std::string>& argv, double timeout_s, int* rc) {
-  char tmpl[] = "/tmp/gpucts-capture-XXXXXX";
-  int fd = ::mkstemp(tmpl);
-  if (fd < 0) throw bundle::BundleError("cannot create a temporary file");
-  ::close(fd);
-  *rc = run_bounded(argv, {}, timeout_s, tmpl, false);
-  std::string out = *rc == 0 ? bundle::read_text(tmpl) : std::string();
-  ::unlink(tmpl);
-  return out;
+  proc::Options o;
+  o.timeout_s = timeout_s;
+  o.max_capture = kMaxInputBytes;
+  o.interrupt = &g_signal;
+  proc::Result r = proc::run(argv, o);
+  *rc = r.ok() ? 0 : r.exit_code.value_or(-1);
+  return r.ok() && !r.output_truncated ? r.output : std::string();
 }
 
 std::string signal_name(int sig) {
@@ -89,9 +94,13 @@ struct JournalTail {
       partial.erase(0, nl + 1);
       auto j = nlohmann::json::parse(line, nullptr, false);
       if (j.is_discarded() || !j.is_object()) continue;
-      std::string ev = j.value("event", "");
+      // A suite's own journal, but a line of the wrong shape must not stop qualify.
+      std::string ev = j.contains("event") && j["event"].is_string() ? j["event"].get<std::string>() : "";
       if (ev == "program_start") {  // a rerun appends to the same journal: count the last program
-        total = j.value("cases", 0);
+        total = j.contains("cases") && j["cases"].is_number_integer() && j["cases"].get<long long>() >= 0 &&
+                        j["cases"].get<long long>() < (1LL << 31)
+                    ? static_cast<int>(j["cases"].get<long long>())
+                    : 0;
         done = 0;
       } else if (ev == "end") {
         ++done;
@@ -155,37 +164,16 @@ void apply_ctest_rules(const TestEntry& e, const std::string& log, bundle::Suite
 
 int run_bounded(const std::vector<std::string>& argv, const std::vector<std::string>& env, double timeout_s,
                 const std::string& output_file, bool with_stderr) {
-  int fd = ::open(output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return -1;
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::dup2(fd, 1);
-    int err = with_stderr ? fd : ::open("/dev/null", O_WRONLY);
-    if (err >= 0) ::dup2(err, 2);
-    for (const auto& kv : env)
-      if (auto eq = kv.find('='); eq != std::string::npos) ::setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    ::_exit(127);
-  }
-  ::close(fd);
-  if (pid < 0) return -1;
-  ::setpgid(pid, pid);
-  auto start = std::chrono::steady_clock::now();
-  int status = 0;
-  for (;;) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) break;
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s || g_signal.load()) {
-      ::killpg(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  proc::Options o;
+  o.set_env = env;
+  o.out = proc::Output::File;
+  o.output_file = output_file;
+  o.err = with_stderr ? proc::Output::File : proc::Output::Null;
+  o.timeout_s = timeout_s;
+  o.interrupt = &g_signal;
+  proc::Result r = proc::run(argv, o);
+  if (!r.started || r.timed_out || r.interrupted || !r.exit_code) return -1;
+  return *r.exit_code;
 }
 
 void install_signal_handlers() {
@@ -227,27 +215,65 @@ Tree locate_tree(const std::optional<std::string>& build_dir) {
 }
 
 std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::string& origin) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("tests") || !j["tests"].is_array())
-    throw bundle::BundleError(origin + ": not CTest's --show-only=json-v1 output");
+  nlohmann::json j;
+  try {
+    j = parse_json(text, origin);
+  } catch (const InputError& e) {
+    throw bundle::BundleError(e.what());
+  }
+  if (!j.is_object() || !j.contains("tests") || !j["tests"].is_array())
+    throw bundle::BundleError(origin + ": not CTest's --show-only=json-v1 output (no \"tests\" array)");
+  // Every field is checked: a wrong type is bad input naming the entry, never a library message.
+  auto strings = [&](const nlohmann::json& v, const std::string& where) {
+    if (!v.is_array()) throw bundle::BundleError(origin + ": " + where + ": expected an array of strings");
+    std::vector<std::string> out;
+    for (const auto& x : v) {
+      if (!x.is_string()) throw bundle::BundleError(origin + ": " + where + ": expected an array of strings");
+      out.push_back(x.get<std::string>());
+    }
+    return out;
+  };
   std::vector<TestEntry> out;
-  for (const auto& t : j["tests"]) {
+  const auto& tests = j["tests"];
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const auto& t = tests[i];
+    const std::string at = "tests[" + std::to_string(i) + "]";
+    if (!t.is_object()) throw bundle::BundleError(origin + ": " + at + ": expected an object");
     TestEntry e;
+    if (t.contains("name") && !t["name"].is_string()) throw bundle::BundleError(origin + ": " + at + ".name: expected a string");
     e.name = t.value("name", "");
     if (e.name.empty() || !t.contains("command") || !t["command"].is_array()) continue;
-    e.command = t["command"].get<std::vector<std::string>>();
+    // The name becomes GPUCTS_TEST_NAME, a file name (file_names.hpp) and a line on the terminal.
+    if (!is_valid_utf8(e.name) || std::any_of(e.name.begin(), e.name.end(), [](char c) {
+          return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+        }))
+      throw bundle::BundleError(origin + ": " + at + ".name '" + excerpt(e.name) +
+                                "': control characters or invalid UTF-8 in a test name");
+    e.command = strings(t["command"], at + ".command");
+    if (e.command.empty() || e.command[0].empty()) throw bundle::BundleError(origin + ": " + at + ".command: empty");
     if (t.contains("properties") && t["properties"].is_array())
-      for (const auto& p : t["properties"]) {
+      for (size_t k = 0; k < t["properties"].size(); ++k) {
+        const auto& p = t["properties"][k];
+        const std::string pat = at + ".properties[" + std::to_string(k) + "]";
+        if (!p.is_object() || (p.contains("name") && !p["name"].is_string()))
+          throw bundle::BundleError(origin + ": " + pat + ": expected an object with a string name");
         std::string n = p.value("name", "");
         const auto& v = p.contains("value") ? p["value"] : nlohmann::json();
-        if (n == "LABELS" && v.is_array()) e.labels = v.get<std::vector<std::string>>();
-        else if (n == "ENVIRONMENT" && v.is_array()) e.env = v.get<std::vector<std::string>>();
-        else if (n == "TIMEOUT" && v.is_number()) e.timeout_s = v.get<double>();
-        else if (n == "WORKING_DIRECTORY" && v.is_string()) e.working_dir = v.get<std::string>();
-        else if (n == "SKIP_RETURN_CODE" && v.is_number_integer()) e.skip_code = v.get<int>();
-        else if (n == "PASS_REGULAR_EXPRESSION" && v.is_array()) e.pass_regex = v.get<std::vector<std::string>>();
-        else if (n == "FAIL_REGULAR_EXPRESSION" && v.is_array()) e.fail_regex = v.get<std::vector<std::string>>();
-        else if (n == "WILL_FAIL" && v.is_boolean()) e.will_fail = v.get<bool>();
+        const std::string where = pat + " (" + excerpt(n, 40) + ")";
+        if (n == "LABELS") e.labels = strings(v, where);
+        else if (n == "ENVIRONMENT") e.env = strings(v, where);
+        else if (n == "PASS_REGULAR_EXPRESSION") e.pass_regex = strings(v, where);
+        else if (n == "FAIL_REGULAR_EXPRESSION") e.fail_regex = strings(v, where);
+        else if (n == "TIMEOUT") {
+          if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 1e7)
+            throw bundle::BundleError(origin + ": " + where + ": expected a number of seconds >= 0");
+          if (v.get<double>() > 0) e.timeout_s = v.get<double>();  // 0: CTest's "no TIMEOUT of its own"
+        } else if (n == "WORKING_DIRECTORY" && v.is_string()) e.working_dir = v.get<std::string>();
+        else if (n == "SKIP_RETURN_CODE") {
+          if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 255)
+            throw bundle::BundleError(origin + ": " + where + ": expected an exit status 0..255");
+          e.skip_code = v.get<int>();
+        } else if (n == "WILL_FAIL" && v.is_boolean()) e.will_fail = v.get<bool>();
       }
     out.push_back(std::move(e));
   }
@@ -288,9 +314,18 @@ std::vector<TestEntry> discover(const Tree& t, std::string* how) {
 void apply_gpu_needs(std::vector<TestEntry>& tests, const std::string& needs_file) {
   std::ifstream in(needs_file);
   std::map<std::string, int> need;
+  int line_no = 0;
   for (std::string line; std::getline(in, line);) {
+    ++line_no;
     auto eq = line.find('=');
-    if (eq != std::string::npos) need[line.substr(0, eq)] = std::atoi(line.c_str() + eq + 1);
+    if (eq == std::string::npos) continue;
+    char* end = nullptr;
+    errno = 0;
+    long n = std::strtol(line.c_str() + eq + 1, &end, 10);
+    if (end == line.c_str() + eq + 1 || *end || errno == ERANGE || n < 0 || n > 4096)
+      throw bundle::BundleError(needs_file + ":" + std::to_string(line_no) + ": '" + excerpt(line.substr(eq + 1), 40) +
+                                "' is not a GPU count");
+    need[line.substr(0, eq)] = static_cast<int>(n);
   }
   for (auto& t : tests)
     if (auto it = need.find(t.name); it != need.end()) t.gpus = it->second;
@@ -325,7 +360,7 @@ TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {
       {"GPUCTS_TEST_NAME", e.name},
       {"GPUCTS_JOURNAL_DIR", p.journal_dir},
       {"GPUCTS_LOG_DIR", p.bundle + "/rank-logs"},
-      {"TEST_PREMATURE_EXIT_FILE", p.journal_dir + "/" + e.name + ".premature"},
+      {"TEST_PREMATURE_EXIT_FILE", p.journal_dir + "/" + file_name_for(e.name) + ".premature"},
       {"GPUCTS_BW_OUTPUT", p.bandwidth},
       {"GPUCTS_FINGERPRINT_DIR", p.fingerprints},
   };
@@ -349,7 +384,10 @@ std::vector<junit::Case> cases_from_journal(const std::vector<std::string>& file
   for (const auto& f : files) {
     int rank = -1;
     auto at = f.rfind(".rank");
-    if (at != std::string::npos) rank = std::atoi(f.c_str() + at + 5);
+    if (at != std::string::npos) {
+      long v = std::strtol(f.c_str() + at + 5, nullptr, 10);
+      rank = v >= 0 && v <= INT_MAX ? static_cast<int>(v) : -1;
+    }
     run.ranks.push_back(parse_journal(f, rank, bundle::read_text(f)));
   }
   std::sort(run.ranks.begin(), run.ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
@@ -379,48 +417,31 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
   std::string stem = fs::path(p.xml_prefix).filename().string();
   // Stale results of an earlier run must not pass for this one's.
   for (const auto& f : files_with_prefix(xml_dir, stem, ".xml")) fs::remove(f);
-  for (const auto& f : files_with_prefix(p.journal_dir, e.name, ".jsonl")) fs::remove(f);
+  for (const auto& f : files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl")) fs::remove(f);
 
   // The launcher as recorded (an mpiexec path from the build machine), else its name on PATH.
+  // A suite that cannot start is a failure of the tree under qualification, never "not run".
+  auto cannot_start = [&](const std::string& why) {
+    r.status = "failed";
+    r.reason = why;
+    o.cases.push_back({e.name, "process", "start", "error", junit::one_line(why), why, 0});
+    r.cases_done = r.cases_total = 1;
+    return o;
+  };
   auto exe = e.command.empty() ? std::nullopt : find_program(e.command[0]);
-  if (!exe) {
-    r.status = "not_run";
-    r.reason = e.command.empty() ? "empty command" : e.command[0] + " not found";
-    return o;
-  }
-  int logfd = ::open(p.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (!exe) return cannot_start(e.command.empty() ? "empty command" : "cannot start: " + e.command[0] + " not found");
   auto start = std::chrono::steady_clock::now();
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    r.status = "not_run";
-    r.reason = std::string("fork failed: ") + std::strerror(errno);
-    return o;
-  }
-  if (pid == 0) {
-    ::setpgid(0, 0);  // its own group: a deadline or ^C reaches mpiexec and every rank
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    if (logfd >= 0) {
-      ::dup2(logfd, 1);
-      ::dup2(logfd, 2);
-    }
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    for (const auto& kv : e.env) {
-      auto eq = kv.find('=');
-      if (eq != std::string::npos) ::setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
-    }
-    if (!e.working_dir.empty() && ::chdir(e.working_dir.c_str()) != 0) ::_exit(126);
-    std::vector<char*> args;
-    args.push_back(const_cast<char*>(exe->c_str()));
-    for (size_t i = 1; i < e.command.size(); ++i) args.push_back(const_cast<char*>(e.command[i].c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    std::fprintf(stderr, "gpucts qualify: cannot execute %s: %s\n", args[0], std::strerror(errno));
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // both sides, so there is no window where the group does not exist
-  if (logfd >= 0) ::close(logfd);
+  // Its own group: a deadline or ^C reaches mpiexec and every rank. No shell: argv as recorded.
+  proc::Options so;
+  so.set_env = e.env;
+  so.working_dir = e.working_dir;
+  so.out = so.err = proc::Output::File;
+  so.output_file = p.log;
+  std::vector<std::string> argv = e.command;
+  argv[0] = *exe;
+  std::string spawn_error;
+  pid_t pid = proc::start(argv, so, &spawn_error);
+  if (pid < 0) return cannot_start("cannot start " + *exe + ": " + spawn_error);
 
   JournalTail tail;
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
@@ -459,7 +480,7 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
     }
     if (elapsed() - last_report >= 0.5) {
       if (tail.path.empty()) {
-        auto js = files_with_prefix(p.journal_dir, e.name, ".jsonl");
+        auto js = files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl");
         for (const auto& f : js)
           if (tail.path.empty() || f.find(".rank0.") != std::string::npos) tail.path = f;
       }
@@ -529,7 +550,7 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
     if (!xml_problem.empty()) how += "; its gtest XML is unreadable: " + xml_problem;
     else if (xmls.empty()) how += " without writing its gtest XML";
     std::string cause;
-    o.cases = cases_from_journal(files_with_prefix(p.journal_dir, e.name, ".jsonl"), e.name, how, &cause);
+    o.cases = cases_from_journal(files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl"), e.name, how, &cause);
     r.reason = how + (cause.empty() ? "" : "; first cause: " + cause);
     bool died = r.status != "passed" && r.status != "skipped";
     bool open_case = false;
@@ -551,6 +572,13 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
                          r.duration_s});
     }
     r.reason = ending;
+  }
+  if (r.status == "passed" && o.cases.empty()) {
+    // A suite that ran no case proved nothing: not a pass.
+    const std::string why = "exited with status 0 but ran no case";
+    r.status = "failed";
+    r.reason = r.reason.empty() ? why : r.reason + "; " + why;
+    o.cases.push_back({e.name, "process", "exit", "error", junit::one_line(r.reason), r.reason, r.duration_s});
   }
   if (r.reason.rfind("expected", 0) == 0)  // the entry passes by failing: its failures are the expectation
     for (auto& c : o.cases)

@@ -339,7 +339,10 @@ doc::Doc to_doc(const Comparison& c) {
   }
   // One plot per collective of each baseline bandwidth run: every run's out-of-place line.
   bool heading = false;
-  for (const auto& [name, run] : c.baseline.bandwidth) {
+  for (const auto& named_run : c.baseline.bandwidth) {
+    // Not a structured binding: clang (the asan preset) cannot capture one in the lambda below.
+    const std::string& name = named_run.first;
+    const bw::Run& run = named_run.second;
     std::vector<std::string> colls;
     for (const auto& p : run.points)
       if (std::find(colls.begin(), colls.end(), p.collective) == colls.end()) colls.push_back(p.collective);

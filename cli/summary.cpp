@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 
+#include "file_names.hpp"
+
 namespace fs = std::filesystem;
 
 namespace cts::summary {
@@ -31,11 +33,7 @@ std::string duration(double s) {
   return buf;
 }
 
-std::string safe_name(std::string s) {
-  for (auto& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
-  return s;
-}
+std::string safe_name(const std::string& s) { return file_name_for(s); }
 
 std::vector<std::string> collectives_of(const bw::Run& r) {
   std::vector<std::string> out;

@@ -67,7 +67,9 @@ std::string render(const Plot& p) {
       any = true;
     }
   if (xmax - xmin < 1) xmax = xmin + 1;
-  auto [ytop, ystep] = nice_axis(ymax);
+  // Not a structured binding: clang (the asan preset) cannot capture one in the lambda below.
+  const std::pair<double, double> axis = nice_axis(ymax);
+  const double ytop = axis.first, ystep = axis.second;
   auto X = [&](double x) { return left + (std::log2(x) - xmin) / (xmax - xmin) * w; };
   auto Y = [&](double y) { return top + h - y / ytop * h; };
 

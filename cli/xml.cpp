@@ -1,8 +1,8 @@
 #include "xml.hpp"
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "input.hpp"
 
 namespace cts::xml {
 
@@ -80,9 +80,11 @@ class Parser {
   const std::string& origin_;
   size_t i_ = 0;
   int line_ = 1, col_ = 1;
+  int depth_ = 0;
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw XmlError(origin_ + ":" + std::to_string(line_) + ":" + std::to_string(col_) + ": " + what);
+    // The message quotes names and entities from the file: kept valid UTF-8 for the bundle's JSON.
+    throw XmlError(to_valid_utf8(origin_ + ":" + std::to_string(line_) + ":" + std::to_string(col_) + ": " + what));
   }
   bool eof() const { return i_ >= s_.size(); }
   char peek() const { return s_[i_]; }
@@ -204,6 +206,13 @@ class Parser {
   }
 
   Element element() {
+    // Elements nest by recursion here: a depth limit keeps a hostile file from the stack's end.
+    struct Depth {
+      int& d;
+      explicit Depth(int& x) : d(++x) {}
+      ~Depth() { --d; }
+    } depth(depth_);
+    if (depth_ > kMaxDepth) fail("elements nested deeper than " + std::to_string(kMaxDepth) + " levels");
     Element e;
     e.line = line_;
     int open_col = col_;
@@ -233,9 +242,10 @@ class Parser {
     // Content until the matching end tag.
     for (;;) {
       if (eof()) {
-        throw XmlError(origin_ + ":" + std::to_string(line_) + ":" + std::to_string(col_) +
-                       ": unexpected end of file: <" + e.name + "> opened at line " + std::to_string(e.line) +
-                       ", column " + std::to_string(open_col) + " is not closed (truncated?)");
+        throw XmlError(to_valid_utf8(origin_ + ":" + std::to_string(line_) + ":" + std::to_string(col_) +
+                                     ": unexpected end of file: <" + e.name + "> opened at line " +
+                                     std::to_string(e.line) + ", column " + std::to_string(open_col) +
+                                     " is not closed (truncated?)"));
       }
       char c = peek();
       if (c == '<') {
@@ -279,11 +289,11 @@ class Parser {
 Element parse(const std::string& text, const std::string& origin) { return Parser(text, origin).document(); }
 
 Element parse_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw XmlError(path + ": cannot read");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  try {
+    return parse(read_input_file(path), path);
+  } catch (const InputError& e) {
+    throw XmlError(e.what());
+  }
 }
 
 }  // namespace cts::xml

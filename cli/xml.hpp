@@ -19,6 +19,9 @@ class XmlError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Deeper nesting is refused as malformed (a JUnit file nests four levels).
+inline constexpr int kMaxDepth = 256;
+
 struct Element {
   std::string name;
   std::vector<std::pair<std::string, std::string>> attributes;  // document order

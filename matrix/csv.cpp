@@ -133,6 +133,8 @@ CsvTable parse_csv(const std::string& text, const std::string& file, const std::
     for (size_t c = 0; c < t.columns.size(); ++c) row.cells[t.columns[c]] = r.fields[c];
     t.rows.push_back(std::move(row));
   }
+  // Every matrix table has data: a header alone is a file cut short, not "no constraints".
+  if (t.rows.empty()) fail(file, head.line, "a header and no data rows (truncated file?)");
   return t;
 }
 

@@ -1,7 +1,8 @@
 #include "fingerprint.hpp"
 
-#include <fstream>
-#include <sstream>
+#include <climits>
+
+#include "input.hpp"
 
 namespace cts {
 namespace {
@@ -32,6 +33,16 @@ std::optional<std::string> string_field(const json& obj, const char* key, const 
   if (it == obj.end() || it->is_null()) return std::nullopt;
   if (!it->is_string()) bad(origin, path.empty() ? key : path + "." + key, "expected a string");
   return it->get<std::string>();
+}
+
+// An integer in [lo, INT_MAX]: 2^32 is refused, never read as 0.
+int int_field(const json& v, const std::string& origin, const std::string& field, long long lo) {
+  bool in_range = v.is_number_integer() &&
+                  (v.is_number_unsigned() ? v.get<unsigned long long>() <= static_cast<unsigned long long>(INT_MAX)
+                                          : v.get<long long>() >= lo && v.get<long long>() <= INT_MAX);
+  if (!in_range || v.get<long long>() < lo)
+    bad(origin, field, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(INT_MAX));
+  return static_cast<int>(v.get<long long>());
 }
 
 const json* object_field(const json& obj, const char* key, const std::string& origin) {
@@ -141,8 +152,7 @@ Fingerprint fingerprint_from_json(const json& j, const std::string& origin) {
     throw FingerprintError(origin + ": unknown schema " + schema->dump() + " (expected \"" + kFingerprintSchema + "\")");
   fp.host = string_field(j, "host", origin);
   if (auto it = j.find("rank"); it != j.end() && !it->is_null()) {
-    if (!it->is_number_integer() || it->get<long long>() < 0) bad(origin, "rank", "expected a non-negative integer");
-    fp.rank = it->get<int>();
+    fp.rank = int_field(*it, origin, "rank", 0);
   }
   fp.boot_id = string_field(j, "boot_id", origin);
   if (const json* d = object_field(j, "driver", origin)) {
@@ -198,15 +208,15 @@ Fingerprint fingerprint_from_json(const json& j, const std::string& origin) {
       if (!g.is_object()) bad(origin, path, "expected an object");
       GpuInfo gi;
       if (auto ix = g.find("index"); ix != g.end()) {
-        if (!ix->is_number_integer()) bad(origin, path + ".index", "expected an integer");
-        gi.index = ix->get<int>();
+        gi.index = int_field(*ix, origin, path + ".index", 0);
       } else {
         gi.index = k - 1;
       }
       gi.name = string_field(g, "name", origin, path);
       gi.cc = version_field(g, "cc", VersionKind::Generic, origin, path);
       if (auto m = g.find("memory_mib"); m != g.end() && !m->is_null()) {
-        if (!m->is_number_integer()) bad(origin, path + ".memory_mib", "expected an integer");
+        if (!m->is_number_integer() || (m->is_number_unsigned() && m->get<unsigned long long>() > LLONG_MAX))
+          bad(origin, path + ".memory_mib", "expected an integer");
         gi.memory_mib = m->get<long long>();
       }
       gi.pci = string_field(g, "pci", origin, path);
@@ -230,6 +240,7 @@ Fingerprint fingerprint_from_json(const json& j, const std::string& origin) {
         bad(origin, "interfaces", "each interface needs a string 'name'");
       InterfaceInfo ii;
       ii.name = i["name"].get<std::string>();
+      if (i.contains("up") && !i["up"].is_boolean()) bad(origin, "interfaces." + ii.name + ".up", "expected true or false");
       ii.up = i.value("up", false);
       if (i.contains("addresses")) {
         try {
@@ -243,7 +254,9 @@ Fingerprint fingerprint_from_json(const json& j, const std::string& origin) {
     fp.interfaces = ifs;
   }
   if (auto it = j.find("shm_bytes"); it != j.end() && !it->is_null()) {
-    if (!it->is_number_integer() || it->get<long long>() < 0) bad(origin, "shm_bytes", "expected a non-negative integer");
+    if (!it->is_number_integer() || (it->is_number_unsigned() && it->get<unsigned long long>() > LLONG_MAX) ||
+        it->get<long long>() < 0)
+      bad(origin, "shm_bytes", "expected an integer from 0 to " + std::to_string(LLONG_MAX));
     fp.shm_bytes = it->get<long long>();
   }
   if (const json* e = object_field(j, "env", origin)) {
@@ -265,23 +278,24 @@ Fingerprint fingerprint_from_json(const json& j, const std::string& origin) {
 Fingerprint parse_fingerprint(const std::string& text, const std::string& origin) {
   json j;
   try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message carries "at line L, column C".
-    std::string what = e.what();
-    auto p = what.find("parse error");
-    throw FingerprintError(origin + ": malformed JSON: " + (p == std::string::npos ? what : what.substr(p)));
+    j = parse_json(text, origin);  // "origin:line:column: malformed JSON: ..." (input.hpp)
+  } catch (const InputError& e) {
+    throw FingerprintError(e.what());
   }
   return fingerprint_from_json(j, origin);
 }
 
+// A fingerprint is a few kilobytes; 64 MiB leaves room for any real one and refuses /dev/zero.
+inline constexpr std::size_t kMaxFingerprintBytes = std::size_t{64} << 20;
+
 Fingerprint load_fingerprint_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw FingerprintError(path + ": cannot open for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw FingerprintError(path + ": read error");
-  return parse_fingerprint(ss.str(), path);
+  std::string text;
+  try {
+    text = read_input_file(path, kMaxFingerprintBytes);
+  } catch (const InputError& e) {
+    throw FingerprintError(e.what());
+  }
+  return parse_fingerprint(text, path);
 }
 
 }  // namespace cts

@@ -1,5 +1,7 @@
 #include "matrix.hpp"
 
+#include "input.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -440,7 +442,8 @@ std::optional<Version> arch_cc(const std::string& arch) {
   if (us == std::string::npos) return std::nullopt;
   std::string digits = arch.substr(us + 1);
   if (digits.size() < 2 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  return Version::parse(digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1));
+  // try_parse: "compute_1208888...8" is too large for a version, and that is "anything else" too.
+  return Version::try_parse(digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1));
 }
 
 bool arch_list_covers(const std::vector<std::string>& arch_list, const Version& cc, bool* by_ptx) {
@@ -503,12 +506,11 @@ const Matrix& builtin_matrix() {
 Matrix load_matrix_dir(const std::string& dir) {
   std::map<std::string, std::string> files;
   for (const auto& name : matrix_files()) {
-    std::string path = dir + "/" + name;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw MatrixError(path + ": cannot read");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    files[name] = ss.str();
+    try {
+      files[name] = read_input_file(dir + "/" + name, std::size_t{64} << 20);  // no device, no endless pipe
+    } catch (const InputError& e) {
+      throw MatrixError(e.what());
+    }
   }
   try {
     return parse_matrix(files, dir);

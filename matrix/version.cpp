@@ -20,8 +20,9 @@ bool read_number(std::string_view s, size_t& pos, long& out) {
   size_t start = pos;
   long long v = 0;
   while (pos < s.size() && is_digit(s[pos])) {
-    v = v * 10 + (s[pos] - '0');
-    if (v > LONG_MAX / 10) return false;
+    const int d = s[pos] - '0';
+    if (v > (LONG_MAX - d) / 10) return false;  // checked before it overflows, not after
+    v = v * 10 + d;
     ++pos;
   }
   if (pos == start) return false;
@@ -111,6 +112,11 @@ Version Version::parse(std::string_view s, VersionKind kind) {
     if (!read_number(s, pos, n)) fail(s, "bad number");
     v.release.push_back(n);
   }
+  // NCCL and CUDA versions have three parts at most (2.28.3, 12.4.1); drivers, cuDNN (9.1.0.70)
+  // and PEP 440 releases seen in the stack four. More is a typo or garbage, not a version.
+  const size_t max_parts = (kind == VersionKind::Nccl || kind == VersionKind::Cuda || kind == VersionKind::TorchNccl) ? 3 : 4;
+  if (v.release.size() > max_parts)
+    fail(s, std::to_string(v.release.size()) + " release numbers, at most " + std::to_string(max_parts) + " expected");
   // PEP 440 pre-release: a0, b1, rc2, alpha, beta (optionally after '.' or '-'? keep strict: direct).
   auto parse_pre = [&](std::string_view word, const char* label) {
     if (!starts_with_at(s, pos, word)) return false;

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "paths.hpp"
+#include "spawn.hpp"
 
 namespace cts {
 namespace {
@@ -42,16 +43,20 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-// Runs gpucts with `args` (already shell-safe: fixture paths have no spaces), under a deadline.
+// Runs gpucts with `args` (words separated by blanks: fixture paths have none), under a deadline.
 CliRun gpucts(const std::string& args) {
-  const fs::path dir = kWork;
-  std::string cmd = "timeout 60 " + kBin + " " + args + " >" + (dir / "out").string() + " 2>" +
-                    (dir / "err").string();
-  int status = std::system(cmd.c_str());
+  std::vector<std::string> argv{kBin};
+  std::istringstream words(args);
+  for (std::string w; words >> w;) argv.push_back(w);
+  proc::Options o;
+  o.err = proc::Output::File;
+  o.error_file = (fs::path(kWork) / "err").string();
+  o.timeout_s = 60;
+  proc::Result p = proc::run(argv, o);
   CliRun r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(dir / "out");
-  r.err = slurp(dir / "err");
+  r.rc = p.exit_code.value_or(-1);
+  r.out = p.output;
+  r.err = slurp(o.error_file);
   return r;
 }
 
@@ -62,23 +67,24 @@ struct BadInput {
 };
 
 const BadInput kBad[] = {
-    {"missing_file", "check --fingerprint " + kData + "nope.json", "^gpucts check: .*/check/nope\\.json: cannot open for reading\n$"},
+    {"missing_file", "check --fingerprint " + kData + "nope.json",
+     "^gpucts check: .*/check/nope\\.json: cannot open for reading: No such file or directory\n$"},
     {"malformed_json", "check --fingerprint " + kData + "malformed.json",
-     "^gpucts check: .*/check/malformed\\.json: malformed JSON: parse error at line 3, column 11: .*\n$"},
-    {"empty_file", "check --fingerprint " + kData + "empty.json", "^gpucts check: .*/check/empty\\.json: malformed JSON: parse error at line 1, column 1"},
+     "^gpucts check: .*/check/malformed\\.json:3:11: malformed JSON: .*\n$"},
+    {"empty_file", "check --fingerprint " + kData + "empty.json", "^gpucts check: .*/check/empty\\.json:1:1: malformed JSON: no JSON value"},
     {"unknown_schema", "check --fingerprint " + kData + "unknown_schema.json",
      "^gpucts check: .*/check/unknown_schema\\.json: unknown schema \"gpucts\\.fingerprint/9\""},
     {"bad_version", "check --fingerprint " + kData + "bad_version.json",
      "^gpucts check: .*/check/bad_version\\.json: field 'cuda_runtime': invalid version 'thirteen'"},
     {"not_an_object", "check --fingerprint " + kData + "not_object.json", "^gpucts check: .*/check/not_object\\.json: "},
     {"good_then_bad", "check --fingerprint " + kData + "h200_system_nccl.json --fingerprint " + kData + "malformed.json",
-     "^gpucts check: .*/check/malformed\\.json: malformed JSON"},
+     "^gpucts check: .*/check/malformed\\.json:3:11: malformed JSON"},
     {"directory", "check --fingerprint " + kData, "^gpucts check: .*/check/: is a directory, not a fingerprint file\n$"},
     {"unknown_option", "check --frobnicate", "^gpucts check: .*frobnicate.*\n$"},
     {"option_without_value", "check --fingerprint", "^gpucts check: .*fingerprint.*\n$"},
     {"positional_argument", "check extra.json", "^gpucts check: unexpected argument 'extra\\.json'\n$"},
     {"missing_matrix_dir", "check --matrix /nonexistent/m --fingerprint " + kData + "h200_system_nccl.json",
-     "^gpucts check: matrix: /nonexistent/m/torch\\.csv: cannot read\n$"},
+     "^gpucts check: matrix: /nonexistent/m/torch\\.csv: cannot open for reading: No such file or directory\n$"},
     {"broken_matrix_dir", "check --matrix " + kWork + "broken-matrix --fingerprint " + kData + "h200_system_nccl.json",
      "^gpucts check: matrix: .*/broken-matrix/torch\\.csv:[0-9]+: duplicate key '2\\.11/cu130' \\(first at line [0-9]+\\)\n$"},
 };

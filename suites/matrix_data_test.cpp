@@ -230,7 +230,7 @@ TEST(MatrixLoaderDir, MissingDirectoryNamesTheFile) {
     load_matrix_dir("/nonexistent/matrix");
     FAIL();
   } catch (const MatrixError& e) {
-    EXPECT_STREQ(e.what(), "/nonexistent/matrix/torch.csv: cannot read");
+    EXPECT_STREQ(e.what(), "/nonexistent/matrix/torch.csv: cannot open for reading: No such file or directory");
   }
 }
 

@@ -14,6 +14,7 @@
 #include "matrix.hpp"
 #include "paths.hpp"
 #include "probe.hpp"
+#include "spawn.hpp"
 
 namespace cts {
 namespace {
@@ -39,15 +40,9 @@ PythonFacts probe_python_facts() {
       " if m: r['cxx']=int(m.group(1))\n"
       "except Exception: pass\n"
       "print(json.dumps(r))\n";
-  setenv("GPUCTS_ROWS_PY", script, 1);
-  std::string out;
-  if (FILE* p = popen((python_exe() + " -c \"$GPUCTS_ROWS_PY\" 2>/dev/null").c_str(), "r")) {
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-    pclose(p);
-  }
-  unsetenv("GPUCTS_ROWS_PY");
+  proc::Options o;  // no shell: GPUCTS_PYTHON is one program, whatever its path holds
+  o.timeout_s = 60;
+  std::string out = proc::run({python_exe(), "-c", script}, o).output;
   PythonFacts f;
   auto nl = out.find_last_of('\n', out.size() >= 2 ? out.size() - 2 : 0);
   auto j = nlohmann::json::parse(nl == std::string::npos ? out : out.substr(nl + 1), nullptr, false);

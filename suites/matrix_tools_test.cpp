@@ -13,6 +13,7 @@
 
 #include "csv.hpp"
 #include "paths.hpp"
+#include "spawn.hpp"
 
 namespace cts {
 namespace {
@@ -38,17 +39,17 @@ struct ToolRun {
 };
 
 ToolRun generate_check(const fs::path& data) {
-  const fs::path out = fs::path(kScratch.path()) / "out";
-  std::string cmd = "timeout 60 python3 " + (tools_dir() / "generate.py").string() + " --check --data " + data.string() +
-                    " >" + out.string() + " 2>&1";
-  int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out)};
+  proc::Options o;
+  o.err = proc::Output::Capture;
+  o.timeout_s = 60;
+  proc::Result r = proc::run({"python3", (tools_dir() / "generate.py").string(), "--check", "--data", data.string()}, o);
+  return {r.exit_code.value_or(-1), r.output};
 }
 
 void require_tools() {
   if (!fs::exists(tools_dir() / "generate.py"))
     GTEST_SKIP() << "no matrix/tools beside " << matrix_data_dir() << " (an install tree ships the data only)";
-  if (std::system("python3 -c 'import sys; sys.exit(sys.version_info < (3, 8))' >/dev/null 2>&1") != 0)
+  if (!proc::run({"python3", "-c", "import sys; sys.exit(sys.version_info < (3, 8))"}).ok())
     GTEST_SKIP() << "python3 (3.8 or newer) is not on PATH: the generator cannot run";
 }
 

@@ -26,6 +26,7 @@
 #include "paths.hpp"
 #include "probe.hpp"
 #include "report_diff.hpp"
+#include "spawn.hpp"
 #include "summary.hpp"
 #include "xml.hpp"
 
@@ -100,17 +101,35 @@ struct Result {
   std::string out;
 };
 
-// Runs a command line through the shell, capturing stdout and stderr together.
+// Runs a command line, capturing stdout and stderr together. No shell: words are split at blanks,
+// '...' keeps blanks inside one word (the commands here are this test's own, over its own paths).
 Result sh(const std::string& cmd) {
-  Result r;
+  std::vector<std::string> argv;
+  std::string word;
+  bool in_word = false, quoted = false;
+  for (char c : cmd) {
+    if (c == '\'') {
+      quoted = !quoted;
+      in_word = true;
+    } else if (!quoted && (c == ' ' || c == '\t')) {
+      if (in_word) argv.push_back(word);
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) argv.push_back(word);
+  proc::Options o;
   // Children are not this suite: they must not append to its journal or take its test name.
-  FILE* p = popen(("env -u GPUCTS_TEST_NAME -u GPUCTS_JOURNAL_DIR -u GPUCTS_BW_OUTPUT " + cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = pclose(p);
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  o.unset_env = {"GPUCTS_TEST_NAME", "GPUCTS_JOURNAL_DIR", "GPUCTS_BW_OUTPUT"};
+  o.err = proc::Output::Capture;
+  o.timeout_s = 300;
+  proc::Result p = proc::run(argv, o);
+  Result r;
+  r.out = p.output;
+  r.rc = p.exit_code.value_or(-1);
   return r;
 }
 

@@ -149,7 +149,8 @@ TEST(CudaVisibleDevicesRule, OddButEnoughIsAWarning) {
   VisibleDevices vd = resolve_visible_devices(std::string(" 1"), fake_host());
   vd.expected = 1;
   vd.expected_from = "GPUCTS_EXPECT_GPUS";
-  const Finding* f = finding(check_fingerprints(builtin_matrix(), {with_record(vd)}));
+  const CheckResult r = check_fingerprints(builtin_matrix(), {with_record(vd)});  // f points into r
+  const Finding* f = finding(r);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, "warning");
   EXPECT_NE(f->message.find("blanks"), std::string::npos) << f->message;
