@@ -268,6 +268,7 @@ struct BadJson {
   const char* what;
 };
 
+void PrintTo(const BadJson& c, std::ostream* os) { *os << c.name; }
 class JsonRefused : public ::testing::TestWithParam<BadJson> {};
 
 TEST_P(JsonRefused, OneLineNamingTheOriginLineAndColumn) {
