@@ -176,7 +176,8 @@ int cmd_qualify(const std::vector<std::string>& argv) {
   auto out = a.value("output");
   if (!out && !a.flag("list")) throw UsageError("--output DIR is required");
   double timeout = a.number("timeout", 0), grace = a.number("grace", 10);
-  if (timeout < 0 || grace < 0) throw UsageError("--timeout and --grace must be >= 0");
+  if (timeout < 0 || grace < 0 || timeout > 1e7 || grace > 1e7)
+    throw UsageError("--timeout and --grace must be from 0 to 10000000 seconds");
   // These paths are recorded in the bundle's JSON (UTF-8): refused now, not when writing the manifest.
   for (const char* opt : {"output", "tests-json", "build-dir"})
     if (auto v = a.value(opt); v && !is_valid_utf8(*v))

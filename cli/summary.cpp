@@ -27,7 +27,8 @@ std::string fmt(double v, const char* f = "%.1f") {
 }
 
 std::string duration(double s) {
-  int t = static_cast<int>(s + 0.5);
+  // A manifest's duration from outside: clamped before the cast (1.4e10 s into an int is undefined).
+  int t = static_cast<int>(std::min(std::max(s, 0.0), 2147483000.0) + 0.5);
   char buf[32];
   std::snprintf(buf, sizeof buf, "%d:%02d:%02d", t / 3600, t / 60 % 60, t % 60);
   return buf;

@@ -185,7 +185,8 @@ std::optional<Version> Version::torch_cuda_tag() const {
   // "cu130" -> 13.0, "cu118" -> 11.8, "cu121" -> 12.1
   if (local.size() < 5 || local.rfind("cu", 0) != 0 || local.rfind("cuda", 0) == 0) return std::nullopt;
   std::string digits = local.substr(2);
-  if (!std::all_of(digits.begin(), digits.end(), is_digit)) return std::nullopt;
+  // "cu" and three or four digits; stol of "cu99999999999999999999" threw out_of_range.
+  if (digits.size() > 4 || !std::all_of(digits.begin(), digits.end(), is_digit)) return std::nullopt;
   Version v;
   v.release = {std::stol(digits.substr(0, digits.size() - 1)), std::stol(digits.substr(digits.size() - 1))};
   v.raw = v.release_str();

@@ -25,6 +25,7 @@
 #include "bandwidth.hpp"
 #include "bundle.hpp"
 #include "csv.hpp"
+#include "doc.hpp"
 #include "file_names.hpp"
 #include "fingerprint.hpp"
 #include "input.hpp"
@@ -36,6 +37,7 @@
 #include "probe.hpp"
 #include "rules.hpp"
 #include "spawn.hpp"
+#include "summary.hpp"
 #include "version.hpp"
 #include "xml.hpp"
 
@@ -834,6 +836,32 @@ TEST(FoundByFuzzing, AJournalTimeOutOfRangeIsShownNotCast) {
   run.test = "t";
   run.ranks.push_back(r);
   EXPECT_NO_THROW(journals_to_junit({run}));
+}
+
+TEST(FoundByFuzzing, ATorchCudaTagTooLongIsNoTag) {
+  // std::stol threw out_of_range for "+cu1233...38" out of the rules: check exited 2 saying "stol".
+  EXPECT_FALSE(Version::parse("1.7.0+cu" + std::string(50, '3')).torch_cuda_tag());
+  EXPECT_EQ(Version::parse("2.11.0+cu130").torch_cuda_tag()->str(), "13.0");
+  Fingerprint fp = parse_fingerprint(
+      R"({"schema":"gpucts.fingerprint/1","torch":{"version":"1.7.0+cu12333333333333333333333333333338"}})", "fp.json");
+  EXPECT_NO_THROW(check_fingerprints(builtin_matrix(), {fp}));
+}
+
+TEST(FoundByFuzzing, AHugeDurationInAManifestRenders) {
+  // The summary cast a suite's duration_s of 1.4e10 to int (undefined) to print h:mm:ss.
+  bundle::Bundle b;
+  b.manifest.gpucts_version = "0";
+  b.manifest.verdict = "pass";
+  b.manifest.elapsed_s = 1.40865e10;
+  b.manifest.suites.push_back(bundle::SuiteRun{"s", {"x"}, {}, "passed", 0, std::nullopt, 1e300, {}, "", "", false, 0, 0});
+  b.check = nlohmann::json{{"available", false}, {"reason", "none"}};
+  std::string md;
+  ASSERT_NO_THROW(md = doc::to_markdown(summary::build(b)));
+  EXPECT_NE(md.find("596523:"), std::string::npos) << "clamped to the largest int of seconds";
+  if (gpucts().empty()) return;
+  auto q = run({gpucts(), "qualify", "--grace", "1e300", "--output", "/nonexistent/x"});  // cast to int too
+  EXPECT_EQ(q.exit_code, 2) << q.output;
+  EXPECT_NE(q.output.find("--timeout and --grace must be from 0 to"), std::string::npos) << q.output;
 }
 
 // ---------------------------------------------------------------------------------------------
