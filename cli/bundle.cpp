@@ -120,7 +120,7 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   m.verdict = need<std::string>(j, "verdict", origin);
   if (m.verdict != kVerdictPass && m.verdict != kVerdictFail && m.verdict != kVerdictWaived && m.verdict != kVerdictNoGpu)
     throw BundleError(origin + ": verdict must be pass, waived, fail or no_gpu, not '" + m.verdict + "'");
-  m.verdict_reason = j.value("verdict_reason", "");
+  m.verdict_reason = json_maybe<BundleError, std::string>(j, "verdict_reason", origin).value_or("");
   if (j.contains("accepted_known")) m.accepted_known = need<std::vector<std::string>>(j, "accepted_known", origin);
   if (j.contains("waivers")) {
     if (!j.at("waivers").is_array()) throw BundleError(origin + ": 'waivers' must be an array");
@@ -129,11 +129,11 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
       std::string o = origin + ": waivers[" + std::to_string(i) + "]";
       Waiver x;
       x.id = need<std::string>(w, "id", o);
-      x.title = w.value("title", "");
-      x.link = w.value("link", "");
-      x.fix = w.value("fix", "");
-      x.cases = w.value("cases", 0);
-      x.findings = w.value("findings", 0);
+      x.title = json_maybe<BundleError, std::string>(w, "title", o).value_or("");
+      x.link = json_maybe<BundleError, std::string>(w, "link", o).value_or("");
+      x.fix = json_maybe<BundleError, std::string>(w, "fix", o).value_or("");
+      x.cases = json_maybe<BundleError, int>(w, "cases", o).value_or(0);
+      x.findings = json_maybe<BundleError, int>(w, "findings", o).value_or(0);
       m.waivers.push_back(std::move(x));
     }
   }
