@@ -43,6 +43,8 @@ nlohmann::json parse_json(std::string_view text, const std::string& origin);
 bool is_valid_utf8(std::string_view s, std::size_t* bad_at = nullptr);
 // `s` with every byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD.
 std::string to_valid_utf8(std::string_view s);
+// Appends code point `cp` as UTF-8 (the JSON and XML readers decode escapes with it).
+void append_utf8(std::string& out, unsigned long cp);
 
 // `s` for a one-line message: control characters and invalid bytes shown as '?', at most `max`
 // bytes, with "... (N bytes)" when cut.
