@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "payload.hpp"
+#include "kernels/payload.hpp"
 
 namespace {
 

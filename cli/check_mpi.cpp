@@ -1,14 +1,14 @@
-#include "check_mpi.hpp"
+#include "cli/check_mpi.hpp"
 
 #include <cstdlib>
 #include <iostream>
 
 #if GPUCTS_HAVE_MPI
-#include "check_report.hpp"
-#include "environment.hpp"
-#include "mpi_world.hpp"
-#include "probe.hpp"
-#include "watchdog.hpp"
+#include "cli/check_report.hpp"
+#include "fixtures/probe/environment.hpp"
+#include "fixtures/mpi/mpi_world.hpp"
+#include "fixtures/probe/probe.hpp"
+#include "fixtures/reliability/watchdog.hpp"
 #endif
 
 namespace cts::cli {

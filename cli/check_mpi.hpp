@@ -5,7 +5,7 @@
 #pragma once
 #include <optional>
 
-#include "matrix.hpp"
+#include "matrix/matrix.hpp"
 
 namespace cts::cli {
 

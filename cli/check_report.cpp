@@ -1,4 +1,4 @@
-#include "check_report.hpp"
+#include "cli/check_report.hpp"
 
 #include <algorithm>
 

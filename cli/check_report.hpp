@@ -5,9 +5,9 @@
 #include <ostream>
 #include <vector>
 
-#include "fingerprint.hpp"
-#include "matrix.hpp"
-#include "rules.hpp"
+#include "matrix/fingerprint.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/rules.hpp"
 
 namespace cts::cli {
 

@@ -10,11 +10,11 @@
 #include <filesystem>
 #include <sstream>
 
-#include "args.hpp"
-#include "campaign.hpp"
-#include "commands.hpp"
-#include "junit.hpp"
-#include "qualify_run.hpp"
+#include "cli/args.hpp"
+#include "report/campaign.hpp"
+#include "cli/commands.hpp"
+#include "report/junit.hpp"
+#include "cli/qualify_run.hpp"
 
 namespace fs = std::filesystem;
 

@@ -2,11 +2,11 @@
 #include <filesystem>
 #include <iostream>
 
-#include "args.hpp"
-#include "check_mpi.hpp"
-#include "check_report.hpp"
-#include "commands.hpp"
-#include "probe.hpp"
+#include "cli/args.hpp"
+#include "cli/check_mpi.hpp"
+#include "cli/check_report.hpp"
+#include "cli/commands.hpp"
+#include "fixtures/probe/probe.hpp"
 
 namespace cts::cli {
 

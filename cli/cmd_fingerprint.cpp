@@ -1,10 +1,10 @@
 #include <cstdio>
 #include <iostream>
 
-#include "args.hpp"
-#include "commands.hpp"
-#include "output_file.hpp"
-#include "probe.hpp"
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "report/output_file.hpp"
+#include "fixtures/probe/probe.hpp"
 
 namespace cts::cli {
 

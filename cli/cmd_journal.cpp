@@ -4,10 +4,10 @@
 #include <fstream>
 #include <iostream>
 
-#include "args.hpp"
-#include "commands.hpp"
-#include "journal_report.hpp"
-#include "output_file.hpp"
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "report/journal_report.hpp"
+#include "report/output_file.hpp"
 
 namespace cts::cli {
 

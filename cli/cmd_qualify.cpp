@@ -7,19 +7,19 @@
 #include <regex>
 #include <sstream>
 
-#include "args.hpp"
-#include "bundle.hpp"
-#include "commands.hpp"
-#include "environment.hpp"
-#include "file_names.hpp"
-#include "gpu_requirement.hpp"
-#include "matrix.hpp"
-#include "nccl_defects.hpp"
-#include "input.hpp"
-#include "probe.hpp"
-#include "qualify_check.hpp"
-#include "qualify_run.hpp"
-#include "summary.hpp"
+#include "cli/args.hpp"
+#include "report/bundle.hpp"
+#include "cli/commands.hpp"
+#include "fixtures/probe/environment.hpp"
+#include "report/file_names.hpp"
+#include "fixtures/probe/gpu_requirement.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/nccl_defects.hpp"
+#include "matrix/input.hpp"
+#include "fixtures/probe/probe.hpp"
+#include "cli/qualify_check.hpp"
+#include "cli/qualify_run.hpp"
+#include "report/summary.hpp"
 
 #ifndef GPUCTS_VERSION
 #define GPUCTS_VERSION "0.0.0"

@@ -3,11 +3,11 @@
 #include <filesystem>
 #include <iostream>
 
-#include "args.hpp"
-#include "campaign.hpp"
-#include "commands.hpp"
-#include "report_diff.hpp"
-#include "summary.hpp"
+#include "cli/args.hpp"
+#include "report/campaign.hpp"
+#include "cli/commands.hpp"
+#include "report/report_diff.hpp"
+#include "report/summary.hpp"
 
 namespace fs = std::filesystem;
 

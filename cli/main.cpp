@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "args.hpp"
-#include "commands.hpp"
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
 
 namespace {
 

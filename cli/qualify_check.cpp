@@ -1,10 +1,10 @@
-#include "qualify_check.hpp"
+#include "cli/qualify_check.hpp"
 
 #include <sstream>
 
-#include "check_report.hpp"
-#include "matrix.hpp"
-#include "rules.hpp"
+#include "cli/check_report.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/rules.hpp"
 
 namespace cts::qualify {
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fingerprint.hpp"
+#include "matrix/fingerprint.hpp"
 
 namespace cts::qualify {
 

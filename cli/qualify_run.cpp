@@ -1,10 +1,10 @@
-#include "qualify_run.hpp"
+#include "cli/qualify_run.hpp"
 
-#include "file_names.hpp"
-#include "input.hpp"
-#include "journal_report.hpp"
-#include "paths.hpp"
-#include "spawn.hpp"
+#include "report/file_names.hpp"
+#include "matrix/input.hpp"
+#include "report/journal_report.hpp"
+#include "fixtures/probe/paths.hpp"
+#include "fixtures/probe/spawn.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -377,7 +377,7 @@ TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {
 
 std::vector<junit::Case> cases_from_journal(const std::vector<std::string>& files, const std::string& binary,
                                             const std::string& ending, std::string* first) {
-  // The journals are read by the harness's own reader (fixtures/journal_report.hpp), which merges
+  // The journals are read by the harness's own reader (report/journal_report.hpp), which merges
   // ranks and names the first cause; only how qualify ended the process is added here.
   TestRun run;
   run.test = binary;

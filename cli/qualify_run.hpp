@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "bundle.hpp"
-#include "junit.hpp"
+#include "report/bundle.hpp"
+#include "report/junit.hpp"
 
 namespace cts::qualify {
 
@@ -92,7 +92,7 @@ void install_signal_handlers();
 Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
                 const std::function<void(int done, int total, double elapsed)>& on_progress);
 
-// Cases from the journals (fixtures/journal_report.hpp); a case that started and never ended
+// Cases from the journals (report/journal_report.hpp); a case that started and never ended
 // becomes an error naming how the process ended (`ending`). Used when gtest wrote no XML.
 // `first_cause` receives the reader's first cause across ranks ("" when none).
 std::vector<junit::Case> cases_from_journal(const std::vector<std::string>& journal_files, const std::string& binary,

@@ -91,6 +91,8 @@ function(gpucts_add_suite suite)
     set(S_MAIN gpucts::gtest_main)   # MPI suites pass MAIN gpucts::gtest_main_mpi
   endif()
   add_executable(${target} ${S_SOURCES})
+  # One folder of test binaries (suites/ and tests/ alike): they find each other beside themselves.
+  set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/suites")
   target_link_libraries(${target} PRIVATE ${S_MAIN} gpucts::fixtures ${S_LIBRARIES})
   install(TARGETS ${target} RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/gpucts)
   set_property(GLOBAL APPEND PROPERTY GPUCTS_SUITES ${target})

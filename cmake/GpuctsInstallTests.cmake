@@ -69,7 +69,7 @@ foreach(_tree "${GPUCTS_BUILD_DIR}/" "${GPUCTS_SOURCE_DIR}/")
   if(_at GREATER -1)
     string(SUBSTRING "${_json}" ${_at} 160 _what)
     message(FATAL_ERROR "gpucts: the suite list still names ${_tree} (make the test find it at run time, "
-                        "fixtures/paths.hpp): ...${_what}...")
+                        "fixtures/probe/paths.hpp): ...${_what}...")
   endif()
 endforeach()
 file(WRITE "${_share}/tests.json" "${_json}")

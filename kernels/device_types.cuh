@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "dtypes.hpp"
+#include "kernels/dtypes.hpp"
 
 namespace cts {
 

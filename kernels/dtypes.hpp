@@ -41,7 +41,7 @@ struct DTypeInfo {
   int first_reduce_sm;     // SM (10*major+minor) NCCL needs to reduce it (0: any)
 };
 
-// Sources: nccl.h ncclDataType_t (values), compat-facts.md 3b (bf16 2.10.3, fp8 2.24.3); NCCL
+// Sources: nccl.h ncclDataType_t (values), NCCL release notes (bf16 2.10.3, fp8 2.24.3); NCCL
 // 2.24 release notes: fp8 reductions need sm_90 (copies work anywhere).
 inline constexpr DTypeInfo kDTypes[] = {
     {DType::i8,     "i8",     0,  1, false, true,  0,  127.0,                 6,    1.0,                     0,     0},
@@ -80,7 +80,7 @@ struct RedOpInfo {
       : id(id_), name(name_), nccl(nccl_), first_nccl(first_nccl_), combine(combine_), scaling(scaling_) {}
 };
 
-// Sources: nccl.h ncclRedOp_t; compat-facts.md 3b (ncclAvg 2.10.3, ncclRedOpCreatePreMulSum 2.11.4).
+// Sources: nccl.h ncclRedOp_t; NCCL release notes (ncclAvg 2.10.3, ncclRedOpCreatePreMulSum 2.11.4).
 // The identity, the device and host fold, the host model of NCCL's order, the exact-mode values
 // and the mixed-mode bound of each row derive from (combine, scaling) in the functions below,
 // each an exhaustive switch checked for every row at compile time (end of this file).

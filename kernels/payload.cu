@@ -10,7 +10,7 @@
 #include <thrust/execution_policy.h>
 #include <thrust/tabulate.h>
 
-#include "payload_impl.cuh"
+#include "kernels/payload_impl.cuh"
 
 namespace cts {
 namespace detail {

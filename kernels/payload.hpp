@@ -14,8 +14,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "dtypes.hpp"
-#include "payload_rules.hpp"
+#include "kernels/dtypes.hpp"
+#include "kernels/payload_rules.hpp"
 
 namespace cts {
 

@@ -11,8 +11,8 @@
 
 #include <vector_functions.h>
 
-#include "device_types.cuh"
-#include "payload.hpp"
+#include "kernels/device_types.cuh"
+#include "kernels/payload.hpp"
 
 namespace cts::detail {
 

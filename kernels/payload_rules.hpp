@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "dtypes.hpp"
+#include "kernels/dtypes.hpp"
 
 
 namespace cts {

@@ -1,5 +1,5 @@
 // Checks of rows kCheckSplit.. of kDTypes (the floating-point types); see verify_lo.cu.
-#include "verify_impl.cuh"
+#include "kernels/verify_impl.cuh"
 
 namespace cts::detail {
 const std::array<CheckFn, kNumDTypes - kCheckSplit>& check_fns_hi() {

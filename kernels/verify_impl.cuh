@@ -17,7 +17,7 @@
 #include <cub/warp/warp_reduce.cuh>
 #include <cuda/functional>
 
-#include "payload_impl.cuh"
+#include "kernels/payload_impl.cuh"
 
 namespace cts::detail {
 

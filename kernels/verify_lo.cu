@@ -1,6 +1,6 @@
 // Checks of the first kCheckSplit rows of kDTypes (the integers); verify_hi.cu has the rest, so
 // two cores build them in parallel.
-#include "verify_impl.cuh"
+#include "kernels/verify_impl.cuh"
 
 namespace cts::detail {
 const std::array<CheckFn, kCheckSplit>& check_fns_lo() {

@@ -1,4 +1,4 @@
-#include "csv.hpp"
+#include "matrix/csv.hpp"
 
 namespace cts {
 namespace {

@@ -1,8 +1,8 @@
-#include "fingerprint.hpp"
+#include "matrix/fingerprint.hpp"
 
 #include <climits>
 
-#include "input.hpp"
+#include "matrix/input.hpp"
 
 namespace cts {
 namespace {

@@ -1,4 +1,4 @@
-// The environment fingerprint of ../shared/contracts/fingerprint.md ("gpucts.fingerprint/1").
+// The environment fingerprint ("gpucts.fingerprint/1" JSON, as `gpucts fingerprint` writes it).
 // Every field is optional: absent means unknown. Unknown extra fields are kept in `extra`.
 #pragma once
 #include <map>
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "version.hpp"
+#include "matrix/version.hpp"
 
 namespace cts {
 

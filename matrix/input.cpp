@@ -1,4 +1,4 @@
-#include "input.hpp"
+#include "matrix/input.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,6 +1,6 @@
-#include "matrix.hpp"
+#include "matrix/matrix.hpp"
 
-#include "input.hpp"
+#include "matrix/input.hpp"
 
 #include <algorithm>
 #include <cerrno>

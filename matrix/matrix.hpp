@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "csv.hpp"
-#include "version.hpp"
+#include "matrix/csv.hpp"
+#include "matrix/version.hpp"
 
 namespace cts {
 

@@ -1,4 +1,4 @@
-#include "nccl_defects.hpp"
+#include "matrix/nccl_defects.hpp"
 
 #include <algorithm>
 

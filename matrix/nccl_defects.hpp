@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "matrix.hpp"
+#include "matrix/matrix.hpp"
 
 namespace cts {
 

@@ -1,4 +1,4 @@
-#include "nccl_support.hpp"
+#include "matrix/nccl_support.hpp"
 
 #include <algorithm>
 #include <cctype>

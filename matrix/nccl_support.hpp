@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "matrix.hpp"
-#include "rules.hpp"
-#include "version.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/rules.hpp"
+#include "matrix/version.hpp"
 
 namespace cts {
 

@@ -1,12 +1,12 @@
-#include "rules.hpp"
+#include "matrix/rules.hpp"
 
 #include <algorithm>
 #include <ctime>
 #include <functional>
 #include <set>
 
-#include "nccl_defects.hpp"
-#include "nccl_support.hpp"
+#include "matrix/nccl_defects.hpp"
+#include "matrix/nccl_support.hpp"
 
 namespace cts {
 namespace {
@@ -466,7 +466,7 @@ bool rule_shm(Ctx& c) {
   return true;
 }
 
-// fp.extra["visible_devices"] (fixtures/visible_devices.hpp): what CUDA_VISIBLE_DEVICES resolved to
+// fp.extra["visible_devices"] (fixtures/probe/visible_devices.hpp): what CUDA_VISIBLE_DEVICES resolved to
 // on this host, the oddities met on the way, and the GPU count the run expects.
 bool rule_visible_devices(Ctx& c) {
   auto it = c.fp.extra.find("visible_devices");

@@ -1,5 +1,5 @@
-// The rules engine: fingerprints in, findings out (ids and severities of
-// ../shared/contracts/fingerprint.md). Each fingerprint is checked alone, then all of them against
+// The rules engine: fingerprints in, findings out (the finding ids and severities that `gpucts
+// check` prints and README lists). Each fingerprint is checked alone, then all of them against
 // each other. A rule whose inputs are absent is reported in not_evaluated, never as passed.
 #pragma once
 #include <string>
@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fingerprint.hpp"
-#include "matrix.hpp"
+#include "matrix/fingerprint.hpp"
+#include "matrix/matrix.hpp"
 
 namespace cts {
 

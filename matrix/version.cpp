@@ -1,4 +1,4 @@
-#include "version.hpp"
+#include "matrix/version.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,20 +1,20 @@
-// Bandwidth of every row of the collective table (fixtures/collectives.hpp) over a size sweep, in
+// Bandwidth of every row of the collective table (fixtures/nccl/collectives.hpp) over a size sweep, in
 // one process over the first N visible GPUs: one GoogleTest case per (row, size, placement[, graph]),
 // e.g. AllReduce/f32_1073741824B_outofplace_w1. Each case times many back-to-back calls between
 // CUDA events after a warm-up, takes the median and spread over repetitions, computes algbw and
 // busbw with nccl-tests' factors and is judged against the thresholds data; a point with no
 // threshold is recorded, not judged. With one rank busbw is not defined and algbw is judged
 // against cudaMemcpyAsync device-to-device measured in the same run. The machinery (flags, timing,
-// results files) is fixtures/bandwidth_runner.hpp.
+// results files) is fixtures/nccl/bandwidth_runner.hpp.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <string>
 
-#include "bandwidth_runner.hpp"
-#include "gtest_main.hpp"
-#include "nccl_util.hpp"
-#include "require.hpp"
+#include "fixtures/nccl/bandwidth_runner.hpp"
+#include "fixtures/gtest/gtest_main.hpp"
+#include "fixtures/nccl/nccl_util.hpp"
+#include "fixtures/gtest/require.hpp"
 
 namespace {
 

@@ -12,14 +12,15 @@
 #include <string>
 #include <vector>
 
-#include "collectives.hpp"
-#include "environment.hpp"
-#include "flags.hpp"
-#include "gpu_requirement.hpp"
-#include "gtest_main.hpp"
-#include "nccl_util.hpp"
-#include "require.hpp"
-#include "world.hpp"
+#include "fixtures/nccl/collectives.hpp"
+#include "fixtures/probe/environment.hpp"
+#include "fixtures/gtest/flags.hpp"
+#include "fixtures/gtest/case_registration.hpp"
+#include "fixtures/probe/gpu_requirement.hpp"
+#include "fixtures/gtest/gtest_main.hpp"
+#include "fixtures/nccl/nccl_util.hpp"
+#include "fixtures/gtest/require.hpp"
+#include "fixtures/nccl/world.hpp"
 
 namespace {
 

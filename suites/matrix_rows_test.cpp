@@ -11,10 +11,10 @@
 #include <cstdlib>
 #include <set>
 
-#include "matrix.hpp"
-#include "paths.hpp"
-#include "probe.hpp"
-#include "spawn.hpp"
+#include "matrix/matrix.hpp"
+#include "fixtures/probe/paths.hpp"
+#include "fixtures/probe/probe.hpp"
+#include "fixtures/probe/spawn.hpp"
 
 namespace cts {
 namespace {
@@ -61,7 +61,7 @@ struct Live {
 };
 
 // GPUCTS_LIVE_FINGERPRINT=FILE (a relative FILE not found from here is taken under the test data,
-// fixtures/paths.hpp) replays a recorded machine instead of probing this one (CI runs the
+// fixtures/probe/paths.hpp) replays a recorded machine instead of probing this one (CI runs the
 // suite on the GPU machine's fixture so the matching-row path is exercised everywhere). Its
 // extension field "python": {"version": ..., "torch_cxx": 201703} stands for the python probe.
 const Live& live() {

@@ -8,10 +8,11 @@
 
 #include <string>
 
-#include "collectives.hpp"
-#include "gpu_requirement.hpp"
-#include "mpi_nccl_world.hpp"
-#include "probe.hpp"
+#include "fixtures/nccl/collectives.hpp"
+#include "fixtures/gtest/case_registration.hpp"
+#include "fixtures/probe/gpu_requirement.hpp"
+#include "fixtures/mpi/mpi_nccl_world.hpp"
+#include "fixtures/probe/probe.hpp"
 
 namespace {
 

@@ -6,9 +6,9 @@
 #include <optional>
 #include <set>
 
-#include "mpi_world.hpp"
-#include "probe.hpp"
-#include "scoped_env.hpp"
+#include "fixtures/mpi/mpi_world.hpp"
+#include "fixtures/probe/probe.hpp"
+#include "fixtures/probe/scoped_env.hpp"
 
 namespace cts {
 namespace {

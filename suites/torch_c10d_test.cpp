@@ -18,9 +18,9 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
-#include "c10d_adapter.hpp"
-#include "require.hpp"
-#include "torchrun_launcher.hpp"
+#include "fixtures/torch/c10d_adapter.hpp"
+#include "fixtures/gtest/require.hpp"
+#include "fixtures/torch/torchrun_launcher.hpp"
 
 namespace cts {
 namespace c10d_adapter {

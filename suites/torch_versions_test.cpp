@@ -5,10 +5,10 @@
 // the torch fields filled from the linked libtorch rather than from Python.
 #include <gtest/gtest.h>
 
-#include "c10d_adapter.hpp"
-#include "matrix.hpp"
-#include "probe.hpp"
-#include "rules.hpp"
+#include "fixtures/torch/c10d_adapter.hpp"
+#include "matrix/matrix.hpp"
+#include "fixtures/probe/probe.hpp"
+#include "matrix/rules.hpp"
 
 namespace cts {
 namespace {

@@ -1,0 +1,117 @@
+# The layering check, run by every build (target gpucts_layers) and by ctest (gpucts_layers):
+#   cmake -DSOURCE_DIR=<root> -P cmake/CheckLayers.cmake
+# 1. Every quoted #include names its header by its path from the source root ("report/junit.hpp"),
+#    and only a folder its own folder may use (the table below): an arrow only points down.
+# 2. Every file of a layer folder is named, in backquotes, by the nearest README.md above it, so
+#    the folders' READMEs stay a true list of what is there.
+# A violation is one line "file:line: what" and the build fails.
+cmake_minimum_required(VERSION 3.25)
+if(NOT SOURCE_DIR)
+  message(FATAL_ERROR "usage: cmake -DSOURCE_DIR=<gpucts source root> -P CheckLayers.cmake")
+endif()
+
+# folder -> the folders its files may include (its own always). Longest folder prefix wins.
+set(_uses_kernels              "")
+set(_uses_matrix               "")
+set(_uses_report               "matrix")
+set(_uses_fixtures/probe       "matrix")
+set(_uses_fixtures/reliability "fixtures/probe;report;matrix")
+set(_uses_fixtures/gtest       "fixtures/reliability;fixtures/probe;report;matrix")
+set(_uses_fixtures/nccl        "fixtures/gtest;fixtures/reliability;fixtures/probe;report;matrix;kernels")
+set(_uses_fixtures/mpi         "fixtures/nccl;fixtures/gtest;fixtures/reliability;fixtures/probe;report;matrix;kernels")
+set(_uses_fixtures/torch       "fixtures/gtest;fixtures/reliability;fixtures/probe;report;matrix")
+set(_uses_suites               "fixtures;matrix")  # matrix: the data the suites judge the stack against
+set(_uses_tests                "cli;fixtures;report;matrix;kernels")
+set(_uses_cli                  "fixtures/mpi;fixtures/reliability;fixtures/probe;report;matrix")
+set(_uses_bench                "fixtures;report;matrix;kernels")
+set(_layers kernels matrix report fixtures/probe fixtures/reliability fixtures/gtest fixtures/nccl
+            fixtures/mpi fixtures/torch suites tests cli bench)
+
+# The layer (or include target folder) of a path from the root: the longest listed prefix.
+function(_layer_of path out)
+  set(best "")
+  foreach(l IN LISTS _layers ITEMS fixtures)
+    string(LENGTH "${l}/" n)
+    string(SUBSTRING "${path}" 0 ${n} head)
+    string(LENGTH "${best}" nb)
+    if(head STREQUAL "${l}/" AND n GREATER nb)
+      set(best "${l}")
+    endif()
+  endforeach()
+  set(${out} "${best}" PARENT_SCOPE)
+endfunction()
+
+set(_errors "")
+foreach(layer IN LISTS _layers)
+  file(GLOB_RECURSE sources RELATIVE "${SOURCE_DIR}"
+       "${SOURCE_DIR}/${layer}/*.cpp" "${SOURCE_DIR}/${layer}/*.hpp" "${SOURCE_DIR}/${layer}/*.cu"
+       "${SOURCE_DIR}/${layer}/*.cuh" "${SOURCE_DIR}/${layer}/*.h")
+  foreach(src IN LISTS sources)
+    _layer_of("${src}" own)
+    if(NOT own STREQUAL layer)
+      continue()   # a deeper layer folder checks it
+    endif()
+    file(STRINGS "${SOURCE_DIR}/${src}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*" "\\1" inc "${line}")
+      if(NOT inc MATCHES "/" OR inc MATCHES "^\\.")
+        list(APPEND _errors "${src}: #include \"${inc}\": name headers by their path from the source root")
+        continue()
+      endif()
+      _layer_of("${inc}" target)
+      if(target STREQUAL "")
+        list(APPEND _errors "${src}: #include \"${inc}\": not a header of any layer folder")
+        continue()
+      endif()
+      set(allowed "${layer};${_uses_${layer}}")
+      set(ok FALSE)
+      foreach(a IN LISTS allowed)
+        if(a AND (target STREQUAL a OR target MATCHES "^${a}/"))
+          set(ok TRUE)
+        endif()
+      endforeach()
+      if(NOT ok)
+        list(APPEND _errors "${src}: #include \"${inc}\": ${layer}/ may use only ${_uses_${layer}}")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+# READMEs: every tracked-looking file of a layer folder named by the nearest README.md above it.
+foreach(top IN ITEMS kernels matrix report fixtures suites tests cli bench cmake ci)
+  file(GLOB_RECURSE files RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/${top}/*")
+  foreach(f IN LISTS files)
+    get_filename_component(name "${f}" NAME)
+    get_filename_component(dir "${f}" DIRECTORY)
+    # Data, seeds and snapshots are described as folders, not file by file.
+    if(name STREQUAL "README.md" OR f MATCHES "/(data|corpus|curated|snapshot|__pycache__)/" OR name MATCHES "\\.pyc$")
+      continue()
+    endif()
+    set(d "${dir}")
+    while(NOT EXISTS "${SOURCE_DIR}/${d}/README.md" AND d MATCHES "/")
+      get_filename_component(d "${d}" DIRECTORY)
+    endwhile()
+    if(NOT EXISTS "${SOURCE_DIR}/${d}/README.md")
+      list(APPEND _errors "${f}: no README.md above it")
+      continue()
+    endif()
+    file(RELATIVE_PATH rel "${SOURCE_DIR}/${d}" "${SOURCE_DIR}/${f}")
+    file(READ "${SOURCE_DIR}/${d}/README.md" readme)
+    string(FIND "${readme}" "`${rel}`" at)
+    if(at EQUAL -1)
+      string(FIND "${readme}" "`${name}`" at)   # a README may name files of its folder plainly
+    endif()
+    if(at EQUAL -1)
+      list(APPEND _errors "${f}: not listed in ${d}/README.md (one line: `${rel}` and what it is)")
+    endif()
+  endforeach()
+endforeach()
+
+list(LENGTH _errors n)
+if(n GREATER 0)
+  foreach(e IN LISTS _errors)
+    message(NOTICE "${e}")
+  endforeach()
+  message(FATAL_ERROR "gpucts layers: ${n} problem(s) above")
+endif()
+message(STATUS "gpucts layers: every include points down; every file is in its folder's README")

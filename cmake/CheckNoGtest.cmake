@@ -1,0 +1,18 @@
+# Fails when BINARY defines or uses GoogleTest symbols (testing::...): the `gpucts` command must
+# stay on the GoogleTest-free layers.   cmake -DBINARY=<file> -P CheckNoGtest.cmake
+find_program(NM nm)
+if(NOT NM)
+  message(NOTICE "nm not found: cannot inspect ${BINARY}")
+  return()
+endif()
+execute_process(COMMAND "${NM}" -C "${BINARY}" OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm -C ${BINARY} failed (${rc})")
+endif()
+string(REGEX MATCHALL "[^\n]*testing::[^\n]*" hits "${symbols}")
+list(LENGTH hits n)
+if(n GREATER 0)
+  list(GET hits 0 first)
+  message(FATAL_ERROR "${BINARY}: ${n} GoogleTest symbol(s), e.g. ${first}")
+endif()
+message(STATUS "${BINARY}: no GoogleTest symbols")

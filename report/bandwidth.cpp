@@ -1,0 +1,381 @@
+#include "report/bandwidth.hpp"
+
+#include "matrix/csv.hpp"
+#include "matrix/input.hpp"
+#include "report/json_fields.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+namespace cts::bw {
+
+extern const char* const kBuiltinThresholdsCsv;  // generated from matrix/data/bandwidth_thresholds.csv
+
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+double parse_double(const std::string& text, const std::string& where) {
+  char* end = nullptr;
+  std::string t = trim(text);
+  double d = std::strtod(t.c_str(), &end);
+  if (t.empty() || *end != '\0' || !std::isfinite(d)) throw BandwidthError(where + ": '" + text + "' is not a number");
+  return d;
+}
+
+}  // namespace
+
+std::optional<double> bus_factor(BusFactor family, int nranks) {
+  if (nranks < 1) throw BandwidthError("bus_factor: nranks must be >= 1");
+  if (nranks == 1) return std::nullopt;
+  double n = nranks;
+  switch (family) {
+    case BusFactor::all_reduce: return 2.0 * (n - 1) / n;
+    case BusFactor::n_minus_one_over_n: return (n - 1) / n;
+    case BusFactor::one: return 1.0;
+  }
+  return std::nullopt;
+}
+
+Stats summarize(std::vector<double> v) {
+  if (v.empty()) throw BandwidthError("summarize: no samples");
+  std::sort(v.begin(), v.end());
+  Stats s;
+  s.n = v.size();
+  s.min = v.front();
+  s.max = v.back();
+  s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  s.spread_pct = s.median > 0 ? (s.max - s.min) / s.median * 100.0 : 0.0;
+  return s;
+}
+
+std::uint64_t parse_bytes(const std::string& text) {
+  std::string t = trim(text);
+  size_t i = 0;
+  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+  if (i == 0) throw BandwidthError("'" + text + "' is not a byte count (e.g. 8, 64K, 1G)");
+  std::string unit = t.substr(i);
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  static const std::map<std::string, int> shifts = {{"", 0},   {"B", 0},    {"K", 10},   {"KB", 10},
+                                                    {"KIB", 10}, {"M", 20}, {"MB", 20},  {"MIB", 20},
+                                                    {"G", 30}, {"GB", 30},  {"GIB", 30}, {"T", 40},
+                                                    {"TIB", 40}};
+  auto it = shifts.find(unit);
+  if (it == shifts.end()) throw BandwidthError("'" + text + "': unknown unit '" + t.substr(i) + "'");
+  if (i > 15) throw BandwidthError("'" + text + "' is too large");
+  std::uint64_t n = std::stoull(t.substr(0, i));
+  if (it->second && n > (std::uint64_t(1) << (63 - it->second))) throw BandwidthError("'" + text + "' is too large");
+  return n << it->second;
+}
+
+std::string format_bytes(std::uint64_t b) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  std::uint64_t v = b;
+  while (u < 4 && v >= 1024 && v % 1024 == 0) {
+    v /= 1024;
+    ++u;
+  }
+  return std::to_string(v) + " " + units[u];
+}
+
+std::vector<std::uint64_t> parse_sweep(const std::string& spec) {
+  std::vector<std::string> parts;
+  std::stringstream ss(spec);
+  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+  if (parts.size() != 3) throw BandwidthError("sweep '" + spec + "': expected MIN:MAX:FACTOR, e.g. 8:1G:2");
+  std::uint64_t lo = parse_bytes(parts[0]), hi = parse_bytes(parts[1]);
+  double f = parse_double(parts[2], "sweep '" + spec + "' factor");
+  if (lo == 0) throw BandwidthError("sweep '" + spec + "': the minimum must be at least 1 byte");
+  if (lo > hi) throw BandwidthError("sweep '" + spec + "': minimum above maximum");
+  if (f < 2 || f != std::floor(f)) throw BandwidthError("sweep '" + spec + "': the factor must be an integer >= 2");
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t s = lo; s <= hi; s *= static_cast<std::uint64_t>(f)) {
+    out.push_back(s);
+    if (s > hi / static_cast<std::uint64_t>(f)) break;
+  }
+  return out;
+}
+
+std::vector<Threshold> parse_thresholds(const std::string& csv, const std::string& origin) {
+  CsvTable t;
+  try {
+    t = parse_csv(csv, origin,
+                  {"gpu", "link", "nvls", "world_size", "collective", "placement", "min_bytes", "metric", "expected",
+                   "tolerance_pct", "source"},
+                  {"launch"});
+  } catch (const MatrixError& e) {
+    throw BandwidthError(e.what());
+  }
+  std::vector<Threshold> out;
+  for (const auto& row : t.rows) {
+    std::string where = origin + ":" + std::to_string(row.line);  // every message names file:line
+    Threshold th;
+    th.origin = origin;
+    th.line = row.line;
+    th.gpu = row.at("gpu");
+    th.link = row.at("link");
+    th.nvls = row.at("nvls");
+    if (row.at("world_size") != "any") {
+      double ws = parse_double(row.at("world_size"), where + ": world_size");
+      if (ws < 1 || ws > 1 << 20 || ws != std::floor(ws))
+        throw BandwidthError(where + ": world_size '" + row.at("world_size") + "' is not a number of ranks (1 or more) or 'any'");
+      th.world_size = static_cast<int>(ws);
+    } else {
+      th.world_size = 0;
+    }
+    th.collective = row.at("collective");
+    th.placement = row.at("placement");
+    th.launch = row.at("launch").empty() ? "any" : row.at("launch");
+    try {
+      th.min_bytes = parse_bytes(row.at("min_bytes"));
+    } catch (const BandwidthError& e) {
+      throw BandwidthError(where + ": min_bytes " + e.what());
+    }
+    th.metric = row.at("metric");
+    th.expected = parse_double(row.at("expected"), where + ": expected");
+    th.tolerance_pct = parse_double(row.at("tolerance_pct"), where + ": tolerance_pct");
+    th.source = row.at("source");
+    if (th.nvls != "on" && th.nvls != "off" && th.nvls != "any") throw BandwidthError(where + ": nvls must be on, off or any");
+    if (th.placement != "in_place" && th.placement != "out_of_place" && th.placement != "any")
+      throw BandwidthError(where + ": placement must be in_place, out_of_place or any");
+    if (th.launch != "eager" && th.launch != "graph" && th.launch != "any")
+      throw BandwidthError(where + ": launch must be eager, graph or any");
+    if (th.metric != "busbw_gbps" && th.metric != "algbw_vs_copy")
+      throw BandwidthError(where + ": metric must be busbw_gbps or algbw_vs_copy");
+    if (th.expected <= 0 || th.tolerance_pct < 0 || th.tolerance_pct >= 100)
+      throw BandwidthError(where + ": expected must be > 0 and tolerance_pct in [0, 100)");
+    if (th.gpu.empty() || th.link.empty() || th.collective.empty() || th.source.empty())
+      throw BandwidthError(where + ": gpu, link, collective and source must not be empty");
+    out.push_back(th);
+  }
+  return out;
+}
+
+std::vector<Threshold> load_thresholds_file(const std::string& path) {
+  std::string text;
+  try {
+    text = read_input_file(path, std::size_t{16} << 20);
+  } catch (const InputError& e) {
+    throw BandwidthError(std::string(e.what()) + " (GPUCTS_BW_THRESHOLDS)");
+  }
+  return parse_thresholds(text, path);
+}
+
+const std::vector<Threshold>& builtin_thresholds() {
+  static const std::vector<Threshold> t = [] {
+    if (const char* path = std::getenv("GPUCTS_BW_THRESHOLDS"); path && *path) return load_thresholds_file(path);
+    return parse_thresholds(kBuiltinThresholdsCsv, "bandwidth_thresholds.csv");
+  }();
+  return t;
+}
+
+void check_collectives(const std::vector<Threshold>& table, const std::vector<std::string>& rows) {
+  for (const auto& th : table)
+    if (std::find(rows.begin(), rows.end(), th.collective) == rows.end())
+      throw BandwidthError(th.origin + ":" + std::to_string(th.line) + ": unknown collective '" + th.collective + "'");
+}
+
+std::string Point::key() const {
+  return collective + "/" + dtype + "/" + std::to_string(bytes) + "/" + placement() + (graph ? "/graph" : "");
+}
+
+void compute_rates(Point& p, BusFactor family) {
+  double t_s = p.time_us.median * 1e-6;
+  p.algbw_gbps = t_s > 0 ? static_cast<double>(p.bytes) / t_s / 1e9 : 0;
+  auto f = bus_factor(family, p.ranks);
+  if (f) p.busbw_gbps = p.algbw_gbps * *f;
+  else p.busbw_gbps.reset();
+}
+
+void judge(Point& p, const Context& ctx, const std::vector<Threshold>& table) {
+  const Threshold* best = nullptr;
+  for (const auto& th : table) {
+    if (th.collective != p.collective) continue;
+    if (th.gpu != "any" && th.gpu != ctx.gpu) continue;
+    if (th.link != "any" && !ctx.link.empty() && ctx.link != "unknown" && th.link != ctx.link) continue;
+    if (th.nvls != "any" && th.nvls != ctx.nvls) continue;
+    if (th.world_size && th.world_size != p.ranks) continue;
+    if (th.placement != "any" && th.placement != p.placement()) continue;
+    if (th.launch != "any" && th.launch != (p.graph ? "graph" : "eager")) continue;
+    if (th.min_bytes > p.bytes) continue;
+    if (!best || th.min_bytes > best->min_bytes) best = &th;
+  }
+  p.threshold_gbps.reset();
+  if (!best) {
+    p.verdict = "unjudged";
+    p.message = "no threshold for this GPU, world size and size: recorded, not judged";
+    return;
+  }
+  double floor_factor = 1.0 - best->tolerance_pct / 100.0;
+  double measured, expected;
+  p.threshold_metric = best->metric;
+  p.threshold_source = best->source;
+  std::ostringstream m;
+  m.precision(4);
+  if (best->metric == "busbw_gbps") {
+    if (!p.busbw_gbps) {
+      p.verdict = "unjudged";
+      p.message = std::string(kNoBusbwOneRank) + ": busbw threshold not applicable";
+      return;
+    }
+    measured = *p.busbw_gbps;
+    expected = best->expected;
+    m << "busbw ";
+  } else {
+    if (!ctx.copy_gbps || *ctx.copy_gbps <= 0) {
+      p.verdict = "unjudged";
+      p.message = "device-to-device copy bandwidth was not measured: copy-ratio threshold not applicable";
+      return;
+    }
+    measured = p.algbw_gbps;
+    expected = best->expected * *ctx.copy_gbps;
+    m << "algbw ";
+  }
+  p.threshold_gbps = expected * floor_factor;
+  double ratio = measured / expected;
+  m << std::fixed << std::setprecision(1) << measured << " GB/s vs expected " << expected << " GB/s ("
+    << std::showpos << (ratio - 1) * 100 << std::noshowpos << "%, floor " << *p.threshold_gbps << " GB/s";
+  if (best->metric == "algbw_vs_copy") m << " = " << best->expected << " x copy " << *ctx.copy_gbps << " GB/s";
+  m << "; " << best->source << ")";
+  if (measured >= *p.threshold_gbps) {
+    p.verdict = "pass";
+    p.message = m.str();
+  } else {
+    p.verdict = "fail";
+    std::ostringstream f;
+    f << std::fixed << std::setprecision(1) << (1 - measured / *p.threshold_gbps) * 100 << "% below the floor: ";
+    p.message = f.str() + m.str();
+  }
+}
+
+namespace {
+
+template <class T>
+T get(const nlohmann::json& j, const char* key, const std::string& origin) {
+  return json_need<BandwidthError, T>(j, key, origin);
+}
+
+std::optional<double> opt_double(const nlohmann::json& j, const char* key, const std::string& origin) {
+  return json_maybe<BandwidthError, double>(j, key, origin);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Run& r) {
+  nlohmann::json pts = nlohmann::json::array();
+  for (const auto& p : r.points) {
+    pts.push_back({{"collective", p.collective},
+                   {"dtype", p.dtype},
+                   {"bytes", p.bytes},
+                   {"in_place", p.in_place},
+                   {"graph", p.graph},
+                   {"ranks", p.ranks},
+                   {"iterations", p.iterations},
+                   {"repetitions", p.time_us.n},
+                   {"time_us", p.time_us.median},
+                   {"time_us_min", p.time_us.min},
+                   {"time_us_max", p.time_us.max},
+                   {"spread_pct", p.time_us.spread_pct},
+                   {"algbw_gbps", p.algbw_gbps},
+                   {"busbw_gbps", json_or_null(p.busbw_gbps)},
+                   {"busbw_note", p.busbw_gbps ? "" : kNoBusbwOneRank},
+                   {"verdict", p.verdict},
+                   {"threshold_gbps", json_or_null(p.threshold_gbps)},
+                   {"threshold_metric", p.threshold_metric},
+                   {"threshold_source", p.threshold_source},
+                   {"message", p.message}});
+  }
+  return {{"schema", kBandwidthSchema},
+          {"host", r.host},
+          {"nccl", r.nccl_version},
+          {"gpu", r.ctx.gpu},
+          {"link", r.ctx.link},
+          {"nvls", r.ctx.nvls},
+          {"world_size", r.ctx.world_size},
+          {"copy_gbps", json_or_null(r.ctx.copy_gbps)},
+          {"points", pts}};
+}
+
+Run run_from_json(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) throw BandwidthError(origin + ": not a JSON object");
+  if (get<std::string>(j, "schema", origin) != kBandwidthSchema)
+    throw BandwidthError(origin + ": schema is not " + kBandwidthSchema);
+  Run r;
+  r.host = get<std::string>(j, "host", origin);
+  r.nccl_version = get<std::string>(j, "nccl", origin);
+  r.ctx.gpu = get<std::string>(j, "gpu", origin);
+  r.ctx.link = get<std::string>(j, "link", origin);
+  r.ctx.nvls = get<std::string>(j, "nvls", origin);
+  r.ctx.world_size = get<int>(j, "world_size", origin);
+  r.ctx.copy_gbps = opt_double(j, "copy_gbps", origin);
+  const auto pts = get<nlohmann::json>(j, "points", origin);
+  if (!pts.is_array()) throw BandwidthError(origin + ": 'points' must be an array");
+  for (size_t i = 0; i < pts.size(); ++i) {
+    std::string o = origin + ": points[" + std::to_string(i) + "]";
+    const auto& q = pts[i];
+    Point p;
+    p.collective = get<std::string>(q, "collective", o);
+    p.dtype = get<std::string>(q, "dtype", o);
+    p.bytes = get<std::uint64_t>(q, "bytes", o);
+    p.in_place = get<bool>(q, "in_place", o);
+    p.graph = get<bool>(q, "graph", o);
+    p.ranks = get<int>(q, "ranks", o);
+    p.iterations = get<int>(q, "iterations", o);
+    p.time_us.n = get<size_t>(q, "repetitions", o);
+    p.time_us.median = get<double>(q, "time_us", o);
+    p.time_us.min = get<double>(q, "time_us_min", o);
+    p.time_us.max = get<double>(q, "time_us_max", o);
+    p.time_us.spread_pct = get<double>(q, "spread_pct", o);
+    p.algbw_gbps = get<double>(q, "algbw_gbps", o);
+    p.busbw_gbps = opt_double(q, "busbw_gbps", o);
+    p.verdict = get<std::string>(q, "verdict", o);
+    if (p.verdict != "pass" && p.verdict != "fail" && p.verdict != "unjudged")
+      throw BandwidthError(o + ": verdict must be pass, fail or unjudged");
+    p.threshold_gbps = opt_double(q, "threshold_gbps", o);
+    p.threshold_metric = json_maybe<BandwidthError, std::string>(q, "threshold_metric", o).value_or("");
+    p.threshold_source = json_maybe<BandwidthError, std::string>(q, "threshold_source", o).value_or("");
+    p.message = json_maybe<BandwidthError, std::string>(q, "message", o).value_or("");
+    r.points.push_back(std::move(p));
+  }
+  return r;
+}
+
+std::string to_csv(const Run& r) {
+  std::ostringstream o;
+  o << "collective,dtype,bytes,placement,graph,ranks,iterations,repetitions,time_us,time_us_min,time_us_max,"
+       "spread_pct,algbw_gbps,busbw_gbps,verdict,threshold_gbps\n";
+  o.precision(6);
+  for (const auto& p : r.points) {
+    o << p.collective << ',' << p.dtype << ',' << p.bytes << ',' << p.placement() << ',' << (p.graph ? 1 : 0) << ','
+      << p.ranks << ',' << p.iterations << ',' << p.time_us.n << ',' << p.time_us.median << ',' << p.time_us.min << ','
+      << p.time_us.max << ',' << p.time_us.spread_pct << ',' << p.algbw_gbps << ',';
+    if (p.busbw_gbps) o << *p.busbw_gbps;
+    else o << "n/a (1 rank)";
+    o << ',' << p.verdict << ',';
+    if (p.threshold_gbps) o << *p.threshold_gbps;
+    o << '\n';
+  }
+  return o.str();
+}
+
+Run load_run_file(const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = parse_json(read_input_file(path), path);  // "path:line:column: malformed JSON: ..."
+  } catch (const InputError& e) {
+    throw BandwidthError(e.what());
+  }
+  return run_from_json(j, path);
+}
+
+}  // namespace cts::bw

@@ -1,0 +1,407 @@
+#include "report/bundle.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "matrix/fingerprint.hpp"
+#include "matrix/input.hpp"
+#include "report/json_fields.hpp"
+#include "report/output_file.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cts::bundle {
+
+std::string read_text(const std::string& path) {
+  try {
+    return read_input_file(path);  // a regular file (or pipe) within the input size limit
+  } catch (const InputError& e) {
+    throw BundleError(e.what());
+  }
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  try {
+    write_file_atomic(path, text);  // whole or not at all, never through a symbolic link
+  } catch (const OutputError& e) {
+    throw BundleError(e.what());
+  }
+}
+
+std::string utc_now_iso() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+namespace {
+
+template <class T>
+T need(const nlohmann::json& j, const char* key, const std::string& origin) {
+  return json_need<BundleError, T>(j, key, origin);
+}
+
+nlohmann::json parse_json_file(const std::string& path) {
+  std::string text = read_text(path);
+  try {
+    return parse_json(text, path);  // "path:line:column: malformed JSON: ..."
+  } catch (const InputError& e) {
+    throw BundleError(e.what());
+  }
+}
+
+// The *.json files of a bundle folder, sorted; none when the folder is absent.
+std::vector<fs::path> json_files(const fs::path& d) {
+  std::vector<fs::path> files;
+  if (fs::is_directory(d))
+    for (const auto& e : fs::directory_iterator(d))
+      if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+const std::set<std::string> kSuiteStatuses = {"passed", "failed", "skipped", "timeout", "interrupted", "crashed", "not_run"};
+
+}  // namespace
+
+nlohmann::json to_json(const Manifest& m) {
+  nlohmann::json suites = nlohmann::json::array();
+  for (const auto& s : m.suites) {
+    suites.push_back({{"name", s.name},
+                      {"command", s.command},
+                      {"labels", s.labels},
+                      {"status", s.status},
+                      {"exit_code", json_or_null(s.exit_code)},
+                      {"signal", json_or_null(s.signal)},
+                      {"duration_s", s.duration_s},
+                      {"xml", s.xml},
+                      {"log", s.log},
+                      {"reason", s.reason},
+                      {"synthesized", s.synthesized},
+                      {"cases_total", s.cases_total},
+                      {"cases_done", s.cases_done}});
+  }
+  nlohmann::json waivers = nlohmann::json::array();
+  for (const auto& w : m.waivers)
+    waivers.push_back({{"id", w.id}, {"title", w.title}, {"link", w.link}, {"fix", w.fix}, {"cases", w.cases},
+                       {"findings", w.findings}});
+  return {{"schema", m.schema},   {"gpucts_version", m.gpucts_version},
+          {"created", m.created}, {"host", m.host},
+          {"tree", m.tree},       {"verdict", m.verdict},
+          {"verdict_reason", m.verdict_reason},
+          {"accepted_known", m.accepted_known},
+          {"waivers", waivers},
+          {"nccl_selected", m.nccl_selected},
+          {"interrupted", m.interrupted}, {"elapsed_s", m.elapsed_s},
+          {"suites", suites}};
+}
+
+Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) throw BundleError(origin + ": not a JSON object");
+  Manifest m;
+  m.schema = need<std::string>(j, "schema", origin);
+  if (m.schema != kBundleSchema)
+    throw BundleError(origin + ": schema '" + m.schema + "' is not " + kBundleSchema);
+  m.gpucts_version = need<std::string>(j, "gpucts_version", origin);
+  m.created = need<std::string>(j, "created", origin);
+  m.host = need<std::string>(j, "host", origin);
+  m.tree = json_maybe<BundleError, std::string>(j, "tree", origin).value_or("");
+  m.verdict = need<std::string>(j, "verdict", origin);
+  if (m.verdict != kVerdictPass && m.verdict != kVerdictFail && m.verdict != kVerdictWaived && m.verdict != kVerdictNoGpu)
+    throw BundleError(origin + ": verdict must be pass, waived, fail or no_gpu, not '" + m.verdict + "'");
+  m.verdict_reason = json_maybe<BundleError, std::string>(j, "verdict_reason", origin).value_or("");
+  if (j.contains("accepted_known")) m.accepted_known = need<std::vector<std::string>>(j, "accepted_known", origin);
+  if (j.contains("waivers")) {
+    if (!j.at("waivers").is_array()) throw BundleError(origin + ": 'waivers' must be an array");
+    for (size_t i = 0; i < j.at("waivers").size(); ++i) {
+      const auto& w = j.at("waivers")[i];
+      std::string o = origin + ": waivers[" + std::to_string(i) + "]";
+      Waiver x;
+      x.id = need<std::string>(w, "id", o);
+      x.title = json_maybe<BundleError, std::string>(w, "title", o).value_or("");
+      x.link = json_maybe<BundleError, std::string>(w, "link", o).value_or("");
+      x.fix = json_maybe<BundleError, std::string>(w, "fix", o).value_or("");
+      x.cases = json_maybe<BundleError, int>(w, "cases", o).value_or(0);
+      x.findings = json_maybe<BundleError, int>(w, "findings", o).value_or(0);
+      m.waivers.push_back(std::move(x));
+    }
+  }
+  if (j.contains("nccl_selected")) m.nccl_selected = need<bool>(j, "nccl_selected", origin);
+  m.interrupted = need<bool>(j, "interrupted", origin);
+  m.elapsed_s = need<double>(j, "elapsed_s", origin);
+  const auto& suites = j.contains("suites") ? j.at("suites") : throw BundleError(origin + ": missing field 'suites'");
+  if (!suites.is_array()) throw BundleError(origin + ": 'suites' must be an array");
+  for (size_t i = 0; i < suites.size(); ++i) {
+    std::string o = origin + ": suites[" + std::to_string(i) + "]";
+    const auto& s = suites[i];
+    SuiteRun r;
+    r.name = need<std::string>(s, "name", o);
+    r.command = need<std::vector<std::string>>(s, "command", o);
+    r.labels = need<std::vector<std::string>>(s, "labels", o);
+    r.status = need<std::string>(s, "status", o);
+    if (!kSuiteStatuses.count(r.status)) throw BundleError(o + ": unknown status '" + r.status + "'");
+    r.exit_code = json_maybe<BundleError, int>(s, "exit_code", o);
+    r.signal = json_maybe<BundleError, int>(s, "signal", o);
+    r.duration_s = need<double>(s, "duration_s", o);
+    r.xml = need<std::vector<std::string>>(s, "xml", o);
+    r.log = need<std::string>(s, "log", o);
+    r.reason = need<std::string>(s, "reason", o);
+    r.synthesized = need<bool>(s, "synthesized", o);
+    r.cases_total = json_maybe<BundleError, int>(s, "cases_total", o).value_or(0);
+    r.cases_done = json_maybe<BundleError, int>(s, "cases_done", o).value_or(0);
+    m.suites.push_back(std::move(r));
+  }
+  return m;
+}
+
+nlohmann::json check_from_json(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) throw BundleError(origin + ": not a JSON object");
+  auto type = [&](const nlohmann::json& o, const char* key, bool (nlohmann::json::*is)() const noexcept,
+                  const char* what, const std::string& where) {
+    if (o.contains(key) && !(o.at(key).*is)())
+      throw BundleError(origin + ": " + where + key + ": expected " + what);
+  };
+  type(j, "available", &nlohmann::json::is_boolean, "true or false", "");
+  type(j, "reason", &nlohmann::json::is_string, "a string", "");
+  type(j, "verdict", &nlohmann::json::is_string, "a string", "");
+  type(j, "findings", &nlohmann::json::is_array, "an array", "");
+  type(j, "not_evaluated", &nlohmann::json::is_array, "an array", "");
+  if (j.contains("findings"))
+    for (size_t i = 0; i < j["findings"].size(); ++i) {
+      const auto& f = j["findings"][i];
+      std::string at = "findings[" + std::to_string(i) + "].";
+      if (!f.is_object()) throw BundleError(origin + ": findings[" + std::to_string(i) + "]: expected an object");
+      for (const char* k : {"id", "severity", "subject", "message", "source", "fix"})
+        type(f, k, &nlohmann::json::is_string, "a string", at);
+    }
+  if (j.contains("not_evaluated"))
+    for (const auto& x : j["not_evaluated"])
+      if (!x.is_string()) throw BundleError(origin + ": not_evaluated: expected an array of strings");
+  return j;
+}
+
+Bundle load(const std::string& dir) {
+  Bundle b;
+  b.dir = dir;
+  if (!fs::is_directory(dir)) throw BundleError(dir + ": not a directory");
+  std::string mpath = (fs::path(dir) / "manifest.json").string();
+  if (!fs::exists(mpath)) throw BundleError(dir + ": not a gpucts bundle (no manifest.json)");
+  b.manifest = manifest_from_json(parse_json_file(mpath), mpath);
+
+  std::string jpath = (fs::path(dir) / "junit.xml").string();
+  if (!fs::exists(jpath)) throw BundleError(dir + ": bundle has no junit.xml");
+  try {
+    b.cases = junit::read_file(jpath, "");
+    // Each binary's own XML must be readable too: a truncated file is bad input, not "no cases".
+    for (const auto& s : b.manifest.suites)
+      for (const auto& x : s.xml) xml::parse_file((fs::path(dir) / x).string());
+  } catch (const xml::XmlError& e) {
+    throw BundleError(e.what());
+  }
+
+  for (const auto& f : json_files(fs::path(dir) / "fingerprints")) {
+    nlohmann::json j = parse_json_file(f.string());
+    try {
+      fingerprint_from_json(j, f.string());  // validates the contract's schema
+    } catch (const std::exception& e) {
+      throw BundleError(e.what());
+    }
+    b.fingerprints.emplace_back(f.filename().string(), std::move(j));
+  }
+  std::string cpath = (fs::path(dir) / "check.json").string();
+  b.check = fs::exists(cpath) ? check_from_json(parse_json_file(cpath), cpath)
+                               : nlohmann::json{{"available", false}, {"reason", "no check.json"}};
+  for (const auto& f : json_files(fs::path(dir) / "bandwidth")) {
+    try {
+      b.bandwidth.emplace_back(f.stem().string(), bw::run_from_json(parse_json_file(f.string()), f.string()));
+    } catch (const bw::BandwidthError& e) {
+      throw BundleError(e.what());
+    }
+  }
+  return b;
+}
+
+std::vector<std::pair<std::string, std::string>> environment_rows(const nlohmann::json& j) {
+  Fingerprint fp = fingerprint_from_json(j, "fingerprint");
+  // As the tool printed it, except an integer code (13000, 22809), shown as its release.
+  auto v = [](const std::optional<Version>& x) -> std::string {
+    if (!x) return "absent";
+    return x->raw.find_first_not_of("0123456789") == std::string::npos ? x->release_str() : x->raw;
+  };
+  std::vector<std::pair<std::string, std::string>> rows = {
+      {"host", fp.host.value_or("absent")},
+      {"driver", v(fp.driver_version)},
+      {"driver CUDA", v(fp.driver_cuda)},
+      {"CUDA runtime", v(fp.cuda_runtime)},
+      {"CUDA toolkit", v(fp.cuda_toolkit)},
+      {"NCCL header", v(fp.nccl_header)},
+      {"NCCL runtime", v(fp.nccl_runtime)},
+      {"NCCL library", fp.nccl_library.value_or("absent")},
+      {"cuDNN", v(fp.cudnn)},
+      {"torch", fp.torch ? v(fp.torch->version) : "absent"},
+      {"torch NCCL", fp.torch ? v(fp.torch->nccl) : "absent"},
+      {"lightning", v(fp.lightning)},
+  };
+  std::string gpus = "absent";
+  if (fp.gpus) {
+    std::map<std::string, int> names;
+    for (const auto& g : *fp.gpus) ++names[g.name.value_or("?") + " (cc " + (g.cc ? g.cc->release_str(2) : "?") + ")"];
+    gpus = fp.gpus->empty() ? "none visible" : "";
+    for (const auto& [n, c] : names) gpus += (gpus.empty() ? "" : ", ") + std::to_string(c) + " x " + n;
+  }
+  rows.emplace_back("GPUs", gpus);
+  std::string cc;
+  for (const auto& [k, val] : fp.compiler) cc += (cc.empty() ? "" : ", ") + k + " " + val;
+  rows.emplace_back("compiler", cc.empty() ? "absent" : cc);
+  return rows;
+}
+
+std::vector<std::pair<std::string, std::string>> environment(const Bundle& b) {
+  std::vector<std::pair<std::string, std::string>> merged;
+  if (b.fingerprints.empty()) return {{"fingerprint", "absent"}};
+  std::vector<std::vector<std::pair<std::string, std::string>>> all;
+  for (const auto& [name, j] : b.fingerprints) all.push_back(environment_rows(j));
+  for (size_t r = 0; r < all.front().size(); ++r) {
+    std::set<std::string> distinct;
+    for (const auto& rows : all) distinct.insert(rows[r].second);
+    if (distinct.size() == 1 || all.front()[r].first == "host") {
+      std::string v;
+      for (const auto& d : distinct) v += (v.empty() ? "" : ", ") + d;
+      merged.emplace_back(all.front()[r].first, v);
+    } else {
+      std::string v;
+      for (size_t i = 0; i < all.size(); ++i)
+        v += (v.empty() ? "" : "; ") + b.fingerprints[i].first + ": " + all[i][r].second;
+      merged.emplace_back(all.front()[r].first, v);
+    }
+  }
+  return merged;
+}
+
+std::string verdict_text(const std::string& verdict, const std::vector<Waiver>& waivers) {
+  if (verdict == kVerdictPass) return "PASS";
+  if (verdict == kVerdictNoGpu) return "NO GPU: GPU suites not run";
+  if (verdict == kVerdictWaived) {
+    std::string ids;
+    for (const auto& w : waivers) ids += (ids.empty() ? "" : ", ") + w.id;
+    return "PASS (waived: " + ids + ")";
+  }
+  return "FAIL";
+}
+
+int verdict_exit_code(const std::string& verdict) {
+  if (verdict == kVerdictPass || verdict == kVerdictWaived) return 0;
+  if (verdict == kVerdictNoGpu) return 3;
+  return 1;
+}
+
+std::vector<std::string> split_ids(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string id; std::getline(ss, id, ',');)
+    if (!id.empty()) out.push_back(id);
+  return out;
+}
+
+std::string defect_of_finding(const nlohmann::json& f) {
+  if (f.value("id", "") != "nccl-known-defect") return "";
+  const std::string src = f.value("source", ""), prefix = "nccl_defects.csv:";
+  if (src.rfind(prefix, 0) != 0) return "";
+  std::string id = src.substr(prefix.size());
+  if (auto sp = id.find_first_of(" ("); sp != std::string::npos) id.resize(sp);
+  return id;
+}
+
+namespace {
+
+Waiver& waiver_for(std::vector<Waiver>& waivers, const std::string& id) {
+  for (auto& w : waivers)
+    if (w.id == id) return w;
+  waivers.push_back({});
+  waivers.back().id = id;
+  return waivers.back();
+}
+
+bool accepted_id(const std::vector<std::string>& accepted, const std::string& id) {
+  return std::find(accepted.begin(), accepted.end(), id) != accepted.end();
+}
+
+}  // namespace
+
+void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::Case>& cases,
+                   std::vector<Waiver>& waivers) {
+  if (accepted.empty()) return;
+  for (auto& c : cases) {
+    if (c.status != "failed" && c.status != "error") continue;
+    // Every defect the case matches must be accepted: accepting one defect never covers another.
+    const auto ids = split_ids(c.property("gpucts.known_defect"));
+    if (ids.empty() || !std::all_of(ids.begin(), ids.end(), [&](const std::string& id) { return accepted_id(accepted, id); }))
+      continue;
+    std::string joined;
+    for (const auto& id : ids) {
+      ++waiver_for(waivers, id).cases;
+      joined += (joined.empty() ? "" : ",") + id;
+    }
+    c.properties["gpucts.waived"] = joined;
+    c.properties["gpucts.waived_status"] = c.status;
+    c.status = "skipped";
+    c.message = junit::one_line("waived (known NCCL defect " + joined + ", --accept-known): " + c.message);
+  }
+}
+
+int unwaived_check_errors(const nlohmann::json& check, std::vector<Waiver>* waivers, bool judge_defects) {
+  if (!check.is_object() || !check.contains("findings") || !check["findings"].is_array()) return 0;
+  int errors = 0;
+  for (const auto& f : check["findings"]) {
+    if (f.value("severity", "") != "error") continue;
+    if (!judge_defects && f.value("id", "") == "nccl-known-defect") continue;
+    const std::string id = defect_of_finding(f);
+    if (waivers && f.value("id", "") == "nccl-known-defect" && !id.empty() &&
+        std::any_of(waivers->begin(), waivers->end(), [&](const Waiver& w) { return w.id == id; })) {
+      ++waiver_for(*waivers, id).findings;
+      continue;
+    }
+    ++errors;
+  }
+  return errors;
+}
+
+std::string verdict(const Manifest& m, const std::vector<junit::Case>& cases, const nlohmann::json& check,
+                    const std::vector<std::pair<std::string, bw::Run>>& bandwidth) {
+  if (m.interrupted) return kVerdictFail;
+  bool waived = false;
+  for (const auto& c : cases) {
+    if (c.status == "failed" || c.status == "error") return kVerdictFail;
+    waived |= !c.property("gpucts.waived").empty();
+  }
+  for (const auto& s : m.suites) {
+    if (s.status == "crashed" || s.status == "timeout" || s.status == "interrupted") return kVerdictFail;
+    if (s.status != "failed") continue;
+    // A suite fails through its cases (none left failing here) unless every failure was waived.
+    bool suite_waived = std::any_of(cases.begin(), cases.end(), [&](const junit::Case& c) {
+      return c.binary == s.name && !c.property("gpucts.waived").empty();
+    });
+    if (!suite_waived) return kVerdictFail;
+  }
+  for (const auto& [n, r] : bandwidth)
+    for (const auto& p : r.points)
+      if (p.verdict == "fail") return kVerdictFail;
+  std::vector<Waiver> accepted;
+  for (const auto& id : m.accepted_known) accepted.push_back({id, "", "", "", 0, 0});
+  if (unwaived_check_errors(check, &accepted, m.nccl_selected) > 0) return kVerdictFail;
+  for (const auto& w : accepted) waived |= w.findings > 0;
+  return waived ? kVerdictWaived : kVerdictPass;
+}
+
+}  // namespace cts::bundle

@@ -1,0 +1,131 @@
+// The qualification bundle: the folder `gpucts qualify` writes and `gpucts report` reads.
+//
+//   manifest.json       schema "gpucts.bundle/1", gpucts version, verdict, one entry per suite run
+//   junit.xml           every case of every binary, merged (synthesized cases for binaries that died)
+//   gtest/<test>*.xml   each binary's own gtest XML (one per rank under MPI)
+//   journal/<test>*.jsonl, logs/<test>.log   the append-only case journal and the output of each binary
+//   fingerprints/*.json the environment fingerprint of each host and rank (gpucts.fingerprint/1)
+//   check.json          the `gpucts check` result, or {"available": false, "reason": ...}
+//   bandwidth/<test>.json, .csv   the perf suite's points (gpucts.bandwidth/1)
+//   summary.md, summary.html      verdict first, failures, skips by reason, environment, plots
+#pragma once
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/bandwidth.hpp"
+#include "report/junit.hpp"
+
+namespace cts::bundle {
+
+inline constexpr const char* kBundleSchema = "gpucts.bundle/1";
+
+// Bad input: not a bundle, truncated or malformed file, wrong schema. Message is one line.
+class BundleError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct SuiteRun {
+  std::string name;                   // CTest entry name, e.g. gpucts_collectives_np2
+  std::vector<std::string> command;   // as run
+  std::vector<std::string> labels;
+  // passed | failed | skipped | timeout | interrupted | crashed | not_run
+  std::string status;
+  std::optional<int> exit_code, signal;
+  double duration_s = 0;
+  std::vector<std::string> xml;       // bundle-relative
+  std::string log;                    // bundle-relative
+  std::string reason;                 // why not run / how it ended, for a person
+  bool synthesized = false;           // its cases came from the journal, not from gtest XML
+  int cases_total = 0, cases_done = 0;
+};
+
+// A known upstream defect accepted with `qualify --accept-known ID`: its failures are recorded
+// as waived (JUnit skipped, property gpucts.waived=ID), never dropped.
+struct Waiver {
+  std::string id;      // nccl_defects.csv id, e.g. nccl-1950
+  std::string title, link, fix;
+  int cases = 0;       // failed cases it waived
+  int findings = 0;    // check findings it waived (nccl-known-defect)
+};
+
+// Verdicts of a bundle and the exit status of `gpucts qualify` for each (README's table).
+inline constexpr const char* kVerdictPass = "pass";      // exit 0
+inline constexpr const char* kVerdictWaived = "waived";  // exit 0: pass once the accepted defects are set aside
+inline constexpr const char* kVerdictFail = "fail";      // exit 1
+inline constexpr const char* kVerdictNoGpu = "no_gpu";   // exit 3: nothing failed, but GPU suites could not run
+std::string verdict_text(const std::string& verdict, const std::vector<Waiver>& waivers);  // "PASS (waived: nccl-1950)"
+int verdict_exit_code(const std::string& verdict);
+
+struct Manifest {
+  std::string schema = kBundleSchema;
+  std::string gpucts_version;
+  std::string created;                // ISO 8601 UTC
+  std::string host;
+  std::string tree;                   // "build:/path" or "install:/prefix"
+  std::string verdict;                // pass | waived | fail | no_gpu
+  std::string verdict_reason;         // why no_gpu (or "" )
+  std::vector<std::string> accepted_known;  // --accept-known as given
+  std::vector<Waiver> waivers;        // accepted defects that waived something
+  // Whether the selection ran NCCL suites (an entry needing a GPU). A run of CPU suites only
+  // (`--label cpu`) qualifies the harness, not NCCL: nccl-known-defect is shown, not judged.
+  bool nccl_selected = true;
+  bool interrupted = false;
+  double elapsed_s = 0;
+  std::vector<SuiteRun> suites;
+};
+nlohmann::json to_json(const Manifest& m);
+Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin);
+
+struct Bundle {
+  std::string dir;
+  Manifest manifest;
+  std::vector<junit::Case> cases;
+  std::vector<std::pair<std::string, nlohmann::json>> fingerprints;  // file name -> JSON
+  nlohmann::json check;                                             // check.json as written
+  std::vector<std::pair<std::string, bw::Run>> bandwidth;           // test name -> run
+};
+
+// check.json as `gpucts check --json` writes it (or {"available": false, "reason": ...}): every
+// field the summary and the verdict read has its type. Throws BundleError("origin: field: ...").
+nlohmann::json check_from_json(const nlohmann::json& j, const std::string& origin);
+
+// Reads and validates a whole bundle; throws BundleError("DIR: ...") naming the bad file.
+Bundle load(const std::string& dir);
+
+// A fingerprint as "what" -> "value" rows for the environment tables (driver, CUDA, NCCL, ...).
+std::vector<std::pair<std::string, std::string>> environment_rows(const nlohmann::json& fingerprint);
+// Every host/rank's rows merged: a value that differs between fingerprints shows each with its label.
+std::vector<std::pair<std::string, std::string>> environment(const Bundle& b);
+
+// "nccl-1950,nccl-788" -> its ids (the value of gpucts.known_defect and gpucts.waived).
+std::vector<std::string> split_ids(const std::string& s);
+// The nccl_defects.csv id an nccl-known-defect finding cites (its source), "" for other findings.
+std::string defect_of_finding(const nlohmann::json& finding);
+
+// Turns the failures that an accepted known defect explains (case property gpucts.known_defect)
+// into waived skips, and fills `waivers`. A failure without that property is never touched.
+void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::Case>& cases,
+                   std::vector<Waiver>& waivers);
+// The check.json error findings that are not nccl-known-defect for an accepted id.
+// nccl-known-defect errors are left out where `judge_defects` is false (no NCCL suite selected).
+int unwaived_check_errors(const nlohmann::json& check, std::vector<Waiver>* waivers, bool judge_defects = true);
+
+// Verdict rule: fail when a case failed or errored, a suite failed, crashed, timed out or was
+// interrupted, a bandwidth point failed, or `gpucts check` found an error. Skips never fail. A
+// suite whose every failure was waived, and check errors for accepted defects, do not fail: the
+// verdict is then waived. (no_gpu is decided by qualify, which knows what it could not run.)
+std::string verdict(const Manifest& m, const std::vector<junit::Case>& cases, const nlohmann::json& check,
+                    const std::vector<std::pair<std::string, bw::Run>>& bandwidth);
+
+// Helpers shared by the writers.
+std::string read_text(const std::string& path);          // throws BundleError
+void write_text(const std::string& path, const std::string& text);  // throws BundleError
+std::string utc_now_iso();
+
+}  // namespace cts::bundle

@@ -1,0 +1,428 @@
+#include "report/journal_report.hpp"
+
+#include "report/file_names.hpp"
+#include "matrix/input.hpp"
+#include "report/xml_escape.hpp"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace cts {
+namespace {
+
+using json = nlohmann::json;
+
+std::string str(const json& j, const char* k) {
+  auto it = j.find(k);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+double num(const json& j, const char* k) {
+  auto it = j.find(k);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+// A count or rank in [0, INT_MAX], else `fallback` (a cast of 1e30 to int is undefined).
+int count(const json& j, const char* k, int fallback) {
+  double v = num(j, k);
+  return v >= 0 && v <= INT_MAX ? static_cast<int>(v) : fallback;
+}
+std::optional<int> small_int(const json& v) {
+  if (!v.is_number_integer()) return std::nullopt;
+  if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT_MAX)
+                             : v.get<std::int64_t>() < INT_MIN || v.get<std::int64_t>() > INT_MAX)
+    return std::nullopt;
+  return static_cast<int>(v.get<std::int64_t>());
+}
+
+std::string rank_label(const RankJournal& r) {
+  if (r.rank < 0) return r.host.empty() ? "the process" : "the process on " + r.host;
+  return "rank " + std::to_string(r.rank) + (r.host.empty() ? "" : " (" + r.host + ")");
+}
+
+// A fault/exit line, a watchdog, a signal: what ended this rank, in the order they matter.
+const JournalEvent* terminal_event(const RankJournal& r, const char* name) {
+  for (const auto& e : r.events)
+    if (e.event == name) return &e;
+  return nullptr;
+}
+
+std::string seconds(double ms) {
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(3);
+  o << ms / 1000.0;
+  return o.str();
+}
+
+}  // namespace
+
+std::string iso_time_ms(double unix_ms) {
+  // A journal's time from outside: years 0..9999 only (a cast of 1e29 to time_t is undefined).
+  if (!(unix_ms >= 0 && unix_ms < 253402300800000.0)) {
+    char bad[64];
+    std::snprintf(bad, sizeof bad, "(time %g ms, out of range)", unix_ms);
+    return bad;
+  }
+  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(std::fmod(unix_ms, 1000.0)));
+  return out;
+}
+
+std::string RankJournal::abnormal_end() const {
+  if (const auto* f = terminal_event(*this, "fault"))
+    return f->kind == "exit" ? "exited during " + f->case_name : "killed by " + f->signal;
+  for (const char* ev : {"peer_lost", "diverged", "bootstrap", "watchdog"})
+    if (const auto* e = terminal_event(*this, ev)) return e->reason;
+  if (const auto* i = terminal_event(*this, "interrupted")) return "interrupted by " + i->signal;
+  if (!program_ended) return "killed: the journal stops" + (running ? " during " + running->name : std::string());
+  return "";
+}
+
+RankJournal parse_journal(const std::string& path, int rank, const std::string& text) {
+  RankJournal r;
+  r.path = path;
+  r.rank = rank;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    json j;
+    try {
+      j = parse_json(line, path);  // the strict reader (input.hpp): depth, duplicates, UTF-8
+    } catch (const InputError&) {
+      ++r.bad_lines;
+      continue;
+    }
+    if (!j.is_object()) {
+      ++r.bad_lines;
+      continue;
+    }
+    std::string ev = str(j, "event");
+    double t = num(j, "time_ms");
+    if (ev == "program_start") {
+      // A rerun appended to the same file: only the last run counts.
+      std::string host = r.host;
+      int world = r.world_size;
+      r = RankJournal{};
+      r.path = path;
+      r.rank = rank;
+      r.host = host;
+      r.world_size = world;
+      r.planned_cases = count(j, "cases", -1);
+      r.first_ms = t;
+    } else if (ev == "rank_info") {
+      if (!str(j, "host").empty()) r.host = str(j, "host");
+      if (count(j, "world_size", 0) > 0) r.world_size = count(j, "world_size", 0);
+    } else if (ev == "start") {
+      r.running = JournalCase{str(j, "case"), "", "", t, 0};
+    } else if (ev == "end") {
+      JournalCase c{str(j, "case"), str(j, "result"), str(j, "message"), r.running ? r.running->start_ms : t, t};
+      r.cases.push_back(c);
+      r.running.reset();
+    } else if (ev == "program_end") {
+      r.program_ended = true;
+    } else if (r.program_ended) {
+      continue;  // after a normal end (the launcher reaping a finished rank): not a fault
+    } else {
+      JournalEvent e;
+      e.event = ev;
+      e.kind = str(j, "kind");
+      e.reason = str(j, "reason");
+      e.signal = str(j, "signal");
+      e.case_name = str(j, "case");
+      e.time_ms = t;
+      if (j.contains("exit_code")) e.exit_code = small_int(j["exit_code"]).value_or(-1);
+      if (j.contains("blamed") && j["blamed"].is_array())
+        for (const auto& b : j["blamed"])
+          if (auto rank = small_int(b); rank && *rank >= 0) e.blamed.push_back(*rank);
+      r.events.push_back(e);
+    }
+    if (t > 0) {
+      if (r.first_ms == 0) r.first_ms = t;
+      r.last_ms = std::max(r.last_ms, t);
+    }
+  }
+  return r;
+}
+
+std::vector<TestRun> read_journal_dir(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) throw std::runtime_error("cannot read journal directory " + dir);
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) names.push_back(e->d_name);
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  static const std::regex re(R"(^(.+?)(\.rank([0-9]+))?\.(jsonl|premature)$)");
+  std::map<std::string, TestRun> runs;
+  for (const auto& n : names) {
+    std::smatch m;
+    if (!std::regex_match(n, m, re)) continue;
+    std::string test = name_of_file(m[1].str());  // journals are named by file_name_for()
+    int rank = -1;
+    if (m[3].matched) {
+      errno = 0;
+      long v = std::strtol(m[3].str().c_str(), nullptr, 10);
+      if (errno == ERANGE || v > INT_MAX) continue;  // no rank of ours: not a journal this reader knows
+      rank = static_cast<int>(v);
+    }
+    auto& run = runs[test];
+    run.test = test;
+    std::string path = dir + "/" + n;
+    if (m[4].str() == "premature") {
+      run.premature_files.push_back(path);
+      continue;
+    }
+    run.ranks.push_back(parse_journal(path, rank, read_input_file(path)));  // InputError names the file
+  }
+  std::vector<TestRun> out;
+  for (auto& [k, v] : runs) {
+    std::sort(v.ranks.begin(), v.ranks.end(), [](const RankJournal& a, const RankJournal& b) { return a.rank < b.rank; });
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::string Cause::summary() const {
+  if (!found) return "";
+  std::string s = (rank < 0 ? std::string("the process") : "rank " + std::to_string(rank)) +
+                  (host.empty() ? "" : " (" + host + ")") + ": " + detail;
+  if (time_ms > 0) s += " at " + iso_time_ms(time_ms);
+  if (!peers_lost.empty()) {
+    s += "; peer lost:";
+    for (size_t i = 0; i < peers_lost.size(); ++i) s += (i ? ", rank " : " rank ") + std::to_string(peers_lost[i]);
+  }
+  return s;
+}
+
+Cause first_cause(const TestRun& run) {
+  Cause best;
+  auto consider = [&](const RankJournal& r, const std::string& what, const std::string& detail,
+                      const std::string& case_name, double t) {
+    if (best.found && !(t < best.time_ms)) return;
+    best.found = true;
+    best.rank = r.rank;
+    best.host = r.host;
+    best.what = what;
+    best.detail = detail;
+    best.case_name = case_name;
+    best.time_ms = t;
+  };
+  // 1. Something that happened to a rank itself: a crash, an exit mid-case, a failed case.
+  for (const auto& r : run.ranks) {
+    for (const auto& e : r.events)
+      if (e.event == "fault")
+        consider(r, e.kind == "exit" ? "exit" : e.signal,
+                 (e.kind == "exit" ? std::string("exit() during ") : e.signal + " during ") +
+                     (e.case_name.empty() ? "start-up" : e.case_name),
+                 e.case_name, e.time_ms);
+    for (const auto& c : r.cases)
+      if (c.result == "failed") consider(r, "failed", c.name + " failed: " + c.message, c.name, c.end_ms);
+  }
+  // 2. A rank that a peer named as not answering (hung, stopped, never started).
+  if (!best.found)
+    for (const auto& r : run.ranks)
+      for (const auto& e : r.events)
+        if (e.event == "peer_lost" && !e.blamed.empty()) {
+          int blamed = e.blamed.front();
+          auto it = std::find_if(run.ranks.begin(), run.ranks.end(), [&](const RankJournal& x) { return x.rank == blamed; });
+          RankJournal who;
+          who.rank = blamed;
+          if (it != run.ranks.end()) who = *it;
+          std::string last = (it != run.ranks.end() && it->running) ? " (its journal stops in " + it->running->name + ")" : "";
+          consider(who, "did not answer", "did not answer rank " + std::to_string(r.rank) + ": " + e.reason + last,
+                   e.case_name, e.time_ms);
+        }
+  // 3. A rank the launcher counted that left no journal at all: it never started.
+  bool ranked = !run.ranks.empty() && std::all_of(run.ranks.begin(), run.ranks.end(), [](const RankJournal& r) { return r.rank >= 0; });
+  if (!best.found && ranked) {
+    int world = 0;
+    double t0 = 0;
+    for (const auto& r : run.ranks) {
+      world = std::max(world, r.world_size);
+      if (t0 == 0 || (r.first_ms > 0 && r.first_ms < t0)) t0 = r.first_ms;
+    }
+    for (int k = 0; k < world && !best.found; ++k)
+      if (std::none_of(run.ranks.begin(), run.ranks.end(), [&](const RankJournal& r) { return r.rank == k; })) {
+        RankJournal ghost;
+        ghost.rank = k;
+        consider(ghost, "never started",
+                 "never started: no journal, though the launcher started " + std::to_string(world) + " ranks", "", t0);
+      }
+  }
+  // 4. A rank whose journal simply stops (SIGKILL, _exit, OOM killer): earliest last line.
+  if (!best.found)
+    for (const auto& r : run.ranks)
+      if (!r.program_ended && r.events.empty())
+        consider(r, "vanished",
+                 "journal stops without an end" + (r.running ? " during " + r.running->name : std::string()) +
+                     " (killed, or _exit)",
+                 r.running ? r.running->name : "", r.last_ms);
+  // 5. Only deadlines and signals: the first of them.
+  if (!best.found)
+    for (const auto& r : run.ranks)
+      for (const auto& e : r.events)
+        if (e.event == "watchdog" || e.event == "bootstrap" || e.event == "peer_lost" || e.event == "diverged" ||
+            e.event == "interrupted")
+          consider(r, e.event == "interrupted" ? e.signal : e.event, e.reason, e.case_name, e.time_ms);
+  // Peers lost: every other rank that went abnormally or failed from the cause on (its
+  // "Connection reset by peer" is the consequence, not a second cause).
+  if (best.found)
+    for (const auto& r : run.ranks) {
+      if (r.rank == best.rank) continue;
+      bool failed_after = std::any_of(r.cases.begin(), r.cases.end(), [&](const JournalCase& c) {
+        return c.result == "failed" && c.end_ms >= best.time_ms;
+      });
+      if (failed_after || !r.abnormal_end().empty()) best.peers_lost.push_back(r.rank);
+    }
+  return best;
+}
+
+std::string journals_to_junit(const std::vector<TestRun>& runs) {
+  std::ostringstream x;
+  int total = 0, failures = 0, errors = 0, skipped = 0;
+  std::ostringstream body;
+  for (const auto& run : runs) {
+    // Cases in the order they first ran on any rank; every rank's result beside each.
+    struct Row {
+      std::string name;
+      std::vector<std::pair<const RankJournal*, const JournalCase*>> results;
+      std::vector<const RankJournal*> interrupted;
+    };
+    std::vector<Row> rows;
+    auto row = [&](const std::string& name) -> Row& {
+      for (auto& r : rows)
+        if (r.name == name) return r;
+      rows.push_back(Row{name, {}, {}});
+      return rows.back();
+    };
+    for (const auto& r : run.ranks) {
+      for (const auto& c : r.cases) row(c.name).results.emplace_back(&r, &c);
+      if (r.running) row(r.running->name).interrupted.push_back(&r);
+    }
+    Cause cause = first_cause(run);
+    int t_fail = 0, t_err = 0, t_skip = 0;
+    double t_time = 0;
+    std::ostringstream cases;
+    for (const auto& row_ : rows) {
+      auto dot = row_.name.find('.');
+      std::string cls = dot == std::string::npos ? run.test : row_.name.substr(0, dot);
+      std::string nm = dot == std::string::npos ? row_.name : row_.name.substr(dot + 1);
+      double dur = 0;
+      bool any_fail = false, all_skip = !row_.results.empty();
+      std::string fail_msg, skip_msg, out;
+      for (const auto& [rj, c] : row_.results) {
+        dur = std::max(dur, c->end_ms - c->start_ms);
+        out += rank_label(*rj) + ": " + c->result + (c->message.empty() ? "" : ": " + c->message) + "\n";
+        if (c->result == "failed") {
+          any_fail = true;
+          if (fail_msg.empty()) fail_msg = rank_label(*rj) + ": " + c->message;
+        }
+        if (c->result != "skipped") all_skip = false;
+        else if (skip_msg.empty()) skip_msg = c->message;
+      }
+      std::string err_msg;
+      for (const auto* rj : row_.interrupted) {
+        all_skip = false;
+        std::string why = rj->abnormal_end();
+        if (why.rfind("killed", 0) != 0 && why.rfind("interrupted", 0) != 0 && why.rfind("exited", 0) != 0)
+          why = "timeout: " + why;
+        out += rank_label(*rj) + ": did not finish: " + why + "\n";
+        if (err_msg.empty()) err_msg = why + " (" + rank_label(*rj) + " was running " + row_.name + ")";
+      }
+      if (!err_msg.empty() && cause.found) err_msg += "; first cause: " + cause.summary();
+      err_msg = cap_report_text(err_msg);
+      fail_msg = cap_report_text(fail_msg);
+      skip_msg = cap_report_text(skip_msg);
+      out = cap_report_text(out);
+      ++total;
+      t_time += dur;
+      cases << "    <testcase classname=\"" << xml_escape(cls) << "\" name=\"" << xml_escape(nm) << "\" time=\""
+            << seconds(dur) << "\">\n";
+      if (!err_msg.empty()) {
+        ++t_err;
+        cases << "      <error message=\"" << xml_escape(err_msg) << "\"/>\n";
+      } else if (any_fail) {
+        ++t_fail;
+        cases << "      <failure message=\"" << xml_escape(fail_msg) << "\"/>\n";
+      } else if (all_skip) {
+        ++t_skip;
+        cases << "      <skipped message=\"" << xml_escape(skip_msg) << "\"/>\n";
+      }
+      cases << "      <system-out>" << xml_escape(out) << "</system-out>\n    </testcase>\n";
+    }
+    // A rank that went between cases or after its last one (no case was running): the finished
+    // cases are all there, but the run did not end normally, and that is an error of its own.
+    std::string lost;
+    if (!rows.empty())
+      for (const auto& r : run.ranks) {
+        std::string why = r.abnormal_end();
+        if (why.empty() || r.running) continue;
+        std::string after = r.cases.empty() ? "before its first case" : "after case " + r.cases.back().name;
+        int not_run = r.planned_cases >= 0 ? r.planned_cases - static_cast<int>(r.cases.size()) : 0;
+        lost += (lost.empty() ? "" : "; ") + rank_label(r) + ": " + why + ", " + after +
+                (not_run > 0 ? " (" + std::to_string(not_run) + " planned case(s) did not run)" : "");
+      }
+    if (!lost.empty()) {
+      ++total;
+      ++t_err;
+      if (cause.found) lost += "; first cause: " + cause.summary();
+      cases << "    <testcase classname=\"" << xml_escape(run.test) << "\" name=\"process_end\" time=\"0\">\n"
+            << "      <error message=\"" << xml_escape(cap_report_text("did not end normally: " + lost)) << "\"/>\n"
+            << "    </testcase>\n";
+    }
+    // A process that left its premature-exit file but no case line still shows up.
+    bool nothing = rows.empty() && (!run.premature_files.empty() || !run.ranks.empty());
+    if (nothing) {
+      ++total;
+      ++t_err;
+      std::string why = cause.found ? cause.summary() : "the test process ended before its first case";
+      cases << "    <testcase classname=\"" << xml_escape(run.test) << "\" name=\"startup\" time=\"0\">\n"
+            << "      <error message=\"" << xml_escape("killed before any case ran: " + why) << "\"/>\n    </testcase>\n";
+    }
+    failures += t_fail;
+    errors += t_err;
+    skipped += t_skip;
+    body << "  <testsuite name=\"" << xml_escape(run.test) << "\" tests=\"" << rows.size() + (nothing ? 1 : 0) + (lost.empty() ? 0 : 1)
+         << "\" failures=\"" << t_fail << "\" errors=\"" << t_err << "\" skipped=\"" << t_skip << "\" time=\""
+         << seconds(t_time) << "\">\n    <properties>\n";
+    auto prop = [&](const std::string& k, const std::string& v) {
+      body << "      <property name=\"" << xml_escape(k) << "\" value=\"" << xml_escape(cap_report_text(v)) << "\"/>\n";
+    };
+    prop("gpucts.ranks", std::to_string(run.ranks.size()));
+    if (cause.found) prop("gpucts.first_cause", cause.summary());
+    for (const auto& r : run.ranks) {
+      std::string end = r.abnormal_end();
+      int not_run = r.planned_cases >= 0 ? r.planned_cases - static_cast<int>(r.cases.size()) : 0;
+      prop("gpucts.rank" + std::to_string(r.rank) + ".end",
+           (end.empty() ? std::string("completed") : end) +
+               (not_run > 0 ? "; " + std::to_string(not_run) + " planned case(s) did not finish" : ""));
+    }
+    for (const auto& p : run.premature_files) prop("gpucts.premature_exit_file", p);
+    body << "    </properties>\n" << cases.str() << "  </testsuite>\n";
+  }
+  x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpucts journals\" tests=\"" << total
+    << "\" failures=\"" << failures << "\" errors=\"" << errors << "\" skipped=\"" << skipped << "\">\n"
+    << body.str() << "</testsuites>\n";
+  return x.str();
+}
+
+}  // namespace cts

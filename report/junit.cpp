@@ -1,0 +1,297 @@
+#include "report/junit.hpp"
+
+#include "matrix/input.hpp"
+
+#include <cctype>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+namespace cts::junit {
+
+namespace {
+
+double to_seconds(const std::string& s) {
+  char* end = nullptr;
+  double d = std::strtod(s.c_str(), &end);
+  return (s.empty() || *end) ? 0.0 : d;
+}
+
+void read_suite(const xml::Element& ts, const std::string& origin, const std::string& binary, std::vector<Case>& out) {
+  std::string bin = binary;
+  if (const auto* props = ts.child("properties"))
+    for (const auto* p : props->children_named("property"))
+      if (p->attr_or("name", "") == "gpucts.binary") bin = p->attr_or("value", bin);
+  for (const auto& tc : ts.children) {
+    if (tc.name == "testsuite") {  // nested suites (some producers)
+      read_suite(tc, origin, bin, out);
+      continue;
+    }
+    if (tc.name != "testcase") continue;
+    // gtest lists DISABLED_ cases as not run; they are not part of the run (gtest counts them apart).
+    if (tc.attr_or("status", "") == "notrun") continue;
+    Case c;
+    c.binary = bin;
+    auto name = tc.attr("name");
+    if (!name) throw xml::XmlError(origin + ":" + std::to_string(tc.line) + ": <testcase> without a name");
+    c.name = *name;
+    c.suite = tc.attr_or("classname", ts.attr_or("name", ""));
+    // The merged file qualifies each classname with its binary ("gpucts_mp_collectives_w2.AllReduce")
+    // so that CI servers keep cases of different binaries apart; the case's suite is the rest.
+    if (!bin.empty() && c.suite.size() > bin.size() && c.suite.compare(0, bin.size() + 1, bin + ".") == 0)
+      c.suite.erase(0, bin.size() + 1);
+    c.time_s = to_seconds(tc.attr_or("time", "0"));
+    if (const auto* props = tc.child("properties"))
+      for (const auto* p : props->children_named("property"))
+        if (auto n = p->attr("name")) c.properties[*n] = p->attr_or("value", "");
+    const xml::Element* f = tc.child("failure");
+    const xml::Element* e = tc.child("error");
+    const xml::Element* s = tc.child("skipped");
+    if (f || e) {
+      const auto* x = f ? f : e;
+      c.status = f ? "failed" : "error";
+      c.detail = x->text.empty() ? x->attr_or("message", "") : x->text;
+      c.message = one_line(x->attr_or("message", c.detail));
+      if (c.message.empty()) c.message = f ? "failed (no message)" : "error (no message)";
+    } else if (s || tc.attr_or("result", "") == "skipped") {
+      c.status = "skipped";
+      std::string why = s ? s->attr_or("message", s->text) : "";
+      c.detail = why;
+      // gtest prefixes the reason with "file:line\n"; the reason alone groups across files.
+      if (auto nl = why.find('\n'); nl != std::string::npos && why.find(' ') > nl &&
+                                     why.rfind(':', nl) != std::string::npos)
+        why = why.substr(nl + 1);
+      c.message = one_line(why.empty() ? "skipped (no reason given)" : why);
+    } else {
+      c.status = "passed";
+    }
+    out.push_back(std::move(c));
+  }
+}
+
+}  // namespace
+
+std::vector<Case> read(const xml::Element& root, const std::string& origin, const std::string& binary) {
+  std::vector<Case> out;
+  if (root.name == "testsuites") {
+    for (const auto* ts : root.children_named("testsuite")) read_suite(*ts, origin, binary, out);
+  } else if (root.name == "testsuite") {
+    read_suite(root, origin, binary, out);
+  } else {
+    throw xml::XmlError(origin + ":" + std::to_string(root.line) + ": root element <" + to_valid_utf8(root.name) +
+                        "> is not JUnit (<testsuites> or <testsuite>)");
+  }
+  return out;
+}
+
+std::vector<Case> read_file(const std::string& path, const std::string& binary) {
+  return read(xml::parse_file(path), path, binary);
+}
+
+std::map<std::string, std::string> properties(const xml::Element& root) {
+  std::map<std::string, std::string> p;
+  for (const auto& [k, v] : root.attributes)
+    if (k.rfind("gpucts.", 0) == 0) p[k] = v;
+  return p;
+}
+
+Counts count(const std::vector<Case>& cases) {
+  Counts c;
+  for (const auto& x : cases) {
+    if (x.status == "passed") ++c.passed;
+    else if (x.status == "failed") ++c.failed;
+    else if (x.status == "error") ++c.errors;
+    else ++c.skipped;
+  }
+  return c;
+}
+
+std::string one_line(const std::string& text) {
+  std::string out;
+  bool space = false;
+  for (char ch : text) {
+    if (ch == '\n' || ch == '\r' || ch == '\t' || ch == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += ch;
+    if (out.size() >= 300) {
+      out += "...";
+      break;
+    }
+  }
+  return out;
+}
+
+std::string write(const std::vector<Case>& cases, const std::string& name) {
+  // Group by (binary, suite) keeping first-seen order.
+  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, std::string>, std::vector<const Case*>> groups;
+  for (const auto& c : cases) {
+    auto k = std::make_pair(c.binary, c.suite);
+    if (!groups.count(k)) order.push_back(k);
+    groups[k].push_back(&c);
+  }
+  auto attrs = [](const std::vector<const Case*>& v) {
+    Counts n;
+    double t = 0;
+    for (const auto* c : v) {
+      t += c->time_s;
+      if (c->status == "passed") ++n.passed;
+      else if (c->status == "failed") ++n.failed;
+      else if (c->status == "error") ++n.errors;
+      else ++n.skipped;
+    }
+    std::ostringstream o;
+    o << " tests=\"" << n.total() << "\" failures=\"" << n.failed << "\" errors=\"" << n.errors << "\" skipped=\""
+      << n.skipped << "\" time=\"" << t << "\"";
+    return o.str();
+  };
+  std::vector<const Case*> all;
+  for (const auto& c : cases) all.push_back(&c);
+  std::ostringstream o;
+  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  o << "<testsuites name=\"" << xml::escape(name) << "\"" << attrs(all) << ">\n";
+  for (const auto& k : order) {
+    const auto& v = groups[k];
+    const std::string classname = k.first.empty() ? k.second : k.first + "." + k.second;
+    o << "  <testsuite name=\"" << xml::escape(classname) << "\"" << attrs(v) << ">\n";
+    o << "    <properties><property name=\"gpucts.binary\" value=\"" << xml::escape(k.first) << "\"/></properties>\n";
+    for (const auto* c : v) {
+      o << "    <testcase classname=\"" << xml::escape(classname) << "\" name=\"" << xml::escape(c->name)
+        << "\" time=\"" << c->time_s << "\"";
+      if (c->status == "passed" && c->properties.empty()) {
+        o << "/>\n";
+        continue;
+      }
+      o << ">\n";
+      if (!c->properties.empty()) {
+        o << "      <properties>";
+        for (const auto& [pk, pv] : c->properties)
+          o << "<property name=\"" << xml::escape(pk) << "\" value=\"" << xml::escape(pv) << "\"/>";
+        o << "</properties>\n";
+      }
+      if (c->status == "passed") {
+        o << "    </testcase>\n";
+        continue;
+      }
+      const char* tag = c->status == "failed" ? "failure" : c->status == "error" ? "error" : "skipped";
+      o << "      <" << tag << " message=\"" << xml::escape(c->message) << "\"";
+      if (c->detail.empty() || c->status == "skipped") {
+        o << "/>\n";
+      } else {
+        o << ">" << xml::escape(cap_report_text(c->detail)) << "</" << tag << ">\n";
+      }
+      o << "    </testcase>\n";
+    }
+    o << "  </testsuite>\n";
+  }
+  o << "</testsuites>\n";
+  return o.str();
+}
+
+}  // namespace cts::junit
+
+namespace cts::junit {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+// Length of a leading "path/file.cpp:123" (optionally followed by ':'), 0 when there is none. The
+// token must look like a file (a '/' or '.') so that "rank 0:" or "index 7:" are never taken.
+size_t location_prefix(const std::string& s) {
+  size_t colon = s.find(':');
+  if (colon == 0 || colon == std::string::npos) return 0;
+  std::string file = s.substr(0, colon);
+  if (file.find_first_of(" \t") != std::string::npos || file.find_first_of("/.") == std::string::npos) return 0;
+  size_t i = colon + 1, digits = i;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == digits) return 0;
+  if (i < s.size() && s[i] == ':') ++i;
+  if (i < s.size() && s[i] != ' ' && s[i] != '\t') return 0;
+  return i;
+}
+
+std::string strip_location(const std::string& line) { return trim(line.substr(location_prefix(line))); }
+
+}  // namespace
+
+std::string clean_message(const std::string& text) {
+  std::vector<std::string> kept, all;
+  bool in_equality = false;  // under "Expected equality of these values:": indented expressions
+  std::istringstream in(text);
+  for (std::string raw; std::getline(in, raw);) {
+    std::string line = strip_location(raw);
+    if (line.empty()) continue;
+    all.push_back(line);
+    bool indented = !raw.empty() && (raw[0] == ' ' || raw[0] == '\t');
+    if (in_equality && indented) continue;
+    in_equality = false;
+    if (starts_with(line, "Expected equality of these values:")) {
+      in_equality = true;
+      continue;
+    }
+    if (line == "Failed" || starts_with(line, "Which is:") || starts_with(line, "Value of:") ||
+        starts_with(line, "Actual:") || starts_with(line, "Expected:"))
+      continue;
+    // Already on one line (the merged junit.xml's message attribute): the boilerplate cannot be
+    // told apart from the sentences any more, only the location and a bare "Failed" go.
+    if (starts_with(line, "Failed ")) line = trim(line.substr(7));
+    kept.push_back(line);
+  }
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& l : v) s += (s.empty() ? "" : " ") + l;
+    return one_line(s);
+  };
+  return kept.empty() ? join(all) : join(kept);
+}
+
+std::string message_key(const std::string& cleaned) {
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  std::string out;
+  const std::string& s = cleaned;
+  for (size_t i = 0; i < s.size();) {
+    bool word_start = i == 0 || !alnum(s[i - 1]);
+    size_t j = i;
+    if (word_start && (s[j] == '-' || s[j] == '+') && j + 1 < s.size()) ++j;  // a sign belongs to the number
+    if (word_start && s.size() - j >= 3) {
+      std::string w = s.substr(j, 3);
+      for (auto& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if ((w == "nan" || w == "inf") && (j + 3 == s.size() || !alnum(s[j + 3]))) {
+        out += '#';
+        i = j + 3;
+        continue;
+      }
+    }
+    if (j < s.size() && digit(s[j])) {
+      while (j < s.size() && digit(s[j])) ++j;
+      while (j + 1 < s.size() && s[j] == '.' && digit(s[j + 1]))  // 1.5, and versions: 2.11.0
+        for (++j; j < s.size() && digit(s[j]);) ++j;
+      if (j + 1 < s.size() && (s[j] == 'e' || s[j] == 'E')) {
+        size_t k = j + 1;
+        if (k < s.size() && (s[k] == '+' || s[k] == '-')) ++k;
+        if (k < s.size() && digit(s[k])) {
+          while (k < s.size() && digit(s[k])) ++k;
+          j = k;
+        }
+      }
+      out += '#';
+      i = j;
+      continue;
+    }
+    out += s[i++];
+  }
+  return out;
+}
+
+}  // namespace cts::junit

@@ -1,0 +1,59 @@
+// JUnit results as the bundle sees them: gtest's per-binary XML and CTest's --output-junit in,
+// one merged JUnit file out. A case is identified across runs by "<binary>/<suite>.<name>".
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "report/xml.hpp"
+
+namespace cts::junit {
+
+struct Case {
+  std::string binary;  // CTest entry / gpucts_* test name that produced it
+  std::string suite;   // gtest test suite ("AllReduce"), JUnit classname
+  std::string name;    // gtest case name ("f32_sum_1024_inplace")
+  std::string status;  // passed | failed | error | skipped
+  std::string message; // first line(s) of the failure / skip reason
+  std::string detail;  // full failure text
+  double time_s = 0;
+  // The case's own <properties> (RecordProperty): gpucts.known_defect, gpucts.waived, ...
+  std::map<std::string, std::string> properties;
+  std::string property(const std::string& k) const {
+    auto it = properties.find(k);
+    return it == properties.end() ? std::string() : it->second;
+  }
+  std::string key() const { return binary + "/" + suite + "." + name; }
+};
+
+// Reads a gtest or CTest JUnit document; `binary` labels the cases when the file does not (a
+// merged file carries it as the "gpucts.binary" property of each testsuite).
+// Throws xml::XmlError for malformed XML and for a document that is not JUnit.
+std::vector<Case> read(const xml::Element& root, const std::string& origin, const std::string& binary);
+std::vector<Case> read_file(const std::string& path, const std::string& binary);
+
+// The testsuites-level properties of a gtest file (gpucts.nccl_runtime = ...), first file wins.
+std::map<std::string, std::string> properties(const xml::Element& root);
+
+// One JUnit document for all cases, a <testsuite> per (binary, suite).
+std::string write(const std::vector<Case>& cases, const std::string& name);
+
+struct Counts {
+  int passed = 0, failed = 0, errors = 0, skipped = 0;
+  int total() const { return passed + failed + errors + skipped; }
+};
+Counts count(const std::vector<Case>& cases);
+
+// A short one-line form of a failure message: "file.cpp:12: Expected equality ..." (<= 300 chars).
+std::string one_line(const std::string& text);
+
+// What a person reads of a gtest failure or skip text, on one line: without gtest's leading
+// "file:line" and its assertion boilerplate ("Expected equality of these values:" with the
+// expressions under it, "Which is:", "Value of:", "Actual:", "Expected:", "Failed"), keeping the
+// sentences the test itself wrote. Falls back to the text minus its location when nothing else is left.
+std::string clean_message(const std::string& text);
+
+// A key that groups messages differing only in their numbers: every number (and nan/inf) is '#'.
+std::string message_key(const std::string& cleaned);
+
+}  // namespace cts::junit

@@ -1,0 +1,89 @@
+#include "report/output_file.hpp"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace cts {
+
+namespace {
+
+std::string why(int e) { return std::strerror(e); }
+
+mode_t file_mode() {
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  return static_cast<mode_t>(0666 & ~mask);
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, std::string_view text) {
+  if (path.empty() || path.find('\0') != std::string::npos) throw OutputError("an empty or NUL-containing output path");
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (S_ISLNK(st.st_mode)) throw OutputError(path + ": is a symbolic link; not writing through it");
+    if (S_ISDIR(st.st_mode)) throw OutputError(path + ": is a directory");
+    if (!S_ISREG(st.st_mode)) throw OutputError(path + ": exists and is not a regular file");
+  }
+  std::string::size_type slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.empty() || base == "." || base == "..") throw OutputError(path + ": not a file name");
+  // The hidden temporary name stays within NAME_MAX: a long base is shortened for it.
+  std::string tmpl = dir + "." + base.substr(0, 200) + ".XXXXXX";
+  std::vector<char> t(tmpl.begin(), tmpl.end());
+  t.push_back('\0');
+  int fd = ::mkostemp(t.data(), O_CLOEXEC);  // O_CREAT|O_EXCL: a link or file there is never opened
+  if (fd < 0) throw OutputError(path + ": cannot create a file beside it: " + why(errno));
+  std::string tmp(t.data());
+  auto give_up = [&](const std::string& what) {
+    int e = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw OutputError(path + ": " + what + ": " + why(e));
+  };
+  ::fchmod(fd, file_mode());
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) give_up("write error");
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 && errno != EINVAL) give_up("cannot flush to disk");
+  if (::close(fd) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    throw OutputError(path + ": write error: " + why(e));
+  }
+  // rename(2) replaces the directory entry itself: a link put there since the check above is
+  // replaced, never followed.
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    throw OutputError(path + ": cannot rename into place: " + why(e));
+  }
+}
+
+int open_output_stream(const std::string& path, int flags) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | flags, 0644);
+  if (fd < 0) return -1;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    errno = EINVAL;
+    return -1;
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+}  // namespace cts

@@ -1,0 +1,423 @@
+#include "report/report_diff.hpp"
+
+#include <algorithm>
+
+#include "report/svg_plot.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace cts::report {
+
+namespace {
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr size_t kMaxRows = 500;  // per table in Markdown/HTML; JSON has every row
+
+bool is_fail(const std::string& s) { return s == "failed" || s == "error"; }
+
+std::string change_of(const std::string& base, const std::string& cand) {
+  if (base == cand) return "";
+  if (cand == "absent") return "missing";
+  if (base == "absent") return is_fail(cand) ? "newly failing" : "new";
+  if (is_fail(cand) && !is_fail(base)) return "newly failing";
+  if (cand == "passed" && is_fail(base)) return "newly passing";
+  if (cand == "skipped") return "newly skipped";
+  if (cand == "passed" && base == "skipped") return "newly passing";
+  return "";  // failed <-> error: still failing
+}
+
+std::string run_label(const bundle::Bundle& b) {
+  return std::filesystem::path(b.dir).filename().string() + " (" + b.manifest.host + ", " + b.manifest.created + ")";
+}
+
+std::string pct(double v) {
+  if (std::isnan(v)) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", v);
+  return buf;
+}
+
+
+// Below this size a point is a latency (time per call), as nccl-tests' small sizes are read.
+constexpr std::uint64_t kLatencyBelowBytes = 64 * 1024;
+
+struct BwPoint {
+  std::string key, label, metric;
+  double value;
+  double spread_pct;
+};
+
+// In the order the suite measured them (collective, then size), not sorted as text.
+std::vector<BwPoint> bw_points(const bundle::Bundle& b) {
+  std::vector<BwPoint> out;
+  for (const auto& [name, run] : b.bandwidth)
+    for (const auto& p : run.points) {
+      if (p.ranks == 1 && p.in_place) continue;  // a no-op in NCCL with one rank: not a rate to compare
+      const std::string label = name + ": " + p.collective + " " + p.dtype + " " + bw::format_bytes(p.bytes) + " " +
+                                (p.in_place ? "in place" : "out of place") + (p.graph ? " (graph)" : "");
+      if (p.bytes < kLatencyBelowBytes) {
+        out.push_back({name + ": " + p.key(), label, "time_us", p.time_us.median, p.time_us.spread_pct});
+        continue;
+      }
+      bool bus = p.busbw_gbps.has_value();
+      out.push_back({name + ": " + p.key(), label, bus ? "busbw_gbps" : "algbw_gbps",
+                     bus ? *p.busbw_gbps : p.algbw_gbps, p.time_us.spread_pct});
+    }
+  return out;
+}
+
+std::string value_str(double v, const std::string& metric) {
+  if (std::isnan(v)) return "absent";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, metric == "time_us" ? "%.2f us" : "%.1f GB/s", v);
+  return buf;
+}
+
+}  // namespace
+
+bool Comparison::regressed() const {
+  for (const auto& r : regressions)
+    if (!r.empty()) return true;
+  return false;
+}
+
+Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidates, double tolerance_pct) {
+  Comparison c;
+  c.tolerance_pct = tolerance_pct;
+  for (const auto& cand : candidates)
+    if (cand.manifest.gpucts_version != baseline.manifest.gpucts_version)
+      throw bundle::BundleError("bundles come from different gpucts versions: " + baseline.dir + " is " +
+                                baseline.manifest.gpucts_version + ", " + cand.dir + " is " +
+                                cand.manifest.gpucts_version + " (compare runs of one suite version)");
+  c.baseline = std::move(baseline);
+  c.candidates = std::move(candidates);
+  const size_t n = c.candidates.size();
+  c.regressions.resize(n);
+
+  // Environment: the merged rows of each bundle, by name.
+  auto env_of = [](const bundle::Bundle& b) {
+    std::map<std::string, std::string> m;
+    for (auto& [k, v] : bundle::environment(b)) m[k] = v;
+    return m;
+  };
+  auto base_env_rows = bundle::environment(c.baseline);
+  std::vector<std::map<std::string, std::string>> cand_env;
+  for (const auto& b : c.candidates) cand_env.push_back(env_of(b));
+  for (const auto& [what, v] : base_env_rows) {
+    EnvRow r{what, v, {}, false};
+    for (const auto& e : cand_env) {
+      auto it = e.find(what);
+      r.candidates.push_back(it == e.end() ? "absent" : it->second);
+      r.changed |= r.candidates.back() != v;
+    }
+    c.environment.push_back(std::move(r));
+  }
+
+  // Verdicts.
+  for (size_t i = 0; i < n; ++i)
+    if (bundle::verdict_exit_code(c.baseline.manifest.verdict) == 0 &&
+        bundle::verdict_exit_code(c.candidates[i].manifest.verdict) != 0)
+      c.regressions[i].push_back("verdict: " + c.baseline.manifest.verdict + " -> " + c.candidates[i].manifest.verdict);
+
+  // Cases, in baseline order then new ones.
+  std::vector<std::string> order;
+  std::map<std::string, const junit::Case*> base;
+  std::vector<std::map<std::string, const junit::Case*>> cand(n);
+  for (const auto& k : c.baseline.cases) {
+    if (!base.count(k.key())) order.push_back(k.key());
+    base[k.key()] = &k;
+  }
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& k : c.candidates[i].cases) {
+      if (!base.count(k.key()) && std::find(order.begin(), order.end(), k.key()) == order.end()) order.push_back(k.key());
+      cand[i][k.key()] = &k;
+    }
+  std::map<std::string, std::string> binary_of;  // case key -> its binary, from whichever run has it
+  for (const auto& [key, k] : base) binary_of[key] = k->binary;
+  for (const auto& m : cand)
+    for (const auto& [key, k] : m) binary_of.emplace(key, k->binary);
+  // Per binary: case counts, new and missing.
+  std::map<std::string, size_t> suite_index;
+  auto delta = [&](const std::string& binary) -> SuiteDelta& {
+    auto [it, fresh] = suite_index.emplace(binary, c.suites.size());
+    if (fresh) c.suites.push_back({binary, 0, std::vector<int>(n), std::vector<int>(n), std::vector<int>(n)});
+    return c.suites[it->second];
+  };
+  for (const auto& k : c.baseline.cases) ++delta(k.binary).baseline;
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& k : c.candidates[i].cases) ++delta(k.binary).candidates[i];
+  // Missing passing cases are counted per binary, so a vanished sweep is one line, not thousands.
+  std::vector<std::map<std::string, std::pair<int, std::string>>> lost(n);  // binary -> (count, first key)
+  for (const auto& key : order) {
+    CaseRow row;
+    row.key = key;
+    auto b = base.find(key);
+    row.baseline = b == base.end() ? "absent" : b->second->status;
+    bool any = false;
+    for (size_t i = 0; i < n; ++i) {
+      auto it = cand[i].find(key);
+      std::string s = it == cand[i].end() ? "absent" : it->second->status;
+      row.candidates.push_back(s);
+      row.change.push_back(change_of(row.baseline, s));
+      if (it != cand[i].end() && !it->second->message.empty()) row.message = it->second->message;
+      if (!row.change.back().empty()) any = true;
+      if (row.change.back() == "newly failing")
+        c.regressions[i].push_back("newly failing: " + key + (it != cand[i].end() ? " -- " + it->second->message : ""));
+      const std::string& binary = binary_of[key];
+      if (row.change.back() == "missing") {
+        ++delta(binary).missing[i];
+        if (row.baseline == "passed") {
+          auto& l = lost[i][binary];
+          if (l.first++ == 0) l.second = key;
+        }
+      }
+      if (row.change.back() == "new" || (row.baseline == "absent" && s != "absent")) ++delta(binary).added[i];
+    }
+    if (any) c.cases.push_back(std::move(row));
+  }
+
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& [binary, l] : lost[i])
+      c.regressions[i].push_back("missing: " + std::to_string(l.first) + " case(s) of " + binary +
+                                 " that passed in the baseline are absent (first: " + l.second + ")");
+
+  // Bandwidth: points present in the baseline, compared by key.
+  std::vector<std::map<std::string, BwPoint>> cpts(n);
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& p : bw_points(c.candidates[i])) cpts[i].emplace(p.key, p);
+  for (const auto& bp : bw_points(c.baseline)) {
+    BandwidthRow row;
+    row.key = bp.key;
+    row.label = bp.label;
+    row.metric = bp.metric;
+    row.baseline = bp.value;
+    row.baseline_spread_pct = bp.spread_pct;
+    const bool lower_is_better = bp.metric == "time_us";
+    bool moved = false;
+    for (size_t i = 0; i < n; ++i) {
+      auto it = cpts[i].find(bp.key);
+      const bool same_metric = it != cpts[i].end() && it->second.metric == bp.metric;
+      double v = same_metric ? it->second.value : kNaN;
+      double d = (std::isnan(v) || row.baseline <= 0) ? kNaN : (v / row.baseline - 1) * 100;
+      row.candidates.push_back(v);
+      row.change_pct.push_back(d);
+      row.candidate_spread_pct.push_back(same_metric ? it->second.spread_pct : kNaN);
+      // Worse by more than the tolerance and by more than either run's own spread: a point whose
+      // repetitions ranged 12% apart has not regressed by 8%.
+      const double noise = std::max(tolerance_pct, std::max(bp.spread_pct, same_metric ? it->second.spread_pct : 0.0));
+      const double worse = std::isnan(d) ? kNaN : lower_is_better ? d : -d;
+      std::string ch = std::isnan(worse) ? "" : worse > noise ? "slower" : worse < -noise ? "faster" : "";
+      row.change.push_back(ch);
+      if (!ch.empty()) moved = true;
+      if (ch == "slower") {
+        char why[96];
+        std::snprintf(why, sizeof why, " (tolerance %g%%, spread %.1f%%/%.1f%%)", tolerance_pct, bp.spread_pct,
+                      same_metric ? it->second.spread_pct : 0.0);
+        c.regressions[i].push_back("slower by " + pct(worse).substr(1) + ": " + bp.label + ", " +
+                                   value_str(row.baseline, bp.metric) + " -> " + value_str(v, bp.metric) + why);
+      }
+    }
+    if (moved) c.bandwidth.push_back(std::move(row));
+  }
+  return c;
+}
+
+doc::Doc to_doc(const Comparison& c) {
+  doc::Doc d;
+  const size_t n = c.candidates.size();
+  d.title = "gpucts regression report: " + std::to_string(n) + " candidate(s) against " + run_label(c.baseline);
+  int bad = 0;
+  for (const auto& r : c.regressions) bad += !r.empty();
+  d.verdict(bad ? "REGRESSED: " + std::to_string(bad) + " of " + std::to_string(n) + " candidate(s)"
+                : "NO REGRESSION",
+            bad ? "fail" : "pass");
+
+  doc::Table runs{{"run", "bundle", "verdict", "cases (pass/fail/err/skip)", "regressions"}, {}, {}};
+  auto run_row = [&](const std::string& label, const bundle::Bundle& b, const std::vector<std::string>* regs) {
+    auto k = junit::count(b.cases);
+    runs.rows.push_back({label, run_label(b), b.manifest.verdict,
+                         std::to_string(k.passed) + "/" + std::to_string(k.failed) + "/" + std::to_string(k.errors) +
+                             "/" + std::to_string(k.skipped),
+                         regs ? std::to_string(regs->size()) : ""});
+    runs.row_class.push_back(regs ? (regs->empty() ? "pass" : "fail") : "");
+  };
+  run_row("baseline", c.baseline, nullptr);
+  for (size_t i = 0; i < n; ++i) run_row("candidate " + std::to_string(i + 1), c.candidates[i], &c.regressions[i]);
+  d.table(std::move(runs));
+
+  for (size_t i = 0; i < n; ++i)
+    if (!c.regressions[i].empty()) {
+      d.heading("Regressions of candidate " + std::to_string(i + 1), 3);
+      d.list(c.regressions[i]);
+    }
+
+  // Per binary: what each run holds, so a vanished or new suite shows at a glance.
+  d.heading("Cases per suite");
+  doc::Table per{{"suite", "baseline"}, {}, {}};
+  for (size_t i = 0; i < n; ++i) per.header.push_back("candidate " + std::to_string(i + 1) + " (new / missing)");
+  for (const auto& sd : c.suites) {
+    std::vector<std::string> row{sd.binary, std::to_string(sd.baseline)};
+    bool lost = false;
+    for (size_t i = 0; i < n; ++i) {
+      row.push_back(std::to_string(sd.candidates[i]) + " (+" + std::to_string(sd.added[i]) + " / -" +
+                    std::to_string(sd.missing[i]) + ")");
+      lost |= sd.missing[i] > 0;
+    }
+    per.rows.push_back(std::move(row));
+    per.row_class.push_back(lost ? "fail" : "");
+  }
+  d.table(std::move(per));
+
+  auto header = [&](std::vector<std::string> first) {
+    first.push_back("baseline");
+    for (size_t i = 0; i < n; ++i) first.push_back("candidate " + std::to_string(i + 1));
+    return first;
+  };
+
+  d.heading("Environment");
+  doc::Table env{header({"what"}), {}, {}};
+  for (const auto& r : c.environment) {
+    std::vector<std::string> row{r.what + (r.changed ? " (changed)" : ""), r.baseline};
+    row.insert(row.end(), r.candidates.begin(), r.candidates.end());
+    env.rows.push_back(std::move(row));
+    env.row_class.push_back(r.changed ? "skip" : "");
+  }
+  d.table(std::move(env));
+
+  d.heading("Cases that changed (" + std::to_string(c.cases.size()) + ")");
+  if (c.cases.empty()) {
+    d.paragraph("every case has the same result in every run");
+  } else {
+    doc::Table t{header({"case"}), {}, {}};
+    t.header.push_back("latest message");
+    for (const auto& r : c.cases) {
+      if (t.rows.size() == kMaxRows) {
+        d.table(std::move(t));
+        t = doc::Table{};
+        d.paragraph("... and " + std::to_string(c.cases.size() - kMaxRows) + " more: every change is in report.json");
+        break;
+      }
+      std::vector<std::string> row{r.key, r.baseline};
+      bool fail = false;
+      for (size_t i = 0; i < n; ++i) {
+        row.push_back(r.candidates[i] + (r.change[i].empty() ? "" : " (" + r.change[i] + ")"));
+        fail |= r.change[i] == "newly failing";
+      }
+      row.push_back(r.message);
+      t.rows.push_back(std::move(row));
+      t.row_class.push_back(fail ? "fail" : "skip");
+    }
+    if (!t.rows.empty()) d.table(std::move(t));
+  }
+
+  char tol[32];
+  std::snprintf(tol, sizeof tol, "%g%%", c.tolerance_pct);
+  d.heading("Bandwidth points that moved more than " + std::string(tol) + " (" + std::to_string(c.bandwidth.size()) + ")");
+  if (c.bandwidth.empty()) {
+    d.paragraph(c.baseline.bandwidth.empty() ? "the baseline has no bandwidth results"
+                                             : "no point moved beyond the tolerance");
+  } else {
+    doc::Table t{header({"point", "metric"}), {}, {}};
+    for (const auto& r : c.bandwidth) {
+      std::vector<std::string> row{r.label, r.metric == "time_us" ? "latency" : r.metric.substr(0, 5),
+                                   value_str(r.baseline, r.metric)};
+      bool slower = false;
+      for (size_t i = 0; i < n; ++i) {
+        row.push_back(value_str(r.candidates[i], r.metric) +
+                      (std::isnan(r.change_pct[i]) ? "" : " (" + pct(r.change_pct[i]) + ")"));
+        slower |= r.change[i] == "slower";
+      }
+      t.rows.push_back(std::move(row));
+      t.row_class.push_back(slower ? "fail" : "pass");
+    }
+    d.table(std::move(t));
+  }
+  // One plot per collective of each baseline bandwidth run: every run's out-of-place line.
+  bool heading = false;
+  for (const auto& named_run : c.baseline.bandwidth) {
+    // Not a structured binding: clang (the asan preset) cannot capture one in the lambda below.
+    const std::string& name = named_run.first;
+    const bw::Run& run = named_run.second;
+    std::vector<std::string> colls;
+    for (const auto& p : run.points)
+      if (std::find(colls.begin(), colls.end(), p.collective) == colls.end()) colls.push_back(p.collective);
+    for (const auto& coll : colls) {
+      svg::Plot plot;
+      plot.title = coll + " (" + name + ")";
+      plot.x_label = "message size (log scale)";
+      plot.y_label = run.ctx.world_size > 1 ? "busbw (GB/s)" : "algbw (GB/s); busbw n/a for 1 rank";
+      auto series = [&](const bundle::Bundle& b, const std::string& label) {
+        svg::Series s{label, {}, false};
+        for (const auto& [n2, r2] : b.bandwidth)
+          if (n2 == name)
+            for (const auto& p : r2.points)
+              if (p.collective == coll && !p.in_place)
+                s.points.emplace_back(static_cast<double>(p.bytes), p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps);
+        return s;
+      };
+      plot.series.push_back(series(c.baseline, "baseline"));
+      for (size_t i = 0; i < n; ++i) plot.series.push_back(series(c.candidates[i], "candidate " + std::to_string(i + 1)));
+      if (!heading) {
+        d.heading("Bandwidth by run (out of place)");
+        heading = true;
+      }
+      d.svg(svg::render(plot), plot.title, "");
+    }
+  }
+  return d;
+}
+
+nlohmann::json to_json(const Comparison& c) {
+  auto run = [](const bundle::Bundle& b) {
+    auto k = junit::count(b.cases);
+    return nlohmann::json{{"dir", b.dir},
+                          {"host", b.manifest.host},
+                          {"created", b.manifest.created},
+                          {"gpucts_version", b.manifest.gpucts_version},
+                          {"verdict", b.manifest.verdict},
+                          {"passed", k.passed},
+                          {"failed", k.failed},
+                          {"errors", k.errors},
+                          {"skipped", k.skipped}};
+  };
+  auto num = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  nlohmann::json j;
+  j["schema"] = "gpucts.report/1";
+  j["tolerance_pct"] = c.tolerance_pct;
+  j["regressed"] = c.regressed();
+  j["baseline"] = run(c.baseline);
+  j["candidates"] = nlohmann::json::array();
+  for (size_t i = 0; i < c.candidates.size(); ++i) {
+    auto r = run(c.candidates[i]);
+    r["regressions"] = c.regressions[i];
+    j["candidates"].push_back(r);
+  }
+  j["environment"] = nlohmann::json::array();
+  for (const auto& e : c.environment)
+    j["environment"].push_back({{"what", e.what}, {"baseline", e.baseline}, {"candidates", e.candidates}, {"changed", e.changed}});
+  j["cases"] = nlohmann::json::array();
+  for (const auto& r : c.cases)
+    j["cases"].push_back({{"case", r.key}, {"baseline", r.baseline}, {"candidates", r.candidates}, {"change", r.change},
+                          {"message", r.message}});
+  j["bandwidth"] = nlohmann::json::array();
+  for (const auto& r : c.bandwidth) {
+    nlohmann::json cands = nlohmann::json::array(), pcts = nlohmann::json::array();
+    for (double v : r.candidates) cands.push_back(num(v));
+    for (double v : r.change_pct) pcts.push_back(num(v));
+    j["bandwidth"].push_back({{"point", r.key}, {"label", r.label}, {"metric", r.metric}, {"baseline", r.baseline},
+                              {"candidates", cands}, {"change_pct", pcts}, {"change", r.change},
+                              {"baseline_spread_pct", r.baseline_spread_pct}});
+  }
+  j["suites"] = nlohmann::json::array();
+  for (const auto& sd : c.suites)
+    j["suites"].push_back({{"binary", sd.binary}, {"baseline", sd.baseline}, {"candidates", sd.candidates},
+                           {"new", sd.added}, {"missing", sd.missing}});
+  return j;
+}
+
+}  // namespace cts::report

@@ -1,0 +1,493 @@
+#include "report/summary.hpp"
+
+#include <sstream>
+
+#include "matrix/matrix.hpp"
+#include "matrix/nccl_defects.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "report/file_names.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cts::summary {
+
+namespace {
+
+constexpr size_t kMaxRows = 300;
+
+std::string fmt(double v, const char* f = "%.1f") {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string duration(double s) {
+  // A manifest's duration from outside: clamped before the cast (1.4e10 s into an int is undefined).
+  int t = static_cast<int>(std::min(std::max(s, 0.0), 2147483000.0) + 0.5);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%d:%02d:%02d", t / 3600, t / 60 % 60, t % 60);
+  return buf;
+}
+
+std::string safe_name(const std::string& s) { return file_name_for(s); }
+
+std::vector<std::string> collectives_of(const bw::Run& r) {
+  std::vector<std::string> out;
+  for (const auto& p : r.points)
+    if (std::find(out.begin(), out.end(), p.collective) == out.end()) out.push_back(p.collective);
+  return out;
+}
+
+void check_section(doc::Doc& d, const nlohmann::json& check) {
+  d.heading("Compatibility check (gpucts check)");
+  if (!check.is_object() || check.value("available", true) == false || !check.contains("verdict")) {
+    d.paragraph(check.is_object() ? check.value("reason", std::string("check not available")) : "check not available");
+    return;
+  }
+  d.paragraph("verdict: " + check.value("verdict", std::string("?")));
+  doc::Table t{{"severity", "id", "subject", "message", "source"}, {}, {}};
+  if (check.contains("findings") && check["findings"].is_array())
+    for (const auto& f : check["findings"]) {
+      std::string sev = f.value("severity", "");
+      t.rows.push_back({sev, f.value("id", ""), f.value("subject", ""), f.value("message", ""), f.value("source", "")});
+      t.row_class.push_back(sev == "error" ? "fail" : sev == "warning" ? "skip" : "");
+    }
+  if (t.rows.empty()) d.paragraph("no findings");
+  else d.table(std::move(t));
+  if (check.contains("not_evaluated") && check["not_evaluated"].is_array() && !check["not_evaluated"].empty()) {
+    std::string ne;
+    for (const auto& x : check["not_evaluated"]) ne += (ne.empty() ? "" : ", ") + x.get<std::string>();
+    d.paragraph("not evaluated (inputs absent): " + ne);
+  }
+}
+
+void bandwidth_section(doc::Doc& d, const bundle::Bundle& b) {
+  d.heading("Bandwidth");
+  if (b.bandwidth.empty()) {
+    d.paragraph("no bandwidth results (the perf suite did not run or was skipped)");
+    return;
+  }
+  for (const auto& [name, run] : b.bandwidth) {
+    d.heading(name + ": " + run.ctx.gpu + ", " + std::to_string(run.ctx.world_size) + " rank(s), link " + run.ctx.link +
+                  ", NVLS " + run.ctx.nvls,
+              3);
+    std::string copy = run.ctx.copy_gbps ? fmt(*run.ctx.copy_gbps) + " GB/s" : "not measured";
+    int pass = 0, fail = 0, unj = 0;
+    for (const auto& p : run.points) (p.verdict == "pass" ? pass : p.verdict == "fail" ? fail : unj)++;
+    d.paragraph("NCCL " + run.nccl_version + "; device-to-device copy (cudaMemcpyAsync, bytes/time): " + copy + "; " +
+                std::to_string(run.points.size()) + " points: " + std::to_string(pass) + " pass, " +
+                std::to_string(fail) + " below threshold, " + std::to_string(unj) + " recorded without threshold" +
+                (run.ctx.world_size == 1 ? "; " + std::string(bw::kNoBusbwOneRank) + ": algbw shown" : ""));
+    // Judged points (the ones with a threshold), failures first.
+    doc::Table judged{{"collective", "size", "placement", "measured GB/s", "floor GB/s", "verdict", "why"}, {}, {}};
+    for (const char* want : {"fail", "pass"})
+      for (const auto& p : run.points) {
+        if (p.verdict != want) continue;
+        double m = p.threshold_metric == "busbw_gbps" && p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps;
+        judged.rows.push_back({p.collective, bw::format_bytes(p.bytes), p.placement() + (p.graph ? " graph" : ""),
+                               fmt(m), p.threshold_gbps ? fmt(*p.threshold_gbps) : "", p.verdict, p.message});
+        judged.row_class.push_back(p.verdict);
+      }
+    if (!judged.rows.empty()) d.table(std::move(judged));
+    // Small-message latency (8 B .. 64 KiB), microseconds per call, out-of-place.
+    std::set<std::uint64_t> sizes;
+    for (const auto& p : run.points)
+      if (p.bytes <= 65536 && !p.graph && !p.in_place) sizes.insert(p.bytes);
+    if (!sizes.empty()) {
+      doc::Table lat{{"latency (us), out-of-place"}, {}, {}};
+      for (auto s : sizes) lat.header.push_back(bw::format_bytes(s));
+      for (const auto& c : collectives_of(run)) {
+        std::vector<std::string> row{c};
+        for (auto s : sizes) {
+          std::string cell = "";
+          for (const auto& p : run.points)
+            if (p.collective == c && p.bytes == s && !p.graph && !p.in_place) cell = fmt(p.time_us.median, "%.2f");
+          row.push_back(cell);
+        }
+        lat.rows.push_back(std::move(row));
+      }
+      d.table(std::move(lat));
+    }
+    for (const auto& c : collectives_of(run)) {
+      svg::Plot plot = bandwidth_plot(run, c, name);
+      d.svg(svg::render(plot), plot.title, "plots/" + safe_name(name + "_" + c) + ".svg");
+    }
+  }
+}
+
+}  // namespace
+
+svg::Plot bandwidth_plot(const bw::Run& run, const std::string& collective, const std::string& run_name) {
+  bool bus = run.ctx.world_size > 1;
+  svg::Plot p;
+  p.title = collective + " (" + run_name + ", " + std::to_string(run.ctx.world_size) + " rank" +
+            (run.ctx.world_size > 1 ? "s" : "") + ")";
+  p.x_label = "message size (log scale)";
+  p.y_label = bus ? "busbw (GB/s)" : "algbw (GB/s); busbw n/a for 1 rank";
+  if (!bus) p.title += ", out of place";
+  std::map<std::string, svg::Series> by_mode;
+  svg::Series threshold{"threshold floor", {}, true};
+  for (const auto& pt : run.points) {
+    if (pt.collective != collective) continue;
+    // With one rank NCCL skips an in-place call (nothing to move): its "bandwidth" is not a rate
+    // and would flatten every other line, so it stays in the tables and out of the plot.
+    if (!bus && pt.in_place) continue;
+    std::string mode = pt.placement() + (pt.graph ? " graph" : "");
+    auto& s = by_mode[mode];
+    s.name = mode;
+    double y = bus && pt.busbw_gbps ? *pt.busbw_gbps : pt.algbw_gbps;
+    s.points.emplace_back(static_cast<double>(pt.bytes), y);
+    if (pt.threshold_gbps) threshold.points.emplace_back(static_cast<double>(pt.bytes), *pt.threshold_gbps);
+  }
+  for (auto& [m, s] : by_mode) p.series.push_back(std::move(s));
+  if (!threshold.points.empty()) {
+    // One floor value per size; keep the lowest where placements share a size.
+    std::map<double, double> floor;
+    for (const auto& [x, y] : threshold.points) floor[x] = floor.count(x) ? std::min(floor[x], y) : y;
+    threshold.points.assign(floor.begin(), floor.end());
+    p.series.push_back(std::move(threshold));
+  }
+  return p;
+}
+
+namespace {
+
+// Adds one message to the groups of its key (keeping first-seen order for a stable sort later).
+void add_to_groups(std::vector<MessageGroup>& groups, std::map<std::string, size_t>& index, const std::string& cleaned,
+                   const std::string& item) {
+  std::string key = junit::message_key(cleaned);
+  auto [it, fresh] = index.emplace(key, groups.size());
+  if (fresh) groups.push_back(MessageGroup{key, 0, cleaned, true, {}});
+  auto& g = groups[it->second];
+  ++g.count;
+  g.uniform = g.uniform && g.example == cleaned;
+  if (g.items.size() < kExamples) g.items.push_back(item);
+}
+
+void by_count(std::vector<MessageGroup>& groups) {
+  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.count > b.count; });
+}
+
+std::string examples(const MessageGroup& g) {
+  std::string ex;
+  for (const auto& e : g.items) ex += (ex.empty() ? "" : ", ") + e;
+  if (g.count > static_cast<int>(g.items.size())) ex += ", ...";
+  return ex;
+}
+
+// The reason as a person reads it: the real text when every case of the group gave it, otherwise
+// the key (numbers as '#') with one real example.
+std::string group_text(const MessageGroup& g) {
+  return g.uniform ? g.example : g.key + " (e.g. " + g.example + ")";
+}
+
+constexpr size_t kMaxGroupsPerSuite = 20;
+
+}  // namespace
+
+std::vector<Failure> failures_of(const bundle::Bundle& b) {
+  std::vector<Failure> out;
+  for (const auto& c : b.cases)
+    if (c.status == "failed" || c.status == "error")
+      out.push_back({c.binary, c.suite + "." + c.name, c.detail.empty() ? c.message : c.detail,
+                     c.property("gpucts.known_defect")});
+  for (const auto& s : b.manifest.suites)
+    if ((s.status == "timeout" || s.status == "crashed" || s.status == "interrupted") && !s.synthesized)
+      out.push_back({s.name, "(suite)", s.status + ": " + s.reason, ""});
+  std::set<std::string> accepted(b.manifest.accepted_known.begin(), b.manifest.accepted_known.end());
+  if (b.check.is_object() && b.check.contains("findings") && b.check["findings"].is_array())
+    for (const auto& f : b.check["findings"])
+      if (f.value("severity", "") == "error" && !accepted.count(bundle::defect_of_finding(f)) &&
+          (b.manifest.nccl_selected || f.value("id", "") != "nccl-known-defect"))
+        out.push_back({"gpucts check", f.value("id", ""), f.value("subject", "") + ": " + f.value("message", ""),
+                       bundle::defect_of_finding(f)});
+  return out;
+}
+
+std::vector<DefectGroup> group_known_defects(const bundle::Bundle& b) {
+  std::vector<DefectGroup> out;
+  auto group = [&](const std::string& id) -> DefectGroup& {
+    for (auto& g : out)
+      if (g.id == id) return g;
+    DefectGroup g;
+    g.id = id;
+    if (const NcclDefect* d = find_defect(builtin_matrix(), id)) {
+      g.title = d->title;
+      g.link = d->link;
+      g.fix = d->fix_hint();
+    }
+    for (const auto& w : b.manifest.waivers)  // the bundle's own record wins over this build's data
+      if (w.id == id && !w.link.empty()) g.title = w.title, g.link = w.link, g.fix = w.fix;
+    out.push_back(std::move(g));
+    return out.back();
+  };
+  for (const auto& c : b.cases) {
+    const bool failed = c.status == "failed" || c.status == "error";
+    for (const auto& id : bundle::split_ids(c.property("gpucts.waived"))) {
+      auto& g = group(id);
+      ++g.waived;
+      if (g.examples.size() < 5) g.examples.push_back(c.key());
+    }
+    if (failed)
+      for (const auto& id : bundle::split_ids(c.property("gpucts.known_defect"))) {
+        auto& g = group(id);
+        ++g.failed;
+        if (g.examples.size() < 5) g.examples.push_back(c.key());
+      }
+    for (const auto& id : bundle::split_ids(c.property("gpucts.known_defect_not_seen"))) ++group(id).passed;
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& x, const auto& y) { return x.failed + x.waived > y.failed + y.waived; });
+  return out;
+}
+
+std::vector<SuiteFailures> group_failures(const std::vector<Failure>& failures) {
+  std::vector<SuiteFailures> out;
+  std::map<std::string, size_t> suite_index;
+  std::map<std::string, std::map<std::string, size_t>> group_index;
+  for (const auto& f : failures) {
+    auto [it, fresh] = suite_index.emplace(f.suite, out.size());
+    if (fresh) out.push_back(SuiteFailures{f.suite, 0, {}});
+    auto& s = out[it->second];
+    ++s.count;
+    add_to_groups(s.groups, group_index[f.suite], junit::clean_message(f.text), f.item);
+  }
+  for (auto& s : out) by_count(s.groups);
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.count > b.count; });
+  return out;
+}
+
+Skips group_skips(const bundle::Bundle& b) {
+  Skips out;
+  // Per binary: how many cases, how many skipped, and the skip reasons.
+  struct Tally {
+    int total = 0, skipped = 0;
+    std::map<std::string, int> reasons;  // cleaned reason -> cases
+  };
+  std::map<std::string, Tally> tally;
+  std::vector<std::string> order;
+  for (const auto& c : b.cases) {
+    auto [it, fresh] = tally.try_emplace(c.binary);
+    if (fresh) order.push_back(c.binary);
+    ++it->second.total;
+    if (c.status == "skipped") {
+      ++it->second.skipped;
+      ++it->second.reasons[junit::clean_message(c.message)];
+    }
+  }
+  // A suite that skipped every case is one line, whatever its reasons (the most frequent named).
+  std::set<std::string> whole;
+  for (const auto& bin : order) {
+    const auto& t = tally[bin];
+    if (t.skipped != t.total) continue;
+    std::vector<std::pair<std::string, int>> rs(t.reasons.begin(), t.reasons.end());
+    std::stable_sort(rs.begin(), rs.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+    std::string why = rs.front().first;
+    if (rs.size() > 1) why += " (and " + std::to_string(rs.size() - 1) + " other reason" + (rs.size() > 2 ? "s" : "") + ")";
+    out.whole.push_back({bin, t.total, why});
+    whole.insert(bin);
+  }
+  for (const auto& s : b.manifest.suites)
+    if ((s.status == "not_run" || s.status == "skipped") && !tally.count(s.name))
+      out.whole.push_back({s.name, 0, (s.status == "not_run" ? "not run: " : "skipped: ") + s.reason});
+  std::stable_sort(out.whole.begin(), out.whole.end(), [](const auto& x, const auto& y) { return x.cases > y.cases; });
+  std::map<std::string, size_t> index;
+  for (const auto& c : b.cases)
+    if (c.status == "skipped" && !whole.count(c.binary)) {
+      add_to_groups(out.cases, index, junit::clean_message(c.message), c.key());
+      ++out.case_count;
+    }
+  by_count(out.cases);
+  return out;
+}
+
+doc::Doc build(const bundle::Bundle& b) {
+  const auto& m = b.manifest;
+  doc::Doc d;
+  d.title = "gpucts qualification: " + m.host + ", " + m.created;
+  auto counts = junit::count(b.cases);
+  std::string v = bundle::verdict_text(m.verdict, m.waivers);
+  if (m.interrupted) v += " (interrupted: incomplete run)";
+  d.verdict(v, m.verdict);
+  if (!m.verdict_reason.empty()) d.paragraph(m.verdict_reason);
+  // Waivers first: a gate that passed only because a person accepted a defect must say so on top.
+  if (!m.waivers.empty()) {
+    std::vector<std::string> lines;
+    for (const auto& w : m.waivers)
+      lines.push_back(w.id + ": " + w.title + " (" + w.link + "): " + std::to_string(w.cases) + " failed case(s)" +
+                      (w.findings ? " and " + std::to_string(w.findings) + " check finding(s)" : std::string()) +
+                      " waived with --accept-known; " + w.fix);
+    d.heading("Waived known defects (--accept-known)");
+    d.list(std::move(lines));
+  }
+  // The headline: suites, then cases, each split by outcome.
+  // A suite that failed only through waived cases is counted as waived, not failed.
+  std::set<std::string> waived_suites;
+  int waived_cases = 0;
+  for (const auto& c : b.cases)
+    if (!c.property("gpucts.waived").empty()) waived_suites.insert(c.binary), ++waived_cases;
+  int s_pass = 0, s_fail = 0, s_waived = 0, s_skip = 0, s_run = 0;
+  for (const auto& s : m.suites) {
+    s_run += s.status != "not_run";
+    if (s.status == "passed") ++s_pass;
+    else if (s.status == "skipped" || s.status == "not_run") ++s_skip;
+    else if (s.status == "failed" && waived_suites.count(s.name) && m.verdict != bundle::kVerdictFail) ++s_waived;
+    else ++s_fail;
+  }
+  auto n = [](int x) { return std::to_string(x); };
+  d.paragraph(n(static_cast<int>(m.suites.size())) + " suites: " + n(s_pass) + " passed, " + n(s_fail) + " failed, " +
+              (s_waived ? n(s_waived) + " passed with waivers, " : std::string()) + n(s_skip) + " skipped whole; " +
+              n(counts.total()) + " cases: " + n(counts.passed) + " passed, " + n(counts.failed) + " failed, " +
+              n(counts.errors) + " errors, " + n(counts.skipped - waived_cases) + " skipped" +
+              (waived_cases ? ", " + n(waived_cases) + " waived" : std::string()));
+  d.paragraph(n(s_run) + " of " + n(static_cast<int>(m.suites.size())) + " suites run in " + duration(m.elapsed_s) +
+              " on " + m.host + "; gpucts " + m.gpucts_version + " from " + m.tree);
+
+  // Failures a known NCCL defect explains, by defect, ahead of the unexplained ones.
+  auto all_failures = failures_of(b);
+  std::vector<Failure> failures;
+  int explained_cases = 0, explained_findings = 0;
+  for (auto& f : all_failures) {
+    if (f.known_defect.empty()) failures.push_back(std::move(f));
+    else if (f.suite == "gpucts check") ++explained_findings;
+    else ++explained_cases;
+  }
+  // What `gpucts check` knows of the loaded NCCL, whatever the cases showed.
+  if (b.check.is_object() && b.check.contains("findings") && b.check["findings"].is_array()) {
+    std::vector<std::string> lines;
+    for (const auto& f : b.check["findings"])
+      if (f.value("id", "") == "nccl-known-defect")
+        lines.push_back(f.value("severity", "") + ": " + f.value("message", "") + " -> " + f.value("fix", ""));
+    if (!lines.empty()) {
+      d.heading("Known defects of this NCCL (gpucts check)" +
+                std::string(b.manifest.nccl_selected ? "" : ": not judged, no NCCL suite was selected"));
+      d.list(std::move(lines));
+    }
+  }
+  auto defects = group_known_defects(b);
+  if (!defects.empty()) {
+    d.heading("Known NCCL defects (" + n(explained_cases) + " failed case(s)" +
+              (explained_findings ? " and " + n(explained_findings) + " check finding(s)" : std::string()) +
+              " explained)");
+    doc::Table t{{"defect", "failed", "waived", "matched but passed", "fix", "for example"}, {}, {}};
+    for (const auto& g : defects) {
+      std::string ex;
+      for (const auto& e : g.examples) ex += (ex.empty() ? "" : ", ") + e;
+      t.rows.push_back({g.id + ": " + g.title + " (" + g.link + ")", n(g.failed), n(g.waived), n(g.passed), g.fix, ex});
+      t.row_class.push_back(g.failed ? "fail" : g.waived ? "skip" : "");
+    }
+    d.table(std::move(t));
+    for (const auto& g : defects)
+      if (g.passed && !g.failed && !g.waived)
+        d.paragraph(g.id + ": " + n(g.passed) + " case(s) match its condition on this NCCL and passed: the defect "
+                    "row (range or condition) may be wrong, or the run did not trigger it");
+  }
+
+  // What failed: per suite, the failures grouped by their message with the numbers taken out.
+  auto grouped = group_failures(failures);
+  if (!grouped.empty()) {
+    d.heading("What failed, unexplained (" + n(static_cast<int>(failures.size())) + " in " +
+              n(static_cast<int>(grouped.size())) + " suite" + (grouped.size() > 1 ? "s" : "") + ")");
+    std::vector<std::string> lines;
+    for (const auto& s : grouped) {
+      std::string line = s.suite + ": " + n(s.count) + " failed";
+      for (size_t i = 0; i < s.groups.size() && i < 3; ++i)
+        line += std::string(i ? "; " : " \u2014 ") + n(s.groups[i].count) + " \u00d7 '" + s.groups[i].key + "'";
+      if (s.groups.size() > 3) line += "; " + n(static_cast<int>(s.groups.size() - 3)) + " more kinds";
+      lines.push_back(std::move(line));
+    }
+    d.list(std::move(lines));
+    for (const auto& s : grouped) {
+      d.heading(s.suite + ": " + n(s.count) + " failed, " + n(static_cast<int>(s.groups.size())) + " kind" +
+                    (s.groups.size() > 1 ? "s" : ""),
+                3);
+      doc::Table t{{"count", "failure (numbers as #)", "one of them", "for example"}, {}, {}};
+      for (size_t i = 0; i < s.groups.size() && i < kMaxGroupsPerSuite; ++i) {
+        const auto& g = s.groups[i];
+        t.rows.push_back({n(g.count), g.key, g.example, examples(g)});
+        t.row_class.push_back("fail");
+      }
+      d.table(std::move(t));
+      if (s.groups.size() > kMaxGroupsPerSuite)
+        d.paragraph("... and " + n(static_cast<int>(s.groups.size() - kMaxGroupsPerSuite)) + " more kinds");
+    }
+  }
+
+  // Every failure, its message cleaned of gtest's boilerplate (junit.xml keeps the raw text).
+  doc::Table fails{{"case", "message"}, {}, {}};
+  for (const auto& f : failures) {
+    if (fails.rows.size() == kMaxRows) break;  // a page a person can open; junit.xml has every case
+    fails.rows.push_back({f.suite + "/" + f.item, junit::clean_message(f.text)});
+    fails.row_class.push_back("fail");
+  }
+  d.heading("Failed, unexplained (" + n(static_cast<int>(failures.size())) + ")");
+  if (fails.rows.empty()) d.paragraph("nothing failed");
+  else d.table(std::move(fails));
+  if (failures.size() > kMaxRows)
+    d.paragraph("... and " + n(static_cast<int>(failures.size() - kMaxRows)) + " more: every case is in junit.xml");
+
+  // What was skipped and why: whole suites on one line each, then the cases grouped by reason.
+  auto skips = group_skips(b);
+  d.heading("Skipped (" + n(counts.skipped) + " cases; " + n(static_cast<int>(skips.whole.size())) +
+            " suites whole, " + n(static_cast<int>(skips.cases.size())) + " reasons for the other " +
+            n(skips.case_count) + ")");
+  if (skips.whole.empty() && skips.cases.empty()) d.paragraph("nothing skipped");
+  if (!skips.whole.empty()) {
+    d.heading("Suites skipped whole (" + n(static_cast<int>(skips.whole.size())) + ")", 3);
+    std::vector<std::string> lines;
+    for (const auto& w : skips.whole)
+      lines.push_back(w.suite + ": " + (w.cases ? "all " + n(w.cases) + " cases" : std::string("no cases")) +
+                      " \u2014 " + w.reason);
+    d.list(std::move(lines));
+  }
+  if (!skips.cases.empty()) {
+    d.heading("Skipped cases by reason (" + n(skips.case_count) + ")", 3);
+    doc::Table t{{"reason", "count", "for example"}, {}, {}};
+    for (const auto& g : skips.cases) {
+      t.rows.push_back({group_text(g), n(g.count), examples(g)});
+      t.row_class.push_back("skip");
+    }
+    d.table(std::move(t));
+  }
+
+  // Suites.
+  d.heading("Suites");
+  doc::Table st{{"suite", "labels", "status", "cases", "time", "note"}, {}, {}};
+  for (const auto& s : m.suites) {
+    std::string labels;
+    for (const auto& l : s.labels) labels += (labels.empty() ? "" : " ") + l;
+    std::string cases = std::to_string(s.cases_done) + (s.cases_total ? "/" + std::to_string(s.cases_total) : "");
+    st.rows.push_back({s.name, labels, s.status, cases, duration(s.duration_s), s.reason});
+    st.row_class.push_back(s.status == "passed" ? "pass" : (s.status == "skipped" || s.status == "not_run") ? "skip" : "fail");
+  }
+  d.table(std::move(st));
+
+  d.heading("Environment");
+  doc::Table env{{"what", "value"}, {}, {}};
+  for (auto& [k, val] : bundle::environment(b)) env.rows.push_back({k, val});
+  d.table(std::move(env));
+
+  check_section(d, b.check);
+  bandwidth_section(d, b);
+  return d;
+}
+
+void write(const bundle::Bundle& b) { write(b, b.dir); }
+
+void write(const bundle::Bundle& b, const std::string& out_dir) {
+  doc::Doc d = build(b);
+  fs::create_directories(fs::path(out_dir) / "plots");
+  for (const auto& blk : d.blocks)
+    if (blk.kind == doc::Block::Kind::Svg && !blk.svg_file.empty())
+      bundle::write_text((fs::path(out_dir) / blk.svg_file).string(),
+                         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + blk.svg + "\n");
+  bundle::write_text((fs::path(out_dir) / "summary.md").string(), doc::to_markdown(d));
+  bundle::write_text((fs::path(out_dir) / "summary.html").string(), doc::to_html(d));
+}
+
+}  // namespace cts::summary

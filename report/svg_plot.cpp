@@ -1,0 +1,133 @@
+#include "report/svg_plot.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "report/xml.hpp"
+
+namespace cts::svg {
+
+namespace {
+
+const char* kColors[] = {"#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#00838f", "#5d4037"};
+const char* kThresholdColor = "#c62828";
+
+std::string size_label(double bytes) {
+  static const char* units[] = {"B", "K", "M", "G", "T"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g%s", bytes, units[u]);
+  return buf;
+}
+
+// A "nice" round upper bound and step for the y axis.
+std::pair<double, double> nice_axis(double max) {
+  if (max <= 0) return {1, 0.25};
+  double mag = std::pow(10, std::floor(std::log10(max)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    double top = m * mag;
+    if (top >= max * 1.05) return {top, top / 5};
+  }
+  return {10 * mag, 2 * mag};
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+std::string tick(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string render(const Plot& p) {
+  const double left = 64, right = 150, top = 30, bottom = 48;
+  const double w = p.width - left - right, h = p.height - top - bottom;
+  double xmin = 0, xmax = 0, ymax = 0;
+  bool any = false;
+  for (const auto& s : p.series)
+    for (const auto& [x, y] : s.points) {
+      if (x <= 0 || !std::isfinite(y)) continue;
+      double lx = std::log2(x);
+      if (!any) xmin = xmax = lx;
+      xmin = std::min(xmin, lx);
+      xmax = std::max(xmax, lx);
+      ymax = std::max(ymax, y);
+      any = true;
+    }
+  if (xmax - xmin < 1) xmax = xmin + 1;
+  // Not a structured binding: clang (the asan preset) cannot capture one in the lambda below.
+  const std::pair<double, double> axis = nice_axis(ymax);
+  const double ytop = axis.first, ystep = axis.second;
+  auto X = [&](double x) { return left + (std::log2(x) - xmin) / (xmax - xmin) * w; };
+  auto Y = [&](double y) { return top + h - y / ytop * h; };
+
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << p.width << "\" height=\"" << p.height
+    << "\" viewBox=\"0 0 " << p.width << ' ' << p.height << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  o << "<rect x=\"0\" y=\"0\" width=\"" << p.width << "\" height=\"" << p.height << "\" fill=\"#fff\"/>\n";
+  o << "<text x=\"" << left << "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" << xml::escape(p.title)
+    << "</text>\n";
+  if (!any) {
+    o << "<text x=\"" << left + w / 2 << "\" y=\"" << top + h / 2 << "\" text-anchor=\"middle\">no data</text>\n</svg>";
+    return o.str();
+  }
+  // Grid and y ticks.
+  for (double y = 0; y <= ytop + 1e-9; y += ystep) {
+    o << "<line x1=\"" << left << "\" x2=\"" << left + w << "\" y1=\"" << num(Y(y)) << "\" y2=\"" << num(Y(y))
+      << "\" stroke=\"#e0e0e0\"/>\n";
+    o << "<text x=\"" << left - 6 << "\" y=\"" << num(Y(y) + 4) << "\" text-anchor=\"end\">" << tick(y) << "</text>\n";
+  }
+  // x ticks every power of 4 (every other power of 2) so labels do not collide.
+  int step = (xmax - xmin) > 16 ? 4 : 2;
+  for (int e = static_cast<int>(std::ceil(xmin)); e <= static_cast<int>(std::floor(xmax)); ++e) {
+    if (e % step) continue;
+    double x = X(std::ldexp(1.0, e));
+    o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << top << "\" y2=\"" << top + h
+      << "\" stroke=\"#f0f0f0\"/>\n";
+    o << "<text x=\"" << num(x) << "\" y=\"" << top + h + 16 << "\" text-anchor=\"middle\">"
+      << size_label(std::ldexp(1.0, e)) << "</text>\n";
+  }
+  o << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << w << "\" height=\"" << h
+    << "\" fill=\"none\" stroke=\"#555\"/>\n";
+  o << "<text x=\"" << left + w / 2 << "\" y=\"" << p.height - 10 << "\" text-anchor=\"middle\">"
+    << xml::escape(p.x_label) << "</text>\n";
+  o << "<text transform=\"translate(14 " << top + h / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
+    << xml::escape(p.y_label) << "</text>\n";
+  // Series and legend.
+  int color = 0, legend = 0;
+  for (const auto& s : p.series) {
+    std::vector<std::pair<double, double>> pts;
+    for (const auto& xy : s.points)
+      if (xy.first > 0 && std::isfinite(xy.second)) pts.push_back(xy);
+    if (pts.empty()) continue;
+    std::sort(pts.begin(), pts.end());
+    const char* c = s.dashed ? kThresholdColor : kColors[color++ % 6];
+    o << "<polyline fill=\"none\" stroke=\"" << c << "\" stroke-width=\"" << (s.dashed ? 1.5 : 2) << "\""
+      << (s.dashed ? " stroke-dasharray=\"6 4\"" : "") << " points=\"";
+    for (const auto& [x, y] : pts) o << num(X(x)) << ',' << num(Y(y)) << ' ';
+    o << "\"/>\n";
+    if (!s.dashed)
+      for (const auto& [x, y] : pts)
+        o << "<circle cx=\"" << num(X(x)) << "\" cy=\"" << num(Y(y)) << "\" r=\"2\" fill=\"" << c << "\"/>\n";
+    double ly = top + 10 + legend++ * 16;
+    o << "<line x1=\"" << left + w + 10 << "\" x2=\"" << left + w + 30 << "\" y1=\"" << ly << "\" y2=\"" << ly
+      << "\" stroke=\"" << c << "\" stroke-width=\"2\"" << (s.dashed ? " stroke-dasharray=\"6 4\"" : "") << "/>\n";
+    o << "<text x=\"" << left + w + 34 << "\" y=\"" << ly + 4 << "\">" << xml::escape(s.name) << "</text>\n";
+  }
+  o << "</svg>";
+  return o.str();
+}
+
+}  // namespace cts::svg

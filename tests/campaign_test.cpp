@@ -1,0 +1,458 @@
+// The NCCL campaign report (report/campaign.hpp) over synthetic bundles of four releases: columns in
+// version order, pass/fail/skip per collective x dtype x op, the first release where a behaviour
+// changed, matrix claims against what the runs saw with disagreements first, bandwidth per release;
+// the bisect search; and `gpucts campaign` / `gpucts report --campaign` / `--bisect` end to end over
+// a store of stand-in releases (every one the library this machine has, so a campaign must notice
+// that the release it asked for is not the one that was loaded).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "report/bandwidth.hpp"
+#include "report/bundle.hpp"
+#include "report/campaign.hpp"
+#include "report/junit.hpp"
+#include "matrix/matrix.hpp"
+#include "fixtures/probe/paths.hpp"
+#include "matrix/version.hpp"
+#if GPUCTS_HAVE_CUDA
+#include "fixtures/probe/nccl_api.hpp"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace cts {
+namespace {
+
+// A case that fails from the release named by GPUCTS_FIXTURE_FAIL_FROM on (a regression), or
+// before GPUCTS_FIXTURE_PASS_FROM (a fix), the release being the folder above the first
+// LD_LIBRARY_PATH entry (<store>/<version>/lib): the bisect tests' subject.
+TEST(DISABLED_Fixture, FailsFromVersionInPath) {
+  const char* ld = std::getenv("LD_LIBRARY_PATH");
+  ASSERT_TRUE(ld) << "needs LD_LIBRARY_PATH";
+  std::string first = ld;
+  first = first.substr(0, first.find(':'));
+  const Version v = Version::parse(fs::path(first).parent_path().filename().string());
+  if (const char* from = std::getenv("GPUCTS_FIXTURE_FAIL_FROM")) EXPECT_LT(v, Version::parse(from)) << "fails from " << from << " on";
+  if (const char* from = std::getenv("GPUCTS_FIXTURE_PASS_FROM")) EXPECT_GE(v, Version::parse(from)) << "fails before " << from;
+}
+
+struct SynthCase {
+  std::string suite, name, status, message;
+  std::map<std::string, std::string> props;
+};
+
+void write_file(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+// A bundle as `gpucts qualify` writes it, for one release.
+std::string make_bundle(const fs::path& dir, const std::string& nccl, const std::vector<SynthCase>& cases,
+                        const std::map<std::string, bool>& symbols, bool defect_finding, double gbps_1g, double us_8b) {
+  fs::create_directories(dir / "gtest");
+  bundle::Manifest m;
+  m.gpucts_version = GPUCTS_VERSION;
+  m.created = "2026-12-03T00:00:00Z";
+  m.host = "h200";
+  m.tree = "build:/b";
+  m.verdict = "fail";
+  m.elapsed_s = 42;
+  bundle::SuiteRun s;
+  s.name = "gpucts_collectives";
+  s.status = "failed";
+  s.xml = {"gtest/gpucts_collectives.xml"};
+  m.suites.push_back(s);
+  write_file(dir / "manifest.json", bundle::to_json(m).dump(2));
+  std::vector<junit::Case> jc;
+  std::string xml = "<?xml version=\"1.0\"?>\n<testsuites name=\"AllTests\">\n";
+  std::map<std::string, std::vector<const SynthCase*>> by_suite;
+  for (const auto& c : cases) by_suite[c.suite].push_back(&c);
+  for (const auto& [suite, list] : by_suite) {
+    xml += " <testsuite name=\"" + suite + "\">\n";
+    for (const auto* c : list) {
+      jc.push_back({"gpucts_collectives", c->suite, c->name, c->status, c->message, c->message, 0.01});
+      xml += "  <testcase name=\"" + c->name + "\" classname=\"" + suite + "\" time=\"0.01\"" +
+             (c->status == "skipped" ? " result=\"skipped\"" : "") + ">\n";
+      if (!c->props.empty()) {
+        xml += "   <properties>";
+        for (const auto& [k, v] : c->props) xml += "<property name=\"" + k + "\" value=\"" + xml::escape(v) + "\"/>";
+        xml += "</properties>\n";
+      }
+      if (c->status == "failed") xml += "   <failure message=\"" + xml::escape(c->message) + "\"/>\n";
+      if (c->status == "skipped") xml += "   <skipped message=\"" + xml::escape(c->message) + "\"/>\n";
+      xml += "  </testcase>\n";
+    }
+    xml += " </testsuite>\n";
+  }
+  xml += "</testsuites>\n";
+  write_file(dir / "gtest" / "gpucts_collectives.xml", xml);
+  write_file(dir / "junit.xml", junit::write(jc, "synthetic " + nccl));
+  nlohmann::json fp = {{"schema", "gpucts.fingerprint/1"},
+                       {"host", "h200"},
+                       {"nccl", {{"header", "2.28.9"}, {"runtime", nccl}, {"library", "/store/" + nccl + "/lib/libnccl.so.2"}}},
+                       {"nccl_symbols", symbols}};
+  write_file(dir / "fingerprints" / "h200.json", fp.dump(2));
+  nlohmann::json check = {{"verdict", defect_finding ? "fail" : "pass"}, {"findings", nlohmann::json::array()}};
+  if (defect_finding)
+    check["findings"].push_back({{"id", "nccl-known-defect"}, {"severity", "error"}, {"subject", "NCCL " + nccl},
+                                 {"message", "one-rank avg leaves the tail unwritten"},
+                                 {"source", "nccl_defects.csv:nccl-1950"}, {"fix", "upgrade NCCL to >= 2.29.7"}});
+  write_file(dir / "check.json", check.dump(2));
+  bw::Run run;
+  run.host = "h200";
+  run.nccl_version = nccl;
+  run.ctx = {"NVIDIA H200", "none", "off", 1, std::nullopt};
+  for (std::uint64_t bytes : {std::uint64_t(8), std::uint64_t(1) << 20, std::uint64_t(1) << 30}) {
+    bw::Point p;
+    p.collective = "AllReduce";
+    p.dtype = "f32";
+    p.bytes = bytes;
+    p.ranks = 1;
+    p.iterations = 20;
+    double t = bytes == 8 ? us_8b : static_cast<double>(bytes) / (gbps_1g * 1e3);
+    p.time_us = bw::summarize({t, t, t});
+    bw::compute_rates(p, BusFactor::all_reduce);  // AllReduce's family
+    run.points.push_back(p);
+  }
+  write_file(dir / "bandwidth" / "gpucts_bandwidth.json", bw::to_json(run).dump(2));
+  return dir.string();
+}
+
+// Four releases; one-rank tail failures (the known defect nccl-1950) up to 2.29.3, native AlltoAll from 2.28.x, fp8 avg
+// with one rank rejected until 2.29.7 accepts it (the matrix says unsupported throughout).
+std::vector<campaign::Release> synthetic_releases(const fs::path& root) {
+  std::vector<campaign::Release> out;
+  const std::vector<std::string> versions = {"2.29.7", "2.27.7", "2.29.3", "2.28.9"};  // not in order
+  for (const auto& v : versions) {
+    const bool old = Version::parse(v) < Version::parse("2.29.7");
+    const bool native = Version::parse(v) >= Version::parse("2.28.3");
+    std::vector<SynthCase> cs;
+    for (const char* n : {"f32_avg_1048577_outofplace_w1", "f32_avg_65537_outofplace_w1"}) {
+      if (old)
+        cs.push_back({"AllReduce", n, "failed", "collective_runner.cpp:1\n12 element(s) wrong, first at index 1048576",
+                      {{"gpucts.known_defect", "nccl-1950"}}});
+      else
+        cs.push_back({"AllReduce", n, "passed", "", {}});
+    }
+    // The defect's condition is wider than the counts it hits: a power of two passes. One hit
+    // still confirms the row on that release.
+    if (old)
+      cs.push_back({"AllReduce", "f32_avg_1048576_outofplace_w1", "passed", "", {{"gpucts.known_defect_not_seen", "nccl-1950"}}});
+    cs.push_back({"AllReduce", "f32_sum_1024_inplace_w1", "passed", "", {}});
+    if (native) cs.push_back({"AlltoAll", "f32_1021_outofplace_w1", "passed", "", {}});
+    else cs.push_back({"AlltoAll", "f32_1021_outofplace_w1", "skipped", "AlltoAll needs NCCL >= 2.28.3 [nccl_features.csv:AlltoAll]", {}});
+    if (old)
+      cs.push_back({"AllReduce", "f8e4m3_avg_13_outofplace_w1", "passed", "",
+                    {{"probe", "matrix says unsupported"}, {"probe_result", "rejected: ncclAllReduce: invalid argument (code 4)"}}});
+    else
+      cs.push_back({"AllReduce", "f8e4m3_avg_13_outofplace_w1", "failed",
+                    "nccl_ops.csv says unsupported (x) but NCCL 2.29.7 accepted it and computed it right: update nccl_ops.csv",
+                    {{"probe", "matrix says unsupported"}}});
+    std::map<std::string, bool> syms = {{"ncclAlltoAll", native}, {"ncclCommShrink", v != "2.28.9"}};
+    make_bundle(root / ("nccl-" + v), v, cs, syms, old, v == "2.29.7" ? 2100 : 2000, v == "2.27.7" ? 6.5 : 5.0);
+    out.push_back(campaign::load_release((root / ("nccl-" + v)).string()));
+  }
+  return out;
+}
+
+const campaign::Change* find_change(const campaign::Report& r, const std::string& coll, const std::string& dtype,
+                                    const std::string& op) {
+  for (const auto& c : r.changes)
+    if (c.collective == coll && c.dtype == dtype && c.op == op) return &c;
+  return nullptr;
+}
+
+TEST(CampaignReport, ColumnsInVersionOrderAndFirstChanges) {
+  ScratchDir tmp("campaign");
+  campaign::Report r = campaign::build(synthetic_releases(tmp.path()), builtin_matrix());
+  ASSERT_EQ(r.releases.size(), 4u);
+  const std::vector<std::string> order = {"2.27.7", "2.28.9", "2.29.3", "2.29.7"};
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(r.releases[i].version.release_str(), order[i]);
+  EXPECT_TRUE(r.problems.empty());
+
+  ASSERT_EQ(r.changes.size(), 3u) << campaign::to_json(r)["changes"].dump(1);
+  const campaign::Change* tail = find_change(r, "AllReduce", "f32", "avg");
+  ASSERT_NE(tail, nullptr);
+  EXPECT_EQ(tail->from, "fail");
+  EXPECT_EQ(tail->to, "pass");
+  EXPECT_EQ(r.releases[tail->at].version.release_str(), "2.29.7") << "first release where it changed";
+  EXPECT_EQ(tail->cases, 2) << "two cases, one change";
+  EXPECT_EQ(tail->defects, std::vector<std::string>{"nccl-1950"});
+  EXPECT_NE(tail->message.find("element(s) wrong"), std::string::npos) << tail->message;
+  const campaign::Change* a2a = find_change(r, "AlltoAll", "f32", "");
+  ASSERT_NE(a2a, nullptr);
+  EXPECT_EQ(a2a->from + ">" + a2a->to, "skip>pass");
+  EXPECT_EQ(r.releases[a2a->at].version.release_str(), "2.28.9");
+  EXPECT_EQ(r.changes.front().at, 1u) << "changes in release order";
+
+  // Grid: one row per collective x dtype x op, a cell per release.
+  bool found = false;
+  for (const auto& g : r.grid)
+    if (g.collective == "AllReduce" && g.dtype == "f32" && g.op == "avg") {
+      found = true;
+      ASSERT_EQ(g.cells.size(), 4u);
+      EXPECT_EQ(g.cells[0].fail, 2);
+      EXPECT_EQ(g.cells[2].fail, 2);
+      EXPECT_EQ(g.cells[3].pass, 2);
+      EXPECT_EQ(g.cells[3].fail, 0);
+    }
+  EXPECT_TRUE(found);
+
+  // Bandwidth at 1 GiB and 8 B per release.
+  ASSERT_EQ(r.bandwidth.size(), 1u);
+  ASSERT_TRUE(r.bandwidth[0].gbps_1g[3].has_value());
+  EXPECT_NEAR(*r.bandwidth[0].gbps_1g[3], 2100, 1);
+  EXPECT_NEAR(*r.bandwidth[0].gbps_1g[0], 2000, 1);
+  ASSERT_TRUE(r.bandwidth[0].latency_8b[0].has_value());
+  EXPECT_NEAR(*r.bandwidth[0].latency_8b[0], 6.5, 1e-9);
+  EXPECT_EQ(r.bandwidth[0].metric, "algbw");
+
+  const std::string md = doc::to_markdown(campaign::to_doc(r));
+  EXPECT_NE(md.find("| collective | dtype | op | 2.27.7 | 2.28.9 | 2.29.3 | 2.29.7 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 2.29.7 | 2.29.3 | gpucts_collectives | AllReduce f32 avg | fail -> pass | 2 | nccl-1950 |"),
+            std::string::npos)
+      << md;
+}
+
+TEST(CampaignReport, MatrixClaimsDisagreementsFirst) {
+  ScratchDir tmp("campaign");
+  campaign::Report r = campaign::build(synthetic_releases(tmp.path()), builtin_matrix());
+  ASSERT_FALSE(r.claims.empty());
+  // Disagreements come first, then agreements, never interleaved.
+  bool seen_agree = false;
+  for (const auto& c : r.claims) {
+    if (!c.disagrees()) seen_agree = true;
+    else EXPECT_FALSE(seen_agree) << c.key << " disagrees but comes after an agreeing claim";
+  }
+  auto claim = [&](const std::string& key) -> const campaign::Claim* {
+    for (const auto& c : r.claims)
+      if (c.key == key) return &c;
+    return nullptr;
+  };
+  const campaign::Claim* a2a = claim("AlltoAll (ncclAlltoAll)");
+  ASSERT_NE(a2a, nullptr);
+  EXPECT_FALSE(a2a->disagrees()) << a2a->claim;
+  EXPECT_EQ(a2a->observed[0], "not exported");
+  const campaign::Claim* shrink = claim("CommShrink (ncclCommShrink)");
+  ASSERT_NE(shrink, nullptr);
+  EXPECT_TRUE(shrink->disagrees());
+  EXPECT_EQ(shrink->agree[1], 0) << "2.28.9 did not export it, the matrix says it has it from 2.27.3";
+  EXPECT_EQ(shrink->agree[0], 1);
+
+  const campaign::Claim* fp8 = claim("f8e4m3/avg (1 rank)");
+  ASSERT_NE(fp8, nullptr);
+  EXPECT_TRUE(fp8->disagrees());
+  EXPECT_EQ(fp8->agree, (std::vector<int>{1, 1, 1, 0}));
+  EXPECT_NE(fp8->claim.find("rejected on 2.27.7-2.29.3, accepted and right on 2.29.7"), std::string::npos) << fp8->claim;
+  EXPECT_NE(fp8->claim.find("matrix: f8e4m3 avg unsupported from 2.24.3"), std::string::npos) << fp8->claim;
+
+  const campaign::Claim* defect = claim("nccl-1950");
+  ASSERT_NE(defect, nullptr);
+  EXPECT_EQ(defect->matrix, (std::vector<std::string>{"affected", "affected", "affected", ""}));
+  EXPECT_EQ(defect->agree, (std::vector<int>{1, 1, 1, -1}));
+  EXPECT_NE(defect->claim.find("affects 2.27.7, 2.28.9, 2.29.3"), std::string::npos) << defect->claim;
+
+  const std::string md = doc::to_markdown(campaign::to_doc(r));
+  const auto first_disagree = md.find("DISAGREE");
+  const auto agree_row = md.find("| nccl_features.csv | AlltoAll (ncclAlltoAll) |");
+  ASSERT_NE(first_disagree, std::string::npos);
+  ASSERT_NE(agree_row, std::string::npos);
+  EXPECT_LT(first_disagree, agree_row) << "disagreements are listed first";
+}
+
+TEST(CampaignReport, DefectIdsFromFindingsAndProperties) {
+  ScratchDir tmp("campaign");
+  auto rel = synthetic_releases(tmp.path());
+  // A finding as `gpucts check` words it, for a defect whose id holds dots and words.
+  rel[0].bundle.check["findings"].push_back(
+      {{"id", "nccl-known-defect"}, {"severity", "warning"}, {"subject", "this host loaded NCCL"},
+       {"message", "loaded NCCL 2.29.7 has nccl-2.30.3-symk-ll-unaligned (corruption): Symmetric LL kernels"},
+       {"source", "nccl_defects.csv:nccl-2.30.3-symk-ll-unaligned (https://github.com/NVIDIA/nccl/releases/tag/v2.30.3-1)"}});
+  campaign::Report r = campaign::build(std::move(rel), builtin_matrix());
+  bool found = false;
+  for (const auto& c : r.claims)
+    if (c.file == "nccl_defects.csv" && c.key == "nccl-2.30.3-symk-ll-unaligned") {
+      found = true;
+      EXPECT_EQ(c.matrix[3], "affected") << "the 2.29.7 bundle carries the finding";
+      EXPECT_FALSE(c.disagrees()) << "no case of its condition ran: nothing to hold it against";
+    }
+  EXPECT_TRUE(found);
+  for (const auto& c : r.claims) EXPECT_NE(c.key, "nccl-2") << "an id is never cut at its first dot";
+}
+
+TEST(CampaignReport, CaseAxes) {
+  auto a = campaign::case_axes("AllReduce", "bf16_avg_1048577_outofplace_mixed_w4");
+  EXPECT_EQ(a.collective, "AllReduce");
+  EXPECT_EQ(a.dtype, "bf16");
+  EXPECT_EQ(a.op, "avg");
+  EXPECT_EQ(a.world, 4);
+  a = campaign::case_axes("Broadcast", "f8e5m2_13_outofplace_root1_w2");
+  EXPECT_EQ(a.dtype, "f8e5m2");
+  EXPECT_EQ(a.op, "");
+  EXPECT_TRUE(campaign::case_axes("Fingerprint", "RoundTrip").collective.empty());
+}
+
+TEST(CampaignBisect, SearchesBetweenTheLastPassAndTheFirstFail) {
+  campaign::BisectState s;
+  s.versions = {"2.27.7", "2.28.3", "2.28.9", "2.29.2", "2.29.3", "2.29.7", "2.30.7"};
+  auto truth = [](std::size_t i) { return i >= 5 ? "fail" : "pass"; };
+  s.outcome[0] = "pass";
+  s.outcome[6] = "fail";
+  int runs = 0;
+  while (auto n = s.next()) {
+    ASSERT_FALSE(s.outcome.count(*n)) << "never the same release twice";
+    s.outcome[*n] = truth(*n);
+    ASSERT_LT(++runs, 10);
+  }
+  ASSERT_TRUE(s.first_changed().has_value());
+  EXPECT_EQ(s.versions[*s.first_changed()], "2.29.7");
+  EXPECT_LE(runs, 3) << "a binary search over 5 releases between";
+  // A release that cannot decide (skipped) is stepped over.
+  campaign::BisectState k;
+  k.versions = {"a", "b", "c", "d"};
+  k.outcome = {{0, "pass"}, {3, "fail"}};
+  while (auto n = k.next()) k.outcome[*n] = *n == 1 ? "skip" : "fail";
+  EXPECT_EQ(k.outcome.at(2), "fail");
+  EXPECT_EQ(*k.first_changed(), 2u);
+  // A fix: failing on the oldest, passing on the newest.
+  campaign::BisectState f;
+  f.versions = {"2.27.7", "2.28.9", "2.29.2", "2.29.3", "2.29.7", "2.32.3"};
+  f.old_cls = "fail";
+  f.new_cls = "pass";
+  f.outcome = {{0, "fail"}, {5, "pass"}};
+  while (auto n = f.next()) f.outcome[*n] = *n >= 4 ? "pass" : "fail";
+  EXPECT_EQ(f.versions[*f.first_changed()], "2.29.7");
+}
+
+int run_cmd(const std::string& cmd, std::string* out) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while (p && (n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+  int rc = p ? pclose(p) : -1;
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+TEST(CampaignCli, ReportCampaignWritesTheReportAndFailsOnDisagreement) {
+  ScratchDir tmp("campaign");
+  synthetic_releases(tmp.path());
+  auto cli = find_beside("gpucts");
+  ASSERT_TRUE(cli);
+  std::string cmd = "'" + *cli + "' report --campaign --output '" + tmp.path() + "/out'";
+  for (const char* v : {"2.29.7", "2.27.7", "2.28.9", "2.29.3"}) cmd += " --candidate '" + tmp.path() + "/nccl-" + v + "'";
+  std::string out;
+  EXPECT_EQ(run_cmd(cmd, &out), 1) << out;
+  for (const char* f : {"campaign.md", "campaign.html", "campaign.json", "plots/gpucts_bandwidth_AllReduce.svg"})
+    EXPECT_TRUE(fs::exists(fs::path(tmp.path()) / "out" / f)) << f << "\n" << out;
+  out.clear();
+  EXPECT_EQ(run_cmd("'" + *cli + "' report --campaign --baseline x --candidate y", &out), 2) << out;
+}
+
+#if GPUCTS_HAVE_CUDA
+// A store of stand-in releases: each <store>/<v>/lib/libnccl.so.2 a link to this machine's library.
+std::string make_store(const fs::path& store, const std::vector<std::string>& versions) {
+  const std::string real = nccl::loaded_library();
+  for (const auto& v : versions) {
+    fs::create_directories(store / v / "lib");
+    fs::create_symlink(real, store / v / "lib" / "libnccl.so.2");
+  }
+  return real;
+}
+
+TEST(CampaignCli, RunsEachReleaseAndNoticesTheWrongLibrary) {
+  ScratchDir tmp("campaign");
+  const fs::path store = fs::path(tmp.path()) / "store";
+  int code = 0;
+  ASSERT_EQ(ncclGetVersion(&code), ncclSuccess);
+  const std::string here = Version::from_code(code, VersionKind::Nccl).release_str();
+  make_store(store, {here, "2.27.7"});
+  // 2.27.7 as an archive (what ci/nccl_prune pack makes), unpacked by the campaign.
+  std::string out;
+  ASSERT_EQ(run_cmd("tar -cJf '" + (store / "nccl-2.27.7-sm90.tar.xz").string() + "' -C '" + store.string() + "' 2.27.7 && rm -r '" +
+                        (store / "2.27.7").string() + "'",
+                    &out),
+            0)
+      << out;
+  const std::string build = fs::path(self_dir()).parent_path().string();
+  const std::string cmd = "'" + *find_beside("gpucts") + "' campaign --nccl " + here + ",2.27.7 --label cpu --tests '^gpucts_version$' --store '" +
+                          store.string() + "' --build-dir '" + build + "' --output '" + tmp.path() + "/c'";
+  out.clear();
+  EXPECT_EQ(run_cmd(cmd, &out), 1) << out;
+  const fs::path c = fs::path(tmp.path()) / "c";
+  EXPECT_TRUE(fs::exists(c / ("nccl-" + here) / "manifest.json")) << out;
+  EXPECT_TRUE(fs::exists(store / "2.27.7" / "lib" / "libnccl.so.2")) << "the archive was unpacked into the store";
+  std::ifstream in(c / "campaign.json");
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  bool named = false;
+  for (const auto& p : j["problems"]) named |= p.get<std::string>().find("asked for NCCL 2.27.7, the suites loaded " + here) != std::string::npos;
+  EXPECT_TRUE(named) << j["problems"].dump() << "\n" << out;
+  for (const auto& r : j["releases"]) {
+    EXPECT_NE(r["timing"]["run_s"], nullptr);
+    if (r["requested"] == "2.27.7") {
+      EXPECT_NE(r["timing"]["unpack_s"], nullptr);
+      EXPECT_EQ(r["timing"]["how"], "archive nccl-2.27.7-sm90.tar.xz");
+    }
+  }
+  // --resume reads the bundles back instead of running again.
+  out.clear();
+  EXPECT_EQ(run_cmd(cmd + " --resume", &out), 1) << out;
+  EXPECT_NE(out.find("2 release(s)"), std::string::npos) << out;
+  // --stop-after: no release starts once the time budget is spent; each is named as not run.
+  out.clear();
+  EXPECT_EQ(run_cmd(cmd + " --stop-after 0.000001", &out), 1) << out;
+  std::ifstream in2(c / "campaign.json");
+  j = nlohmann::json::parse(in2, nullptr, false);
+  EXPECT_EQ(j["releases"].size(), 0u);
+  EXPECT_NE(j["problems"].dump().find("time budget"), std::string::npos) << j["problems"].dump();
+}
+
+TEST(CampaignCli, BisectNamesTheFirstFailingRelease) {
+  ScratchDir tmp("campaign");
+  const fs::path store = fs::path(tmp.path()) / "store";
+  make_store(store, {"2.27.7", "2.28.3", "2.28.9", "2.29.3", "2.29.7", "2.30.7"});
+  const std::string build = fs::path(self_dir()).parent_path().string();
+  std::string out;
+  const int rc = run_cmd("'" + *find_beside("gpucts") + "' campaign --bisect gpucts_campaign/DISABLED_Fixture.FailsFromVersionInPath" +
+                             " --good 2.27.7 --bad 2.30.7 --store '" + store.string() + "' --build-dir '" + build +
+                             "' --env GTEST_ALSO_RUN_DISABLED_TESTS=1 --env GPUCTS_FIXTURE_FAIL_FROM=2.29.7 --output '" +
+                             tmp.path() + "/b'",
+                         &out);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("first failing release: 2.29.7 (last passing: 2.29.3)"), std::string::npos) << out;
+  std::ifstream in(fs::path(tmp.path()) / "b" / "bisect.md");
+  std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("| 2.28.3 | not needed |"), std::string::npos) << md;
+  // The ends must hold: a case that passes on both is no bisect.
+  out.clear();
+  EXPECT_EQ(run_cmd("'" + *find_beside("gpucts") + "' campaign --bisect gpucts_campaign/DISABLED_Fixture.FailsFromVersionInPath" +
+                        " --good 2.27.7 --bad 2.29.3 --store '" + store.string() + "' --build-dir '" + build +
+                        "' --env GTEST_ALSO_RUN_DISABLED_TESTS=1 --env GPUCTS_FIXTURE_FAIL_FROM=2.29.7 --output '" +
+                        tmp.path() + "/b2'",
+                    &out),
+            1)
+      << out;
+  EXPECT_NE(out.find("cannot bisect"), std::string::npos) << out;
+  // A fix: --good newer than --bad names the first passing release.
+  out.clear();
+  EXPECT_EQ(run_cmd("'" + *find_beside("gpucts") + "' campaign --bisect gpucts_campaign/DISABLED_Fixture.FailsFromVersionInPath" +
+                        " --good 2.30.7 --bad 2.27.7 --store '" + store.string() + "' --build-dir '" + build +
+                        "' --env GTEST_ALSO_RUN_DISABLED_TESTS=1 --env GPUCTS_FIXTURE_PASS_FROM=2.29.7 --output '" +
+                        tmp.path() + "/b3'",
+                    &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("first passing release: 2.29.7 (last failing: 2.29.3)"), std::string::npos) << out;
+}
+#endif
+
+}  // namespace
+}  // namespace cts

@@ -1,0 +1,299 @@
+// `gpucts check` as a pipeline runs it: the built binary on fixture files (suites/data/check).
+// Every bad input of the contract gives exit 2 and one line naming the file (and line/column for
+// a parse error) with nothing on stdout; a failing fingerprint gives exit 1; --json has the
+// contract's shape.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fixtures/probe/paths.hpp"
+#include "fixtures/probe/spawn.hpp"
+
+namespace cts {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kData = test_data_dir() + "/check/";
+const std::string kMatrix = matrix_data_dir();
+// Scratch files (the broken matrix, captured output): a fresh temporary folder, never the build
+// or install tree.
+const ScratchDir kScratch("check_cli");
+const std::string kWork = kScratch.path() + "/";
+// gpucts beside this binary (<build>/cli or <prefix>/bin); empty when missing (the cases fail).
+const std::string kBin = find_beside("gpucts").value_or("");
+
+struct CliRun {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs gpucts with `args` (words separated by blanks: fixture paths have none), under a deadline.
+CliRun gpucts(const std::string& args) {
+  std::vector<std::string> argv{kBin};
+  std::istringstream words(args);
+  for (std::string w; words >> w;) argv.push_back(w);
+  proc::Options o;
+  o.err = proc::Output::File;
+  o.error_file = (fs::path(kWork) / "err").string();
+  o.timeout_s = 60;
+  proc::Result p = proc::run(argv, o);
+  CliRun r;
+  r.rc = p.exit_code.value_or(-1);
+  r.out = p.output;
+  r.err = slurp(o.error_file);
+  return r;
+}
+
+struct BadInput {
+  const char* name;
+  std::string args;
+  const char* error;  // regex over stderr; it must be one line
+};
+
+const BadInput kBad[] = {
+    {"missing_file", "check --fingerprint " + kData + "nope.json",
+     "^gpucts check: .*/check/nope\\.json: cannot open for reading: No such file or directory\n$"},
+    {"malformed_json", "check --fingerprint " + kData + "malformed.json",
+     "^gpucts check: .*/check/malformed\\.json:3:11: malformed JSON: .*\n$"},
+    {"empty_file", "check --fingerprint " + kData + "empty.json", "^gpucts check: .*/check/empty\\.json:1:1: malformed JSON: no JSON value"},
+    {"unknown_schema", "check --fingerprint " + kData + "unknown_schema.json",
+     "^gpucts check: .*/check/unknown_schema\\.json: unknown schema \"gpucts\\.fingerprint/9\""},
+    {"bad_version", "check --fingerprint " + kData + "bad_version.json",
+     "^gpucts check: .*/check/bad_version\\.json: field 'cuda_runtime': invalid version 'thirteen'"},
+    {"not_an_object", "check --fingerprint " + kData + "not_object.json", "^gpucts check: .*/check/not_object\\.json: "},
+    {"good_then_bad", "check --fingerprint " + kData + "h200_system_nccl.json --fingerprint " + kData + "malformed.json",
+     "^gpucts check: .*/check/malformed\\.json:3:11: malformed JSON"},
+    {"directory", "check --fingerprint " + kData, "^gpucts check: .*/check/: is a directory, not a fingerprint file\n$"},
+    {"unknown_option", "check --frobnicate", "^gpucts check: .*frobnicate.*\n$"},
+    {"option_without_value", "check --fingerprint", "^gpucts check: .*fingerprint.*\n$"},
+    {"positional_argument", "check extra.json", "^gpucts check: unexpected argument 'extra\\.json'\n$"},
+    {"missing_matrix_dir", "check --matrix /nonexistent/m --fingerprint " + kData + "h200_system_nccl.json",
+     "^gpucts check: matrix: /nonexistent/m/torch\\.csv: cannot open for reading: No such file or directory\n$"},
+    {"broken_matrix_dir", "check --matrix " + kWork + "broken-matrix --fingerprint " + kData + "h200_system_nccl.json",
+     "^gpucts check: matrix: .*/broken-matrix/torch\\.csv:[0-9]+: duplicate key '2\\.11/cu130' \\(first at line [0-9]+\\)\n$"},
+};
+
+void PrintTo(const BadInput& c, std::ostream* os) { *os << c.name; }
+
+class CheckBadInput : public ::testing::TestWithParam<BadInput> {
+ public:
+  // broken-matrix: the real data with a duplicated torch row (made here so it tracks the data).
+  static void SetUpTestSuite() {
+    fs::path dst = kWork + "broken-matrix";
+    fs::create_directories(dst);
+    for (const auto& e : fs::directory_iterator(kMatrix))
+      fs::copy_file(e.path(), dst / e.path().filename(), fs::copy_options::overwrite_existing);
+    std::string torch = slurp(dst / "torch.csv");
+    auto at = torch.find("\n2.11,cu130,");
+    ASSERT_NE(at, std::string::npos);
+    std::string row = torch.substr(at + 1, torch.find('\n', at + 1) - at);
+    std::ofstream(dst / "torch.csv", std::ios::app) << row;
+  }
+};
+
+TEST_P(CheckBadInput, ExitTwoWithOneLine) {
+  const auto& c = GetParam();
+  CliRun r = gpucts(c.args);
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(c.error))) << "stderr: " << r.err << "wanted: " << c.error;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+  EXPECT_EQ(r.out, "") << "nothing is half-evaluated on bad input";
+}
+
+INSTANTIATE_TEST_SUITE_P(Contract, CheckBadInput, ::testing::ValuesIn(kBad),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The error lines of a check table, by finding id.
+std::vector<std::string> error_ids(const std::string& out) {
+  std::vector<std::string> ids;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("ERROR", 0) == 0) {
+      std::istringstream words(line.substr(5));
+      std::string id;
+      words >> id;
+      ids.push_back(id);
+    }
+  return ids;
+}
+
+// The GPU machine as it was: system NCCL 2.28.3 loaded, torch's 2.28.9. Both have NVIDIA/nccl#1950
+// (one-rank avg/PreMulSum leaves the output tail unwritten), which the suites reproduced there:
+// the check fails on it alone, names it for both libraries and says which release fixes it.
+TEST(CheckCli, GpuMachineSituationNamesNcclDefect1950) {
+  CliRun r = gpucts("check --fingerprint " + kData + "h200_system_nccl.json");
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  for (const auto& id : error_ids(r.out)) EXPECT_EQ(id, "nccl-known-defect") << r.out;
+  EXPECT_NE(r.out.find("loaded NCCL 2.28.3 has nccl-1950 (corruption)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("torch's NCCL 2.28.9 has nccl-1950 (corruption)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("https://github.com/NVIDIA/nccl/issues/1950"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-> upgrade NCCL to >= 2.29.7"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("torch-nccl-differs-from-loaded"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("torch 2.11.0+cu130 (CUDA 13.0, NCCL 2.28.9"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("matrix row torch.csv:2.11/cu130"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVIDIA H200 (sm_90, in torch's arch list)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" rules evaluated)"), std::string::npos) << "the headline says how much it looked at: " << r.out;
+}
+
+// The same machine with NCCL 2.29.7, where that defect is fixed: a pass (defects that need a
+// transport this fingerprint cannot show only warn).
+TEST(CheckCli, GpuMachineWithFixedNcclPasses) {
+  CliRun r = gpucts("check --fingerprint " + kData + "h200_nccl_2_29_7.json");
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("nccl-1950"), std::string::npos) << r.out;
+}
+
+// An RTX 5090 on an R560 driver with torch 2.7+cu128: CUDA 12.8 runs there under minor-version
+// compatibility, but the driver predates Blackwell. The line cites the row and its source.
+TEST(CheckCli, BlackwellOnPreR570DriverFails) {
+  CliRun r = gpucts("check --fingerprint " + kData + "rtx5090_driver_560.json");
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("ERROR   driver-too-old-for-gpu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("needs an R570 or newer driver"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[gpu_families.csv:Blackwell (GB20x) (https://docs.nvidia.com/"), std::string::npos) << r.out;
+  // On R580 the driver is fine; what fails is torch 2.7's NCCL 2.26.2, which has nccl-1950.
+  CliRun ok = gpucts("check --fingerprint " + kData + "rtx5090_driver_580.json");
+  EXPECT_EQ(ok.out.find("driver-too-old-for-gpu"), std::string::npos) << ok.out;
+  for (const auto& id : error_ids(ok.out)) EXPECT_EQ(id, "nccl-known-defect") << ok.out;
+}
+
+// NCCL_ALGO=Tree on NCCL 2.28.9: NCCL refuses Broadcast, Reduce, AllGather and ReduceScatter (no
+// Ring fallback from 2.24). The line names them and cites the implementation rows and the fallback row.
+// The same setting on NCCL 2.18 (Ring kept for all but AllReduce) raises nothing.
+TEST(CheckCli, NcclAlgoTreeNamesTheCollectivesLeftWithout) {
+  CliRun r = gpucts("check --fingerprint " + kData + "h200_nccl_algo_tree.json");
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("ERROR   nccl-collective-without-algorithm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("leaves Broadcast, Reduce, AllGather, ReduceScatter without any algorithm/protocol"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[nccl_algos.csv:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nccl_features.csv:AlgoRingFallback (github:NVIDIA/nccl src/graph/tuning.cc"), std::string::npos) << r.out;
+  CliRun old = gpucts("check --fingerprint " + kData + "a100_torch_2_1_nccl_2_18_algo_tree.json");
+  EXPECT_EQ(old.out.find("nccl-collective-without-algorithm"), std::string::npos) << old.out;
+}
+
+TEST(CheckCli, OldDriverFailsWithExitOneErrorsFirst) {
+  CliRun r = gpucts("check --fingerprint " + kData + "driver_575.json");
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  std::istringstream lines(r.out);
+  std::string header, checked, first;
+  std::getline(lines, header);
+  std::getline(lines, checked);
+  std::getline(lines, first);
+  EXPECT_EQ(checked.rfind("checked h200-node rank 0: driver 575.57.08", 0), 0u) << checked;
+  EXPECT_NE(header.find("FAIL"), std::string::npos) << header;
+  EXPECT_EQ(first.rfind("ERROR", 0), 0u) << "errors come first: " << first;
+  EXPECT_NE(r.out.find("driver-too-old-for-cuda-runtime"), std::string::npos);
+  EXPECT_NE(r.out.find("torch 2.11+cu128"), std::string::npos) << "the fix names the wheel that runs: " << r.out;
+  EXPECT_NE(r.out.find("R580"), std::string::npos) << "or the driver branch: " << r.out;
+}
+
+TEST(CheckCli, BadEnvironmentFails) {
+  CliRun r = gpucts("check --fingerprint " + kData + "bad_env.json");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("NCCL_BUFFSIZE=12abc"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("did you mean NCCL_SOCKET_IFNAME"), std::string::npos) << r.out;
+}
+
+TEST(CheckCli, TwoHostsMismatchJson) {
+  CliRun r = gpucts("check --json --fingerprint " + kData + "h200_system_nccl.json --fingerprint " + kData +
+                 "rank1_other_nccl.json");
+  EXPECT_EQ(r.rc, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);  // one object, nothing else on stdout
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["verdict"], "fail");
+  ASSERT_TRUE(j["findings"].is_array());
+  ASSERT_TRUE(j["not_evaluated"].is_array());
+  bool cross = false;
+  for (const auto& f : j["findings"]) {
+    for (const char* k : {"id", "severity", "subject", "message", "source"}) ASSERT_TRUE(f[k].is_string()) << k;
+    EXPECT_TRUE(f["severity"] == "error" || f["severity"] == "warning" || f["severity"] == "info");
+    if (f["id"] == "cross-host-mismatch") {
+      cross = true;
+      EXPECT_NE(f["message"].get<std::string>().find("2.27.5 on h200-node-b rank 1"), std::string::npos);
+    }
+  }
+  EXPECT_TRUE(cross);
+}
+
+TEST(CheckCli, JsonPassShape) {
+  CliRun r = gpucts("check --json --fingerprint " + kData + "h200_nccl_2_29_7.json");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_NE(std::find(j["not_evaluated"].begin(), j["not_evaluated"].end(), "cross-host-mismatch"), j["not_evaluated"].end());
+  EXPECT_EQ(j["rules_evaluated"].get<int>() + static_cast<int>(j["not_evaluated"].size()), j["rules_total"].get<int>());
+}
+
+// Build tree and install tree alike: the command and the fixtures are found at run time.
+TEST(CheckCli, FindsGpuctsAndItsData) {
+  EXPECT_FALSE(kBin.empty()) << "no gpucts beside " << self_dir() << " (../cli/gpucts or ../../bin/gpucts)";
+  EXPECT_TRUE(fs::exists(kData + "h200_system_nccl.json")) << "test data not found: " << kData;
+  EXPECT_TRUE(fs::exists(fs::path(kMatrix) / "torch.csv")) << "matrix data not found: " << kMatrix;
+}
+
+// The matrix folder this binary found (the installed copy, or the source tree's) loads as is.
+TEST(CheckCli, MatrixDataDirLoads) {
+  CliRun r = gpucts("check --matrix " + kMatrix + " --fingerprint " + kData + "h200_nccl_2_29_7.json");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find(kMatrix), std::string::npos) << "the report names the matrix used: " << r.out;
+}
+
+// Without a driver version the fingerprint keeps NVML's own words for why (a library/driver
+// mismatch after an upgrade is not "no driver"), and the check line shows them.
+TEST(CheckCli, LiveProbeRecordsWhyNvmlGaveNoDriver) {
+  CliRun fp = gpucts("fingerprint");
+  ASSERT_EQ(fp.rc, 0) << fp.err;
+  auto j = nlohmann::json::parse(fp.out);
+  if (j.contains("driver") && j["driver"].contains("version")) GTEST_SKIP() << "NVML answered on this machine";
+  ASSERT_TRUE(j.contains("driver")) << fp.out;
+  ASSERT_TRUE(j["driver"]["nvml_error"].is_string()) << fp.out;
+  EXPECT_FALSE(j["driver"]["nvml_error"].get<std::string>().empty());
+  CliRun r = gpucts("check");
+  EXPECT_NE(r.out.find("[NVML: "), std::string::npos) << r.out;
+}
+
+// The conventions users carry over from CMake, ctest and mpirun.
+TEST(CheckCli, VersionHelpAndUnknownOptions) {
+  for (const char* args : {"--version", "check --version", "qualify --version"}) {
+    CliRun r = gpucts(args);
+    EXPECT_EQ(r.rc, 0) << args << ": " << r.err;
+    EXPECT_EQ(r.out.rfind("gpucts ", 0), 0u) << args << ": " << r.out;
+  }
+  for (const char* args : {"check -h", "qualify -h", "report --help", "campaign -h"}) {
+    CliRun r = gpucts(args);
+    EXPECT_EQ(r.rc, 0) << args << ": " << r.err;
+    EXPECT_NE(r.out.find("usage: gpucts"), std::string::npos) << args << ": " << r.out;
+  }
+  CliRun bad = gpucts("report --bogus");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("unknown option --bogus (known: "), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--baseline"), std::string::npos) << bad.err;
+}
+
+TEST(CheckCli, LiveProbeGivesAVerdict) {
+  CliRun r = gpucts("check --json");
+  ASSERT_TRUE(r.rc == 0 || r.rc == 1) << r.rc << " " << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["verdict"] == "pass" || j["verdict"] == "fail");
+  EXPECT_EQ(j["verdict"] == "fail", r.rc == 1);
+}
+
+}  // namespace
+}  // namespace cts

@@ -1,0 +1,307 @@
+// The collective table, case list, names and support rules: host logic, no GPU needed.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <set>
+
+#include "report/bandwidth.hpp"
+#include "fixtures/nccl/collectives.hpp"
+#include "matrix/matrix.hpp"
+
+namespace {
+using namespace cts;
+
+const Version k2283 = Version::parse("2.28.3");
+
+TEST(CollectiveTable, RowsAreUniqueAndCountsFollowNccl) {
+  std::set<std::string> names;
+  for (const auto& c : collectives()) EXPECT_TRUE(names.insert(c.name).second) << c.name;
+  for (int n : {1, 2, 3, 8}) {
+    EXPECT_EQ(find_collective("AllGather")->recv_count(5, n), 5u * n);
+    EXPECT_EQ(find_collective("AllGather")->send_count(5, n), 5u);
+    EXPECT_EQ(find_collective("ReduceScatter")->send_count(5, n), 5u * n);
+    EXPECT_EQ(find_collective("ReduceScatter")->recv_count(5, n), 5u);
+    EXPECT_EQ(find_collective("AlltoAll")->send_count(5, n), 5u * n);
+    EXPECT_EQ(find_collective("Gather")->recv_count(5, n), 5u * n);
+    EXPECT_EQ(find_collective("Scatter")->send_count(5, n), 5u * n);
+    EXPECT_EQ(find_collective("AllReduce")->recv_count(5, n), 5u);
+  }
+}
+
+// The family is a column of the row; nccl-tests' factors by row.
+TEST(CollectiveTable, EveryRowHasItsBusBandwidthFamily) {
+  auto factor = [](const char* row, int n) { return bw::bus_factor(find_collective(row)->bus, n); };
+  EXPECT_EQ(factor("AllReduce", 8), 1.75);
+  EXPECT_EQ(factor("AllGather", 8), 0.875);
+  EXPECT_EQ(factor("ReduceScatter", 4), 0.75);
+  EXPECT_EQ(factor("Broadcast", 8), 1.0);
+  EXPECT_EQ(factor("Reduce", 8), 1.0);
+  EXPECT_EQ(factor("AlltoAll", 8), 0.875);
+  EXPECT_EQ(factor("AlltoAllSendRecv", 8), 0.875);  // the family of the collective it implements
+  EXPECT_EQ(factor("GatherSendRecv", 2), 0.5);
+  EXPECT_EQ(factor("ScatterSendRecv", 8), 0.875);
+  EXPECT_EQ(factor("SendRecvPairs", 8), 1.0);
+  EXPECT_EQ(factor("SendRecvRing", 8), 1.0);
+  for (const auto& c : collectives()) EXPECT_EQ(bw::bus_factor(c.bus, 1), std::nullopt) << c.name;
+}
+
+// Thresholds name rows of the table (the bandwidth library knows no collective itself).
+TEST(CollectiveTable, ThresholdsNameRowsOfTheTable) {
+  std::vector<std::string> rows;
+  for (const auto& c : collectives()) rows.push_back(c.name);
+  EXPECT_NO_THROW(bw::check_collectives(bw::builtin_thresholds(), rows));
+  const std::string csv =
+      "gpu,link,nvls,world_size,collective,placement,min_bytes,metric,expected,tolerance_pct,source\n"
+      "any,none,any,1,AllReduce,any,1G,busbw_gbps,1,3,src\n"
+      "any,none,any,1,AllToOne,any,1G,busbw_gbps,1,3,src\n";
+  try {
+    bw::check_collectives(bw::parse_thresholds(csv, "t.csv"), rows);
+    ADD_FAILURE() << "a threshold naming no row was accepted";
+  } catch (const bw::BandwidthError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.csv:3: unknown collective 'AllToOne'"), std::string::npos) << e.what();
+  }
+}
+
+// Adding a collective is one row: a test-only row (a copy of AllGather under a name no row has) gets its
+// cases, its layout, its bus factor and its support verdicts from the row alone.
+TEST(CollectiveTable, ATestOnlyRowFlowsThroughWithoutAnyOtherEdit) {
+  Collective copy = *find_collective("AllGather");
+  copy.name = "AllGatherTestOnly";
+  ASSERT_EQ(find_collective(copy.name), nullptr) << "the test-only row's name is taken";
+  std::vector<Collective> table = collectives();
+  table.push_back(copy);
+  for (int w : {1, 4}) {
+    std::vector<std::string> original, copied;
+    const auto cases = collective_cases(w, Sweep::full, table);
+    for (const auto& c : cases) {
+      if (c.suite() == "AllGather" && c.variant == Variant::plain) original.push_back(c.name());  // the subsets name rows
+      if (c.suite() != "AllGatherTestOnly") continue;
+      copied.push_back(c.name());
+      CollCase twin = c;
+      twin.coll = find_collective("AllGather");
+      for (int r = 0; r < w; ++r) {
+        const CaseLayout a = case_layout(c, w, r), b = case_layout(twin, w, r);
+        ASSERT_EQ(a.a_elems, b.a_elems) << c.name();
+        ASSERT_EQ(a.b_elems, b.b_elems) << c.name();
+        ASSERT_EQ(a.send_off, b.send_off) << c.name();
+        ASSERT_EQ(a.recv_off, b.recv_off) << c.name();
+        ASSERT_EQ(a.recv_elems, b.recv_elems) << c.name();
+      }
+      ASSERT_EQ(case_support(c, k2283, 22803, 90, w).ok, case_support(twin, k2283, 22803, 90, w).ok) << c.name();
+    }
+    EXPECT_FALSE(copied.empty());
+    EXPECT_EQ(copied, original) << "the copy lists the same cases as its original (but the subsets, which name rows)";
+    EXPECT_EQ(cases.size(), collective_cases(w, Sweep::full).size() + copied.size());
+  }
+  EXPECT_EQ(bw::bus_factor(copy.bus, 8), 0.875);
+  // A table of that row alone lists only its own cases.
+  const std::vector<Collective> just_copy = {copy};  // the cases point into the table
+  const auto alone = collective_cases(2, Sweep::quick, just_copy);
+  EXPECT_FALSE(alone.empty());
+  for (const auto& c : alone) ASSERT_EQ(c.suite(), "AllGatherTestOnly");
+}
+
+TEST(CollectiveTable, InPlaceOffsetsFollowNcclDocs) {
+  EXPECT_EQ(find_collective("AllReduce")->in_place, InPlace::same);
+  EXPECT_EQ(find_collective("AllGather")->in_place, InPlace::send_in_recv);      // send = recv + rank*count
+  EXPECT_EQ(find_collective("ReduceScatter")->in_place, InPlace::recv_in_send);  // recv = send + rank*count
+  EXPECT_EQ(find_collective("Gather")->in_place, InPlace::send_in_recv);         // send = recv + root*count at root
+  EXPECT_EQ(find_collective("Scatter")->in_place, InPlace::recv_in_send);        // recv = send + root*count at root
+  EXPECT_EQ(find_collective("AlltoAll")->in_place, InPlace::none);
+  EXPECT_EQ(find_collective("SendRecvRing")->in_place, InPlace::none);
+}
+
+TEST(CollectiveTable, ExpectationsName) {
+  Expectation rs = find_collective("ReduceScatter")->expect(3, 4, 10, 0);
+  EXPECT_EQ(rs.kind, Expectation::Kind::reduce);
+  EXPECT_EQ(rs.base, 30);
+  Expectation a2a = find_collective("AlltoAll")->expect(2, 4, 10, 0);
+  EXPECT_EQ(a2a.kind, Expectation::Kind::copy);
+  EXPECT_EQ(a2a.block, 10);
+  EXPECT_EQ(a2a.base, 20);
+  EXPECT_EQ(find_collective("SendRecvRing")->expect(0, 4, 10, 0).src_rank, 3);
+  EXPECT_EQ(find_collective("Broadcast")->expect(1, 4, 10, 2).src_rank, 2);
+  EXPECT_EQ(find_collective("Scatter")->expect(1, 4, 10, 2).base, 10);
+  for (int n : {1, 2, 3, 5, 8})
+    for (int r = 0; r < n; ++r) {
+      int p = find_collective("SendRecvPairs")->expect(r, n, 1, 0).src_rank;
+      ASSERT_GE(p, 0);
+      ASSERT_LT(p, n);
+      EXPECT_EQ(find_collective("SendRecvPairs")->expect(p, n, 1, 0).src_rank, r) << "pairs must be mutual";
+    }
+  EXPECT_FALSE(find_collective("Reduce")->defined_at(1, 0));
+  EXPECT_TRUE(find_collective("Reduce")->defined_at(0, 0));
+  EXPECT_TRUE(find_collective("Scatter")->defined_at(1, 0));
+}
+
+TEST(CaseList, NamesAreUniqueAndReadable) {
+  const std::regex ok("^[A-Za-z0-9_]+$");
+  for (int w : {1, 2, 3, 8}) {
+    std::set<std::string> seen;
+    for (const auto& c : collective_cases(w, Sweep::full)) {
+      const std::string full = c.suite() + "." + c.name();
+      ASSERT_TRUE(std::regex_match(c.name(), ok)) << full;
+      ASSERT_TRUE(seen.insert(full).second) << "duplicate " << full;
+    }
+  }
+  std::set<std::string> w1;
+  for (const auto& c : collective_cases(1)) w1.insert(c.suite() + "." + c.name());
+  EXPECT_TRUE(w1.count("AllReduce.bf16_sum_1021_inplace_w1"));
+  EXPECT_TRUE(w1.count("AllReduce.f32_sum_1048575_outofplace_graph_w1"));
+  EXPECT_TRUE(w1.count("Reduce.f8e4m3_premulsum_13_outofplace_root0_devscalar_w1"));
+  EXPECT_TRUE(w1.count("AllGather.u8_65537_outofplace_mis_w1"));
+  EXPECT_TRUE(w1.count("Scatter.f8e5m2_0_inplace_root0_w1"));
+}
+
+TEST(CaseList, CoversTheIssue) {
+  for (int w : {1, 4}) {
+    auto cases = collective_cases(w);
+    std::map<std::string, std::set<std::string>> combos;  // row -> dtype_op
+    std::map<std::string, std::set<int>> roots;
+    std::set<std::string> gib;  // dtypes with a 1 GiB case per row
+    bool zero = false, one = false, odd_large = false, mixed = false, mis = false;
+    for (const auto& c : cases) {
+      combos[c.suite()].insert(std::string(name_of(c.dtype)) + (c.op ? name_of(*c.op) : ""));
+      if (c.coll->rooted) roots[c.suite()].insert(c.root);
+      if (c.count * dtype_info(c.dtype).size == (std::size_t(1) << 30)) gib.insert(c.suite() + name_of(c.dtype));
+      zero |= c.count == 0;
+      one |= c.count == 1;
+      odd_large |= c.count > (1u << 20) && c.count % 2 == 1;
+      mixed |= c.mode == PayloadMode::mixed;
+      mis |= c.misaligned;
+    }
+    EXPECT_TRUE(zero && one && odd_large && mixed && mis);
+    for (const auto& col : collectives()) {
+      EXPECT_EQ(combos[col.name].size(), col.reduces ? kNumDTypes * kNumRedOps : kNumDTypes) << col.name;
+      if (col.rooted) EXPECT_EQ(roots[col.name].size(), static_cast<std::size_t>(w)) << col.name;
+      for (const auto& t : kDTypes) EXPECT_TRUE(gib.count(col.name + std::string(t.name))) << col.name << " " << t.name;
+    }
+  }
+  // Over 3 ranks float avg cannot be exact: those cases run in mixed mode.
+  for (const auto& c : collective_cases(3))
+    if (c.op && *c.op == RedOp::avg && dtype_info(c.dtype).is_float) ASSERT_EQ(c.mode, PayloadMode::mixed) << c.name();
+}
+
+TEST(CaseList, SizedForTheOneMinuteBudget) {
+  const std::size_t full = collective_cases(1, Sweep::full).size();
+  const std::size_t quick = collective_cases(1, Sweep::quick).size();
+  std::printf("world 1: %zu cases (full sweep), %zu (quick)\n", full, quick);
+  EXPECT_LT(quick, full);
+  EXPECT_LT(full, 40000u);
+}
+
+CollCase make(const char* row, DType d, std::optional<RedOp> op, PayloadMode m = PayloadMode::exact) {
+  CollCase c;
+  c.coll = find_collective(row);
+  c.dtype = d;
+  c.op = op;
+  c.mode = m;
+  c.count = 13;
+  return c;
+}
+
+// A forced NCCL_ALGO=Tree on a collective without a Tree implementation: refused from 2.24 on 2+
+// ranks (the case passes on the refusal), run on Ring before, never refused on one rank.
+TEST(CaseSupport, ForcedTreeOnRingOnlyCollectiveExpectsRefusal) {
+  auto tree = [](const char* row) {
+    CollCase c = make(row, DType::f32, find_collective(row)->reduces ? std::optional<RedOp>(RedOp::sum) : std::nullopt);
+    c.variant = Variant::algo_tree;
+    return c;
+  };
+  const Version k2289 = Version::parse("2.28.9");
+  for (const char* row : {"Broadcast", "Reduce", "AllGather", "ReduceScatter"}) {
+    CaseSupport s = case_support(tree(row), k2289, 22809, 90, 2);
+    EXPECT_TRUE(s.ok) << row << ": " << s.reason;
+    EXPECT_TRUE(s.expect_refusal) << row;
+    EXPECT_NE(s.refusal.find("nccl_algos.csv:"), std::string::npos) << s.refusal;
+    EXPECT_FALSE(case_support(tree(row), k2289, 22809, 90, 1).expect_refusal) << row << ": one rank never asks for an algorithm";
+    EXPECT_FALSE(case_support(tree(row), Version::parse("2.21.5"), 22105, 90, 2).expect_refusal) << row << ": Ring fallback";
+    EXPECT_FALSE(case_support(tree(row), Version::parse("2.18.6"), 21806, 90, 2).expect_refusal) << row << ": Ring kept";
+  }
+  EXPECT_FALSE(case_support(tree("AllReduce"), k2289, 22809, 90, 2).expect_refusal) << "AllReduce has Tree";
+  std::set<std::string> listed;
+  for (const auto& c : collective_cases(2))
+    if (c.variant == Variant::algo_tree) listed.insert(c.suite());
+  EXPECT_EQ(listed, (std::set<std::string>{"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter"}));
+}
+
+TEST(CaseSupport, NamesWhatIsMissing) {
+  EXPECT_TRUE(case_support(make("AllReduce", DType::f32, RedOp::sum), k2283, 22803, 90, 1).ok);
+  auto fp8_old_sm = case_support(make("AllReduce", DType::f8e4m3, RedOp::sum), k2283, 22803, 80, 1);
+  EXPECT_FALSE(fp8_old_sm.ok);
+  EXPECT_NE(fp8_old_sm.reason.find("sm_90"), std::string::npos) << fp8_old_sm.reason;
+  EXPECT_TRUE(case_support(make("AllGather", DType::f8e4m3, std::nullopt), k2283, 22803, 80, 1).ok) << "copies need no sm_90";
+  auto bf16_old = case_support(make("AllReduce", DType::bf16, RedOp::sum), Version::parse("2.9.9"), 20909, 90, 1);
+  EXPECT_FALSE(bf16_old.ok);
+  EXPECT_NE(bf16_old.reason.find("2.10.3"), std::string::npos) << bf16_old.reason;
+  auto a2a = case_support(make("AlltoAll", DType::f32, std::nullopt), Version::parse("2.27.7"), 22707, 90, 2);
+  EXPECT_FALSE(a2a.ok);
+  EXPECT_NE(a2a.reason.find("2.28"), std::string::npos) << a2a.reason;
+  EXPECT_TRUE(case_support(make("AlltoAllSendRecv", DType::f32, std::nullopt), Version::parse("2.27.7"), 22707, 90, 2).ok);
+  auto hdr = case_support(make("Gather", DType::f32, std::nullopt), k2283, 22707, 90, 2);
+  EXPECT_FALSE(hdr.ok);
+  EXPECT_NE(hdr.reason.find("header"), std::string::npos) << hdr.reason;
+  auto avg8 = case_support(make("AllReduce", DType::f8e4m3, RedOp::avg), k2283, 22803, 90, 1);
+  EXPECT_FALSE(avg8.ok) << "NCCL 2.28.3 rejects f8e4m3 avg (matrix data)";
+  EXPECT_TRUE(case_support(make("AllReduce", DType::f8e4m3, RedOp::avg, PayloadMode::mixed), k2283, 22803, 90, 2).ok)
+      << "the one-rank limitation of fp8 avg does not apply to 2 ranks (nccl_ops.csv)";
+  auto avg3 = case_support(make("AllReduce", DType::f32, RedOp::avg), k2283, 22803, 90, 3);
+  EXPECT_FALSE(avg3.ok);
+  EXPECT_TRUE(case_support(make("AllReduce", DType::f32, RedOp::avg, PayloadMode::mixed), k2283, 22803, 90, 3).ok);
+  CollCase g = make("AllGather", DType::f32, std::nullopt);
+  g.variant = Variant::grouped;
+  EXPECT_FALSE(case_support(g, k2283, 22803, 90, 2).ok);
+  CollCase s = make("AllReduce", DType::f32, RedOp::sum);
+  s.variant = Variant::split;
+  EXPECT_FALSE(case_support(s, Version::parse("2.17.1"), 21701, 90, 2).ok);
+}
+
+// What the H200 machine (NCCL 2.28.3, sm_90, one GPU) must skip: only the matrix's one-rank fp8
+// avg/premulsum rows. Printed so the GPU run's skip count can be checked against it.
+TEST(CaseSupport, OneH200SkipsOnlyTheOneRankFp8PreMulSumFamily) {
+  std::size_t skipped = 0, total = 0;
+  for (const auto& c : collective_cases(1)) {
+    ++total;
+    CaseSupport s = case_support(c, k2283, 22803, 90, 1);
+    if (s.ok) continue;
+    ++skipped;
+    const bool fp8 = c.dtype == DType::f8e4m3 || c.dtype == DType::f8e5m2;
+    ASSERT_TRUE(fp8 && c.op && (*c.op == RedOp::avg || *c.op == RedOp::premulsum)) << c.suite() << "." << c.name() << ": " << s.reason;
+  }
+  std::printf("world 1 on NCCL 2.28.3 / sm_90: %zu of %zu cases skip\n", skipped, total);
+  EXPECT_GT(skipped, 0u);
+}
+
+// The dtype/op lists and the table carry first releases too (for the header check and for
+// readers); they must agree with the matrix data.
+TEST(CollectiveTable, VersionsAgreeWithTheMatrixData) {
+  const Matrix& m = builtin_matrix();
+  auto since = [&](const std::string& name) -> long {
+    const NcclFeature* f = m.find_feature(name);
+    EXPECT_NE(f, nullptr) << name << " missing from nccl_features.csv";
+    return f ? f->since.nccl_code() : -1;
+  };
+  for (const auto& t : kDTypes)
+    if (t.first_nccl > 0) EXPECT_EQ(t.first_nccl, since(t.name)) << t.name;
+    else EXPECT_GE(since(t.name), 0) << t.name;
+  for (const auto& o : kRedOps)
+    if (o.first_nccl > 0) EXPECT_EQ(o.first_nccl, since(o.name)) << o.name;
+  for (const auto& c : collectives())
+    if (c.native_since > 0) EXPECT_EQ(c.native_since, since(c.feature)) << c.name;
+    else EXPECT_GE(since(c.feature), 0) << c.name;
+}
+
+TEST(Variants, EachHasItsOwnWorld) {
+  std::set<std::string> names, keys;
+  for (const auto& v : variants()) {
+    EXPECT_TRUE(names.insert(v.name).second) << v.name;
+    CollCase c = make("AllReduce", DType::f32, RedOp::sum);
+    c.variant = v.id;
+    keys.insert(c.world_config().key());
+  }
+  // plain, grouped, graph, devscalar share the default world; initall, split and 5 env worlds are their own.
+  EXPECT_EQ(keys.size(), 1u + 1u + 1u + 5u);
+}
+
+}  // namespace

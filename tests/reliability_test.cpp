@@ -1,0 +1,329 @@
+// The reliability machinery without processes: deadline order and parsing, journals read back
+// (torn lines, reruns), the first cause across ranks, JUnit from journals, the preflight
+// comparison over synthetic fingerprints, and collective-argument comparison.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fixtures/reliability/collective_args.hpp"
+#include "fixtures/reliability/deadlines.hpp"
+#include "report/journal_report.hpp"
+#include "fixtures/reliability/preflight.hpp"
+#include "fixtures/probe/scoped_env.hpp"
+
+namespace cts {
+namespace {
+
+// --- deadlines ---------------------------------------------------------------------------
+
+using Vars = std::vector<std::pair<const char*, const char*>>;
+
+const std::vector<std::pair<const char*, const char*>> kNoDeadlineEnv = {
+    {"GPUCTS_COLLECTIVE_DEADLINE_S", nullptr}, {"GPUCTS_WATCHDOG_S", nullptr},      {"GPUCTS_ABORT_GRACE_S", nullptr},
+    {"GPUCTS_LAUNCHER_KILL_S", nullptr},       {"GPUCTS_CTEST_TIMEOUT_S", nullptr}, {"GPUCTS_BOOTSTRAP_DEADLINE_S", nullptr}};
+
+// The one environment guard: restores a set, an unset and a twice-set variable.
+TEST(ScopedEnvGuard, RestoresWhatWasThere) {
+  setenv("GPUCTS_SCOPED_A", "old", 1);
+  unsetenv("GPUCTS_SCOPED_B");
+  {
+    ScopedEnv g(Vars{{"GPUCTS_SCOPED_A", nullptr}, {"GPUCTS_SCOPED_B", "1"}, {"GPUCTS_SCOPED_B", "2"}});
+    EXPECT_EQ(std::getenv("GPUCTS_SCOPED_A"), nullptr);
+    EXPECT_STREQ(std::getenv("GPUCTS_SCOPED_B"), "2");
+    ScopedEnv m(std::map<std::string, std::string>{{"GPUCTS_SCOPED_A", "map"}});
+    EXPECT_STREQ(std::getenv("GPUCTS_SCOPED_A"), "map");
+  }
+  EXPECT_STREQ(std::getenv("GPUCTS_SCOPED_A"), "old");
+  EXPECT_EQ(std::getenv("GPUCTS_SCOPED_B"), nullptr);
+  unsetenv("GPUCTS_SCOPED_A");
+}
+
+TEST(Deadlines, DefaultsAreOrdered) {
+  ScopedEnv g(kNoDeadlineEnv);
+  Deadlines d = Deadlines::from_env();
+  EXPECT_EQ(d.order_error(), "");
+  EXPECT_LT(d.collective_s, d.watchdog_s);
+  EXPECT_LT(d.watchdog_s + d.abort_grace_s, d.launcher_kill_s);
+  EXPECT_LT(d.launcher_kill_s, d.ctest_timeout_s);
+}
+
+TEST(Deadlines, ScaleDownWithAShortCtestTimeout) {
+  ScopedEnv g(kNoDeadlineEnv);
+  ScopedEnv t(Vars{{"GPUCTS_CTEST_TIMEOUT_S", "60"}});
+  Deadlines d = Deadlines::from_env();
+  EXPECT_EQ(d.order_error(), "");
+  EXPECT_DOUBLE_EQ(d.ctest_timeout_s, 60);
+  EXPECT_LT(d.launcher_kill_s, 60);
+}
+
+TEST(Deadlines, OutOfOrderIsRefusedNamingBoth) {
+  ScopedEnv g(kNoDeadlineEnv);
+  ScopedEnv t(Vars{{"GPUCTS_COLLECTIVE_DEADLINE_S", "200"}});
+  try {
+    Deadlines::from_env();
+    FAIL() << "accepted a collective deadline above the watchdog";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("GPUCTS_WATCHDOG_S=120 must exceed GPUCTS_COLLECTIVE_DEADLINE_S=200"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Deadlines, GarbageValuesAreRefused) {
+  for (const char* bad : {"", "abc", "12abc", "-5", "0", "inf", "nan"}) {
+    EXPECT_THROW(parse_seconds(bad, "GPUCTS_WATCHDOG_S"), std::invalid_argument) << "'" << bad << "'";
+  }
+  EXPECT_DOUBLE_EQ(parse_seconds("2.5", "x"), 2.5);
+}
+
+TEST(Deadlines, PropertiesNameEveryLayer) {
+  Deadlines d;
+  auto p = d.properties();
+  ASSERT_EQ(p.size(), 6u);
+  EXPECT_EQ(p[0].first, "gpucts.deadline.collective_s");
+  EXPECT_NE(d.summary().find("watchdog=120s"), std::string::npos) << d.summary();
+}
+
+// --- journals -----------------------------------------------------------------------------
+
+std::string line(const std::string& json) { return json + "\n"; }
+
+RankJournal rank_journal(int rank, const std::string& host, const std::string& body) {
+  return parse_journal("r" + std::to_string(rank), rank,
+                       line(R"({"event":"rank_info","host":")" + host + R"(","world_size":2,"time_ms":900})") +
+                           line(R"({"event":"program_start","cases":3,"time_ms":1000})") + body);
+}
+
+const std::string kBeforePassed = line(R"({"event":"start","case":"S.Before","time_ms":1001})") +
+                                  line(R"({"event":"end","case":"S.Before","result":"passed","message":"","time_ms":1002})");
+
+TEST(Journal, FinishedAndRunningCases) {
+  auto r = rank_journal(0, "a", kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})"));
+  ASSERT_EQ(r.cases.size(), 1u);
+  EXPECT_EQ(r.cases[0].result, "passed");
+  ASSERT_TRUE(r.running);
+  EXPECT_EQ(r.running->name, "S.Mid");
+  EXPECT_FALSE(r.program_ended);
+  EXPECT_EQ(r.host, "a");
+  EXPECT_NE(r.abnormal_end().find("killed: the journal stops during S.Mid"), std::string::npos) << r.abnormal_end();
+}
+
+TEST(Journal, TornLineIsCountedNotFatal) {
+  auto r = rank_journal(0, "a", kBeforePassed + "{\"event\":\"start\",\"ca");
+  EXPECT_EQ(r.bad_lines, 1);
+  EXPECT_EQ(r.cases.size(), 1u);
+}
+
+TEST(Journal, OnlyTheLastRunCounts) {
+  std::string first = line(R"({"event":"program_start","cases":1,"time_ms":1})") +
+                      line(R"({"event":"start","case":"Old.Case","time_ms":2})");
+  auto r = parse_journal("p", 0, first + line(R"({"event":"program_start","cases":3,"time_ms":1000})") + kBeforePassed +
+                                     line(R"({"event":"program_end","time_ms":1005})"));
+  ASSERT_EQ(r.cases.size(), 1u);
+  EXPECT_FALSE(r.running);
+  EXPECT_TRUE(r.program_ended);
+  EXPECT_EQ(r.abnormal_end(), "");
+}
+
+TestRun two_ranks(const std::string& r0, const std::string& r1) {
+  TestRun t;
+  t.test = "gpucts_x";
+  t.ranks.push_back(rank_journal(0, "node-a", r0));
+  t.ranks.push_back(rank_journal(1, "node-b", r1));
+  return t;
+}
+
+TEST(FirstCause, EarliestCrashBeatsLouderPeerErrors) {
+  // Rank 1 segfaults at t=1010; rank 0 sees the loss later and fails loudly.
+  auto t = two_ranks(kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})") +
+                         line(R"({"event":"end","case":"S.Mid","result":"failed","message":"ncclRemoteError: Connection reset by peer","time_ms":1020})") +
+                         line(R"({"event":"program_end","time_ms":1030})"),
+                     kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})") +
+                         line(R"({"event":"fault","kind":"signal","signal":"SIGSEGV","case":"S.Mid","time_ms":1010})"));
+  Cause c = first_cause(t);
+  ASSERT_TRUE(c.found);
+  EXPECT_EQ(c.rank, 1);
+  EXPECT_EQ(c.host, "node-b");
+  EXPECT_EQ(c.what, "SIGSEGV");
+  EXPECT_EQ(c.case_name, "S.Mid");
+  EXPECT_EQ(c.peers_lost, std::vector<int>{0});  // ended normally, but failed after the cause: a consequence
+  EXPECT_NE(c.summary().find("rank 1 (node-b): SIGSEGV during S.Mid at "), std::string::npos) << c.summary();
+}
+
+TEST(FirstCause, BlamedRankOfAPeerLostLine) {
+  auto t = two_ranks(kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})") +
+                         line(R"({"event":"peer_lost","reason":"rank 1 did not answer","blamed":[1],"case":"S.Mid","time_ms":1500})"),
+                     kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})"));
+  Cause c = first_cause(t);
+  EXPECT_EQ(c.rank, 1);
+  EXPECT_EQ(c.what, "did not answer");
+  EXPECT_EQ(c.peers_lost, std::vector<int>{0});
+  EXPECT_NE(c.detail.find("its journal stops in S.Mid"), std::string::npos) << c.detail;
+}
+
+TEST(FirstCause, MissingJournalIsNeverStarted) {
+  TestRun t;
+  t.test = "gpucts_x";
+  t.ranks.push_back(rank_journal(0, "node-a", line(R"({"event":"watchdog","reason":"bootstrap: MPI_Init ran past its deadline","time_ms":5000})")));
+  Cause c = first_cause(t);
+  EXPECT_EQ(c.rank, 1);
+  EXPECT_EQ(c.what, "never started");
+}
+
+TEST(FirstCause, InterruptedOnlyIsTheSignal) {
+  std::string mid = kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})");
+  auto t = two_ranks(mid + line(R"({"event":"interrupted","signal":"SIGTERM","reason":"interrupted by SIGTERM during S.Mid","case":"S.Mid","time_ms":1100})"),
+                     mid + line(R"({"event":"interrupted","signal":"SIGTERM","reason":"interrupted by SIGTERM during S.Mid","case":"S.Mid","time_ms":1101})"));
+  Cause c = first_cause(t);
+  EXPECT_EQ(c.rank, 0);
+  EXPECT_EQ(c.what, "SIGTERM");
+}
+
+TEST(Junit, InterruptedCaseIsAnErrorNamingWhatRan) {
+  std::string mid = kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})");
+  auto t = two_ranks(mid + line(R"({"event":"interrupted","signal":"SIGTERM","reason":"interrupted by SIGTERM during S.Mid","case":"S.Mid","time_ms":1100})"),
+                     mid + line(R"({"event":"fault","kind":"signal","signal":"SIGSEGV","case":"S.Mid","time_ms":1050})"));
+  std::string x = journals_to_junit({t});
+  EXPECT_NE(x.find(R"(<testsuites name="gpucts journals" tests="2" failures="0" errors="1" skipped="0">)"), std::string::npos) << x;
+  EXPECT_NE(x.find(R"(<testcase classname="S" name="Before")"), std::string::npos) << x;
+  EXPECT_NE(x.find(R"(<error message="interrupted by SIGTERM (rank 0 (node-a) was running S.Mid); first cause: rank 1 (node-b): SIGSEGV)"),
+            std::string::npos)
+      << x;
+  EXPECT_NE(x.find(R"(name="gpucts.rank1.end" value="killed by SIGSEGV)"), std::string::npos) << x;
+}
+
+TEST(Junit, EscapesMessages) {
+  auto t = two_ranks(kBeforePassed + line(R"({"event":"start","case":"S.F","time_ms":1003})") +
+                         line(R"({"event":"end","case":"S.F","result":"failed","message":"a<b & \"c\"","time_ms":1004})"),
+                     kBeforePassed);
+  std::string x = journals_to_junit({t});
+  EXPECT_NE(x.find("a&lt;b &amp; &quot;c&quot;"), std::string::npos) << x;
+  EXPECT_EQ(x.find("a<b"), std::string::npos);
+}
+
+// --- preflight over synthetic fingerprints -------------------------------------------------
+
+Fingerprint fp(int rank, const std::string& host, const std::string& nccl = "2.28.9") {
+  Fingerprint f;
+  f.host = host;
+  f.boot_id = host + "-boot";
+  f.nccl_runtime = Version::parse(nccl, VersionKind::Nccl);
+  f.nccl_header = Version::parse("2.28.9", VersionKind::Nccl);
+  f.cuda_runtime = Version::parse("13.0", VersionKind::Cuda);
+  f.interfaces = std::vector<InterfaceInfo>{{"lo", true, {"127.0.0.1"}}, {"eth0", true, {"10.0.0.1"}}};
+  f.env = std::map<std::string, std::string>{};
+  annotate_for_preflight(f, {rank, 0, 2, -1});
+  return f;
+}
+
+bool has(const PreflightResult& r, const std::string& id) {
+  for (const auto& p : r.problems)
+    if (p.id == id) return true;
+  return false;
+}
+
+TEST(Preflight, AgreeingRanksPass) {
+  auto r = compare_fingerprints({fp(0, "a"), fp(1, "b")});
+  EXPECT_TRUE(r.ok()) << r.message();
+}
+
+TEST(Preflight, NcclRuntimeDifferenceNamesHostAndRank) {
+  auto r = compare_fingerprints({fp(0, "a"), fp(1, "b", "2.27.3")});
+  ASSERT_TRUE(has(r, "cross-host-mismatch")) << r.message();
+  EXPECT_NE(r.message().find("2.27.3 on b rank 1"), std::string::npos) << r.message();
+}
+
+TEST(Preflight, MissingNcclOnOneRank) {
+  auto b = fp(1, "b");
+  b.nccl_runtime.reset();
+  auto r = compare_fingerprints({fp(0, "a"), b});
+  EXPECT_NE(r.message().find("absent on rank 1 (b)"), std::string::npos) << r.message();
+}
+
+TEST(Preflight, SocketIfnamePrefixExcludeAndExact) {
+  struct Row {
+    const char* spec;
+    bool ok;
+  };
+  for (Row row : {Row{"eth", true}, Row{"=eth0", true}, Row{"=eth", false}, Row{"^eth,lo", false}, Row{"ib", false}}) {
+    auto b = fp(1, "b");
+    (*b.env)["NCCL_SOCKET_IFNAME"] = row.spec;
+    auto r = compare_fingerprints({fp(0, "a"), b});
+    EXPECT_EQ(!has(r, "nccl-socket-ifname-no-match"), row.ok) << row.spec << ": " << r.message();
+  }
+}
+
+TEST(Preflight, LoopbackAcrossHostsIsRefused) {
+  auto a = fp(0, "a"), b = fp(1, "b");
+  (*a.env)["NCCL_SOCKET_IFNAME"] = (*b.env)["NCCL_SOCKET_IFNAME"] = "lo";
+  EXPECT_TRUE(has(compare_fingerprints({a, b}), "nccl-socket-ifname-loopback"));
+  auto c = fp(1, "a");  // same host: loopback is fine
+  (*c.env)["NCCL_SOCKET_IFNAME"] = "lo";
+  EXPECT_FALSE(has(compare_fingerprints({a, c}), "nccl-socket-ifname-loopback"));
+}
+
+TEST(Preflight, CapacityVersusMapping) {
+  auto with_gpus = [](int rank, int local, std::vector<std::string> uuids) {
+    Fingerprint f = fp(rank, "a");
+    std::vector<GpuInfo> gpus;
+    for (auto& u : uuids) {
+      GpuInfo g;
+      g.index = static_cast<int>(gpus.size());
+      g.uuid = u;
+      gpus.push_back(g);
+    }
+    f.gpus = gpus;
+    annotate_for_preflight(f, {rank, local, 2, select_device(local, static_cast<int>(gpus.size()))});
+    return f;
+  };
+  // One GPU, two ranks: a capacity problem (skip under CTest with too few GPUs).
+  auto few = compare_fingerprints({with_gpus(0, 0, {"GPU-1"}), with_gpus(1, 1, {"GPU-1"})});
+  EXPECT_TRUE(has(few, "ranks-exceed-gpus")) << few.message();
+  EXPECT_TRUE(few.only_capacity()) << few.message();
+  // Two GPUs, but each rank was handed only the same one: a mapping bug, a failure.
+  auto collapsed = compare_fingerprints({with_gpus(0, 0, {"GPU-1", "GPU-2"}), with_gpus(1, 0, {"GPU-1", "GPU-2"})});
+  EXPECT_TRUE(has(collapsed, "gpu-shared-by-ranks")) << collapsed.message();
+  EXPECT_FALSE(collapsed.only_capacity()) << collapsed.message();
+}
+
+TEST(Preflight, EnvironmentHashIgnoresPerRankVariables) {
+  std::map<std::string, std::string> a = {{"NCCL_ALGO", "Ring"}, {"RANK", "0"}, {"CUDA_VISIBLE_DEVICES", "0"}};
+  std::map<std::string, std::string> b = {{"NCCL_ALGO", "Ring"}, {"RANK", "1"}, {"CUDA_VISIBLE_DEVICES", "1"}};
+  EXPECT_EQ(preflight_env_hash(a), preflight_env_hash(b));
+  b["NCCL_ALGO"] = "Tree";
+  EXPECT_NE(preflight_env_hash(a), preflight_env_hash(b));
+}
+
+TEST(Preflight, TestOverridesNeedTheTestMode) {
+  ScopedEnv g(Vars{{"GPUCTS_TEST_MODE", nullptr}, {"GPUCTS_FAKE_NCCL_RUNTIME", "2.27.3"}});
+  Fingerprint f = fp(0, "a");
+  EXPECT_EQ(apply_preflight_test_overrides(f), "");
+  EXPECT_EQ(f.nccl_runtime->str(), "2.28.9");
+  ScopedEnv t(Vars{{"GPUCTS_TEST_MODE", "1"}});
+  EXPECT_EQ(apply_preflight_test_overrides(f), "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3");
+  EXPECT_EQ(f.nccl_runtime->str(), "2.27.3");
+}
+
+// --- collective arguments --------------------------------------------------------------------
+
+TEST(CollectiveArgs, EqualArgumentsAgree) {
+  CollectiveArgs a{"AllReduce", 8, "f32", "sum", -1, 0};
+  EXPECT_EQ(compare_collective_args({a, a, a}), "");
+}
+
+TEST(CollectiveArgs, EachDifferingRankIsNamedWithBothArguments) {
+  CollectiveArgs a{"Broadcast", 8, "bf16", "", 0, 4};
+  CollectiveArgs b = a, c = a;
+  b.root = 1;
+  c.dtype = "f16";
+  std::string m = compare_collective_args({a, b, c});
+  EXPECT_NE(m.find("rank 0 Broadcast(count=8, dtype=bf16, op=-, root=0, seq=4) vs rank 1 Broadcast(count=8, dtype=bf16, op=-, root=1, seq=4)"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("vs rank 2 Broadcast(count=8, dtype=f16"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace cts

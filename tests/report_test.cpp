@@ -1,0 +1,974 @@
+// The qualification bundle and the regression report, end to end on this machine: real
+// `gpucts qualify` runs over real gtest binaries (gpucts_version, and this binary's own
+// DISABLED_Fixture cases, switched by environment variables into passing, failing, skipping,
+// crashing, hanging and writing synthetic bandwidth JSON), then `gpucts report` over the bundles,
+// including the bad inputs that must give exit status 2. Plus the strict XML reader.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "report/bandwidth.hpp"
+#include "report/bundle.hpp"
+#include "report/junit.hpp"
+#include "matrix/matrix.hpp"
+#include "fixtures/probe/paths.hpp"
+#include "fixtures/probe/probe.hpp"
+#include "report/report_diff.hpp"
+#include "fixtures/probe/spawn.hpp"
+#include "report/summary.hpp"
+#include "report/xml.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cts {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Cases the bundle tests run in child processes (never in a plain run: they are disabled).
+bool env_on(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "1";
+}
+
+TEST(DISABLED_Fixture, Toggle) {
+  EXPECT_FALSE(env_on("GPUCTS_FIXTURE_FAIL")) << "fixture failure requested by GPUCTS_FIXTURE_FAIL";
+}
+TEST(DISABLED_Fixture, SkipToggle) {
+  if (env_on("GPUCTS_FIXTURE_SKIP")) GTEST_SKIP() << "fixture skip requested by GPUCTS_FIXTURE_SKIP";
+  SUCCEED();
+}
+// A failure that a known NCCL defect explains carries the property the collective runner records.
+TEST(DISABLED_Fixture, KnownDefect) {
+  if (!env_on("GPUCTS_FIXTURE_DEFECT")) return SUCCEED();
+  ::testing::Test::RecordProperty("gpucts.known_defect", "nccl-1950");
+  ADD_FAILURE() << "fixture failure explained by nccl-1950";
+}
+TEST(DISABLED_Fixture, Crash) {
+  if (env_on("GPUCTS_FIXTURE_CRASH")) std::abort();
+  SUCCEED();
+}
+TEST(DISABLED_Fixture, Hang) {
+  if (env_on("GPUCTS_FIXTURE_HANG")) std::this_thread::sleep_for(std::chrono::seconds(60));
+  SUCCEED();
+}
+// Writes a synthetic bandwidth run where qualify asks for it (GPUCTS_BW_OUTPUT), scaled by
+// GPUCTS_FIXTURE_BW_SCALE, judged against the built-in thresholds like the perf suite does.
+TEST(DISABLED_Fixture, Bandwidth) {
+  const char* out = std::getenv("GPUCTS_BW_OUTPUT");
+  ASSERT_NE(out, nullptr) << "GPUCTS_BW_OUTPUT not set";
+  const char* sc = std::getenv("GPUCTS_FIXTURE_BW_SCALE");
+  double scale = sc ? std::atof(sc) : 1.0;
+  bw::Run run;
+  run.host = "fixture";
+  run.nccl_version = "2.28.3";
+  run.ctx = {"NVIDIA H200", "NVLink4", "off", 8, std::nullopt};
+  for (std::uint64_t bytes : bw::parse_sweep("1M:1G:4")) {
+    bw::Point p;
+    p.collective = "AllReduce";
+    p.dtype = "f32";
+    p.bytes = bytes;
+    p.ranks = 8;
+    p.iterations = 20;
+    // 400 GB/s busbw at large sizes (above the 370 GB/s row's floor), less at small ones.
+    double busbw = 400.0 * scale * (bytes >= (64u << 20) ? 1.0 : 0.5);
+    double t_us = static_cast<double>(bytes) / (busbw / 1.75 * 1e9) * 1e6;
+    p.time_us = bw::summarize({t_us, t_us * 1.01, t_us * 0.99});
+    bw::compute_rates(p, BusFactor::all_reduce);  // AllReduce's family
+    bw::judge(p, run.ctx, bw::builtin_thresholds());
+    run.points.push_back(p);
+  }
+  std::ofstream(std::string(out) + ".json") << bw::to_json(run).dump(2);
+  std::ofstream(std::string(out) + ".csv") << bw::to_csv(run);
+  for (const auto& p : run.points)
+    EXPECT_NE(p.verdict, "fail") << p.key() << ": " << p.message;
+}
+
+// ---------------------------------------------------------------------------------------------
+struct Result {
+  int rc = -1;
+  std::string out;
+};
+
+// Runs a command line, capturing stdout and stderr together. No shell: words are split at blanks,
+// '...' keeps blanks inside one word (the commands here are this test's own, over its own paths).
+Result sh(const std::string& cmd) {
+  std::vector<std::string> argv;
+  std::string word;
+  bool in_word = false, quoted = false;
+  for (char c : cmd) {
+    if (c == '\'') {
+      quoted = !quoted;
+      in_word = true;
+    } else if (!quoted && (c == ' ' || c == '\t')) {
+      if (in_word) argv.push_back(word);
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) argv.push_back(word);
+  proc::Options o;
+  // Children are not this suite: they must not append to its journal or take its test name.
+  o.unset_env = {"GPUCTS_TEST_NAME", "GPUCTS_JOURNAL_DIR", "GPUCTS_BW_OUTPUT"};
+  o.err = proc::Output::Capture;
+  o.timeout_s = 300;
+  proc::Result p = proc::run(argv, o);
+  Result r;
+  r.out = p.output;
+  r.rc = p.exit_code.value_or(-1);
+  return r;
+}
+
+std::string self_path() { return self_exe(); }
+
+// The binaries under test sit beside this one (fixtures/probe/paths.hpp): build tree <build>/suites and
+// <build>/cli/gpucts, install tree libexec/gpucts and bin/gpucts.
+std::string version_binary() { return find_beside("gpucts_version").value_or(""); }
+std::string cli_binary() { return find_beside("gpucts").value_or(""); }
+
+#define REQUIRE_BINARIES()                                                                       \
+  do {                                                                                           \
+    if (version_binary().empty() || cli_binary().empty())                                        \
+      GTEST_SKIP() << "gpucts or gpucts_version not found beside " << self_path();                \
+  } while (0)
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// One entry of a CTest json-v1 suite list.
+nlohmann::json entry(const std::string& name, std::vector<std::string> cmd, std::vector<std::string> env, double timeout) {
+  return nlohmann::json{{"name", name},
+                        {"command", cmd},
+                        {"properties",
+                         {{{"name", "LABELS"}, {"value", {"cpu"}}},
+                          {{"name", "ENVIRONMENT"}, {"value", env}},
+                          {{"name", "TIMEOUT"}, {"value", timeout}},
+                          {{"name", "SKIP_RETURN_CODE"}, {"value", 77}}}}};
+}
+
+// A CTest json-v1 suite list: gpucts_version (a real suite) and this binary's fixture cases.
+std::string tests_json(const std::string& fixture_env, bool with_crash_and_hang) {
+  nlohmann::json tests = nlohmann::json::array();
+  tests.push_back(entry("gpucts_version", {version_binary(), "--gtest_filter=*Parse*"}, {}, 60));
+  std::vector<std::string> env;
+  std::stringstream ss(fixture_env);
+  for (std::string kv; std::getline(ss, kv, ' ');)
+    if (!kv.empty()) env.push_back(kv);
+  tests.push_back(entry("gpucts_fixture",
+                        {self_path(), "--gtest_also_run_disabled_tests",
+                         "--gtest_filter=DISABLED_Fixture.Toggle:DISABLED_Fixture.SkipToggle:DISABLED_Fixture.Bandwidth"},
+                        env, 60));
+  if (with_crash_and_hang) {
+    tests.push_back(entry("gpucts_fixture_crash",
+                          {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Crash"},
+                          {"GPUCTS_FIXTURE_CRASH=1"}, 60));
+    tests.push_back(entry("gpucts_fixture_hang",
+                          {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Hang"},
+                          {"GPUCTS_FIXTURE_HANG=1"}, 1));
+  }
+  return nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump(2);
+}
+
+class BundleTest : public ::testing::Test {
+ protected:
+  static inline fs::path root_;
+  static inline Result base_run_, cand_run_;
+  static fs::path base() { return root_ / "base"; }
+  static fs::path cand() { return root_ / "cand"; }
+  static std::string gpucts() { return cli_binary(); }
+
+  static void SetUpTestSuite() {
+    if (version_binary().empty() || cli_binary().empty()) return;
+    root_ = fs::temp_directory_path() / ("gpucts-report-test-" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    std::ofstream(root_ / "base.json") << tests_json("GPUCTS_FIXTURE_BW_SCALE=1.0", false);
+    std::ofstream(root_ / "cand.json") << tests_json(
+        "GPUCTS_FIXTURE_FAIL=1 GPUCTS_FIXTURE_SKIP=1 GPUCTS_FIXTURE_BW_SCALE=0.8", true);
+    base_run_ = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() + " --output " +
+                   base().string());
+    cand_run_ = sh(gpucts() + " qualify --no-python --grace 1 --tests-json " + (root_ / "cand.json").string() +
+                   " --output " + cand().string());
+  }
+  static void TearDownTestSuite() {
+    if (!root_.empty() && !std::getenv("GPUCTS_KEEP_TEST_BUNDLES")) fs::remove_all(root_);
+  }
+  void SetUp() override { REQUIRE_BINARIES(); }
+  static bundle::Bundle load(const fs::path& p) { return bundle::load(p.string()); }
+};
+
+TEST_F(BundleTest, PassingRunIsAValidBundleWithVerdictPass) {
+  ASSERT_EQ(base_run_.rc, 0) << base_run_.out;
+  auto b = load(base());
+  EXPECT_EQ(b.manifest.schema, bundle::kBundleSchema);
+  EXPECT_EQ(b.manifest.verdict, "pass");
+  ASSERT_EQ(b.manifest.suites.size(), 2u);
+  auto n = junit::count(b.cases);
+  EXPECT_GT(n.passed, 10);  // gpucts_version's parse cases plus the fixture's
+  EXPECT_EQ(n.failed + n.errors, 0);
+  EXPECT_TRUE(fs::exists(base() / "gtest" / "gpucts_version.xml"));
+  EXPECT_TRUE(fs::exists(base() / "bandwidth" / "gpucts_fixture.csv"));
+  ASSERT_EQ(b.bandwidth.size(), 1u);
+  EXPECT_EQ(b.fingerprints.size(), 1u);
+  EXPECT_TRUE(b.check.value("available", false)) << b.check.dump();
+  EXPECT_TRUE(b.check.contains("findings")) << b.check.dump();
+}
+
+TEST_F(BundleTest, SummaryPutsVerdictFirstAndHtmlIsWellFormed) {
+  std::string md = read(cand() / "summary.md");
+  auto verdict = md.find("**FAIL**"), failed = md.find("## Failed"), skipped = md.find("## Skipped");
+  ASSERT_NE(verdict, std::string::npos) << md.substr(0, 400);
+  EXPECT_LT(verdict, failed);
+  EXPECT_LT(failed, skipped);
+  EXPECT_NE(md.find("fixture failure requested"), std::string::npos) << "failure message missing";
+  EXPECT_NE(md.find("| fixture skip requested by GPUCTS_FIXTURE_SKIP | 1 |"), std::string::npos)
+      << "skip reason grouped, without gtest's file:line prefix";
+  for (const auto* dir : {"base", "cand"}) {
+    std::string html = read(root_ / dir / "summary.html");
+    EXPECT_NO_THROW(xml::parse(html, std::string(dir) + "/summary.html"));
+    EXPECT_NE(html.find("<svg"), std::string::npos) << "no inline plot";
+    EXPECT_NE(html.find("threshold floor"), std::string::npos) << "no threshold line";
+  }
+}
+
+TEST_F(BundleTest, FailingCrashingAndHangingSuitesAreRecorded) {
+  ASSERT_EQ(cand_run_.rc, 1) << cand_run_.out;
+  auto b = load(cand());
+  EXPECT_EQ(b.manifest.verdict, "fail");
+  std::map<std::string, bundle::SuiteRun> by;
+  for (const auto& s : b.manifest.suites) by[s.name] = s;
+  EXPECT_EQ(by["gpucts_fixture"].status, "failed");
+  EXPECT_EQ(by["gpucts_fixture_crash"].status, "crashed");
+  EXPECT_EQ(by["gpucts_fixture_crash"].signal.value_or(0), SIGABRT);
+  EXPECT_TRUE(by["gpucts_fixture_crash"].synthesized);
+  EXPECT_EQ(by["gpucts_fixture_hang"].status, "timeout");
+  std::map<std::string, junit::Case> cases;
+  for (const auto& c : b.cases) cases[c.key()] = c;
+  // The case that was running when the process died comes from the journal, as an error.
+  auto crash = cases["gpucts_fixture_crash/DISABLED_Fixture.Crash"];
+  EXPECT_EQ(crash.status, "error");
+  EXPECT_NE(crash.message.find("killed by signal 6"), std::string::npos) << crash.message;
+  auto hang = cases["gpucts_fixture_hang/DISABLED_Fixture.Hang"];
+  EXPECT_EQ(hang.status, "error");
+  EXPECT_NE(hang.message.find("timed out after 1 s"), std::string::npos) << hang.message;
+  EXPECT_EQ(cases["gpucts_fixture/DISABLED_Fixture.Toggle"].status, "failed");
+  EXPECT_EQ(cases["gpucts_fixture/DISABLED_Fixture.SkipToggle"].status, "skipped");
+}
+
+TEST_F(BundleTest, RenderWritesTheSummaryAgainElsewhere) {
+  fs::path out = root_ / "rendered";
+  auto r = sh(gpucts() + " report --render " + cand().string() + " --output " + out.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(read(out / "summary.md"), read(cand() / "summary.md")) << "the same bundle renders the same summary";
+  EXPECT_NO_THROW(xml::parse(read(out / "summary.html"), "rendered/summary.html"));
+  EXPECT_EQ(sh(gpucts() + " report --render " + cand().string() + " --baseline " + base().string()).rc, 2);
+  EXPECT_EQ(sh(gpucts() + " report --render " + (root_ / "absent").string()).rc, 2);
+}
+
+// An image gate on a GPU node: with --expect-gpus a run that sees fewer GPUs fails, and says why,
+// instead of passing on skips alone.
+TEST_F(BundleTest, ExpectGpusFailsTheVerdictWhenFewerAreVisible) {
+  fs::path out = root_ / "expect";
+  Result r = sh(gpucts() + " qualify --no-python --expect-gpus 4096 --tests-json " + (root_ / "base.json").string() +
+                " --output " + out.string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  auto b = load(out);
+  EXPECT_EQ(b.manifest.verdict, "fail");
+  bool found = false;
+  for (const auto& c : b.cases)
+    found |= c.name == "ExpectedGpusVisible" && c.status == "failed" &&
+             c.message.find("expected at least 4096 GPU(s)") != std::string::npos;
+  EXPECT_TRUE(found) << r.out;
+  Result bad = sh(gpucts() + " qualify --expect-gpus many --output " + (root_ / "expect-bad").string());
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_FALSE(fs::exists(root_ / "expect-bad"));
+}
+
+TEST_F(BundleTest, QualifyRefusesANonEmptyOutputFolder) {
+  auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() + " --output " +
+              base().string());
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("not an empty folder"), std::string::npos) << r.out;
+}
+
+TEST_F(BundleTest, ReportOfABundleAgainstItselfHasNoRegression) {
+  auto r = sh(gpucts() + " report --baseline " + base().string() + " --candidate " + base().string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("NO REGRESSION"), std::string::npos) << r.out;
+}
+
+TEST_F(BundleTest, ReportFindsNewFailuresSkipsAndSlowerPoints) {
+  fs::path out = root_ / "report";
+  auto r = sh(gpucts() + " report --baseline " + base().string() + " --candidate " + cand().string() + " --candidate " +
+              base().string() + " --output " + out.string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  auto j = nlohmann::json::parse(read(out / "report.json"));
+  EXPECT_TRUE(j["regressed"].get<bool>());
+  ASSERT_EQ(j["candidates"].size(), 2u);
+  EXPECT_FALSE(j["candidates"][0]["regressions"].empty());
+  EXPECT_TRUE(j["candidates"][1]["regressions"].empty()) << "the baseline itself as candidate 2 must not regress";
+  std::map<std::string, std::string> change;
+  for (const auto& c : j["cases"]) change[c["case"]] = c["change"][0];
+  EXPECT_EQ(change["gpucts_fixture/DISABLED_Fixture.Toggle"], "newly failing");
+  EXPECT_EQ(change["gpucts_fixture/DISABLED_Fixture.SkipToggle"], "newly skipped");
+  ASSERT_FALSE(j["bandwidth"].empty()) << "a 20% drop must be reported at 5% tolerance";
+  EXPECT_EQ(j["bandwidth"][0]["change"][0], "slower");
+  EXPECT_NEAR(j["bandwidth"][0]["change_pct"][0].get<double>(), -20.0, 0.5);
+  EXPECT_NO_THROW(xml::parse(read(out / "report.html"), "report.html"));
+  EXPECT_NE(read(out / "report.html").find("<svg"), std::string::npos) << "no per-run bandwidth plot";
+  std::string md = read(out / "report.md");
+  EXPECT_NE(md.find("| candidate 1 | candidate 2 |"), std::string::npos) << "one column per run";
+  // With a tolerance above the drop, the bandwidth rows disappear (the case regressions stay).
+  auto wide = sh(gpucts() + " report --json --tolerance 25 --baseline " + base().string() + " --candidate " +
+                 cand().string());
+  auto w = nlohmann::json::parse(wide.out.substr(wide.out.find('{')));
+  EXPECT_TRUE(w["bandwidth"].empty());
+}
+
+// SIGINT during a suite: forwarded to its process group, the suite is marked interrupted, later
+// suites not run, and the bundle is still complete and readable.
+TEST_F(BundleTest, InterruptStillWritesACompleteBundle) {
+  nlohmann::json list = nlohmann::json::parse(tests_json("GPUCTS_FIXTURE_HANG=1", true));
+  nlohmann::json tests = nlohmann::json::array();
+  for (const auto& t : list["tests"])
+    if (t["name"] == "gpucts_fixture_hang") {
+      auto h = t;
+      h["properties"][2]["value"] = 60;  // TIMEOUT: the interrupt, not the deadline, must end it
+      tests.push_back(h);
+    }
+  tests.push_back(list["tests"][0]);  // gpucts_version, after the hang: must be "not_run"
+  list["tests"] = tests;
+  std::ofstream(root_ / "int.json") << list.dump();
+  fs::path out = root_ / "int";
+  pid_t pid = fork();
+  if (pid == 0) {
+    unsetenv("GPUCTS_TEST_NAME");
+    unsetenv("GPUCTS_JOURNAL_DIR");
+    std::string cli = cli_binary(), json = (root_ / "int.json").string(), o = out.string();
+    execl(cli.c_str(), cli.c_str(), "qualify", "--no-python", "--grace", "2", "--tests-json", json.c_str(), "--output",
+          o.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until the hanging case has started (its journal line), then interrupt.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  fs::path journal = out / "journal" / "gpucts_fixture_hang.jsonl";
+  while (std::chrono::steady_clock::now() < deadline && read(journal).find("\"start\"") == std::string::npos)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_NE(read(journal).find("\"start\""), std::string::npos) << "the hanging case never started";
+  kill(pid, SIGINT);
+  int status = 0;
+  pid_t done = 0;
+  while (std::chrono::steady_clock::now() < deadline + std::chrono::seconds(10) && (done = waitpid(pid, &status, WNOHANG)) == 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "qualify did not finish after SIGINT";
+  }
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  auto b = load(out);
+  EXPECT_TRUE(b.manifest.interrupted);
+  EXPECT_EQ(b.manifest.verdict, "fail");
+  ASSERT_EQ(b.manifest.suites.size(), 2u);
+  EXPECT_EQ(b.manifest.suites[0].status, "interrupted");
+  EXPECT_EQ(b.manifest.suites[1].status, "not_run");
+  EXPECT_TRUE(fs::exists(out / "summary.html"));
+  EXPECT_NE(read(out / "summary.md").find("interrupted"), std::string::npos);
+}
+
+TEST_F(BundleTest, MpiRanksGiveOneFingerprintEachCheckedTogether) {
+  if (sh("sh -c 'command -v mpiexec'").rc != 0) GTEST_SKIP() << "mpiexec not on PATH";
+  fs::path out = root_ / "mpi";
+  auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() +
+              " --tests '^gpucts_version$' --mpi-ranks 2 --mpiexec-args --oversubscribe --output " + out.string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+  auto b = load(out);
+  int ranks = 0;
+  for (const auto& [name, j] : b.fingerprints) ranks += name.find(".rank") != std::string::npos;
+  EXPECT_EQ(ranks, 2) << "one fingerprint per rank";
+  EXPECT_NE(read(out / "check.txt").find("3 fingerprints"), std::string::npos) << read(out / "check.txt");
+}
+
+// CTest's verdict properties decide an entry as ctest would: WILL_FAIL and PASS_REGULAR_EXPRESSION
+// turn an expected failure into a pass, a regex that does not match into a failure.
+TEST_F(BundleTest, CtestVerdictPropertiesAreHonoured) {
+  auto failing = [&](const std::string& name, const char* prop, nlohmann::json value) {
+    auto e = entry(name, {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Toggle"},
+                   {"GPUCTS_FIXTURE_FAIL=1"}, 60);
+    e["properties"].push_back({{"name", prop}, {"value", value}});
+    return e;
+  };
+  nlohmann::json tests = nlohmann::json::array({
+      failing("will_fail", "WILL_FAIL", true),
+      failing("pass_regex", "PASS_REGULAR_EXPRESSION", {"fixture failure requested by GPUCTS_FIXTURE_\\w+"}),
+      failing("pass_regex_no_match", "PASS_REGULAR_EXPRESSION", {"text that is not in the output"}),
+  });
+  std::ofstream(root_ / "rules.json") << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
+  fs::path out = root_ / "rules";
+  auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "rules.json").string() + " --output " + out.string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  std::map<std::string, std::string> status;
+  for (const auto& s : load(out).manifest.suites) status[s.name] = s.status;
+  EXPECT_EQ(status["will_fail"], "passed");
+  EXPECT_EQ(status["pass_regex"], "passed");
+  EXPECT_EQ(status["pass_regex_no_match"], "failed");
+}
+
+// Verdicts a gate can trust: waivers of known defects, entries judged by their exit status, and
+// a run with no GPU that is not a pass.
+TEST_F(BundleTest, AcceptKnownWaivesOnlyTheNamedDefect) {
+  auto defect_entry = [&](const std::string& name, const std::string& filter, std::vector<std::string> env) {
+    return entry(name, {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=" + filter}, std::move(env), 60);
+  };
+  auto run = [&](const std::string& name, nlohmann::json tests, const std::string& extra) {
+    std::ofstream(root_ / (name + ".json")) << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
+    return sh(gpucts() + " qualify --no-python " + extra + " --tests-json " + (root_ / (name + ".json")).string() +
+              " --output " + (root_ / name).string());
+  };
+  nlohmann::json only_defect = nlohmann::json::array(
+      {defect_entry("gpucts_defect", "DISABLED_Fixture.KnownDefect", {"GPUCTS_FIXTURE_DEFECT=1"})});
+  // Without the waiver the known defect fails the run, and the summary names it.
+  Result plain = run("defect-plain", only_defect, "");
+  EXPECT_EQ(plain.rc, 1) << plain.out;
+  std::string md = read(root_ / "defect-plain" / "summary.md");
+  EXPECT_NE(md.find("nccl-1950"), std::string::npos) << md.substr(0, 2000);
+  EXPECT_NE(md.find("https://github.com/NVIDIA/nccl/issues/1950"), std::string::npos);
+  // With it: exit 0, verdict waived, the waiver first in the summary and in the manifest.
+  Result waived = run("defect-waived", only_defect, "--accept-known nccl-1950");
+  EXPECT_EQ(waived.rc, 0) << waived.out;
+  EXPECT_NE(waived.out.find("PASS (waived: nccl-1950)"), std::string::npos) << waived.out;
+  auto b = load(root_ / "defect-waived");
+  EXPECT_EQ(b.manifest.verdict, "waived");
+  ASSERT_EQ(b.manifest.waivers.size(), 1u);
+  EXPECT_EQ(b.manifest.waivers[0].cases, 1);
+  std::string wmd = read(root_ / "defect-waived" / "summary.md");
+  ASSERT_NE(wmd.find("Waived known defects"), std::string::npos) << wmd.substr(0, 1500);
+  EXPECT_LT(wmd.find("Waived known defects"), wmd.find("## Failed")) << wmd.substr(0, 1500);
+  EXPECT_NE(wmd.find("1 passed with waivers"), std::string::npos) << wmd.substr(0, 1500);
+  EXPECT_NE(wmd.find(", 1 waived"), std::string::npos) << wmd.substr(0, 1500);
+  for (const auto& c : b.cases)
+    if (c.name == "KnownDefect") EXPECT_EQ(c.property("gpucts.waived"), "nccl-1950");
+  // An unexplained failure beside it is never waived.
+  nlohmann::json both = only_defect;
+  both.push_back(defect_entry("gpucts_plain_failure", "DISABLED_Fixture.Toggle", {"GPUCTS_FIXTURE_FAIL=1"}));
+  Result mixed = run("defect-mixed", both, "--accept-known nccl-1950");
+  EXPECT_EQ(mixed.rc, 1) << mixed.out;
+  // An id that is not a row is bad usage, not a waiver of nothing.
+  Result typo = run("defect-typo", only_defect, "--accept-known nccl-195");
+  EXPECT_EQ(typo.rc, 2) << typo.out;
+  EXPECT_NE(typo.out.find("no such defect"), std::string::npos) << typo.out;
+}
+
+TEST_F(BundleTest, NonGtestEntriesAreJudgedByTheirExitStatus) {
+  nlohmann::json tests = nlohmann::json::array({entry("script_ok", {"/bin/true"}, {}, 30)});
+  std::ofstream(root_ / "script.json") << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
+  Result ok = sh(gpucts() + " qualify --no-python --label cpu --tests-json " + (root_ / "script.json").string() +
+                 " --output " + (root_ / "script-ok").string());
+  EXPECT_EQ(ok.rc, 0) << ok.out;
+  EXPECT_EQ(load(root_ / "script-ok").manifest.verdict, "pass");
+  tests = nlohmann::json::array({entry("script_bad", {"/bin/false"}, {}, 30)});
+  std::ofstream(root_ / "script.json", std::ios::trunc) << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
+  Result bad = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "script.json").string() + " --output " +
+                  (root_ / "script-bad").string());
+  EXPECT_EQ(bad.rc, 1) << bad.out;
+}
+
+TEST_F(BundleTest, NoGpuVisibleIsNotAPass) {
+  if (visible_gpu_count() > 0) GTEST_SKIP() << "this machine has a GPU: the no-GPU verdict cannot be seen here";
+  fs::path dir = root_ / "nogpu-list";
+  fs::create_directories(dir);
+  nlohmann::json tests = nlohmann::json::array(
+      {entry("gpucts_version", {version_binary(), "--gtest_filter=*Parse*"}, {}, 60),
+       entry("gpucts_needs_gpu", {version_binary(), "--gtest_filter=*Parse*"}, {}, 60)});
+  std::ofstream(dir / "tests.json") << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
+  std::ofstream(dir / "gpucts_gpu_needs.txt") << "gpucts_needs_gpu=1\n";
+  // This machine's own NCCL may have a known defect, which would make the run FAIL before it could
+  // say NO GPU: accept it here, the verdict under test is the missing GPU.
+  std::string accept;
+  for (const auto& d : builtin_matrix().nccl_defects) accept += (accept.empty() ? "" : ",") + d.id;
+  Result r = sh(gpucts() + " qualify --no-python --accept-known " + accept + " --tests-json " +
+                (dir / "tests.json").string() + " --output " + (root_ / "nogpu").string());
+  EXPECT_EQ(r.rc, 3) << r.out;
+  EXPECT_NE(r.out.find("NO GPU"), std::string::npos) << r.out;
+  EXPECT_EQ(load(root_ / "nogpu").manifest.verdict, "no_gpu");
+}
+
+// The merged JUnit names each case's binary in its classname (CI servers group by classname),
+// reads back to the same keys, and is well-formed for a real XML parser.
+TEST_F(BundleTest, MergedJunitQualifiesClassnamesAndParsesWithXmllint) {
+  std::string x = read(base() / "junit.xml");
+  EXPECT_NE(x.find("classname=\"gpucts_version."), std::string::npos) << x.substr(0, 600);
+  auto again = junit::read_file((base() / "junit.xml").string(), "");
+  auto b = load(base());
+  ASSERT_EQ(again.size(), b.cases.size());
+  for (size_t i = 0; i < again.size(); ++i) EXPECT_EQ(again[i].key(), b.cases[i].key());
+  // Counts of the merged file against the binaries' own files.
+  int per_binary = 0;
+  for (const auto& s : b.manifest.suites)
+    for (const auto& f : s.xml) per_binary += static_cast<int>(junit::read_file((base() / f).string(), s.name).size());
+  EXPECT_EQ(per_binary, static_cast<int>(b.cases.size()));
+  if (!fs::exists("/usr/bin/xmllint")) GTEST_SKIP() << "xmllint (libxml2-utils) not installed";
+  for (const auto& e : fs::recursive_directory_iterator(base()))
+    if (e.path().extension() == ".xml" || e.path().extension() == ".html" || e.path().extension() == ".svg") {
+      Result v = sh("xmllint --noout '" + e.path().string() + "'");
+      EXPECT_EQ(v.rc, 0) << e.path() << ": " << v.out;
+    }
+}
+
+struct BadInput {
+  const char* name;
+  // Prepares a broken copy of the base bundle in `dir`.
+  void (*spoil)(const fs::path& dir);
+  const char* message;  // expected in the one-line error
+};
+// Named in listings and JUnit value_param by what it is, not as a byte dump.
+void PrintTo(const BadInput& c, std::ostream* os) { *os << c.name; }
+
+void truncate_file(const fs::path& p, double keep) {
+  std::string t = read(p);
+  std::ofstream(p, std::ios::trunc) << t.substr(0, static_cast<size_t>(static_cast<double>(t.size()) * keep));
+}
+
+const BadInput kBadInputs[] = {
+    {"not_a_bundle", [](const fs::path& d) { fs::remove(d / "manifest.json"); }, "not a gpucts bundle"},
+    {"truncated_junit", [](const fs::path& d) { truncate_file(d / "junit.xml", 0.5); }, "junit.xml:"},
+    {"truncated_gtest_xml", [](const fs::path& d) { truncate_file(d / "gtest" / "gpucts_version.xml", 0.7); },
+     "gpucts_version.xml:"},
+    {"truncated_manifest", [](const fs::path& d) { truncate_file(d / "manifest.json", 0.6); }, "malformed JSON"},
+    {"other_suite_version",
+     [](const fs::path& d) {
+       auto j = nlohmann::json::parse(read(d / "manifest.json"));
+       j["gpucts_version"] = "99.0.0";
+       std::ofstream(d / "manifest.json", std::ios::trunc) << j.dump(2);
+     },
+     "different gpucts versions"},
+    {"wrong_schema",
+     [](const fs::path& d) {
+       auto j = nlohmann::json::parse(read(d / "manifest.json"));
+       j["schema"] = "gpucts.bundle/0";
+       std::ofstream(d / "manifest.json", std::ios::trunc) << j.dump(2);
+     },
+     "is not gpucts.bundle/1"},
+};
+
+class ReportBadInput : public BundleTest, public ::testing::WithParamInterface<BadInput> {};
+
+TEST_P(ReportBadInput, ExitsTwoWithOneLineError) {
+  const auto& c = GetParam();
+  fs::path bad = root_ / (std::string("bad-") + c.name);
+  fs::remove_all(bad);
+  fs::copy(base(), bad, fs::copy_options::recursive);
+  c.spoil(bad);
+  auto r = sh(gpucts() + " report --baseline " + base().string() + " --candidate " + bad.string());
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find(c.message), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "one line: " << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Bundles, ReportBadInput, ::testing::ValuesIn(kBadInputs),
+                         [](const auto& i) { return std::string(i.param.name); });
+
+TEST(ReportUsage, MissingOrBadOptionsExitTwo) {
+  REQUIRE_BINARIES();
+  for (const char* args : {"report", "report --baseline /nonexistent --candidate /nonexistent",
+                           "report --baseline a --candidate b --tolerance x", "qualify", "qualify --output"}) {
+    auto r = sh(cli_binary() + " " + args);
+    EXPECT_EQ(r.rc, 2) << args << ": " << r.out;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The strict XML reader.
+TEST(XmlReader, ParsesElementsAttributesEntitiesCdataAndComments) {
+  auto e = xml::parse(
+      "<?xml version=\"1.0\"?>\n<!-- c -->\n<a x=\"1 &amp; 2\" y='&#x41;&#66;'>t&lt;<b/><![CDATA[<raw>&]]><!--x--></a>\n",
+      "doc");
+  EXPECT_EQ(e.name, "a");
+  EXPECT_EQ(e.attr_or("x", ""), "1 & 2");
+  EXPECT_EQ(e.attr_or("y", ""), "AB");
+  EXPECT_EQ(e.text, "t<<raw>&");
+  ASSERT_EQ(e.children.size(), 1u);
+  EXPECT_EQ(e.children[0].name, "b");
+  EXPECT_EQ(e.children[0].line, 3);
+}
+
+struct Malformed {
+  const char* name;
+  const char* text;
+  const char* where;  // "origin:line:col" prefix expected
+  const char* what;
+};
+// Named in listings and JUnit value_param by what it is, not as a byte dump.
+void PrintTo(const Malformed& c, std::ostream* os) { *os << c.name; }
+
+const Malformed kMalformed[] = {
+    {"empty", "", "m:1:1", "no root element"},
+    {"truncated_in_element", "<a>\n<b>\n", "m:3:1", "<b> opened at line 2"},
+    {"truncated_in_tag", "<a><b x=\"1", "m:1:", "unterminated attribute value"},
+    {"mismatched_end", "<a>\n  <b></c></a>", "m:2:", "does not match <b>"},
+    {"unknown_entity", "<a>&nbsp;</a>", "m:1:4", "unknown entity &nbsp;"},
+    {"bare_ampersand", "<a>fish & chips</a>", "m:1:", "'&'"},
+    {"duplicate_attribute", "<a x=\"1\" x=\"2\"/>", "m:1:", "duplicate attribute 'x'"},
+    {"unquoted_attribute", "<a x=1/>", "m:1:", "must be quoted"},
+    {"lt_in_attribute", "<a x=\"<\"/>", "m:1:", "'<' inside an attribute"},
+    {"two_roots", "<a/><b/>", "m:1:5", "content after the root"},
+    {"text_after_root", "<a/>\nx", "m:2:1", "content after the root"},
+    {"unterminated_cdata", "<a><![CDATA[x</a>", "m:1:", "unterminated CDATA"},
+    {"unterminated_comment", "<a><!-- x</a>", "m:1:", "unterminated comment"},
+    {"bad_char_ref", "<a>&#xZZ;</a>", "m:1:", "bad character reference"},
+    {"missing_space_between_attributes", "<a x=\"1\"y=\"2\"/>", "m:1:", "expected whitespace"},
+};
+
+class XmlMalformed : public ::testing::TestWithParam<Malformed> {};
+
+TEST_P(XmlMalformed, FailsWithLineAndColumn) {
+  const auto& c = GetParam();
+  try {
+    xml::parse(c.text, "m");
+    FAIL() << "accepted malformed XML: " << c.text;
+  } catch (const xml::XmlError& e) {
+    std::string m = e.what();
+    EXPECT_EQ(m.rfind(c.where, 0), 0u) << m;
+    EXPECT_NE(m.find(c.what), std::string::npos) << m;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Xml, XmlMalformed, ::testing::ValuesIn(kMalformed),
+                         [](const auto& i) { return std::string(i.param.name); });
+
+TEST(XmlWriter, EscapedTextReadsBackUnchanged) {
+  std::string nasty = "a<b>&\"'\x01z \xC3\xA9";
+  auto e = xml::parse("<r v=\"" + xml::escape(nasty) + "\">" + xml::escape(nasty) + "</r>", "w");
+  EXPECT_EQ(e.attr_or("v", ""), "a<b>&\"'z \xC3\xA9");  // the control character is dropped
+  EXPECT_EQ(e.text, "a<b>&\"'z \xC3\xA9");
+}
+
+TEST(Junit, ReadsARealGtestFileAndWritesItBack) {
+  REQUIRE_BINARIES();
+  fs::path x = fs::temp_directory_path() / ("gpucts-junit-" + std::to_string(::getpid()) + ".xml");
+  auto r = sh(std::string(version_binary()) + " --gtest_output=xml:" + x.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto root = xml::parse_file(x.string());
+  auto cases = junit::read(root, x.string(), "gpucts_version");
+  fs::remove(x);
+  ASSERT_GT(cases.size(), 20u);
+  EXPECT_EQ(junit::count(cases).passed, static_cast<int>(cases.size()));
+  EXPECT_EQ(junit::properties(root).count("gpucts.nccl_header"), 1u) << "stack properties missing";
+  auto again = junit::read(xml::parse(junit::write(cases, "t"), "merged"), "merged", "");
+  ASSERT_EQ(again.size(), cases.size());
+  EXPECT_EQ(again[0].key(), cases[0].key()) << "binary must survive the merged file";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failure and skip texts as gtest writes them, and how the summary cleans and groups them.
+constexpr const char* kEqualityFailure =
+    "/work/main/fixtures/nccl/collective_runner.cpp:345\n"
+    "Expected equality of these values:\n"
+    "  all_bad\n"
+    "    Which is: 1\n"
+    "  0\n"
+    "wrong elements over all ranks (1 rank(s) on GPU(s) 0 (nonblocking))\n"
+    "  rank 0: 1 element(s) wrong, first at index 1048576: expected 10 got -1\n";
+
+TEST(MessageCleaning, EqualityBoilerplateAndLocationGoTheSentencesStay) {
+  EXPECT_EQ(junit::clean_message(kEqualityFailure),
+            "wrong elements over all ranks (1 rank(s) on GPU(s) 0 (nonblocking)) rank 0: 1 element(s) wrong, first "
+            "at index 1048576: expected 10 got -1");
+}
+
+TEST(MessageCleaning, ValueOfActualExpectedAndFailedGo) {
+  EXPECT_EQ(junit::clean_message("suites/a_test.cpp:12\nValue of: ok\n  Actual: false\nExpected: true\n"
+                                 "the store did not answer within 5 s\n"),
+            "the store did not answer within 5 s");
+  EXPECT_EQ(junit::clean_message("/src/suites/collectives_test.cpp:77\nFailed\ncannot create the world w1_split: "
+                                 "ncclCommSplit: child has 0 ranks, expected 1\n"),
+            "cannot create the world w1_split: ncclCommSplit: child has 0 ranks, expected 1");
+}
+
+TEST(MessageCleaning, OneLineSkipReasonLosesItsLocationOnly) {
+  EXPECT_EQ(junit::clean_message("/work/main/suites/collectives_test.cpp:28 needs 8 GPU(s), 1 visible"),
+            "needs 8 GPU(s), 1 visible");
+  EXPECT_EQ(junit::clean_message("/work/main/suites/collectives_test.cpp:28\nneeds 8 GPU(s), 1 visible\n"),
+            "needs 8 GPU(s), 1 visible");
+  // "rank 0:" and "index 7:" are sentences, not locations.
+  EXPECT_EQ(junit::clean_message("rank 0: 3 wrong"), "rank 0: 3 wrong");
+  EXPECT_EQ(junit::clean_message("index 7: expected 1"), "index 7: expected 1");
+}
+
+TEST(MessageCleaning, OnlyBoilerplateFallsBackToItWithoutTheLocation) {
+  std::string c = junit::clean_message("x/y.cpp:9\nExpected: (a) != (b), actual: 1 vs 1\n");
+  EXPECT_EQ(c, "Expected: (a) != (b), actual: 1 vs 1");
+}
+
+TEST(MessageKey, NumbersNanAndInfBecomeHash) {
+  std::string k = "rank #: # element(s) wrong, first at index #: expected # got #";
+  EXPECT_EQ(junit::message_key("rank 0: 1 element(s) wrong, first at index 1048576: expected 10 got -1"), k);
+  EXPECT_EQ(junit::message_key("rank 0: 3 element(s) wrong, first at index 8190: expected -315 got -nan"), k);
+  EXPECT_EQ(junit::message_key("rank 0: 1 element(s) wrong, first at index 7: expected 1.5 got 1.8446744073709552e+19"), k);
+  EXPECT_EQ(junit::message_key("rank 2: 1 element(s) wrong, first at index 7: expected 4 got inf"), k);
+  EXPECT_EQ(junit::message_key("cannot create the world w1_split"), "cannot create the world w#_split");
+  EXPECT_EQ(junit::message_key("torch 2.11.0+cu130 (CUDA 13.0)"), "torch #+cu# (CUDA #)");
+  EXPECT_EQ(junit::message_key("nano infinite"), "nano infinite") << "words that start like nan/inf stay";
+}
+
+// One gtest XML document; each case is (suite, name, kind, text) with kind failure/skipped/"".
+struct XCase {
+  std::string suite, name, kind, text;
+};
+std::string gtest_xml(const std::vector<XCase>& cases) {
+  std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"AllTests\">\n";
+  std::string open;
+  for (const auto& c : cases) {
+    if (c.suite != open) {
+      if (!open.empty()) o += "</testsuite>\n";
+      o += "<testsuite name=\"" + c.suite + "\">\n";
+      open = c.suite;
+    }
+    o += "<testcase name=\"" + c.name + "\" classname=\"" + c.suite + "\" status=\"run\" result=\"" +
+         (c.kind == "skipped" ? "skipped" : "completed") + "\" time=\"0\">";
+    // gtest writes the text twice: in the message attribute and as CDATA.
+    if (!c.kind.empty())
+      o += "<" + c.kind + " message=\"" + xml::escape(c.text) + "\"><![CDATA[" + c.text + "]]></" + c.kind + ">";
+    o += "</testcase>\n";
+  }
+  return o + "</testsuite>\n</testsuites>\n";
+}
+
+// A bundle held in memory: three binaries, their cases read from synthetic gtest XML.
+bundle::Bundle synthetic_bundle() {
+  bundle::Bundle b;
+  b.dir = "/nonexistent";
+  b.manifest.host = "h";
+  b.manifest.created = "2026-12-02T00:00:00Z";
+  b.manifest.verdict = "fail";
+  b.check = nlohmann::json{{"available", false}, {"reason", "not run in this test"}};
+  auto wrong = [](int index, const std::string& expected, const std::string& got) {
+    return "/work/main/fixtures/nccl/collective_runner.cpp:345\nExpected equality of these values:\n  all_bad\n"
+           "    Which is: 1\n  0\nwrong elements over all ranks (1 rank(s) on GPU(s) 0 (nonblocking))\n"
+           "  rank 0: 1 element(s) wrong, first at index " +
+           std::to_string(index) + ": expected " + expected + " got " + got + "\n";
+  };
+  std::vector<XCase> coll = {
+      {"AllReduce", "i8_premulsum_1048577_outofplace_w1", "failure", wrong(1048576, "10", "-1")},
+      {"AllReduce", "u32_premulsum_262145_outofplace_w1", "failure", wrong(262144, "1422", "4294967295")},
+      {"AllReduce", "f16_avg_524289_outofplace_w1", "failure", wrong(524288, "-315", "nan")},
+      {"AllReduce", "bf16_avg_524289_outofplace_w1", "failure", wrong(524288, "41", "-nan")},
+      {"AllReduce", "f32_sum_1021_outofplace_split_w1", "failure",
+       "/work/main/suites/collectives_test.cpp:120\nFailed\ncannot create the world w1_split: ncclCommSplit: child "
+       "has 0 ranks, expected 1\n"},
+      {"AllReduce", "f32_sum_0_inplace_w1", "", ""},
+      // The same reason from two places in the code: one group.
+      {"AllReduce", "f8e4m3_sum_0_inplace_w1", "skipped", "/work/main/fixtures/nccl/collective_runner.cpp:106\nno fp8 on one rank\n"},
+      {"AllReduce", "f8e5m2_sum_0_inplace_w1", "skipped", "/work/main/suites/collectives_test.cpp:61\nno fp8 on one rank\n"},
+  };
+  std::vector<XCase> w8;
+  for (int i = 0; i < 5; ++i)
+    w8.push_back({"AllReduce", "i8_sum_" + std::to_string(i) + "_inplace_w8", "skipped",
+                  "/work/main/suites/collectives_test.cpp:28\nneeds 8 GPU(s), 1 visible\n"});
+  std::vector<XCase> ok = {{"Version", "Parses", "", ""}};
+  for (const auto& [bin, xcases, status] :
+       std::vector<std::tuple<std::string, std::vector<XCase>, std::string>>{
+           {"gpucts_collectives", coll, "failed"}, {"gpucts_collectives_w8", w8, "skipped"}, {"gpucts_version", ok, "passed"}}) {
+    auto cs = junit::read(xml::parse(gtest_xml(xcases), bin + ".xml"), bin + ".xml", bin);
+    b.cases.insert(b.cases.end(), cs.begin(), cs.end());
+    bundle::SuiteRun s;
+    s.name = bin;
+    s.status = status;
+    b.manifest.suites.push_back(s);
+  }
+  return b;
+}
+
+TEST(SummaryGrouping, FailuresGroupPerSuiteByMessageWithoutNumbers) {
+  auto b = synthetic_bundle();
+  auto g = summary::group_failures(summary::failures_of(b));
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].suite, "gpucts_collectives");
+  EXPECT_EQ(g[0].count, 5);
+  ASSERT_EQ(g[0].groups.size(), 2u);
+  const auto& big = g[0].groups[0];
+  EXPECT_EQ(big.count, 4);
+  EXPECT_EQ(big.key,
+            "wrong elements over all ranks (# rank(s) on GPU(s) # (nonblocking)) rank #: # element(s) wrong, first at "
+            "index #: expected # got #");
+  EXPECT_EQ(big.example,
+            "wrong elements over all ranks (1 rank(s) on GPU(s) 0 (nonblocking)) rank 0: 1 element(s) wrong, first at "
+            "index 1048576: expected 10 got -1");
+  EXPECT_FALSE(big.uniform);
+  ASSERT_EQ(big.items.size(), summary::kExamples);
+  EXPECT_EQ(big.items[0], "AllReduce.i8_premulsum_1048577_outofplace_w1");
+  EXPECT_EQ(g[0].groups[1].count, 1);
+  EXPECT_EQ(g[0].groups[1].example, "cannot create the world w1_split: ncclCommSplit: child has 0 ranks, expected 1");
+}
+
+TEST(SummaryGrouping, WholeSuiteSkipsAreOneLineAndLocationsDoNotSplitReasons) {
+  auto b = synthetic_bundle();
+  auto s = summary::group_skips(b);
+  ASSERT_EQ(s.whole.size(), 1u);
+  EXPECT_EQ(s.whole[0].suite, "gpucts_collectives_w8");
+  EXPECT_EQ(s.whole[0].cases, 5);
+  EXPECT_EQ(s.whole[0].reason, "needs 8 GPU(s), 1 visible");
+  ASSERT_EQ(s.cases.size(), 1u) << "the whole-suite skips must not be among the case reasons";
+  EXPECT_EQ(s.cases[0].example, "no fp8 on one rank");
+  EXPECT_EQ(s.cases[0].count, 2);
+  EXPECT_EQ(s.case_count, 2);
+}
+
+TEST(SummaryGrouping, MarkdownAndHtmlShowTheSameOverview) {
+  auto d = summary::build(synthetic_bundle());
+  std::string md = doc::to_markdown(d), html = doc::to_html(d);
+  ASSERT_NO_THROW(xml::parse(html, "summary.html"));
+  const std::string headline = "3 suites: 1 passed, 1 failed, 1 skipped whole; 14 cases: 2 passed, 5 failed, 0 errors, 7 skipped";
+  const std::string overview =
+      "gpucts_collectives: 5 failed \u2014 4 \u00d7 'wrong elements over all ranks (# rank(s) on GPU(s) # "
+      "(nonblocking)) rank #: # element(s) wrong, first at index #: expected # got #'; 1 \u00d7 'cannot create the "
+      "world w#_split: ncclCommSplit: child has # ranks, expected #'";
+  const std::string whole = "gpucts_collectives_w8: all 5 cases \u2014 needs 8 GPU(s), 1 visible";
+  for (const auto* text : {&md, &html}) {
+    // The HTML holds the same text, escaped.
+    auto as = [&](const std::string& t) { return text == &html ? xml::escape(t) : t; };
+    EXPECT_NE(text->find(as(headline)), std::string::npos) << *text;
+    EXPECT_NE(text->find(as(overview)), std::string::npos) << *text;
+    EXPECT_NE(text->find(as(whole)), std::string::npos) << *text;
+    EXPECT_EQ(text->find("Expected equality"), std::string::npos) << "gtest boilerplate left in the summary";
+    EXPECT_EQ(text->find("Which is:"), std::string::npos);
+    EXPECT_EQ(text->find("collective_runner.cpp:345"), std::string::npos) << "file:line left in the summary";
+  }
+  auto what = md.find("## What failed"), failed = md.find("## Failed"), skipped = md.find("## Skipped");
+  ASSERT_NE(what, std::string::npos);
+  EXPECT_LT(what, failed);
+  EXPECT_LT(failed, skipped);
+  EXPECT_NE(md.find("| gpucts_collectives/AllReduce.u32_premulsum_262145_outofplace_w1 | wrong elements over all ranks "
+                    "(1 rank(s) on GPU(s) 0 (nonblocking)) rank 0: 1 element(s) wrong, first at index 262144: expected "
+                    "1422 got 4294967295 |"),
+            std::string::npos)
+      << "the detailed table shows the cleaned message";
+  EXPECT_NE(md.find("| no fp8 on one rank | 2 |"), std::string::npos) << md;
+}
+
+TEST(SummaryGrouping, RawTextStaysInTheMergedJunit) {
+  auto b = synthetic_bundle();
+  auto again = junit::read(xml::parse(junit::write(b.cases, "t"), "merged"), "merged", "");
+  ASSERT_EQ(again.size(), b.cases.size());
+  EXPECT_NE(again[0].detail.find("Expected equality of these values:"), std::string::npos) << again[0].detail;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The comparison itself, on bundles built in memory.
+bundle::Bundle synthetic(const std::string& dir, std::vector<junit::Case> cases, std::vector<bw::Point> points = {}) {
+  bundle::Bundle b;
+  b.dir = dir;
+  b.manifest.gpucts_version = "1.0";
+  b.manifest.host = "h";
+  b.manifest.verdict = "pass";
+  b.cases = std::move(cases);
+  if (!points.empty()) {
+    bw::Run r;
+    r.ctx.world_size = 8;
+    r.points = std::move(points);
+    b.bandwidth.emplace_back("gpucts_bandwidth", r);
+  }
+  return b;
+}
+
+junit::Case tc(const std::string& binary, const std::string& name, const std::string& status) {
+  junit::Case c;
+  c.binary = binary;
+  c.suite = "AllReduce";
+  c.name = name;
+  c.status = status;
+  return c;
+}
+
+bw::Point bp(std::uint64_t bytes, double t_us, double spread_pct) {
+  bw::Point p;
+  p.collective = "AllReduce";
+  p.dtype = "f32";
+  p.bytes = bytes;
+  p.ranks = 8;
+  p.time_us = bw::summarize({t_us * (1 - spread_pct / 200), t_us, t_us * (1 + spread_pct / 200)});
+  bw::compute_rates(p, BusFactor::all_reduce);  // AllReduce's family
+  return p;
+}
+
+TEST(ReportCompare, AMissingPassingCaseIsARegressionCountedPerSuite) {
+  auto base = synthetic("base", {tc("gpucts_collectives", "a", "passed"), tc("gpucts_collectives", "b", "passed"),
+                                 tc("gpucts_collectives", "c", "skipped"), tc("gpucts_mp_collectives_w2", "a", "passed")});
+  auto cand = synthetic("cand", {tc("gpucts_collectives", "a", "passed"), tc("gpucts_mp_collectives_w2", "a", "passed"),
+                                 tc("gpucts_mp_collectives_w2", "z", "passed")});
+  auto c = report::compare(base, {cand}, 5);
+  ASSERT_TRUE(c.regressed());
+  ASSERT_EQ(c.regressions[0].size(), 1u) << "one line per binary, and the skipped case is not a loss";
+  EXPECT_NE(c.regressions[0][0].find("missing: 1 case(s) of gpucts_collectives"), std::string::npos)
+      << c.regressions[0][0];
+  std::map<std::string, report::SuiteDelta> by;
+  for (const auto& d : c.suites) by[d.binary] = d;
+  EXPECT_EQ(by["gpucts_collectives"].baseline, 3);
+  EXPECT_EQ(by["gpucts_collectives"].candidates[0], 1);
+  EXPECT_EQ(by["gpucts_collectives"].missing[0], 2);
+  EXPECT_EQ(by["gpucts_mp_collectives_w2"].added[0], 1);
+  EXPECT_FALSE(report::compare(base, {base}, 5).regressed());
+}
+
+TEST(ReportCompare, SlowerOnlyBeyondToleranceAndRecordedSpread) {
+  const std::uint64_t gib = 1ull << 30;
+  // 8% slower: beyond 5% tolerance, but within the 12% its repetitions ranged: not a regression.
+  auto noisy = report::compare(synthetic("b", {}, {bp(gib, 1000, 12)}), {synthetic("c", {}, {bp(gib, 1080, 12)})}, 5);
+  EXPECT_FALSE(noisy.regressed());
+  // The same 8% with tight repetitions is.
+  auto tight = report::compare(synthetic("b", {}, {bp(gib, 1000, 1)}), {synthetic("c", {}, {bp(gib, 1080, 1)})}, 5);
+  ASSERT_TRUE(tight.regressed());
+  ASSERT_EQ(tight.bandwidth.size(), 1u);
+  EXPECT_EQ(tight.bandwidth[0].label, "gpucts_bandwidth: AllReduce f32 1 GiB out of place");
+  EXPECT_NE(tight.regressions[0][0].find("GB/s"), std::string::npos) << tight.regressions[0][0];
+  // Small messages compare their latency in us (lower is better).
+  auto lat = report::compare(synthetic("b", {}, {bp(8, 20, 1)}), {synthetic("c", {}, {bp(8, 30, 1)})}, 5);
+  ASSERT_EQ(lat.bandwidth.size(), 1u);
+  EXPECT_EQ(lat.bandwidth[0].metric, "time_us");
+  EXPECT_EQ(lat.bandwidth[0].change[0], "slower");
+  EXPECT_NE(lat.regressions[0][0].find("20.00 us -> 30.00 us"), std::string::npos) << lat.regressions[0][0];
+  auto faster = report::compare(synthetic("b", {}, {bp(8, 30, 1)}), {synthetic("c", {}, {bp(8, 20, 1)})}, 5);
+  EXPECT_FALSE(faster.regressed());
+}
+
+TEST(ReportCompare, AVerdictThatStopsPassingIsARegression) {
+  auto base = synthetic("b", {});
+  auto nogpu = synthetic("c", {});
+  nogpu.manifest.verdict = "no_gpu";
+  EXPECT_TRUE(report::compare(base, {nogpu}, 5).regressed());
+  auto waived = synthetic("c", {});
+  waived.manifest.verdict = "waived";
+  EXPECT_FALSE(report::compare(base, {waived}, 5).regressed());
+}
+
+// Characters XML 1.0 forbids, and UTF-8 that is not shortest form, never reach the JUnit.
+TEST(XmlWriter, NonCharactersAndOverlongUtf8AreReplaced) {
+  const std::string bad[] = {"\xEF\xBF\xBE", "\xEF\xBF\xBF", "\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80",
+                             "\xF4\x90\x80\x80", "\xC3"};
+  for (const auto& b : bad) {
+    std::string escaped = xml::escape("a" + b + "z");
+    EXPECT_EQ(escaped, "a?z") << "bytes of " << b.size();
+    EXPECT_NO_THROW(xml::parse("<r v=\"" + escaped + "\"/>", "w"));
+  }
+  EXPECT_EQ(xml::escape("\xF0\x9F\x98\x80 \xE2\x82\xAC"), "\xF0\x9F\x98\x80 \xE2\x82\xAC") << "real characters stay";
+}
+
+}  // namespace
+}  // namespace cts
