@@ -12,12 +12,7 @@
 # Output in $OUT (at most 8 files come back): campaign.md, campaign.html, campaign.json,
 # bisect.md, campaign.log, build.log, bundles.tar.xz (every bundle, the logs and the plots).
 set -uo pipefail
-OUT=${OUT:-$PWD/campaign-out}
-mkdir -p "$OUT"
-export PATH=/usr/local/cuda/bin:$PATH
-# Several GPUs here may share a host with others: NVLink multicast stays off.
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-B=${GPUCTS_BUILD:-build/gpu}
+OUT_DEFAULT=campaign-out source "$(dirname "$0")/device_env.sh"
 STORE=$(mkdir -p "${CAMPAIGN_STORE:-.campaign}" && cd "${CAMPAIGN_STORE:-.campaign}" && pwd)
 LIMIT=${CAMPAIGN_LIMIT_S:-570}
 WORK=${TMPDIR:-/tmp}/gpucts-campaign

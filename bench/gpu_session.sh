@@ -4,12 +4,7 @@
 # Logs go to $OUT (the device tool's folder) or ./gpu-out; at most 8 files come back, so the XML
 # and journals are packed into one tarball.
 set -uo pipefail
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-export PATH=/usr/local/cuda/bin:$PATH
-# Several GPUs here may share a host with others: NVLink multicast stays off.
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-B=${GPUCTS_BUILD:-build/gpu}
+source "$(dirname "$0")/device_env.sh"
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(build ctest collectives payload repro wheel mpcheck check qualify)
 has() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }

@@ -4,10 +4,8 @@
 # no defect explains, which must still fail with the waiver given.
 #   bench/gpu_verdicts.sh [build-dir]     (after bench/gpu_session.sh build)
 set -uo pipefail
-OUT=${OUT:-$PWD/gpu-out}
-B=${1:-build/gpu}
-mkdir -p "$OUT"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+source "$(dirname "$0")/device_env.sh"
+B=${1:-$B}
 t0=$SECONDS
 stamp() { echo "== [$((SECONDS - t0)) s] $*"; }
 gate() { "$@"; echo "exit $?"; }

@@ -4,9 +4,7 @@
 # runs them one after another, `rounds` times in alternation, so drift hits every variant alike.
 #   bench/payload_variants.sh <rounds> <dtypes> name='flags' [name='flags' ...]
 set -uo pipefail
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-export PATH=/usr/local/cuda/bin:$PATH
+source "$(dirname "$0")/device_env.sh"
 rounds=${1:?usage: payload_variants.sh <rounds> <dtypes> name=flags...}
 dtypes=${2:?usage: payload_variants.sh <rounds> <dtypes> name=flags...}
 shift 2

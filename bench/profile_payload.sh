@@ -4,10 +4,7 @@
 # dtypes named: duration, DRAM throughput, instructions executed, issue rate. Logs under $OUT.
 #   bench/profile_payload.sh [dtype,...]      (default u8,f8e4m3,bf16,f32)
 set -uo pipefail
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-export PATH=/usr/local/cuda/bin:$PATH
-B=${GPUCTS_BUILD:-build/gpu}
+source "$(dirname "$0")/device_env.sh"
 dtypes=${1:-u8,f8e4m3,bf16,f32}
 { cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build "$B" -j"$(nproc)" --target gpucts_payload_bench; } \
   >"$OUT/profile_build.log" 2>&1 || { tail -40 "$OUT/profile_build.log"; exit 1; }

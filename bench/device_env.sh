@@ -1,0 +1,8 @@
+# Sourced by the GPU-machine scripts here: the output folder, CUDA on PATH, NVLink multicast off,
+# the build folder.   OUT_DEFAULT=<folder> source bench/device_env.sh
+OUT=${OUT:-$PWD/${OUT_DEFAULT:-gpu-out}}   # the device tool's $OUT, or a folder here
+mkdir -p "$OUT"
+export PATH=/usr/local/cuda/bin:$PATH
+# Several GPUs here may share a host with others: NVLink multicast stays off.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+B=${GPUCTS_BUILD:-build/gpu}
