@@ -13,6 +13,7 @@ gpucts_packages=(
   "make:/usr/bin/make"
   "libgtest-dev:/usr/include/gtest/gtest.h"
   "nlohmann-json3-dev:/usr/include/nlohmann/json.hpp"
+  "libcli11-dev:/usr/include/CLI/CLI.hpp"
   "libopenmpi-dev:/usr/bin/mpicxx"
   "openmpi-bin:/usr/bin/mpiexec"
   "libxml2-utils:/usr/bin/xmllint"   # the JUnit test runs every XML through a real parser
@@ -23,10 +24,18 @@ gpucts_optional_packages=(
   "libgloo-dev:/usr/include/gloo/algorithm.h"   # 1.13's ProcessGroupGloo.hpp includes gloo/
 )
 
+# An offline machine may point CMake at a package unpacked elsewhere (dpkg -x PKG.deb DIR):
+# CLI11_ROOT=DIR (or DIR/usr) stands for libcli11-dev.
+gpucts_unpacked() {
+  local file=${1#*:}
+  [ "${1%%:*}" = libcli11-dev ] && [ -n "${CLI11_ROOT:-}" ] &&
+    { [ -e "$CLI11_ROOT$file" ] || [ -e "$CLI11_ROOT${file#/usr}" ]; }
+}
+
 gpucts_install_missing() {
   local missing=() optional=() entry
   for entry in "${gpucts_packages[@]}"; do
-    [ -e "${entry#*:}" ] || command -v "${entry%%:*}" >/dev/null 2>&1 || missing+=("${entry%%:*}")
+    [ -e "${entry#*:}" ] || command -v "${entry%%:*}" >/dev/null 2>&1 || gpucts_unpacked "$entry" || missing+=("${entry%%:*}")
   done
   if [ "${GPUCTS_SKIP_TORCH:-0}" != 1 ] && ! python3 -c 'import torch' >/dev/null 2>&1; then
     for entry in "${gpucts_optional_packages[@]}"; do

@@ -1,6 +1,7 @@
-// A small command-line parser with the conventions people expect: --name VALUE, --name=VALUE,
-// repeatable options, boolean flags, "--" ends options. Unknown or malformed options throw
-// UsageError, which every command turns into exit status 2 with a one-line message.
+// What one `gpucts` subcommand was given. main.cpp declares each subcommand's options on CLI11
+// (from its CommandSpec, commands.hpp: --name VALUE, --name=VALUE, repeatable options, switches,
+// "--" ends options) and hands the command the parsed result. Malformed values throw UsageError,
+// which every command turns into exit status 2 with a one-line message.
 #pragma once
 #include <map>
 #include <optional>
@@ -18,8 +19,10 @@ class UsageError : public std::runtime_error {
 
 class Args {
  public:
-  // `valued`: options that take a value; `flags`: options that do not.
-  Args(std::vector<std::string> argv, std::set<std::string> valued, std::set<std::string> flags);
+  // `values`: each option given with a value (name without "--") and its values in order;
+  // `flags`: the switches given; `positional`: the other arguments.
+  Args(std::map<std::string, std::vector<std::string>> values, std::set<std::string> flags,
+       std::vector<std::string> positional);
 
   bool flag(const std::string& name) const { return flags_seen_.count(name) > 0; }
   std::optional<std::string> value(const std::string& name) const;  // last occurrence

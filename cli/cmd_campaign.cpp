@@ -19,9 +19,11 @@
 namespace fs = std::filesystem;
 
 namespace cts::cli {
-namespace {
 
-const char* kUsage =
+const CommandSpec kCampaignSpec = {
+    {"nccl", "output", "store", "fetch", "build", "build-dir", "label", "exclude-label", "tests", "exclude-tests",
+     "timeout", "env", "bisect", "good", "bad", "stop-after"},
+    {"no-probe", "resume"},
     "usage: gpucts campaign --nccl VERSION[,VERSION...] --output DIR [--store DIR] [--fetch CMD] [--build CMD]\n"
     "                       [--build-dir DIR] [--label REGEX] [--exclude-label REGEX] [--tests REGEX]\n"
     "                       [--exclude-tests REGEX] [--timeout S] [--stop-after S] [--env NAME=VALUE]...\n"
@@ -46,7 +48,9 @@ const char* kUsage =
     "--bisect runs one case (binary default gpucts_collectives) on releases between --good (where it passes)\n"
     "and --bad (where it fails), from --nccl or else every release in the store, and names the first failing\n"
     "release, or, where --good is the newer one (a fix), the first passing release (DIR/bisect.md).\n"
-    "Exit status: 0 every release ran on the library asked for (bisect: found), 1 otherwise, 2 bad usage.";
+    "Exit status: 0 every release ran on the library asked for (bisect: found), 1 otherwise, 2 bad usage."};
+
+namespace {
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -265,14 +269,7 @@ int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
 
 }  // namespace
 
-int cmd_campaign(const std::vector<std::string>& argv) {
-  Args a(argv, {"nccl", "output", "store", "fetch", "build", "build-dir", "label", "exclude-label", "tests", "exclude-tests",
-                "timeout", "env", "bisect", "good", "bad", "stop-after"},
-         {"no-probe", "resume", "help"});
-  if (a.flag("help")) {
-    std::puts(kUsage);
-    return 0;
-  }
+int cmd_campaign(const Args& a) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   auto out_opt = a.value("output");
   if (!out_opt) throw UsageError("--output DIR is required");

@@ -10,16 +10,16 @@
 
 namespace cts::cli {
 
-int cmd_check(const std::vector<std::string>& argv) {
-  Args a(argv, {"fingerprint", "matrix"}, {"json", "help"});
-  if (a.flag("help")) {
-    std::puts("usage: gpucts check [--fingerprint FILE]... [--matrix DIR] [--json]\n"
-              "Checks fingerprints (default: a probe of this machine) against the compatibility matrix\n"
-              "(default: the one built in; --matrix DIR loads matrix/data/*.csv from DIR).\n"
-              "Several --fingerprint files are each checked alone and all against each other.\n"
-              "Exit status: 0 no error finding, 1 at least one error finding, 2 bad input.");
-    return 0;
-  }
+const CommandSpec kCheckSpec = {
+    {"fingerprint", "matrix"},
+    {"json"},
+    "usage: gpucts check [--fingerprint FILE]... [--matrix DIR] [--json]\n"
+    "Checks fingerprints (default: a probe of this machine) against the compatibility matrix\n"
+    "(default: the one built in; --matrix DIR loads matrix/data/*.csv from DIR).\n"
+    "Several --fingerprint files are each checked alone and all against each other.\n"
+    "Exit status: 0 no error finding, 1 at least one error finding, 2 bad input."};
+
+int cmd_check(const Args& a) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   // Everything is read and parsed before anything is evaluated: bad input never half-reports.
   Matrix loaded;

@@ -8,15 +8,15 @@
 
 namespace cts::cli {
 
-int cmd_fingerprint(const std::vector<std::string>& argv) {
-  Args a(argv, {"output", "python"}, {"no-python", "help"});
-  if (a.flag("help")) {
-    std::puts("usage: gpucts fingerprint [--output FILE] [--no-python] [--python EXE]\n"
-              "Probes this process (driver, CUDA, NCCL header/runtime/loaded library, cuDNN, torch and\n"
-              "Lightning through python3, GPUs, interfaces, /dev/shm, NCCL/torch env) and writes the\n"
-              "gpucts.fingerprint/1 JSON to FILE or standard output.");
-    return 0;
-  }
+const CommandSpec kFingerprintSpec = {
+    {"output", "python"},
+    {"no-python"},
+    "usage: gpucts fingerprint [--output FILE] [--no-python] [--python EXE]\n"
+    "Probes this process (driver, CUDA, NCCL header/runtime/loaded library, cuDNN, torch and\n"
+    "Lightning through python3, GPUs, interfaces, /dev/shm, NCCL/torch env) and writes the\n"
+    "gpucts.fingerprint/1 JSON to FILE or standard output."};
+
+int cmd_fingerprint(const Args& a) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   ProbeOptions o;
   o.python = !a.flag("no-python");

@@ -11,12 +11,9 @@ namespace cts::cli {
 // Prints the number of visible GPUs. With --resource-spec FILE also writes CTest's resource spec
 // for them (one "gpus" resource of one slot per GPU); with none visible it writes no file, because
 // an empty "gpus" list makes every GPU test "Not Run", which CTest counts as failed.
-int cmd_gpus(const std::vector<std::string>& argv) {
-  Args a(argv, {"resource-spec"}, {"help"});
-  if (a.flag("help")) {
-    std::puts("usage: gpucts gpus [--resource-spec FILE]");
-    return 0;
-  }
+const CommandSpec kGpusSpec = {{"resource-spec"}, {}, "usage: gpucts gpus [--resource-spec FILE]"};
+
+int cmd_gpus(const Args& a) {
   int n = visible_gpu_count();
   if (auto spec = a.value("resource-spec"); spec && n > 0) {
     std::string f = "{\"version\":{\"major\":1,\"minor\":0},\"local\":[{\"gpus\":[";

@@ -11,20 +11,20 @@
 
 namespace cts::cli {
 
-int cmd_journal_to_junit(const std::vector<std::string>& argv) {
-  Args a(argv, {"journal-dir", "output"}, {"help"});
-  if (a.flag("help")) {
-    std::puts("usage: gpucts journal-to-junit --journal-dir DIR --output FILE\n"
-              "Reads every <test>[.rank<r>].jsonl journal and <test>[.rank<r>].premature file in DIR and\n"
-              "writes JUnit XML to FILE: every finished case with each rank's result, the case a rank was\n"
-              "running when it went as <error message=\"interrupted by SIGTERM|killed|timeout ...\">, and\n"
-              "per test the first cause (rank, host, signal or error, time; the others as peer lost).\n"
-              "A process that went between cases or after its last one is an error case \"process_end\".\n"
-              "Prints the first cause of every test that did not end normally. Exit status: 0 written (the\n"
-              "JUnit carries the failures and errors), 2 bad input (unreadable directory, an output that\n"
-              "cannot be written or is a symbolic link).");
-    return 0;
-  }
+const CommandSpec kJournalToJunitSpec = {
+    {"journal-dir", "output"},
+    {},
+    "usage: gpucts journal-to-junit --journal-dir DIR --output FILE\n"
+    "Reads every <test>[.rank<r>].jsonl journal and <test>[.rank<r>].premature file in DIR and\n"
+    "writes JUnit XML to FILE: every finished case with each rank's result, the case a rank was\n"
+    "running when it went as <error message=\"interrupted by SIGTERM|killed|timeout ...\">, and\n"
+    "per test the first cause (rank, host, signal or error, time; the others as peer lost).\n"
+    "A process that went between cases or after its last one is an error case \"process_end\".\n"
+    "Prints the first cause of every test that did not end normally. Exit status: 0 written (the\n"
+    "JUnit carries the failures and errors), 2 bad input (unreadable directory, an output that\n"
+    "cannot be written or is a symbolic link)."};
+
+int cmd_journal_to_junit(const Args& a) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   auto dir = a.value("journal-dir");
   auto out = a.value("output");

@@ -29,9 +29,10 @@ namespace fs = std::filesystem;
 
 namespace cts::cli {
 
-namespace {
-
-const char* kUsage =
+const CommandSpec kQualifySpec = {
+    {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout", "grace",
+     "fingerprint", "python", "mpi-ranks", "mpiexec-args", "probe-rank-into", "expect-gpus", "accept-known"},
+    {"no-python", "list", "run-all"},
     "usage: gpucts qualify --output DIR [--build-dir DIR | --tests-json FILE]\n"
     "                      [--label REGEX] [--exclude-label REGEX] [--tests REGEX] [--exclude-tests REGEX]\n"
     "                      [--timeout S] [--grace S] [--fingerprint FILE]... [--mpi-ranks N\n"
@@ -51,7 +52,9 @@ const char* kUsage =
     "--accept-known ID[,ID]: failures explained by these nccl_defects.csv rows (and their check findings)\n"
     "are recorded as waived: verdict PASS (waived: ID), exit 0. A failure no accepted defect explains still fails.\n"
     "Exit status: 0 pass (or pass with waivers), 1 fail (or interrupted), 2 bad usage or bad input,\n"
-    "3 no GPU visible: nothing failed but the GPU suites did not run.";
+    "3 no GPU visible: nothing failed but the GPU suites did not run."};
+
+namespace {
 
 std::string clock_str(double s) {
   int t = static_cast<int>(s);
@@ -150,14 +153,7 @@ void describe_waiver(bundle::Waiver& w) {
 
 }  // namespace
 
-int cmd_qualify(const std::vector<std::string>& argv) {
-  Args a(argv, {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout", "grace",
-                "fingerprint", "python", "mpi-ranks", "mpiexec-args", "probe-rank-into", "expect-gpus", "accept-known"},
-         {"no-python", "list", "run-all", "help"});
-  if (a.flag("help")) {
-    std::puts(kUsage);
-    return 0;
-  }
+int cmd_qualify(const Args& a) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   std::optional<int> expect_gpus;
   std::optional<std::string> expect_v = a.value("expect-gpus");

@@ -13,27 +13,26 @@ namespace fs = std::filesystem;
 
 namespace cts::cli {
 
-int cmd_report(const std::vector<std::string>& argv) {
-  Args a(argv, {"baseline", "candidate", "tolerance", "output", "render"}, {"json", "help", "campaign"});
-  if (a.flag("help")) {
-    std::puts(
-        "usage: gpucts report --baseline DIR --candidate DIR [--candidate DIR]... [--tolerance PCT]\n"
-        "                     [--output DIR | --json]\n"
-        "       gpucts report --render BUNDLE [--output DIR]\n"
-        "       gpucts report --campaign --candidate DIR [--candidate DIR]... [--output DIR | --json]\n"
-        "Compares qualification bundles: environment differences, cases newly failing/passing/skipped,\n"
-        "bandwidth points that moved more than PCT percent (default 5). Several candidates give one table\n"
-        "with a column per run. --output DIR writes report.md, report.html and report.json; otherwise\n"
-        "Markdown (or with --json the JSON) goes to standard output.\n"
-        "--render writes a bundle's summary.md, summary.html and plots again (into DIR, or the bundle).\n"
-        "--campaign: the candidates are runs of one suite against several NCCL releases (gpucts campaign);\n"
-        "one column per release in version order: pass/fail/skip per collective x dtype x op, behaviour\n"
-        "changes with the first release where each changed, bandwidth at 1 GiB and 8 B latency, and the\n"
-        "matrix claims against what the runs saw. --output DIR writes campaign.md, campaign.html,\n"
-        "campaign.json and plots/; exit status 1 when a matrix claim disagrees with a run.\n"
-        "Exit status: 0 no regression, 1 a candidate regresses, 2 bad usage or bad input.");
-    return 0;
-  }
+const CommandSpec kReportSpec = {
+    {"baseline", "candidate", "tolerance", "output", "render"},
+    {"json", "campaign"},
+    "usage: gpucts report --baseline DIR --candidate DIR [--candidate DIR]... [--tolerance PCT]\n"
+    "                     [--output DIR | --json]\n"
+    "       gpucts report --render BUNDLE [--output DIR]\n"
+    "       gpucts report --campaign --candidate DIR [--candidate DIR]... [--output DIR | --json]\n"
+    "Compares qualification bundles: environment differences, cases newly failing/passing/skipped,\n"
+    "bandwidth points that moved more than PCT percent (default 5). Several candidates give one table\n"
+    "with a column per run. --output DIR writes report.md, report.html and report.json; otherwise\n"
+    "Markdown (or with --json the JSON) goes to standard output.\n"
+    "--render writes a bundle's summary.md, summary.html and plots again (into DIR, or the bundle).\n"
+    "--campaign: the candidates are runs of one suite against several NCCL releases (gpucts campaign);\n"
+    "one column per release in version order: pass/fail/skip per collective x dtype x op, behaviour\n"
+    "changes with the first release where each changed, bandwidth at 1 GiB and 8 B latency, and the\n"
+    "matrix claims against what the runs saw. --output DIR writes campaign.md, campaign.html,\n"
+    "campaign.json and plots/; exit status 1 when a matrix claim disagrees with a run.\n"
+    "Exit status: 0 no regression, 1 a candidate regresses, 2 bad usage or bad input."};
+
+int cmd_report(const Args& a) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   if (auto dir = a.value("render")) {
     if (a.value("baseline") || !a.values("candidate").empty() || a.flag("json"))

@@ -1,18 +1,31 @@
-// The subcommands of `gpucts`. Adding one is one function and one row of kCommands (main.cpp).
+// The subcommands of `gpucts`. Adding one is a spec, a body and one row of kCommands (main.cpp).
 #pragma once
 #include <string>
 #include <vector>
 
+#include "cli/args.hpp"
+
 namespace cts::cli {
 
-// Each takes the arguments after the subcommand name and returns the exit status.
+// What a subcommand accepts (CLI11 parses it in main.cpp; -h/--help and --version come with every
+// one): options that take a value, each of which may be given more than once, and switches, all
+// without their "--"; `usage` is what --help prints.
+struct CommandSpec {
+  std::vector<std::string> valued;
+  std::vector<std::string> flags;
+  const char* usage;
+};
+
+// Each body takes what was given and returns the exit status.
 // Exit status convention: 0 success, 1 the checked thing failed, 2 bad input or usage.
-int cmd_fingerprint(const std::vector<std::string>& args);
-int cmd_gpus(const std::vector<std::string>& args);
-int cmd_check(const std::vector<std::string>& args);
-int cmd_journal_to_junit(const std::vector<std::string>& args);
-int cmd_qualify(const std::vector<std::string>& args);
-int cmd_report(const std::vector<std::string>& args);
-int cmd_campaign(const std::vector<std::string>& args);
+extern const CommandSpec kFingerprintSpec, kGpusSpec, kCheckSpec, kJournalToJunitSpec, kQualifySpec, kReportSpec,
+    kCampaignSpec;
+int cmd_fingerprint(const Args& a);
+int cmd_gpus(const Args& a);
+int cmd_check(const Args& a);
+int cmd_journal_to_junit(const Args& a);
+int cmd_qualify(const Args& a);
+int cmd_report(const Args& a);
+int cmd_campaign(const Args& a);
 
 }  // namespace cts::cli

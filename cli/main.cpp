@@ -1,55 +1,131 @@
-// gpucts: the command-line entry point (check, fingerprint, qualify, report, ...).
+// gpucts: the command-line entry point (check, fingerprint, qualify, report, ...). CLI11 parses
+// every subcommand's options from its CommandSpec (commands.hpp) and the command gets Args.
+#include <CLI/CLI.hpp>
 #include <cstdio>
-#include <cstring>
 #include <exception>
+#include <iterator>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "fixtures/probe/command_line.hpp"
 
 namespace {
 
 struct Command {
   const char* name;
   const char* summary;
-  int (*run)(const std::vector<std::string>&);
+  const cts::cli::CommandSpec* spec;
+  int (*run)(const cts::cli::Args&);
 };
 
 const Command kCommands[] = {
-    {"fingerprint", "write this process's environment fingerprint (JSON)", cts::cli::cmd_fingerprint},
-    {"gpus", "count the visible GPUs; --resource-spec FILE writes CTest's resource spec", cts::cli::cmd_gpus},
-    {"check", "check fingerprints (default: this machine) against the compatibility matrix", cts::cli::cmd_check},
-    {"journal-to-junit", "turn test journals (also of crashed or interrupted runs) into JUnit", cts::cli::cmd_journal_to_junit},
-    {"qualify", "run every suite and write the qualification bundle (--output DIR)", cts::cli::cmd_qualify},
-    {"report", "compare bundles: --baseline DIR --candidate DIR...", cts::cli::cmd_report},
-    {"campaign", "the suites against several NCCL releases, one report: --nccl V,V... --output DIR", cts::cli::cmd_campaign},
+    {"fingerprint", "write this process's environment fingerprint (JSON)", &cts::cli::kFingerprintSpec, cts::cli::cmd_fingerprint},
+    {"gpus", "count the visible GPUs; --resource-spec FILE writes CTest's resource spec", &cts::cli::kGpusSpec, cts::cli::cmd_gpus},
+    {"check", "check fingerprints (default: this machine) against the compatibility matrix", &cts::cli::kCheckSpec, cts::cli::cmd_check},
+    {"journal-to-junit", "turn test journals (also of crashed or interrupted runs) into JUnit", &cts::cli::kJournalToJunitSpec,
+     cts::cli::cmd_journal_to_junit},
+    {"qualify", "run every suite and write the qualification bundle (--output DIR)", &cts::cli::kQualifySpec, cts::cli::cmd_qualify},
+    {"report", "compare bundles: --baseline DIR --candidate DIR...", &cts::cli::kReportSpec, cts::cli::cmd_report},
+    {"campaign", "the suites against several NCCL releases, one report: --nccl V,V... --output DIR", &cts::cli::kCampaignSpec,
+     cts::cli::cmd_campaign},
 };
 
-void usage(FILE* out) {
-  std::fprintf(out, "usage: gpucts <command> [options]\n\ncommands:\n");
-  for (const auto& c : kCommands) std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
-  std::fprintf(out, "\n'gpucts <command> --help' describes a command's options.\n");
+std::string usage() {
+  std::string u = "usage: gpucts <command> [options]\n\ncommands:\n";
+  for (const auto& c : kCommands) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-12s %s\n", c.name, c.summary);
+    u += line;
+  }
+  return u + "\n'gpucts <command> --help' describes a command's options.\n";
+}
+
+std::string command_names() {
+  std::string names;
+  for (const auto& c : kCommands) names += (names.empty() ? "" : " ") + std::string(c.name);
+  return names;
+}
+
+// One subcommand on CLI11: its options, --version, and its usage as its help; positional
+// arguments go to `positional` (the commands refuse them with their own message).
+CLI::App* add_command(CLI::App& app, const Command& c, std::vector<std::string>& positional) {
+  CLI::App* sub = app.add_subcommand(c.name, c.summary);
+  sub->set_version_flag("--version", cts::version_line());
+  const std::string text = std::string(c.spec->usage) + "\n";
+  sub->formatter_fn([text](const CLI::App*, const std::string&, CLI::AppFormatMode) { return text; });
+  for (const auto& v : c.spec->valued)
+    sub->add_option("--" + v)->take_all()->expected(1)->allow_extra_args(false)->type_name("VALUE");
+  for (const auto& f : c.spec->flags) sub->add_flag("--" + f)->disable_flag_override();
+  sub->add_option("args", positional);
+  return sub;
+}
+
+// The command's view of what its subcommand took.
+cts::cli::Args parsed(const CLI::App& sub, const cts::cli::CommandSpec& spec, std::vector<std::string> positional) {
+  std::map<std::string, std::vector<std::string>> values;
+  std::set<std::string> flags;
+  for (const auto& v : spec.valued)
+    if (const CLI::Option* o = sub.get_option("--" + v); o->count() > 0) values[v] = o->results();
+  for (const auto& f : spec.flags)
+    if (sub.get_option("--" + f)->count() > 0) flags.insert(f);
+  return cts::cli::Args(std::move(values), std::move(flags), std::move(positional));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --version anywhere, as CMake, ctest and mpirun answer it.
-  for (int i = 1; i < argc; ++i)
-    if (!std::strcmp(argv[i], "--version")) {
-      std::printf("gpucts %s\n", GPUCTS_VERSION);
-      return 0;
-    }
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+  if (argc < 2) {
+    std::fputs(usage().c_str(), stderr);
+    return 2;
   }
-  std::vector<std::string> rest(argv + 2, argv + argc);
-  for (const auto& c : kCommands) {
-    if (std::strcmp(argv[1], c.name) != 0) continue;
+  CLI::App app("", "gpucts");
+  app.set_help_flag("-h,--help");
+  // --version anywhere, as CMake, ctest and mpirun answer it.
+  app.set_version_flag("--version", cts::version_line());
+  app.allow_extras();  // unknown options and commands are reported below, with the known ones
+  app.formatter_fn([](const CLI::App*, const std::string&, CLI::AppFormatMode) { return usage(); });
+  const CLI::App* help = app.add_subcommand("help")->group("");
+  std::vector<std::vector<std::string>> positional(std::size(kCommands));
+  std::vector<const CLI::App*> subs;
+  for (std::size_t i = 0; i < std::size(kCommands); ++i) subs.push_back(add_command(app, kCommands[i], positional[i]));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForVersion& v) {
+    std::printf("%s\n", v.what());
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    const auto chosen = app.get_subcommands();
+    std::fprintf(stderr, "gpucts%s: %s\n", chosen.empty() ? "" : (" " + chosen.front()->get_name()).c_str(), e.what());
+    return 2;
+  }
+  if (auto a = cts::first_unknown(app)) {
+    if (a->rfind('-', 0) == 0)
+      std::fprintf(stderr, "gpucts: unknown option %s (known: %s)\n", a->c_str(), cts::known_flags(app).c_str());
+    else
+      std::fprintf(stderr, "gpucts: unknown command '%s' (known: %s)\n", a->c_str(), command_names().c_str());
+    return 2;
+  }
+  if (help->parsed()) {
+    std::fputs(usage().c_str(), stdout);
+    return 0;
+  }
+  for (std::size_t i = 0; i < subs.size(); ++i) {
+    const Command& c = kCommands[i];
+    if (!subs[i]->parsed()) continue;
+    if (auto a = cts::first_unknown(*subs[i])) {
+      std::fprintf(stderr, "gpucts %s: unknown option %s (known: %s)\n", c.name, a->c_str(), cts::known_flags(*subs[i]).c_str());
+      return 2;
+    }
     try {
-      return c.run(rest);
+      return c.run(parsed(*subs[i], *c.spec, positional[i]));
     } catch (const cts::cli::UsageError& e) {
       std::fprintf(stderr, "gpucts %s: %s\n", c.name, e.what());
       return 2;
@@ -58,7 +134,6 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::fprintf(stderr, "gpucts: unknown command '%s'\n", argv[1]);
-  usage(stderr);
+  std::fputs(usage().c_str(), stderr);  // options but no command
   return 2;
 }

@@ -1,4 +1,4 @@
-# Finds every dependency once. Required: a C++17 compiler, nlohmann_json, GoogleTest.
+# Finds every dependency once. Required: a C++17 compiler, nlohmann_json, GoogleTest, CLI11.
 # Optional (each missing one says in one line what will not be built): CUDA+NCCL, MPI, Torch.
 include_guard(GLOBAL)
 
@@ -10,6 +10,25 @@ if(NOT GTest_FOUND)
   find_package(GTest 1.10 REQUIRED)
 endif()
 include(GoogleTest)
+# CLI11 (header-only) parses the options of `gpucts` and the flags of the suite binaries. Debian's
+# libcli11-dev has a CMake config; a copy unpacked elsewhere (dpkg -x libcli11-dev_*.deb DIR) is
+# found through CLI11_ROOT=DIR or CMAKE_PREFIX_PATH, with or without its usr/ level.
+set(_gpucts_cli11_hints "")
+foreach(root IN ITEMS "${CLI11_ROOT}" "$ENV{CLI11_ROOT}")
+  if(root)
+    list(APPEND _gpucts_cli11_hints "${root}" "${root}/usr")
+  endif()
+endforeach()
+find_package(CLI11 CONFIG QUIET HINTS ${_gpucts_cli11_hints})
+if(NOT TARGET CLI11::CLI11)
+  # A copy without the config (the headers alone): the target made here.
+  find_path(GPUCTS_CLI11_INCLUDE_DIR CLI/CLI.hpp HINTS ${_gpucts_cli11_hints} PATH_SUFFIXES include)
+  if(NOT GPUCTS_CLI11_INCLUDE_DIR)
+    message(FATAL_ERROR "gpucts: CLI11 not found: install libcli11-dev (apt-get install libcli11-dev) or set CLI11_ROOT to an unpacked copy")
+  endif()
+  add_library(CLI11::CLI11 INTERFACE IMPORTED)
+  set_target_properties(CLI11::CLI11 PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${GPUCTS_CLI11_INCLUDE_DIR}")
+endif()
 
 # --- CUDA toolkit, CCCL, NCCL ---------------------------------------------------------------
 option(GPUCTS_ENABLE_CUDA "Build the GPU parts (kernels, NCCL suites)" ON)

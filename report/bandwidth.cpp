@@ -88,10 +88,15 @@ std::string format_bytes(std::uint64_t b) {
   return std::to_string(v) + " " + units[u];
 }
 
-std::vector<std::uint64_t> parse_sweep(const std::string& spec) {
+std::vector<std::string> sweep_parts(const std::string& spec) {
   std::vector<std::string> parts;
   std::stringstream ss(spec);
   for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+  return parts;
+}
+
+std::vector<std::uint64_t> parse_sweep(const std::string& spec) {
+  const std::vector<std::string> parts = sweep_parts(spec);
   if (parts.size() != 3) throw BandwidthError("sweep '" + spec + "': expected MIN:MAX:FACTOR, e.g. 8:1G:2");
   std::uint64_t lo = parse_bytes(parts[0]), hi = parse_bytes(parts[1]);
   double f = parse_double(parts[2], "sweep '" + spec + "' factor");

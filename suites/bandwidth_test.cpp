@@ -15,6 +15,7 @@
 #include "fixtures/gtest/gtest_main.hpp"
 #include "fixtures/nccl/nccl_util.hpp"
 #include "fixtures/gtest/require.hpp"
+#include "fixtures/gtest/flags.hpp"
 
 namespace {
 
@@ -58,8 +59,11 @@ class BandwidthCase : public ::testing::Test {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cts::SuiteFlags flags("gpucts_bandwidth");
+  cts::bw::SettingsFlags settings(flags);
+  if (auto rc = flags.parse(argc, argv)) return *rc;
   try {
-    g_settings = cts::bw::take_settings(argc, argv);
+    g_settings = cts::bw::settings_for_run(settings);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpucts_bandwidth: %s\n", e.what());
     return 2;

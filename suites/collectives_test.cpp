@@ -46,9 +46,11 @@ class CollectiveCase : public ::testing::Test {
 
 int main(int argc, char** argv) {
   int world = 1;
+  cts::SuiteFlags flags("gpucts_collectives");
+  cts::add_world_size(flags, world);
+  if (auto rc = flags.parse(argc, argv)) return *rc;
   std::vector<cts::CollCase> cases;
   try {
-    world = cts::take_world_size(argc, argv);
     // The GPU mapping must precede the first CUDA call (visible_gpu_count for "all").
     const std::string mapped = cts::apply_ctest_resource_groups();
     if (!mapped.empty()) unsetenv("CTEST_RESOURCE_GROUP_COUNT");  // applied once, here
@@ -61,7 +63,9 @@ int main(int argc, char** argv) {
   }
   // With too few GPUs one case skips for the whole world and its name says how many cases it
   // stands for; GPUCTS_REGISTER_ALL=1 or a --gtest_filter registers them one by one (gpu_requirement.hpp).
-  if (cts::stand_in_for_world("Collectives", world, cases.size(), argc, argv)) cases.clear();
+  auto given = flags.given_argv();
+  if (cts::stand_in_for_world("Collectives", world, cases.size(), static_cast<int>(given.size()) - 1, given.data()))
+    cases.clear();
   for (const auto& c : cases) {
     ::testing::RegisterTest(c.suite().c_str(), c.name().c_str(), nullptr, nullptr, __FILE__, __LINE__,
                             [c]() -> ::testing::Test* { return new CollectiveCase(c); });

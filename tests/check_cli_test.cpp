@@ -287,6 +287,51 @@ TEST(CheckCli, VersionHelpAndUnknownOptions) {
   EXPECT_NE(bad.err.find("--baseline"), std::string::npos) << bad.err;
 }
 
+// Every subcommand answers --version and --help; what is not an option or a command of it is
+// refused in one line that lists what is.
+TEST(CheckCli, EveryCommandAnswersVersionAndHelp) {
+  for (const char* cmd : {"fingerprint", "gpus", "check", "journal-to-junit", "qualify", "report", "campaign"}) {
+    CliRun v = gpucts(std::string(cmd) + " --version");
+    EXPECT_EQ(v.rc, 0) << cmd << ": " << v.err;
+    EXPECT_EQ(v.out, gpucts("--version").out) << cmd;
+    CliRun h = gpucts(std::string(cmd) + " --help");
+    EXPECT_EQ(h.rc, 0) << cmd << ": " << h.err;
+    EXPECT_EQ(h.out.rfind(std::string("usage: gpucts ") + cmd, 0), 0u) << cmd << ": " << h.out;
+  }
+  for (const char* args : {"-h", "--help", "help"}) {
+    CliRun r = gpucts(args);
+    EXPECT_EQ(r.rc, 0) << args << ": " << r.err;
+    EXPECT_NE(r.out.find("journal-to-junit"), std::string::npos) << args << ": " << r.out;
+  }
+  EXPECT_EQ(gpucts("").rc, 2) << "no command";
+}
+
+TEST(CheckCli, UnknownCommandsAndOptionsListTheKnownOnes) {
+  struct Bad {
+    const char* args;
+    const char* error;  // the whole of stderr
+  };
+  const Bad kUnknown[] = {
+      {"chek", "gpucts: unknown command 'chek' (known: fingerprint gpus check journal-to-junit qualify report campaign)\n"},
+      {"--frobnicate check", "gpucts: unknown option --frobnicate (known: -h/--help --version)\n"},
+      {"gpus --resource-spec x --gpus 2",
+       "gpucts gpus: unknown option --gpus (known: -h/--help --version --resource-spec)\n"},
+      {"check -j", "gpucts check: unknown option -j (known: -h/--help --version --fingerprint --matrix --json)\n"},
+  };
+  for (const auto& b : kUnknown) {
+    CliRun r = gpucts(b.args);
+    EXPECT_EQ(r.rc, 2) << b.args;
+    EXPECT_EQ(r.err, b.error) << b.args;
+    EXPECT_EQ(r.out, "") << b.args;
+  }
+  // A switch takes no value, a value option needs one: bad usage in one line.
+  for (const char* args : {"check --json=yes", "journal-to-junit --output"}) {
+    CliRun r = gpucts(args);
+    EXPECT_EQ(r.rc, 2) << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+}
+
 TEST(CheckCli, LiveProbeGivesAVerdict) {
   CliRun r = gpucts("check --json");
   ASSERT_TRUE(r.rc == 0 || r.rc == 1) << r.rc << " " << r.err;
