@@ -40,8 +40,12 @@ TEST(DISABLED_Fixture, FailsFromVersionInPath) {
   std::string first = ld;
   first = first.substr(0, first.find(':'));
   const Version v = Version::parse(fs::path(first).parent_path().filename().string());
-  if (const char* from = std::getenv("GPUCTS_FIXTURE_FAIL_FROM")) EXPECT_LT(v, Version::parse(from)) << "fails from " << from << " on";
-  if (const char* from = std::getenv("GPUCTS_FIXTURE_PASS_FROM")) EXPECT_GE(v, Version::parse(from)) << "fails before " << from;
+  if (const char* from = std::getenv("GPUCTS_FIXTURE_FAIL_FROM")) {
+    EXPECT_LT(v, Version::parse(from)) << "fails from " << from << " on";
+  }
+  if (const char* from = std::getenv("GPUCTS_FIXTURE_PASS_FROM")) {
+    EXPECT_GE(v, Version::parse(from)) << "fails before " << from;
+  }
 }
 
 struct SynthCase {
