@@ -18,15 +18,15 @@ namespace cts::qualify {
 struct TestEntry {
   std::string name;
   std::vector<std::string> command;
-  std::vector<std::string> labels;
-  std::vector<std::string> env;   // NAME=VALUE, as CTest would set them
+  std::vector<std::string> labels{};
+  std::vector<std::string> env{}; // NAME=VALUE, as CTest would set them
   double timeout_s = 600;
-  std::string working_dir;
+  std::string working_dir{};
   int skip_code = 77;
   int gpus = 0;                   // GPUs the entry needs (gpucts_gpu_needs.txt), 0: none
   // CTest's own verdict rules, honoured as ctest would: PASS_REGULAR_EXPRESSION (the output must
   // match one; the exit status is then ignored), FAIL_REGULAR_EXPRESSION, WILL_FAIL.
-  std::vector<std::string> pass_regex, fail_regex;
+  std::vector<std::string> pass_regex{}, fail_regex{};
   bool will_fail = false;
   // A GoogleTest binary (its command passes --gtest_* flags): judged by its cases. Any other entry
   // (a `cmake -P` script, a shell check) is judged by its exit status, as CTest does.

@@ -102,7 +102,7 @@ __global__ void __launch_bounds__(256) fill_kernel(Exact<D> ex, GenParams g, int
     if constexpr (Mixed) {
       const std::uint32_t h = ex.seg_bits(i0) + rank_bits;
       S s[L];
-#pragma unroll
+      CTS_UNROLL
       for (int k = 0; k < L; ++k) s[k] = mixed(h + static_cast<std::uint32_t>(k) * kIndexMul);
       vo[v] = pack_vec(s);
     } else {

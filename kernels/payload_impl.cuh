@@ -139,7 +139,7 @@ template <class To, class From>
 __host__ __device__ inline To bit_cast_hd(const From& f) {
   static_assert(sizeof(To) == sizeof(From), "bit_cast of different sizes");
   To t;
-  std::memcpy(&t, &f, sizeof(To));
+  std::memcpy(static_cast<void*>(&t), &f, sizeof(To));  // void*: __half's bits are protected, it is trivially copyable
   return t;
 }
 
@@ -147,6 +147,13 @@ __host__ __device__ inline To bit_cast_hd(const From& f) {
 #define CTS_NOINLINE __noinline__
 #else
 #define CTS_NOINLINE __attribute__((noinline))
+#endif
+// "#pragma unroll" for the device compiler only: a host compiler (nvcc's host pass, g++ for
+// gpucts_payload_host) does not know it and warns.
+#if defined(__CUDA_ARCH__)
+#define CTS_UNROLL _Pragma("unroll")
+#else
+#define CTS_UNROLL
 #endif
 
 // fp8 lanes of the lane-by-lane path through the packed conversion instructions (1) or integer
@@ -179,7 +186,7 @@ __host__ __device__ inline std::uint32_t pack4(std::uint32_t a, std::uint32_t b,
 template <class S>
 __host__ __device__ inline uint4 pack_vec(const S* s) {
   std::uint32_t w[4];
-#pragma unroll
+  CTS_UNROLL
   for (int j = 0; j < 4; ++j) {
     if constexpr (sizeof(S) == 8) w[j] = static_cast<std::uint32_t>(s[j / 2] >> (32 * (j % 2)));
     else if constexpr (sizeof(S) == 4) w[j] = s[j];
@@ -227,7 +234,7 @@ struct Exact {
   // field, plus the exponent bias (no carry between bytes: every field stays in its byte).
   __host__ __device__ uint4 simd_bytes(std::uint32_t h) const {
     std::uint32_t w[4];
-#pragma unroll
+    CTS_UNROLL
     for (int j = 0; j < 4; ++j) {
       const std::uint32_t g = h + static_cast<std::uint32_t>(4 * j) * kIndexMul;
       const std::uint32_t t = top_bytes(g, g + kIndexMul, g + 2 * kIndexMul, g + 3 * kIndexMul);
@@ -304,7 +311,7 @@ struct Exact {
   __host__ __device__ static uint4 encode(const Num* v) {
     if constexpr (std::is_same_v<T, __nv_bfloat16>) {
       std::uint32_t w[4];
-#pragma unroll
+      CTS_UNROLL
       for (int j = 0; j < 4; ++j) {
         const std::uint32_t a = bit_cast_hd<std::uint32_t>(v[2 * j]), b = bit_cast_hd<std::uint32_t>(v[2 * j + 1]);
 #if defined(__CUDA_ARCH__)
@@ -316,13 +323,13 @@ struct Exact {
       return make_uint4(w[0], w[1], w[2], w[3]);
     } else if constexpr (std::is_same_v<T, __half>) {
       std::uint32_t w[4];
-#pragma unroll
+      CTS_UNROLL
       for (int j = 0; j < 4; ++j) w[j] = bit_cast_hd<std::uint32_t>(__floats2half2_rn(v[2 * j], v[2 * j + 1]));
       return make_uint4(w[0], w[1], w[2], w[3]);
     } else if constexpr ((std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>) && GPUCTS_FP8_PACKED_CVT) {
       constexpr __nv_fp8_interpretation_t kind = std::is_same_v<T, __nv_fp8_e4m3> ? __NV_E4M3 : __NV_E5M2;
       std::uint32_t w[4];
-#pragma unroll
+      CTS_UNROLL
       for (int j = 0; j < 4; ++j) {
         const std::uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(v[4 * j], v[4 * j + 1]), __NV_SATFINITE, kind);
         const std::uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(v[4 * j + 2], v[4 * j + 3]), __NV_SATFINITE, kind);
@@ -331,7 +338,7 @@ struct Exact {
       return make_uint4(w[0], w[1], w[2], w[3]);
     } else {
       S s[L];
-#pragma unroll
+      CTS_UNROLL
       for (int k = 0; k < L; ++k) s[k] = bits(v[k]);
       return pack_vec(s);
     }
@@ -342,17 +349,17 @@ struct Exact {
   __host__ __device__ void input(int r, std::uint32_t h, Num* out) const {
     if (shape == static_cast<int>(ValueShape::products)) {
       const bool on = r < c;
-#pragma unroll
+      CTS_UNROLL
       for (int k = 0; k < M; ++k) out[k] = (on && h + static_cast<std::uint32_t>(k) * kIndexMul < 0x40000000U) ? Num(2) : Num(1);
     } else if (r >= c) {
-#pragma unroll
+      CTS_UNROLL
       for (int k = 0; k < M; ++k) out[k] = Num(0);
     } else if constexpr (kPow2) {
-#pragma unroll
+      CTS_UNROLL
       for (int k = 0; k < M; ++k) out[k] = from_biased(kBias + static_cast<std::uint32_t>(value_of(h + static_cast<std::uint32_t>(k) * kIndexMul)));
     } else {
       const std::uint32_t b = kBias + static_cast<std::uint32_t>(ilo);
-#pragma unroll
+      CTS_UNROLL
       for (int k = 0; k < M; ++k) out[k] = from_biased(b + ((h + static_cast<std::uint32_t>(k) * kIndexMul) >> shift));
     }
   }
@@ -363,45 +370,45 @@ struct Exact {
     const int cc = c < n ? c : n;
     if (shape == static_cast<int>(ValueShape::products)) {  // the number of factors 2 (the other ranks hold 1)
       int twos[M];
-#pragma unroll
+      CTS_UNROLL
       for (int k = 0; k < M; ++k) twos[k] = 0;
       for (int r = 0; r < cc; ++r) {
         const std::uint32_t hr = h + rank_offset(r);
-#pragma unroll
+        CTS_UNROLL
         for (int k = 0; k < M; ++k) twos[k] += hr + static_cast<std::uint32_t>(k) * kIndexMul < 0x40000000U ? 1 : 0;
       }
-#pragma unroll
+      CTS_UNROLL
       for (int k = 0; k < M; ++k) out[k] = pow2(twos[k]);
       return;
     }
     if (shape == static_cast<int>(ValueShape::selects)) {  // max, min: the op's own fold on the values
       const Combine cb = static_cast<Combine>(combine);
       int acc[M];
-#pragma unroll
+      CTS_UNROLL
       for (int k = 0; k < M; ++k) acc[k] = cc > 0 ? value_of(h + static_cast<std::uint32_t>(k) * kIndexMul) : 0;
       for (int r = 1; r < cc; ++r) {
         const std::uint32_t hr = h + rank_offset(r);
-#pragma unroll
+        CTS_UNROLL
         for (int k = 0; k < M; ++k) {
           acc[k] = combine_values(cb, acc[k], value_of(hr + static_cast<std::uint32_t>(k) * kIndexMul));
         }
       }
       if (cc < n) {  // the others hold 0 (raw_int of a non-contributor)
-#pragma unroll
+        CTS_UNROLL
         for (int k = 0; k < M; ++k) acc[k] = combine_values(cb, acc[k], 0);
       }
-#pragma unroll
+      CTS_UNROLL
       for (int k = 0; k < M; ++k) out[k] = from_biased(kBias + static_cast<std::uint32_t>(acc[k]));
       return;
     }
     // sum, avg, premulsum: the bias and every contributor's ilo in the start value, then one
     // shift-add per rank and lane
     std::uint32_t acc[M];
-#pragma unroll
+    CTS_UNROLL
     for (int k = 0; k < M; ++k) acc[k] = kBias + static_cast<std::uint32_t>(kPow2 ? 0 : cc * ilo);
     for (int r = 0; r < cc; ++r) {
       const std::uint32_t hr = h + rank_offset(r);
-#pragma unroll
+      CTS_UNROLL
       for (int k = 0; k < M; ++k) {
         const std::uint32_t hk = hr + static_cast<std::uint32_t>(k) * kIndexMul;
         acc[k] += kPow2 ? static_cast<std::uint32_t>(value_of(hk)) : hk >> shift;
@@ -409,24 +416,24 @@ struct Exact {
     }
     switch (static_cast<Scaling>(scaling)) {
       case Scaling::premultiply:
-#pragma unroll
+        CTS_UNROLL
         for (int k = 0; k < M; ++k) out[k] = from_biased(acc[k]) * static_cast<Num>(iscale);
         return;
       case Scaling::average:
         if constexpr (!kFloat) {
-#pragma unroll
+          CTS_UNROLL
           for (int k = 0; k < M; ++k) out[k] = static_cast<Num>(static_cast<int>(acc[k]) / n);  // >= 0: truncation, as the reference
         } else {
           const Num inv = Num(1) / Num(n);  // n is a power of two here: exact
-#pragma unroll
+          CTS_UNROLL
           for (int k = 0; k < M; ++k) out[k] = from_biased(acc[k]) * inv;
         }
         return;
       case Scaling::none:
-#pragma unroll
-        for (int k = 0; k < M; ++k) out[k] = from_biased(acc[k]);
-        return;
+        break;
     }
+    CTS_UNROLL
+    for (int k = 0; k < M; ++k) out[k] = from_biased(acc[k]);
   }
 
   // Element i, any i (the misaligned head, the tail, a vector across a block boundary).
@@ -458,7 +465,7 @@ struct Exact {
         const std::int64_t j = i - q * block;
         if (j + L > block) {  // crosses into the next rank's block
           S s[L];
-#pragma unroll
+          CTS_UNROLL
           for (int k = 0; k < L; ++k) s[k] = expected1(i + k);
           return pack_vec(s);
         }

@@ -127,9 +127,9 @@ __global__ void __launch_bounds__(kCheckThreads, kCheckMinBlocks<D>)
   std::int64_t v = tid;
   for (; v + (kCheckUnroll - 1) * stride < nvec; v += kCheckUnroll * stride) {
     uint4 x[kCheckUnroll];
-#pragma unroll
+    CTS_UNROLL
     for (int u = 0; u < kCheckUnroll; ++u) x[u] = cub::ThreadLoad<cub::LOAD_CS>(vg + v + u * stride);
-#pragma unroll
+    CTS_UNROLL
     for (int u = 0; u < kCheckUnroll; ++u) {
       const std::int64_t i0 = vbegin + (v + u * stride) * L;
       if (differs(x[u], ex.expected_vec(i0))) note(i0, i0 + L - 1);

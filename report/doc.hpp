@@ -14,7 +14,9 @@ struct Table {
 };
 
 struct Block {
-  enum class Kind { Heading, Paragraph, Verdict, Table, Svg, List } kind;
+  enum class Kind { Heading, Paragraph, Verdict, Table, Svg, List };
+  explicit Block(Kind k) : kind(k) {}
+  Kind kind;
   int level = 2;                       // Heading
   std::string text;                    // Heading, Paragraph, Verdict (text), Svg (caption)
   std::string css;                     // Verdict: "pass" / "fail"

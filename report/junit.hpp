@@ -18,7 +18,7 @@ struct Case {
   std::string detail;  // full failure text
   double time_s = 0;
   // The case's own <properties> (RecordProperty): gpucts.known_defect, gpucts.waived, ...
-  std::map<std::string, std::string> properties;
+  std::map<std::string, std::string> properties{};
   std::string property(const std::string& k) const {
     auto it = properties.find(k);
     return it == properties.end() ? std::string() : it->second;

@@ -288,9 +288,10 @@ TEST_P(LightningRowTest, DescribesThisMachine) {
   EXPECT_GE(fp.torch->version->compare_release(row.torch_min), 0)
       << "Lightning " << installed->raw << " needs torch >= " << row.torch_min.str() << "; installed torch is "
       << fp.torch->version->raw << ", expected by " << cite;
-  if (live().py.python)
+  if (live().py.python) {
     EXPECT_GE(live().py.python->compare_release(row.python_min, 2), 0)
         << "Lightning " << installed->raw << " needs python >= " << row.python_min.str() << ", expected by " << cite;
+  }
   if (row.torch_tested_below && fp.torch->version->compare_release(*row.torch_tested_below) >= 0)
     std::printf("NOTE torch %s is above Lightning %s's CI cap (< %s): untested, not refused (%s)\n",
                 fp.torch->version->raw.c_str(), installed->raw.c_str(), row.torch_tested_below->str().c_str(), cite.c_str());

@@ -52,8 +52,9 @@ std::string who(int rank, const std::vector<Fingerprint>& fps) {
 }
 
 TEST(PreflightWorld, LauncherMatchesExpectedRanks) {
-  if (const char* e = std::getenv("GPUCTS_EXPECT_RANKS"))
+  if (const char* e = std::getenv("GPUCTS_EXPECT_RANKS")) {
     EXPECT_EQ(ctx().size, std::atoi(e)) << "the launcher started a different number of ranks than CTest asked for";
+  }
   EXPECT_GE(ctx().local_rank, 0);
   EXPECT_LT(ctx().local_rank, ctx().local_size);
 }

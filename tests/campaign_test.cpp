@@ -22,6 +22,7 @@
 #include "matrix/matrix.hpp"
 #include "fixtures/probe/paths.hpp"
 #include "matrix/version.hpp"
+#include "fixtures/probe/spawn.hpp"
 #if GPUCTS_HAVE_CUDA
 #include "fixtures/probe/nccl_api.hpp"
 #endif
@@ -40,8 +41,12 @@ TEST(DISABLED_Fixture, FailsFromVersionInPath) {
   std::string first = ld;
   first = first.substr(0, first.find(':'));
   const Version v = Version::parse(fs::path(first).parent_path().filename().string());
-  if (const char* from = std::getenv("GPUCTS_FIXTURE_FAIL_FROM")) EXPECT_LT(v, Version::parse(from)) << "fails from " << from << " on";
-  if (const char* from = std::getenv("GPUCTS_FIXTURE_PASS_FROM")) EXPECT_GE(v, Version::parse(from)) << "fails before " << from;
+  if (const char* from = std::getenv("GPUCTS_FIXTURE_FAIL_FROM")) {
+    EXPECT_LT(v, Version::parse(from)) << "fails from " << from << " on";
+  }
+  if (const char* from = std::getenv("GPUCTS_FIXTURE_PASS_FROM")) {
+    EXPECT_GE(v, Version::parse(from)) << "fails before " << from;
+  }
 }
 
 struct SynthCase {
@@ -332,28 +337,29 @@ TEST(CampaignBisect, SearchesBetweenTheLastPassAndTheFirstFail) {
   EXPECT_EQ(f.versions[*f.first_changed()], "2.29.7");
 }
 
-int run_cmd(const std::string& cmd, std::string* out) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while (p && (n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
-  int rc = p ? pclose(p) : -1;
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+// gpucts with `args`: its exit status, its output and error in *out (240 s at most: the suite has 300).
+int run_gpucts(std::vector<std::string> args, std::string* out) {
+  const auto cli = find_beside("gpucts");
+  if (!cli) {
+    *out = "gpucts not found beside " + self_dir();
+    return -1;
+  }
+  args.insert(args.begin(), *cli);
+  int rc = -1;
+  *out = proc::output_of(args, &rc, {}, 240);
+  return rc;
 }
 
 TEST(CampaignCli, ReportCampaignWritesTheReportAndFailsOnDisagreement) {
   ScratchDir tmp("campaign");
   synthetic_releases(tmp.path());
-  auto cli = find_beside("gpucts");
-  ASSERT_TRUE(cli);
-  std::string cmd = "'" + *cli + "' report --campaign --output '" + tmp.path() + "/out'";
-  for (const char* v : {"2.29.7", "2.27.7", "2.28.9", "2.29.3"}) cmd += " --candidate '" + tmp.path() + "/nccl-" + v + "'";
+  std::vector<std::string> args = {"report", "--campaign", "--output", tmp.path() + "/out"};
+  for (const char* v : {"2.29.7", "2.27.7", "2.28.9", "2.29.3"}) args.insert(args.end(), {"--candidate", tmp.path() + "/nccl-" + v});
   std::string out;
-  EXPECT_EQ(run_cmd(cmd, &out), 1) << out;
+  EXPECT_EQ(run_gpucts(args, &out), 1) << out;
   for (const char* f : {"campaign.md", "campaign.html", "campaign.json", "plots/gpucts_bandwidth_AllReduce.svg"})
     EXPECT_TRUE(fs::exists(fs::path(tmp.path()) / "out" / f)) << f << "\n" << out;
-  out.clear();
-  EXPECT_EQ(run_cmd("'" + *cli + "' report --campaign --baseline x --candidate y", &out), 2) << out;
+  EXPECT_EQ(run_gpucts({"report", "--campaign", "--baseline", "x", "--candidate", "y"}, &out), 2) << out;
 }
 
 #if GPUCTS_HAVE_CUDA
@@ -375,17 +381,15 @@ TEST(CampaignCli, RunsEachReleaseAndNoticesTheWrongLibrary) {
   const std::string here = Version::from_code(code, VersionKind::Nccl).release_str();
   make_store(store, {here, "2.27.7"});
   // 2.27.7 as an archive (what ci/nccl_prune pack makes), unpacked by the campaign.
-  std::string out;
-  ASSERT_EQ(run_cmd("tar -cJf '" + (store / "nccl-2.27.7-sm90.tar.xz").string() + "' -C '" + store.string() + "' 2.27.7 && rm -r '" +
-                        (store / "2.27.7").string() + "'",
-                    &out),
-            0)
-      << out;
+  int tar_rc = -1;
+  std::string out =
+      proc::output_of({"tar", "-cJf", (store / "nccl-2.27.7-sm90.tar.xz").string(), "-C", store.string(), "2.27.7"}, &tar_rc);
+  ASSERT_EQ(tar_rc, 0) << out;
+  fs::remove_all(store / "2.27.7");
   const std::string build = fs::path(self_dir()).parent_path().string();
-  const std::string cmd = "'" + *find_beside("gpucts") + "' campaign --nccl " + here + ",2.27.7 --label cpu --tests '^gpucts_version$' --store '" +
-                          store.string() + "' --build-dir '" + build + "' --output '" + tmp.path() + "/c'";
-  out.clear();
-  EXPECT_EQ(run_cmd(cmd, &out), 1) << out;
+  const std::vector<std::string> campaign = {"campaign", "--nccl", here + ",2.27.7", "--label", "cpu", "--tests", "^gpucts_version$",
+                                             "--store", store.string(), "--build-dir", build, "--output", tmp.path() + "/c"};
+  EXPECT_EQ(run_gpucts(campaign, &out), 1) << out;
   const fs::path c = fs::path(tmp.path()) / "c";
   EXPECT_TRUE(fs::exists(c / ("nccl-" + here) / "manifest.json")) << out;
   EXPECT_TRUE(fs::exists(store / "2.27.7" / "lib" / "libnccl.so.2")) << "the archive was unpacked into the store";
@@ -403,12 +407,14 @@ TEST(CampaignCli, RunsEachReleaseAndNoticesTheWrongLibrary) {
     }
   }
   // --resume reads the bundles back instead of running again.
-  out.clear();
-  EXPECT_EQ(run_cmd(cmd + " --resume", &out), 1) << out;
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), campaign.begin(), campaign.end());
+    return extra;
+  };
+  EXPECT_EQ(run_gpucts(with({"--resume"}), &out), 1) << out;
   EXPECT_NE(out.find("2 release(s)"), std::string::npos) << out;
   // --stop-after: no release starts once the time budget is spent; each is named as not run.
-  out.clear();
-  EXPECT_EQ(run_cmd(cmd + " --stop-after 0.000001", &out), 1) << out;
+  EXPECT_EQ(run_gpucts(with({"--stop-after", "0.000001"}), &out), 1) << out;
   std::ifstream in2(c / "campaign.json");
   j = nlohmann::json::parse(in2, nullptr, false);
   EXPECT_EQ(j["releases"].size(), 0u);
@@ -420,36 +426,25 @@ TEST(CampaignCli, BisectNamesTheFirstFailingRelease) {
   const fs::path store = fs::path(tmp.path()) / "store";
   make_store(store, {"2.27.7", "2.28.3", "2.28.9", "2.29.3", "2.29.7", "2.30.7"});
   const std::string build = fs::path(self_dir()).parent_path().string();
+  // A bisect of the fixture case from `good` to `bad`, the case failing from (or passing from) 2.29.7.
+  auto bisect = [&](const std::string& good, const std::string& bad, const std::string& fixture_env, const std::string& output,
+                    std::string* out) {
+    return run_gpucts({"campaign", "--bisect", "gpucts_campaign/DISABLED_Fixture.FailsFromVersionInPath", "--good", good, "--bad", bad,
+                       "--store", store.string(), "--build-dir", build, "--env", "GTEST_ALSO_RUN_DISABLED_TESTS=1", "--env",
+                       fixture_env + "=2.29.7", "--output", tmp.path() + "/" + output},
+                      out);
+  };
   std::string out;
-  const int rc = run_cmd("'" + *find_beside("gpucts") + "' campaign --bisect gpucts_campaign/DISABLED_Fixture.FailsFromVersionInPath" +
-                             " --good 2.27.7 --bad 2.30.7 --store '" + store.string() + "' --build-dir '" + build +
-                             "' --env GTEST_ALSO_RUN_DISABLED_TESTS=1 --env GPUCTS_FIXTURE_FAIL_FROM=2.29.7 --output '" +
-                             tmp.path() + "/b'",
-                         &out);
-  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(bisect("2.27.7", "2.30.7", "GPUCTS_FIXTURE_FAIL_FROM", "b", &out), 0) << out;
   EXPECT_NE(out.find("first failing release: 2.29.7 (last passing: 2.29.3)"), std::string::npos) << out;
   std::ifstream in(fs::path(tmp.path()) / "b" / "bisect.md");
   std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(md.find("| 2.28.3 | not needed |"), std::string::npos) << md;
   // The ends must hold: a case that passes on both is no bisect.
-  out.clear();
-  EXPECT_EQ(run_cmd("'" + *find_beside("gpucts") + "' campaign --bisect gpucts_campaign/DISABLED_Fixture.FailsFromVersionInPath" +
-                        " --good 2.27.7 --bad 2.29.3 --store '" + store.string() + "' --build-dir '" + build +
-                        "' --env GTEST_ALSO_RUN_DISABLED_TESTS=1 --env GPUCTS_FIXTURE_FAIL_FROM=2.29.7 --output '" +
-                        tmp.path() + "/b2'",
-                    &out),
-            1)
-      << out;
+  EXPECT_EQ(bisect("2.27.7", "2.29.3", "GPUCTS_FIXTURE_FAIL_FROM", "b2", &out), 1) << out;
   EXPECT_NE(out.find("cannot bisect"), std::string::npos) << out;
   // A fix: --good newer than --bad names the first passing release.
-  out.clear();
-  EXPECT_EQ(run_cmd("'" + *find_beside("gpucts") + "' campaign --bisect gpucts_campaign/DISABLED_Fixture.FailsFromVersionInPath" +
-                        " --good 2.30.7 --bad 2.27.7 --store '" + store.string() + "' --build-dir '" + build +
-                        "' --env GTEST_ALSO_RUN_DISABLED_TESTS=1 --env GPUCTS_FIXTURE_PASS_FROM=2.29.7 --output '" +
-                        tmp.path() + "/b3'",
-                    &out),
-            0)
-      << out;
+  EXPECT_EQ(bisect("2.30.7", "2.27.7", "GPUCTS_FIXTURE_PASS_FROM", "b3", &out), 0) << out;
   EXPECT_NE(out.find("first passing release: 2.29.7 (last failing: 2.29.3)"), std::string::npos) << out;
 }
 #endif

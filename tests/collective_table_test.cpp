@@ -174,13 +174,18 @@ TEST(CaseList, CoversTheIssue) {
     EXPECT_TRUE(zero && one && odd_large && mixed && mis);
     for (const auto& col : collectives()) {
       EXPECT_EQ(combos[col.name].size(), col.reduces ? kNumDTypes * kNumRedOps : kNumDTypes) << col.name;
-      if (col.rooted) EXPECT_EQ(roots[col.name].size(), static_cast<std::size_t>(w)) << col.name;
+      if (col.rooted) {
+        EXPECT_EQ(roots[col.name].size(), static_cast<std::size_t>(w)) << col.name;
+      }
       for (const auto& t : kDTypes) EXPECT_TRUE(gib.count(col.name + std::string(t.name))) << col.name << " " << t.name;
     }
   }
   // Over 3 ranks float avg cannot be exact: those cases run in mixed mode.
-  for (const auto& c : collective_cases(3))
-    if (c.op && *c.op == RedOp::avg && dtype_info(c.dtype).is_float) ASSERT_EQ(c.mode, PayloadMode::mixed) << c.name();
+  for (const auto& c : collective_cases(3)) {
+    if (c.op && *c.op == RedOp::avg && dtype_info(c.dtype).is_float) {
+      ASSERT_EQ(c.mode, PayloadMode::mixed) << c.name();
+    }
+  }
 }
 
 TEST(CaseList, SizedForTheOneMinuteBudget) {
@@ -285,8 +290,11 @@ TEST(CollectiveTable, VersionsAgreeWithTheMatrixData) {
   for (const auto& t : kDTypes)
     if (t.first_nccl > 0) EXPECT_EQ(t.first_nccl, since(t.name)) << t.name;
     else EXPECT_GE(since(t.name), 0) << t.name;
-  for (const auto& o : kRedOps)
-    if (o.first_nccl > 0) EXPECT_EQ(o.first_nccl, since(o.name)) << o.name;
+  for (const auto& o : kRedOps) {
+    if (o.first_nccl > 0) {
+      EXPECT_EQ(o.first_nccl, since(o.name)) << o.name;
+    }
+  }
   for (const auto& c : collectives())
     if (c.native_since > 0) EXPECT_EQ(c.native_since, since(c.feature)) << c.name;
     else EXPECT_GE(since(c.feature), 0) << c.name;

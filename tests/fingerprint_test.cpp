@@ -124,7 +124,9 @@ TEST(FingerprintProbe, LiveProbeIsValidAndHonestAboutGpus) {
   EXPECT_TRUE(fp.env.has_value());
   if (visible_gpu_count() == 0) {
     EXPECT_FALSE(j.contains("gpus") && !j["gpus"].empty()) << j.dump();
-    if (!fp.driver_cuda) EXPECT_FALSE(j.contains("driver") && j["driver"].contains("cuda"));
+    if (!fp.driver_cuda) {
+      EXPECT_FALSE(j.contains("driver") && j["driver"].contains("cuda"));
+    }
     RecordProperty("probe_gpus", "absent: " + no_gpu_reason());
   } else {
     ASSERT_TRUE(fp.gpus.has_value());

@@ -191,7 +191,9 @@ TEST(FileNames, EveryOutsideStringBecomesOneSafeDistinctFileName) {
     EXPECT_LE(f.size(), kMaxFileNameStem) << f;
     for (unsigned char c : f) EXPECT_TRUE(std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '%' || c == '~') << f;
     EXPECT_TRUE(seen.insert(f).second) << "two names share the file " << f;
-    if (n.size() < 60) EXPECT_EQ(name_of_file(f), n);
+    if (n.size() < 60) {
+      EXPECT_EQ(name_of_file(f), n);
+    }
   }
   EXPECT_EQ(file_name_for("gpucts_collectives_w2"), "gpucts_collectives_w2");
   EXPECT_THROW(file_name_for(""), std::invalid_argument);
@@ -459,8 +461,8 @@ TEST_F(QualifyTest, TheHtmlSummaryEscapesEverythingThatCameFromOutside) {
   std::string lower = html;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   EXPECT_EQ(lower.find("<script"), std::string::npos) << "unescaped <script> in summary.html";
-  for (const std::string& escaped : {"name&lt;script&gt;alert(1)&lt;/script&gt;", "host&lt;script&gt;",
-                                     "&lt;script&gt;alert(&apos;message&apos;)&lt;/script&gt;"})
+  for (const char* escaped : {"name&lt;script&gt;alert(1)&lt;/script&gt;", "host&lt;script&gt;",
+                              "&lt;script&gt;alert(&apos;message&apos;)&lt;/script&gt;"})
     EXPECT_NE(html.find(escaped), std::string::npos) << escaped;
   // The Markdown summary and the bundle's JSON carry the same text, and read back.
   EXPECT_NO_THROW(bundle::load((dir() / "out").string()));

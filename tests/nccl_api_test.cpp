@@ -15,27 +15,17 @@
 #include "fixtures/nccl/nccl_util.hpp"
 #include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/probe.hpp"
+#include "fixtures/probe/spawn.hpp"
 
 namespace fs = std::filesystem;
 
 namespace cts {
 namespace {
 
-std::string run(const std::string& cmd, int* rc) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  *rc = pclose(p);
-  return out;
-}
-
 // The undefined dynamic symbols of an ELF file whose name starts with "nccl".
 std::set<std::string> nccl_imports(const std::string& file, std::string* error) {
   int rc = 0;
-  const std::string out = run("nm -D --undefined-only '" + file + "' 2>&1", &rc);
+  const std::string out = proc::output_of({"nm", "-D", "--undefined-only", file}, &rc);
   std::set<std::string> s;
   if (rc != 0) {
     *error = out;

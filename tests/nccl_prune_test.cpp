@@ -14,22 +14,12 @@
 #include <vector>
 
 #include "fixtures/probe/paths.hpp"
+#include "fixtures/probe/spawn.hpp"
 
 namespace fs = std::filesystem;
 
 namespace cts {
 namespace {
-
-std::string run(const std::string& cmd, int* rc) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while (p && (n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = p ? pclose(p) : -1;
-  *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
 
 std::vector<char> read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -54,25 +44,28 @@ class NcclPrune : public ::testing::Test {
   void SetUp() override {
     if (!fs::exists(GPUCTS_NCCL_PRUNE)) GTEST_SKIP() << GPUCTS_NCCL_PRUNE << " not there (not a source checkout)";
     int rc = 0;
-    run("python3 --version", &rc);
+    proc::output_of({"python3", "--version"}, &rc);
     if (rc != 0) GTEST_SKIP() << "no python3";
     lib_ = GPUCTS_PRUNE_FIXTURE;
   }
-  std::string tool(const std::string& args, int* rc) { return run("python3 '" GPUCTS_NCCL_PRUNE "' " + args, rc); }
+  std::string tool(std::vector<std::string> args, int* rc) {
+    args.insert(args.begin(), {"python3", GPUCTS_NCCL_PRUNE});
+    return proc::output_of(args, rc);
+  }
   std::string lib_;
   ScratchDir tmp_{"nccl-prune"};
 };
 
 TEST_F(NcclPrune, KeepsOneArchitectureInPlace) {
   int rc = 0;
-  std::string before = tool("list '" + lib_ + "'", &rc);
+  std::string before = tool({"list", lib_}, &rc);
   ASSERT_EQ(rc, 0) << before;
   ASSERT_NE(before.find("elf sm_80"), std::string::npos) << before;
   ASSERT_NE(before.find("elf sm_90"), std::string::npos) << before;
   const std::string out = tmp_.path() + "/pruned.so";
-  std::string msg = tool("prune --arch 90 '" + lib_ + "' '" + out + "'", &rc);
+  std::string msg = tool({"prune", "--arch", "90", lib_, out}, &rc);
   ASSERT_EQ(rc, 0) << msg;
-  const std::string after = tool("list '" + out + "'", &rc);
+  const std::string after = tool({"list", out}, &rc);
   EXPECT_EQ(rc, 0) << after;
   EXPECT_NE(after.find("elf sm_90"), std::string::npos) << after;
   EXPECT_EQ(after.find("sm_80"), std::string::npos) << after;
@@ -94,8 +87,8 @@ TEST_F(NcclPrune, KeepsOneArchitectureInPlace) {
 
   // The sm_90 code is the original's, byte for byte.
   const std::string x1 = tmp_.path() + "/orig", x2 = tmp_.path() + "/pruned";
-  ASSERT_EQ((tool("extract '" + lib_ + "' '" + x1 + "'", &rc), rc), 0);
-  ASSERT_EQ((tool("extract '" + out + "' '" + x2 + "'", &rc), rc), 0);
+  ASSERT_EQ((tool({"extract", lib_, x1}, &rc), rc), 0);
+  ASSERT_EQ((tool({"extract", out, x2}, &rc), rc), 0);
   std::vector<std::vector<char>> orig90, kept;
   for (const auto& e : fs::directory_iterator(x1))
     if (e.path().string().find("elf.sm_90") != std::string::npos) orig90.push_back(read(e.path().string()));
@@ -108,22 +101,22 @@ TEST_F(NcclPrune, KeepsOneArchitectureInPlace) {
 TEST_F(NcclPrune, FallsBackToPtxForAnArchitectureWithoutCode) {
   int rc = 0;
   const std::string out = tmp_.path() + "/p100.so";
-  ASSERT_EQ((tool("prune --arch 100 '" + lib_ + "' '" + out + "'", &rc), rc), 0);
-  const std::string after = tool("list '" + out + "'", &rc);
+  ASSERT_EQ((tool({"prune", "--arch", "100", lib_, out}, &rc), rc), 0);
+  const std::string after = tool({"list", out}, &rc);
   EXPECT_NE(after.find("ptx sm_90"), std::string::npos) << after;
   EXPECT_EQ(after.find("elf"), std::string::npos) << after;
 }
 
 TEST_F(NcclPrune, RecompressedCodeDecompressesToTheOriginal) {
   int rc = 0;
-  run("python3 -c 'import zstandard'", &rc);
+  proc::output_of({"python3", "-c", "import zstandard"}, &rc);
   if (rc != 0) GTEST_SKIP() << "the zstandard module is not installed (pip install zstandard)";
   const std::string out = tmp_.path() + "/rc.so";
-  const std::string msg = tool("prune --arch 90 --recompress 19 '" + lib_ + "' '" + out + "'", &rc);
+  const std::string msg = tool({"prune", "--arch", "90", "--recompress", "19", lib_, out}, &rc);
   ASSERT_EQ(rc, 0) << msg;
   const std::string x1 = tmp_.path() + "/o", x2 = tmp_.path() + "/r";
-  ASSERT_EQ((tool("extract '" + lib_ + "' '" + x1 + "'", &rc), rc), 0);
-  ASSERT_EQ((tool("extract '" + out + "' '" + x2 + "'", &rc), rc), 0);
+  ASSERT_EQ((tool({"extract", lib_, x1}, &rc), rc), 0);
+  ASSERT_EQ((tool({"extract", out, x2}, &rc), rc), 0);
   std::vector<std::vector<char>> orig90, kept;
   for (const auto& e : fs::directory_iterator(x1))
     if (e.path().string().find("elf.sm_90") != std::string::npos) orig90.push_back(read(e.path().string()));

@@ -23,6 +23,7 @@
 #include "fixtures/probe/nccl_api.hpp"
 #include "fixtures/probe/paths.hpp"
 #include "matrix/version.hpp"
+#include "fixtures/probe/spawn.hpp"
 
 namespace fs = std::filesystem;
 
@@ -46,18 +47,6 @@ std::vector<std::string> cached_versions() {
   return out;
 }
 
-std::string run(const std::string& cmd, int* status) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int rc = pclose(p);
-  *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  return out;
-}
-
 // The suite binaries beside this one that link libnccl (DT_NEEDED), MPI ones left out (listing
 // them would start an MPI singleton).
 std::vector<std::string> nccl_binaries() {
@@ -67,7 +56,7 @@ std::vector<std::string> nccl_binaries() {
     if (!e.is_regular_file() || name.rfind("gpucts_", 0) != 0 || !e.path().extension().empty()) continue;
     if (name == "gpucts_nccl_wheels") continue;
     int rc = 0;
-    const std::string dyn = run("readelf -d '" + e.path().string() + "' 2>/dev/null", &rc);
+    const std::string dyn = cts::proc::output_of({"readelf", "-d", e.path().string()}, &rc);
     if (dyn.find("libnccl") == std::string::npos || dyn.find("libmpi") != std::string::npos) continue;
     out.push_back(e.path().string());
   }
@@ -80,11 +69,11 @@ class WheelLoad : public ::testing::Test {
   explicit WheelLoad(std::string v) : v_(std::move(v)) {}
   void TestBody() override {
     const fs::path lib = fs::path(cache_dir()) / v_ / "lib";
-    const std::string env = "env LD_BIND_NOW=1 GPUCTS_REGISTER_ALL=1 LD_LIBRARY_PATH='" + lib.string() + "' ";
+    const std::vector<std::string> env = {"LD_BIND_NOW=1", "GPUCTS_REGISTER_ALL=1", "LD_LIBRARY_PATH=" + lib.string()};
     auto cli = cts::find_beside("gpucts");
     ASSERT_TRUE(cli) << "gpucts not found beside " << cts::self_dir();
     int rc = 0;
-    const std::string out = run(env + "'" + *cli + "' fingerprint --no-python 2>&1", &rc);
+    const std::string out = cts::proc::output_of({*cli, "fingerprint", "--no-python"}, &rc, env);
     ASSERT_EQ(rc, 0) << out;
     const auto j = nlohmann::json::parse(out.substr(out.find('{')), nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << out;
@@ -101,17 +90,19 @@ class WheelLoad : public ::testing::Test {
     const auto bins = nccl_binaries();
     ASSERT_GE(bins.size(), 3u) << "expected the NCCL suites beside " << cts::self_dir();
     for (const auto& b : bins) {
-      const std::string list = run(env + "'" + b + "' --gtest_list_tests 2>&1", &rc);
+      const std::string list = cts::proc::output_of({b, "--gtest_list_tests"}, &rc, env);
       const std::string name = fs::path(b).filename().string();
       EXPECT_EQ(rc, 0) << name << " did not start on NCCL " << v_ << ":\n" << list.substr(0, 2000);
       EXPECT_NE(list.find("\n  "), std::string::npos) << name << " listed no case on NCCL " << v_;
-      if (name == "gpucts_collectives")
+      if (name == "gpucts_collectives") {
         EXPECT_NE(list.find("AlltoAll."), std::string::npos) << "the native AlltoAll row must be listed on every release";
+      }
     }
     // The run-time table on this release: each function there exactly where nccl_features.csv says.
     const std::string api = (fs::path(cts::self_dir()) / "gpucts_nccl_api").string();
     if (fs::exists(api)) {
-      const std::string o = run(env + "'" + api + "' --gtest_filter=NcclApi.ResolvesFrom*:NcclApi.TableMatches*:NcclApi.Fingerprint* 2>&1", &rc);
+      const std::string o =
+          cts::proc::output_of({api, "--gtest_filter=NcclApi.ResolvesFrom*:NcclApi.TableMatches*:NcclApi.Fingerprint*"}, &rc, env);
       EXPECT_EQ(rc, 0) << "gpucts_nccl_api on NCCL " << v_ << ":\n" << o.substr(o.size() > 3000 ? o.size() - 3000 : 0);
     }
   }

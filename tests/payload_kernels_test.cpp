@@ -74,7 +74,9 @@ TEST_P(PayloadKernels, FillExpectedAndVerifyAgreeAndCatchErrors) {
   else fill_input(p, 2, buf.get(), count, s);
   VerifyResult ok = verify(p, e, buf.get(), count, s);
   EXPECT_EQ(ok.mismatches, 0u) << ok.describe();
-  if (prm.mode == PayloadMode::mixed) EXPECT_LE(ok.worst_ratio, 1.0);
+  if (prm.mode == PayloadMode::mixed) {
+    EXPECT_LE(ok.worst_ratio, 1.0);
+  }
   // Two copies compare equal; an all-zero buffer does not (the payload is not trivial).
   ASSERT_EQ(cudaMemcpyAsync(other.get(), buf.get(), count * es, cudaMemcpyDeviceToDevice, s), cudaSuccess);
   EXPECT_EQ(verify_equal(prm.dtype, other.get(), buf.get(), count, s).mismatches, 0u);

@@ -118,8 +118,11 @@ TEST(ExactRange, ValuesAreIntegersInRangeAndDependOnSeedRankIndex) {
         for (std::int64_t i = 0; i < 2000; ++i) {
           double v = raw_value(g, r, i);
           ASSERT_EQ(v, std::floor(v)) << t.name << "/" << o.name;
-          if (value_shape(o.combine) == ValueShape::products) ASSERT_TRUE(v == 1 || v == 2);
-          else if (r < g.contributors) ASSERT_TRUE(v >= g.lo && v <= g.hi) << v;
+          if (value_shape(o.combine) == ValueShape::products) {
+            ASSERT_TRUE(v == 1 || v == 2);
+          } else if (r < g.contributors) {
+            ASSERT_TRUE(v >= g.lo && v <= g.hi) << v;
+          }
           distinct.insert(v);
         }
       EXPECT_GE(distinct.size(), 2u) << t.name << "/" << o.name << ": a constant payload tests nothing";
@@ -181,8 +184,9 @@ TEST(MixedBound, NeverFlagsCorrectRoundingAndCatchesARankTooMany) {
           if (sums) caught += std::fabs(reference_input(o.scaling, x[0], s)) > bound;
         }
         // f32/f16/bf16 sums: a doubled rank shows on most elements; fp8 is too coarse to promise it.
-        if (sums && d != DType::f8e4m3 && d != DType::f8e5m2)
+        if (sums && d != DType::f8e4m3 && d != DType::f8e5m2) {
           EXPECT_GT(caught, elems / 2) << name_of(d) << "/" << o.name << " n=" << n;
+        }
       }
     }
 }

@@ -463,8 +463,11 @@ TEST_F(BundleTest, AcceptKnownWaivesOnlyTheNamedDefect) {
   EXPECT_LT(wmd.find("Waived known defects"), wmd.find("## Failed")) << wmd.substr(0, 1500);
   EXPECT_NE(wmd.find("1 passed with waivers"), std::string::npos) << wmd.substr(0, 1500);
   EXPECT_NE(wmd.find(", 1 waived"), std::string::npos) << wmd.substr(0, 1500);
-  for (const auto& c : b.cases)
-    if (c.name == "KnownDefect") EXPECT_EQ(c.property("gpucts.waived"), "nccl-1950");
+  for (const auto& c : b.cases) {
+    if (c.name == "KnownDefect") {
+      EXPECT_EQ(c.property("gpucts.waived"), "nccl-1950");
+    }
+  }
   // An unexplained failure beside it is never waived.
   nlohmann::json both = only_defect;
   both.push_back(defect_entry("gpucts_plain_failure", "DISABLED_Fixture.Toggle", {"GPUCTS_FIXTURE_FAIL=1"}));

@@ -203,8 +203,12 @@ TEST_P(Rules, RaisesOrNot) {
     hits = described;
   }
   for (const Finding* f : hits) {
-    if (c.severity) EXPECT_EQ(f->severity, c.severity) << f->message;
-    if (c.message_has) EXPECT_NE(f->message.find(c.message_has), std::string::npos) << f->message;
+    if (c.severity) {
+      EXPECT_EQ(f->severity, c.severity) << f->message;
+    }
+    if (c.message_has) {
+      EXPECT_NE(f->message.find(c.message_has), std::string::npos) << f->message;
+    }
     EXPECT_FALSE(f->source.empty()) << "every finding cites a matrix row or a rule";
     EXPECT_FALSE(f->fix.empty()) << "every finding says what to do";
     EXPECT_FALSE(f->subject.empty());
@@ -521,7 +525,9 @@ TEST_P(NcclFeatures, Supported) {
   const auto& c = GetParam();
   SupportVerdict v = nccl_feature_supported(builtin_matrix(), c.feature, Version::parse(c.nccl));
   EXPECT_EQ(v.supported, c.supported) << v.reason;
-  if (!v.supported) EXPECT_FALSE(v.reason.empty());
+  if (!v.supported) {
+    EXPECT_FALSE(v.reason.empty());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Feature, NcclFeatures, ::testing::ValuesIn(kFeatures), [](const auto& info) {
@@ -608,7 +614,9 @@ TEST(KnownDefects, EveryRowIsSourcedAndSaysHowToFixIt) {
     EXPECT_EQ(d.link.rfind("https://", 0), 0u) << d.id;
     EXPECT_FALSE(d.conditions.empty()) << d.id;
     EXPECT_TRUE(d.affects(d.first)) << d.id;
-    if (d.fixed) EXPECT_FALSE(d.affects(*d.fixed)) << d.id;
+    if (d.fixed) {
+      EXPECT_FALSE(d.affects(*d.fixed)) << d.id;
+    }
   }
 }
 

@@ -91,8 +91,12 @@ TEST_P(CudaVisibleDevices, ResolvesAsCuda) {
     all += "\n  " + p.kind + " @" + std::to_string(p.position) + ": " + p.message;
   }
   EXPECT_EQ(kinds, c.kinds) << all;
-  if (!c.positions.empty()) EXPECT_EQ(positions, c.positions) << all;
-  if (*c.message_has) EXPECT_NE(all.find(c.message_has), std::string::npos) << all;
+  if (!c.positions.empty()) {
+    EXPECT_EQ(positions, c.positions) << all;
+  }
+  if (*c.message_has) {
+    EXPECT_NE(all.find(c.message_has), std::string::npos) << all;
+  }
   EXPECT_EQ(vd.physical, 2) << "MIG instances are not GPUs of their own";
   for (const auto& d : vd.resolved) {
     EXPECT_FALSE(d.uuid.empty());
