@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
   std::size_t bytes = std::size_t(1) << 30;
   int reps = 21;
   bool require = false;
-  std::vector<cts::DType> dtypes = {cts::DType::f32, cts::DType::bf16, cts::DType::u8, cts::DType::f8e4m3, cts::DType::f64};
+  std::vector<cts::DType> dtypes = {cts::DType::f32, cts::DType::bf16, cts::DType::u8, cts::DType::f8e4m3,
+                                    cts::DType::f64};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -91,9 +92,12 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--bytes") bytes = std::strtoull(value().c_str(), nullptr, 10);
-    else if (a == "--reps") reps = std::atoi(value().c_str());
-    else if (a == "--require") require = true;
+    if (a == "--bytes")
+      bytes = std::strtoull(value().c_str(), nullptr, 10);
+    else if (a == "--reps")
+      reps = std::atoi(value().c_str());
+    else if (a == "--require")
+      require = true;
     else if (a == "--dtypes") {
       dtypes.clear();
       std::stringstream ss(value());
@@ -107,7 +111,8 @@ int main(int argc, char** argv) {
         dtypes.push_back(*d);
       }
     } else {
-      std::fprintf(stderr, "usage: gpucts_payload_bench [--bytes N] [--reps N] [--dtypes f32,bf16] [--require]\n");
+      std::fprintf(stderr,
+                   "usage: gpucts_payload_bench [--bytes N] [--reps N] [--dtypes f32,bf16] [--require]\n");
       return 2;
     }
   }
@@ -130,8 +135,8 @@ int main(int argc, char** argv) {
   void* z = nullptr;
   check(cudaMalloc(&z, bytes), "cudaMalloc");
   cts::poison(x, bytes, s);
-  std::printf("%-38s %9s %9s %9s %8s %s\n", ("kernel, " + std::to_string(bytes >> 20) + " MiB").c_str(), "ms", "GB/s",
-              "copy GB/s", "vs copy", "target 85%");
+  std::printf("%-38s %9s %9s %9s %8s %s\n", ("kernel, " + std::to_string(bytes >> 20) + " MiB").c_str(), "ms",
+              "GB/s", "copy GB/s", "vs copy", "target 85%");
   bool all_ok = true;
   double copy_lo = 1e30, copy_hi = 0;
   auto row = [&](const std::string& what, double moved, bool targeted, const std::function<void()>& f) {
@@ -163,7 +168,8 @@ int main(int argc, char** argv) {
     must_match(p, y, count);
     // Targeted: the check kernels (read the buffer once; the expected values are recomputed, not
     // read). The verify() call adds the host's wait for the verdict and the result copy.
-    row("verify kernels " + n + " exact (1 rank)", bytes, true, [&] { cts::enqueue_verify_kernels(p, cts::Expectation::reduce(), y, count, s); });
+    row("verify kernels " + n + " exact (1 rank)", bytes, true,
+        [&] { cts::enqueue_verify_kernels(p, cts::Expectation::reduce(), y, count, s); });
     row("verify() call " + n + " exact (1 rank)", bytes, false, [&] { must_match(p, y, count); });
     cts::Pattern m = p;
     m.mode = cts::PayloadMode::mixed;
@@ -177,7 +183,8 @@ int main(int argc, char** argv) {
     p8.nranks = 8;
     row("verify kernels " + n + " exact (8-rank sum)", bytes, false,
         [&] { cts::enqueue_verify_kernels(p8, cts::Expectation::reduce(), y, count, s); });
-    row("verify_equal " + n + " (reads 2 buffers)", 2.0 * bytes, false, [&] { cts::verify_equal(d, y, y, count, s); });
+    row("verify_equal " + n + " (reads 2 buffers)", 2.0 * bytes, false,
+        [&] { cts::verify_equal(d, y, y, count, s); });
   }
   std::printf("copy rate over the rows: %.1f - %.1f GB/s (read + write)\n", copy_lo, copy_hi);
   std::printf("%s\n", all_ok ? "gpucts_payload_bench: every targeted kernel >= 85% of copy bandwidth"

@@ -11,8 +11,22 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK_CUDA(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); return 2; } } while (0)
-#define CHECK_NCCL(x) do { ncclResult_t r_ = (x); if (r_ != ncclSuccess) { std::fprintf(stderr, "%s: %s\n", #x, ncclGetErrorString(r_)); return 2; } } while (0)
+#define CHECK_CUDA(x)                                               \
+  do {                                                              \
+    cudaError_t e_ = (x);                                           \
+    if (e_ != cudaSuccess) {                                        \
+      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
+      return 2;                                                     \
+    }                                                               \
+  } while (0)
+#define CHECK_NCCL(x)                                               \
+  do {                                                              \
+    ncclResult_t r_ = (x);                                          \
+    if (r_ != ncclSuccess) {                                        \
+      std::fprintf(stderr, "%s: %s\n", #x, ncclGetErrorString(r_)); \
+      return 2;                                                     \
+    }                                                               \
+  } while (0)
 
 namespace {
 
@@ -25,10 +39,18 @@ struct Case {
 
 // Host value 1 in each type, bit for bit.
 void one(const Case& c, unsigned char* out) {
-  if (c.type == ncclFloat32) { float v = 1.f; std::memcpy(out, &v, 4); }
-  else if (c.type == ncclFloat64) { double v = 1.0; std::memcpy(out, &v, 8); }
-  else if (c.type == ncclInt32) { int v = 1; std::memcpy(out, &v, 4); }
-  else if (c.type == ncclUint8) { out[0] = 1; }
+  if (c.type == ncclFloat32) {
+    float v = 1.f;
+    std::memcpy(out, &v, 4);
+  } else if (c.type == ncclFloat64) {
+    double v = 1.0;
+    std::memcpy(out, &v, 8);
+  } else if (c.type == ncclInt32) {
+    int v = 1;
+    std::memcpy(out, &v, 4);
+  } else if (c.type == ncclUint8) {
+    out[0] = 1;
+  }
 }
 
 }  // namespace
@@ -44,8 +66,10 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaStreamCreate(&stream));
   std::printf("NCCL runtime %d, header %d, one rank on device %d\n", version, NCCL_VERSION_CODE, dev);
 
-  const Case cases[] = {{"f32", ncclFloat32, 4, true}, {"f64", ncclFloat64, 8, true},
-                        {"i32", ncclInt32, 4, false}, {"u8", ncclUint8, 1, false}};
+  const Case cases[] = {{"f32", ncclFloat32, 4, true},
+                        {"f64", ncclFloat64, 8, true},
+                        {"i32", ncclInt32, 4, false},
+                        {"u8", ncclUint8, 1, false}};
   const size_t counts[] = {8191, 8192, 8193, 65537, 262143, 262144, 262145, 1048577, 4194305};
   int bad_cases = 0;
   for (const Case& c : cases) {
@@ -62,8 +86,8 @@ int main(int argc, char** argv) {
       if (!c.avg) {
         int scalar = 1;
         unsigned char s8 = 1;
-        CHECK_NCCL(ncclRedOpCreatePreMulSum(&op, c.type == ncclUint8 ? static_cast<void*>(&s8) : &scalar, c.type,
-                                            ncclScalarHostImmediate, comm));
+        CHECK_NCCL(ncclRedOpCreatePreMulSum(&op, c.type == ncclUint8 ? static_cast<void*>(&s8) : &scalar,
+                                            c.type, ncclScalarHostImmediate, comm));
       }
       CHECK_NCCL(ncclAllReduce(send, recv, count, c.type, op, comm, stream));
       CHECK_CUDA(cudaStreamSynchronize(stream));

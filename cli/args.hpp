@@ -26,9 +26,9 @@ class Args {
 
   bool flag(const std::string& name) const { return flags_seen_.count(name) > 0; }
   std::optional<std::string> value(const std::string& name) const;  // last occurrence
-  std::vector<std::string> values(const std::string& name) const;    // every occurrence
+  std::vector<std::string> values(const std::string& name) const;   // every occurrence
   const std::vector<std::string>& positional() const { return positional_; }
-  double number(const std::string& name, double fallback) const;     // throws UsageError
+  double number(const std::string& name, double fallback) const;  // throws UsageError
 
  private:
   std::map<std::string, std::vector<std::string>> values_;

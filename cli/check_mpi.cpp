@@ -5,8 +5,8 @@
 
 #if GPUCTS_HAVE_MPI
 #include "cli/check_report.hpp"
-#include "fixtures/probe/environment.hpp"
 #include "fixtures/mpi/mpi_world.hpp"
+#include "fixtures/probe/environment.hpp"
 #include "fixtures/probe/probe.hpp"
 #include "fixtures/reliability/watchdog.hpp"
 #endif
@@ -20,9 +20,11 @@ namespace {
 void add_preflight_findings(const std::vector<Fingerprint>& fps, CheckResult& r) {
   PreflightResult pf = compare_fingerprints(fps);
   for (const auto& p : pf.problems) {
-    if (p.id == "cross-host-mismatch" || p.id == "nccl-socket-ifname-no-match") continue;  // the matrix reports them
-    r.findings.insert(r.findings.begin(), Finding{p.id, "error", "ranks", p.message, "rule:preflight",
-                                                  "give each rank its own GPU and the same stack and environment"});
+    if (p.id == "cross-host-mismatch" || p.id == "nccl-socket-ifname-no-match")
+      continue;  // the matrix reports them
+    r.findings.insert(r.findings.begin(),
+                      Finding{p.id, "error", "ranks", p.message, "rule:preflight",
+                              "give each rank its own GPU and the same stack and environment"});
   }
 }
 
@@ -39,15 +41,19 @@ std::optional<int> check_over_mpi(const Matrix& m, bool json) {
   RankPlacement p{ctx.rank, ctx.local_rank, ctx.size, -1};
   p.gpu_index = select_device(ctx.local_rank, fp.gpus ? static_cast<int>(fp.gpus->size()) : 0);
   annotate_for_preflight(fp, p);
-  auto all = mpi::allgather(to_json(fp).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "gpucts check");
+  auto all = mpi::allgather(to_json(fp).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                            "gpucts check");
   int rc = 0;
   if (ctx.rank == 0) {
     std::vector<Fingerprint> fps;
-    for (size_t r = 0; r < all.size(); ++r) fps.push_back(parse_fingerprint(all[r], "rank " + std::to_string(r)));
+    for (size_t r = 0; r < all.size(); ++r)
+      fps.push_back(parse_fingerprint(all[r], "rank " + std::to_string(r)));
     CheckResult r = check_fingerprints(m, fps);
     add_preflight_findings(fps, r);
-    if (json) std::cout << r.to_json().dump(2) << "\n";
-    else print_check_table(r, m, fps, std::cout);
+    if (json)
+      std::cout << r.to_json().dump(2) << "\n";
+    else
+      print_check_table(r, m, fps, std::cout);
     std::cout.flush();
     rc = r.failed() ? 1 : 0;
   }

@@ -13,8 +13,8 @@ std::string ver(const std::optional<Version>& v) {
 
 // One line per input saying what was checked, so a passing report still shows the stack it saw.
 std::string describe(const Fingerprint& fp, const Matrix& m) {
-  std::string s = fp.label() + ": driver " + ver(fp.driver_version) + " (CUDA " + ver(fp.driver_cuda) + "), CUDA runtime " +
-                  ver(fp.cuda_runtime) + ", NCCL loaded " + ver(fp.nccl_runtime);
+  std::string s = fp.label() + ": driver " + ver(fp.driver_version) + " (CUDA " + ver(fp.driver_cuda) +
+                  "), CUDA runtime " + ver(fp.cuda_runtime) + ", NCCL loaded " + ver(fp.nccl_runtime);
   if (fp.nvml_error) s += " [NVML: " + *fp.nvml_error + "]";
   if (fp.nccl_library) s += " from " + *fp.nccl_library;
   s += " (header " + ver(fp.nccl_header) + ")";
@@ -24,8 +24,8 @@ std::string describe(const Fingerprint& fp, const Matrix& m) {
       s += " " + l.value("version", std::string("?")) + " " + l.value("path", std::string());
   }
   if (fp.torch && fp.torch->version) {
-    s += ", torch " + ver(fp.torch->version) + " (CUDA " + ver(fp.torch->cuda) + ", NCCL " + ver(fp.torch->nccl) +
-         ", cuDNN " + ver(fp.torch->cudnn) + ")";
+    s += ", torch " + ver(fp.torch->version) + " (CUDA " + ver(fp.torch->cuda) + ", NCCL " +
+         ver(fp.torch->nccl) + ", cuDNN " + ver(fp.torch->cudnn) + ")";
     const TorchRow* row = m.find_torch(*fp.torch->version, fp.torch->cuda);
     s += row ? ", matrix row " + row->meta.cite() : ", no matrix row";
   } else {
@@ -39,7 +39,8 @@ std::string describe(const Fingerprint& fp, const Matrix& m) {
       if (!g.cc) continue;
       s += " (sm_" + std::to_string(g.cc->major()) + std::to_string(g.cc->minor());
       if (fp.torch && fp.torch->arch_list)
-        s += arch_list_covers(*fp.torch->arch_list, *g.cc) ? ", in torch's arch list" : ", NOT in torch's arch list";
+        s += arch_list_covers(*fp.torch->arch_list, *g.cc) ? ", in torch's arch list"
+                                                           : ", NOT in torch's arch list";
       s += ")";
     }
   } else {
@@ -50,16 +51,18 @@ std::string describe(const Fingerprint& fp, const Matrix& m) {
 
 }  // namespace
 
-void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<Fingerprint>& fps, std::ostream& out) {
+void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<Fingerprint>& fps,
+                       std::ostream& out) {
   const size_t inputs = fps.size();
   size_t errors = 0, warnings = 0, infos = 0;
-  for (const auto& f : r.findings) (f.severity == "error" ? errors : f.severity == "warning" ? warnings : infos)++;
+  for (const auto& f : r.findings)
+    (f.severity == "error" ? errors : f.severity == "warning" ? warnings : infos)++;
   // A pass says how much it looked at: with no driver most rules have nothing to judge.
   const size_t total = finding_ids().size(), evaluated = total - r.not_evaluated.size();
-  out << "gpucts check: " << inputs << " fingerprint" << (inputs == 1 ? "" : "s") << " against the " << m.origin
-      << " matrix: " << (r.failed() ? "FAIL" : "PASS") << " (" << errors << " error" << (errors == 1 ? "" : "s")
-      << ", " << warnings << " warning" << (warnings == 1 ? "" : "s") << ", " << infos << " info; " << evaluated
-      << " of " << total << " rules evaluated)\n";
+  out << "gpucts check: " << inputs << " fingerprint" << (inputs == 1 ? "" : "s") << " against the "
+      << m.origin << " matrix: " << (r.failed() ? "FAIL" : "PASS") << " (" << errors << " error"
+      << (errors == 1 ? "" : "s") << ", " << warnings << " warning" << (warnings == 1 ? "" : "s") << ", "
+      << infos << " info; " << evaluated << " of " << total << " rules evaluated)\n";
   for (const auto& fp : fps) out << "checked " << describe(fp, m) << "\n";
   for (const auto& f : r.findings) {
     std::string sev = f.severity;

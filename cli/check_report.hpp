@@ -18,6 +18,7 @@ int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, s
 
 // The human table alone (used by run_check): a header with the verdict, one "checked" line per
 // input (the stack it saw), then one line per finding, errors first, each with what to do.
-void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<Fingerprint>& fps, std::ostream& out);
+void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<Fingerprint>& fps,
+                       std::ostream& out);
 
 }  // namespace cts::cli

@@ -11,42 +11,49 @@
 #include <sstream>
 
 #include "cli/args.hpp"
-#include "report/campaign.hpp"
 #include "cli/commands.hpp"
-#include "report/junit.hpp"
 #include "cli/qualify_run.hpp"
+#include "report/campaign.hpp"
+#include "report/junit.hpp"
 
 namespace fs = std::filesystem;
 
 namespace cts::cli {
 
 const CommandSpec kCampaignSpec = {
-    {"nccl", "output", "store", "fetch", "build", "build-dir", "label", "exclude-label", "tests", "exclude-tests",
-     "timeout", "env", "bisect", "good", "bad", "stop-after"},
+    {"nccl", "output", "store", "fetch", "build", "build-dir", "label", "exclude-label", "tests",
+     "exclude-tests", "timeout", "env", "bisect", "good", "bad", "stop-after"},
     {"no-probe", "resume"},
-    "usage: gpucts campaign --nccl VERSION[,VERSION...] --output DIR [--store DIR] [--fetch CMD] [--build CMD]\n"
+    "usage: gpucts campaign --nccl VERSION[,VERSION...] --output DIR [--store DIR] [--fetch CMD] [--build "
+    "CMD]\n"
     "                       [--build-dir DIR] [--label REGEX] [--exclude-label REGEX] [--tests REGEX]\n"
     "                       [--exclude-tests REGEX] [--timeout S] [--stop-after S] [--env NAME=VALUE]...\n"
     "                       [--no-probe] [--resume]\n"
     "       gpucts campaign --bisect [BINARY/]SUITE.CASE --good VERSION --bad VERSION --output DIR\n"
-    "                       [--nccl VERSION,...] [--store DIR] [--fetch CMD] [--build CMD] [--build-dir DIR]\n"
+    "                       [--nccl VERSION,...] [--store DIR] [--fetch CMD] [--build CMD] [--build-dir "
+    "DIR]\n"
     "Runs the suites of this tree once per NCCL release and writes DIR/nccl-<version>/ (a qualification\n"
     "bundle) for each, then DIR/campaign.md, campaign.html, campaign.json and plots/: a column per release,\n"
-    "pass/fail/skip per collective x dtype x op, every behaviour that changes between adjacent releases with\n"
+    "pass/fail/skip per collective x dtype x op, every behaviour that changes between adjacent releases "
+    "with\n"
     "the first release where it changed, bandwidth at 1 GiB and 8 B latency, and each matrix claim against\n"
     "what the runs saw (disagreements first).\n"
     "A release's library is <store>/<version>/lib/libnccl.so.2 (store: --store, $GPUCTS_NCCL_CACHE, or\n"
     "~/.cache/gpucts/nccl; ci/fetch_nccl_wheels fills it). Where that is missing, an archive\n"
-    "<store>/nccl-<version>*.tar.xz (ci/nccl_prune pack) is unpacked into the store; else `CMD VERSION STORE`\n"
+    "<store>/nccl-<version>*.tar.xz (ci/nccl_prune pack) is unpacked into the store; else `CMD VERSION "
+    "STORE`\n"
     "of --fetch, then of --build, is run to make it (timed as fetch or build in the report).\n"
     "Default selection: --label 'single-gpu|perf' --exclude-label 'torch|self-test' (torch brings its own\n"
     "NCCL; the self-tests check gpucts, not the release).\n"
     "Cases the matrix marks unsupported are run and must be rejected (GPUCTS_PROBE_UNSUPPORTED=1), so the\n"
     "report can hold nccl_ops.csv against each release; --no-probe skips them instead.\n"
-    "--resume reuses DIR/nccl-<version>/ bundles already there. --timeout: seconds per release (default 900).\n"
+    "--resume reuses DIR/nccl-<version>/ bundles already there. --timeout: seconds per release (default "
+    "900).\n"
     "--stop-after S: start no release once S seconds have passed (the rest are listed as not run).\n"
-    "--bisect runs one case (binary default gpucts_collectives) on releases between --good (where it passes)\n"
-    "and --bad (where it fails), from --nccl or else every release in the store, and names the first failing\n"
+    "--bisect runs one case (binary default gpucts_collectives) on releases between --good (where it "
+    "passes)\n"
+    "and --bad (where it fails), from --nccl or else every release in the store, and names the first "
+    "failing\n"
     "release, or, where --good is the newer one (a fix), the first passing release (DIR/bisect.md).\n"
     "Exit status: 0 every release ran on the library asked for (bisect: found), 1 otherwise, 2 bad usage."};
 
@@ -78,8 +85,8 @@ fs::path lib_of(const fs::path& store, const std::string& v) { return store / v 
 // its arguments $1 and $2, never spliced into the text.
 int run_user_command(const std::string& cmd, const std::string& version, const std::string& store,
                      const std::string& log, double timeout_s) {
-  return qualify::run_bounded({"/bin/sh", "-c", cmd + " \"$1\" \"$2\"", "gpucts-campaign", version, store}, {},
-                              timeout_s, log, true);
+  return qualify::run_bounded({"/bin/sh", "-c", cmd + " \"$1\" \"$2\"", "gpucts-campaign", version, store},
+                              {}, timeout_s, log, true);
 }
 
 struct Fetcher {
@@ -102,7 +109,8 @@ struct Fetcher {
       if (f.find(".tar") == std::string::npos) continue;
       const auto t0 = Clock::now();
       const std::string log = (logs / ("unpack-" + v + ".log")).string();
-      const int rc = qualify::run_bounded({"tar", "-xf", e.path().string(), "-C", store.string()}, {}, 600, log, true);
+      const int rc =
+          qualify::run_bounded({"tar", "-xf", e.path().string(), "-C", store.string()}, {}, 600, log, true);
       t.unpack = seconds_since(t0);
       t.how = "archive " + f;
       if (rc == 0 && fs::exists(lib_of(store, v))) return "";
@@ -119,7 +127,8 @@ struct Fetcher {
       (k == 0 ? t.fetch : t.build) = seconds_since(t0);
       t.how = std::string(what) + ": " + cmd;
       if (rc == 0 && fs::exists(lib_of(store, v))) return "";
-      tried += std::string(tried.empty() ? "" : "; ") + what + " failed (status " + std::to_string(rc) + ", " + log + ")";
+      tried += std::string(tried.empty() ? "" : "; ") + what + " failed (status " + std::to_string(rc) +
+               ", " + log + ")";
     }
     if (!tried.empty()) return "NCCL " + v + ": " + tried;
     return "NCCL " + v + " is not in " + store.string() + " (no " + v + "/lib/libnccl.so.2, no nccl-" + v +
@@ -127,7 +136,8 @@ struct Fetcher {
   }
 };
 
-std::vector<std::string> child_env(const fs::path& libdir, bool probe, const std::vector<std::string>& extra) {
+std::vector<std::string> child_env(const fs::path& libdir, bool probe,
+                                   const std::vector<std::string>& extra) {
   std::string ld = libdir.string();
   if (const char* old = std::getenv("LD_LIBRARY_PATH"); old && *old) ld += std::string(":") + old;
   std::vector<std::string> env = {"LD_LIBRARY_PATH=" + ld};
@@ -143,9 +153,12 @@ std::vector<std::string> store_versions(const fs::path& store) {
   for (const auto& e : fs::directory_iterator(store, ec)) {
     std::string f = e.path().filename().string();
     std::string v;
-    if (fs::exists(e.path() / "lib" / "libnccl.so.2")) v = f;
+    if (fs::exists(e.path() / "lib" / "libnccl.so.2"))
+      v = f;
     else if (f.rfind("nccl-", 0) == 0 && f.find(".tar") != std::string::npos) {
-      v = f.substr(5, f.find_first_of("-", 5) == std::string::npos ? f.find(".tar") - 5 : std::min(f.find('-', 5), f.find(".tar")) - 5);
+      v = f.substr(5, f.find_first_of("-", 5) == std::string::npos
+                          ? f.find(".tar") - 5
+                          : std::min(f.find('-', 5), f.find(".tar")) - 5);
     }
     if (auto pv = Version::try_parse(v, VersionKind::Nccl))
       if (std::find(vs.begin(), vs.end(), *pv) == vs.end()) vs.push_back(*pv);
@@ -163,7 +176,8 @@ int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
     binary = spec.substr(0, slash);
     spec = spec.substr(slash + 1);
   }
-  if (spec.find('.') == std::string::npos) throw UsageError("--bisect '" + spec + "': expected [BINARY/]SUITE.CASE");
+  if (spec.find('.') == std::string::npos)
+    throw UsageError("--bisect '" + spec + "': expected [BINARY/]SUITE.CASE");
   auto good = a.value("good"), bad = a.value("bad");
   if (!good || !bad) throw UsageError("--bisect needs --good VERSION and --bad VERSION");
   const Version vg = Version::parse(*good, VersionKind::Nccl), vb = Version::parse(*bad, VersionKind::Nccl);
@@ -213,7 +227,8 @@ int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
     auto extra = child_env(lib_of(f.store, v).parent_path(), false, a.values("env"));
     env.insert(env.end(), extra.begin(), extra.end());
     const auto t0 = Clock::now();
-    const int rc = qualify::run_bounded(cmd, env, entry->timeout_s, (out / ("bisect-" + v + ".log")).string(), true);
+    const int rc =
+        qualify::run_bounded(cmd, env, entry->timeout_s, (out / ("bisect-" + v + ".log")).string(), true);
     std::string cls = "absent", msg;
     try {
       for (const auto& c : junit::read_file(xml, binary))
@@ -229,7 +244,8 @@ int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
     char buf[64];
     std::snprintf(buf, sizeof buf, " (%.1f s, exit %d)", seconds_since(t0), rc);
     lines.push_back(v + ": " + cls + buf + (msg.empty() ? "" : ": " + msg));
-    std::fprintf(stderr, "gpucts campaign: bisect %s on NCCL %s: %s%s\n", spec.c_str(), v.c_str(), cls.c_str(), buf);
+    std::fprintf(stderr, "gpucts campaign: bisect %s on NCCL %s: %s%s\n", spec.c_str(), v.c_str(),
+                 cls.c_str(), buf);
   };
   run_at(0);
   run_at(st.versions.size() - 1);
@@ -238,8 +254,9 @@ int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
   const std::string& first_cls = st.outcome[0];
   const std::string& last_cls = st.outcome[st.versions.size() - 1];
   if (first_cls != st.old_cls || last_cls != st.new_cls) {
-    verdict = "cannot bisect: " + spec + " is " + first_cls + " on " + st.versions.front() + " and " + last_cls + " on " +
-              st.versions.back() + " (expected " + st.old_cls + ", then " + st.new_cls + ")";
+    verdict = "cannot bisect: " + spec + " is " + first_cls + " on " + st.versions.front() + " and " +
+              last_cls + " on " + st.versions.back() + " (expected " + st.old_cls + ", then " + st.new_cls +
+              ")";
     rc = 1;
   } else {
     while (auto nx = st.next()) run_at(*nx);
@@ -249,16 +266,19 @@ int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
       if (cls == st.old_cls && first && i < *first) last_old = i;
     const char* now = st.new_cls == "fail" ? "failing" : "passing";
     const char* before = st.new_cls == "fail" ? "passing" : "failing";
-    verdict = first ? std::string("first ") + now + " release: " + st.versions[*first] + " (last " + before + ": " +
-                          st.versions[last_old] + ")"
+    verdict = first ? std::string("first ") + now + " release: " + st.versions[*first] + " (last " + before +
+                          ": " + st.versions[last_old] + ")"
                     : "no release found where it changed";
-    if (first && *first > last_old + 1) verdict += "; the releases between could not decide (skipped or not run)";
+    if (first && *first > last_old + 1)
+      verdict += "; the releases between could not decide (skipped or not run)";
     rc = first ? 0 : 1;
   }
-  std::string md = "# gpucts bisect: " + binary + "/" + spec + "\n\n**" + verdict + "**\n\n| release | outcome |\n| --- | --- |\n";
+  std::string md = "# gpucts bisect: " + binary + "/" + spec + "\n\n**" + verdict +
+                   "**\n\n| release | outcome |\n| --- | --- |\n";
   for (std::size_t i = 0; i < st.versions.size(); ++i) {
     auto it = st.outcome.find(i);
-    md += "| " + st.versions[i] + " | " + (it == st.outcome.end() ? std::string("not needed") : it->second) + " |\n";
+    md += "| " + st.versions[i] + " | " + (it == st.outcome.end() ? std::string("not needed") : it->second) +
+          " |\n";
   }
   md += "\n";
   for (const auto& l : lines) md += "- " + l + "\n";
@@ -274,7 +294,8 @@ int cmd_campaign(const Args& a) {
   auto out_opt = a.value("output");
   if (!out_opt) throw UsageError("--output DIR is required");
   for (const auto& e : a.values("env"))
-    if (e.find('=') == std::string::npos || e.front() == '=') throw UsageError("--env '" + e + "': expected NAME=VALUE");
+    if (e.find('=') == std::string::npos || e.front() == '=')
+      throw UsageError("--env '" + e + "': expected NAME=VALUE");
   const fs::path out = *out_opt;
   std::error_code ec;
   fs::create_directories(out / "logs", ec);
@@ -306,26 +327,35 @@ int cmd_campaign(const Args& a) {
     if (stop_after > 0 && seconds_since(started) > stop_after) {
       failed.push_back("NCCL " + v + ": not run, the campaign's time budget (--stop-after " +
                        std::to_string(static_cast<int>(stop_after)) + " s) was spent");
-      std::fprintf(stderr, "[%zu/%zu] NCCL %s: not run (time budget spent)\n", i + 1, versions.size(), v.c_str());
+      std::fprintf(stderr, "[%zu/%zu] NCCL %s: not run (time budget spent)\n", i + 1, versions.size(),
+                   v.c_str());
       continue;
     }
     if (!(a.flag("resume") && fs::exists(dir / "manifest.json"))) {
       err = f.ensure(v, t);
       if (err.empty()) {
         fs::remove_all(dir, ec);
-        std::vector<std::string> cmd = {self, "qualify", "--output", dir.string(), "--no-python",
-                                        "--label", a.value("label").value_or("single-gpu|perf"),
-                                        "--exclude-label", a.value("exclude-label").value_or("torch|self-test")};
+        std::vector<std::string> cmd = {self,
+                                        "qualify",
+                                        "--output",
+                                        dir.string(),
+                                        "--no-python",
+                                        "--label",
+                                        a.value("label").value_or("single-gpu|perf"),
+                                        "--exclude-label",
+                                        a.value("exclude-label").value_or("torch|self-test")};
         if (auto b = a.value("build-dir")) cmd.insert(cmd.end(), {"--build-dir", *b});
         if (auto r = a.value("tests")) cmd.insert(cmd.end(), {"--tests", *r});
         if (auto r = a.value("exclude-tests")) cmd.insert(cmd.end(), {"--exclude-tests", *r});
         const auto t0 = Clock::now();
         const std::string log = (f.logs / ("qualify-" + v + ".log")).string();
-        const int rc = qualify::run_bounded(cmd, child_env(lib_of(f.store, v).parent_path(), !a.flag("no-probe"), a.values("env")),
-                                            timeout, log, true);
+        const int rc = qualify::run_bounded(
+            cmd, child_env(lib_of(f.store, v).parent_path(), !a.flag("no-probe"), a.values("env")), timeout,
+            log, true);
         t.run = seconds_since(t0);
         // 0 pass or waived, 1 fail, 3 no GPU: each leaves a bundle; anything else is a broken run.
-        if (rc != 0 && rc != 1 && rc != 3) err = "gpucts qualify ended with status " + std::to_string(rc) + " (" + log + ")";
+        if (rc != 0 && rc != 1 && rc != 3)
+          err = "gpucts qualify ended with status " + std::to_string(rc) + " (" + log + ")";
       }
     } else {
       t.how = "resumed";
@@ -342,7 +372,8 @@ int cmd_campaign(const Args& a) {
       }
     }
     if (!err.empty()) failed.push_back("NCCL " + v + ": " + err);
-    std::string line = "[" + std::to_string(i + 1) + "/" + std::to_string(versions.size()) + "] NCCL " + v + ":";
+    std::string line =
+        "[" + std::to_string(i + 1) + "/" + std::to_string(versions.size()) + "] NCCL " + v + ":";
     auto add = [&](const char* what, const std::optional<double>& s) {
       if (s) line += std::string(" ") + what + " " + std::to_string(static_cast<int>(*s + 0.5)) + " s";
     };
@@ -350,15 +381,17 @@ int cmd_campaign(const Args& a) {
     add("build", t.build);
     add("unpack", t.unpack);
     add("run", t.run);
-    if (!err.empty()) line += " -- " + err;
-    else if (!releases.empty()) line += " -- " + releases.back().bundle.manifest.verdict;
+    if (!err.empty())
+      line += " -- " + err;
+    else if (!releases.empty())
+      line += " -- " + releases.back().bundle.manifest.verdict;
     std::fprintf(stderr, "%s\n", line.c_str());
   }
   campaign::Report r = campaign::build(std::move(releases), builtin_matrix());
   r.problems.insert(r.problems.end(), failed.begin(), failed.end());
   campaign::write(r, out.string());
-  std::printf("%s: %zu release(s), %zu behaviour change(s)%s\n", (out / "campaign.html").c_str(), r.releases.size(),
-              r.changes.size(), r.problems.empty() ? "" : ", problems (see the report)");
+  std::printf("%s: %zu release(s), %zu behaviour change(s)%s\n", (out / "campaign.html").c_str(),
+              r.releases.size(), r.changes.size(), r.problems.empty() ? "" : ", problems (see the report)");
   return r.problems.empty() ? 0 : 1;
 }
 

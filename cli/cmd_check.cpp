@@ -37,7 +37,8 @@ int cmd_check(const Args& a) {
   std::vector<Fingerprint> fps;
   for (const auto& file : a.values("fingerprint")) {
     std::error_code ec;
-    if (std::filesystem::is_directory(file, ec)) throw UsageError(file + ": is a directory, not a fingerprint file");
+    if (std::filesystem::is_directory(file, ec))
+      throw UsageError(file + ": is a directory, not a fingerprint file");
     try {
       fps.push_back(load_fingerprint_file(file));
     } catch (const FingerprintError& e) {

@@ -3,8 +3,8 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "report/output_file.hpp"
 #include "fixtures/probe/probe.hpp"
+#include "report/output_file.hpp"
 
 namespace cts::cli {
 

@@ -3,8 +3,8 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "report/output_file.hpp"
 #include "fixtures/probe/probe.hpp"
+#include "report/output_file.hpp"
 
 namespace cts::cli {
 
@@ -17,7 +17,8 @@ int cmd_gpus(const Args& a) {
   int n = visible_gpu_count();
   if (auto spec = a.value("resource-spec"); spec && n > 0) {
     std::string f = "{\"version\":{\"major\":1,\"minor\":0},\"local\":[{\"gpus\":[";
-    for (int i = 0; i < n; ++i) f += std::string(i ? "," : "") + "{\"id\":\"" + std::to_string(i) + "\",\"slots\":1}";
+    for (int i = 0; i < n; ++i)
+      f += std::string(i ? "," : "") + "{\"id\":\"" + std::to_string(i) + "\",\"slots\":1}";
     f += "]}]}\n";
     try {
       write_file_atomic(*spec, f);

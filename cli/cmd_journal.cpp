@@ -47,11 +47,12 @@ int cmd_journal_to_junit(const Args& a) {
     Cause c = first_cause(r);
     bool abnormal = false;
     for (const auto& rank : r.ranks) abnormal |= !rank.abnormal_end().empty();
-    if (c.found && (abnormal || !r.premature_files.empty())) std::cout << r.test << ": first cause: " << c.summary() << "\n";
+    if (c.found && (abnormal || !r.premature_files.empty()))
+      std::cout << r.test << ": first cause: " << c.summary() << "\n";
     for (const auto& rank : r.ranks) cases += rank.cases.size();
   }
-  std::cout << "gpucts journal-to-junit: " << runs.size() << " test(s), " << cases << " finished case result(s) -> " << *out
-            << "\n";
+  std::cout << "gpucts journal-to-junit: " << runs.size() << " test(s), " << cases
+            << " finished case result(s) -> " << *out << "\n";
   return 0;
 }
 

@@ -8,17 +8,17 @@
 #include <sstream>
 
 #include "cli/args.hpp"
-#include "report/bundle.hpp"
 #include "cli/commands.hpp"
-#include "fixtures/probe/environment.hpp"
-#include "report/file_names.hpp"
-#include "fixtures/probe/gpu_requirement.hpp"
-#include "matrix/matrix.hpp"
-#include "matrix/nccl_defects.hpp"
-#include "matrix/input.hpp"
-#include "fixtures/probe/probe.hpp"
 #include "cli/qualify_check.hpp"
 #include "cli/qualify_run.hpp"
+#include "fixtures/probe/environment.hpp"
+#include "fixtures/probe/gpu_requirement.hpp"
+#include "fixtures/probe/probe.hpp"
+#include "matrix/input.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/nccl_defects.hpp"
+#include "report/bundle.hpp"
+#include "report/file_names.hpp"
 #include "report/summary.hpp"
 
 #ifndef GPUCTS_VERSION
@@ -30,8 +30,9 @@ namespace fs = std::filesystem;
 namespace cts::cli {
 
 const CommandSpec kQualifySpec = {
-    {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout", "grace",
-     "fingerprint", "python", "mpi-ranks", "mpiexec-args", "probe-rank-into", "expect-gpus", "accept-known"},
+    {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout",
+     "grace", "fingerprint", "python", "mpi-ranks", "mpiexec-args", "probe-rank-into", "expect-gpus",
+     "accept-known"},
     {"no-python", "list", "run-all"},
     "usage: gpucts qualify --output DIR [--build-dir DIR | --tests-json FILE]\n"
     "                      [--label REGEX] [--exclude-label REGEX] [--tests REGEX] [--exclude-tests REGEX]\n"
@@ -48,9 +49,11 @@ const CommandSpec kQualifySpec = {
     "and checks them together (cross-host-mismatch). --fingerprint adds fingerprints probed elsewhere.\n"
     "An entry that needs more GPUs than are visible is reported as not run (--run-all runs it anyway).\n"
     "--expect-gpus N (default $GPUCTS_EXPECT_GPUS): the qualification fails unless at least N GPUs are\n"
-    "visible (an image gate on a GPU node). Without it, a run that sees no GPU is NO GPU (exit 3), not PASS.\n"
+    "visible (an image gate on a GPU node). Without it, a run that sees no GPU is NO GPU (exit 3), not "
+    "PASS.\n"
     "--accept-known ID[,ID]: failures explained by these nccl_defects.csv rows (and their check findings)\n"
-    "are recorded as waived: verdict PASS (waived: ID), exit 0. A failure no accepted defect explains still fails.\n"
+    "are recorded as waived: verdict PASS (waived: ID), exit 0. A failure no accepted defect explains still "
+    "fails.\n"
     "Exit status: 0 pass (or pass with waivers), 1 fail (or interrupted), 2 bad usage or bad input,\n"
     "3 no GPU visible: nothing failed but the GPU suites did not run."};
 
@@ -80,9 +83,11 @@ bool any_label_matches(const std::vector<std::string>& labels, const std::regex&
 // <dir>/<name>.json for a fingerprint given by the user: its file name made safe, and "-2", "-3" ...
 // added where another one (this host's own) already has it.
 std::string unused_path(const fs::path& dir, const std::string& file) {
-  std::string stem = file_name_for(fs::path(file).stem().string().empty() ? file : fs::path(file).stem().string());
+  std::string stem =
+      file_name_for(fs::path(file).stem().string().empty() ? file : fs::path(file).stem().string());
   fs::path p = dir / (stem + ".json");
-  for (int k = 2; fs::exists(fs::symlink_status(p)); ++k) p = dir / (stem + "-" + std::to_string(k) + ".json");
+  for (int k = 2; fs::exists(fs::symlink_status(p)); ++k)
+    p = dir / (stem + "-" + std::to_string(k) + ".json");
   return p.string();
 }
 
@@ -104,7 +109,8 @@ std::string probe_ranks(const std::string& n, const std::string& extra, const st
                         std::vector<Fingerprint>* fps) {
   char* end = nullptr;
   long ranks = std::strtol(n.c_str(), &end, 10);
-  if (n.empty() || *end || ranks < 1 || ranks > 4096) throw UsageError("--mpi-ranks '" + n + "': expected a number >= 1");
+  if (n.empty() || *end || ranks < 1 || ranks > 4096)
+    throw UsageError("--mpi-ranks '" + n + "': expected a number >= 1");
   const char* env = std::getenv("GPUCTS_MPIEXEC");
   std::vector<std::string> cmd = {env && *env ? env : "mpiexec", "-n", std::to_string(ranks)};
   std::stringstream ss(extra);
@@ -114,13 +120,16 @@ std::string probe_ranks(const std::string& n, const std::string& extra, const st
     cmd.push_back(w);
   if (!python) cmd.push_back("--no-python");
   std::string log = (fs::path(dir).parent_path() / "logs" / "fingerprint_ranks.log").string();
-  int rc = qualify::run_bounded(cmd, {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}, 180, log, true);
+  int rc = qualify::run_bounded(cmd, {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}, 180,
+                                log, true);
   size_t before = fps->size();
   for (const auto& f : fs::directory_iterator(dir))
-    if (f.path().filename().string().find(".rank") != std::string::npos) fps->push_back(load_fingerprint_file(f.path().string()));
+    if (f.path().filename().string().find(".rank") != std::string::npos)
+      fps->push_back(load_fingerprint_file(f.path().string()));
   if (rc != 0) return cmd.front() + " ended with status " + std::to_string(rc) + " (see " + log + ")";
   if (fps->size() - before != static_cast<size_t>(ranks))
-    return std::to_string(fps->size() - before) + " of " + std::to_string(ranks) + " ranks wrote a fingerprint";
+    return std::to_string(fps->size() - before) + " of " + std::to_string(ranks) +
+           " ranks wrote a fingerprint";
   return "";
 }
 
@@ -135,7 +144,8 @@ std::vector<std::string> accepted_defects(const std::vector<std::string>& values
       if (!find_defect(builtin_matrix(), id)) {
         std::string known;
         for (const auto& d : builtin_matrix().nccl_defects) known += (known.empty() ? "" : ", ") + d.id;
-        throw UsageError("--accept-known '" + id + "': no such defect in nccl_defects.csv (known: " + known + ")");
+        throw UsageError("--accept-known '" + id + "': no such defect in nccl_defects.csv (known: " + known +
+                         ")");
       }
       if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
     }
@@ -163,8 +173,8 @@ int cmd_qualify(const Args& a) {
     char* end = nullptr;
     long n = std::strtol(v->c_str(), &end, 10);
     if (v->empty() || *end || n < 0 || n > 4096)
-      throw UsageError(std::string(a.value("expect-gpus") ? "--expect-gpus" : "GPUCTS_EXPECT_GPUS") + " '" + *v +
-                       "': expected a number >= 0");
+      throw UsageError(std::string(a.value("expect-gpus") ? "--expect-gpus" : "GPUCTS_EXPECT_GPUS") + " '" +
+                       *v + "': expected a number >= 0");
     expect_gpus = static_cast<int>(n);
   }
   const std::vector<std::string> accepted = accepted_defects(a.values("accept-known"));
@@ -177,7 +187,8 @@ int cmd_qualify(const Args& a) {
   // These paths are recorded in the bundle's JSON (UTF-8): refused now, not when writing the manifest.
   for (const char* opt : {"output", "tests-json", "build-dir"})
     if (auto v = a.value(opt); v && !is_valid_utf8(*v))
-      throw UsageError(std::string("--") + opt + " '" + excerpt(*v) + "': not valid UTF-8 (the bundle records it in JSON)");
+      throw UsageError(std::string("--") + opt + " '" + excerpt(*v) +
+                       "': not valid UTF-8 (the bundle records it in JSON)");
 
   qualify::Tree tree;
   std::vector<qualify::TestEntry> tests;
@@ -211,9 +222,11 @@ int cmd_qualify(const Args& a) {
       }
     if (harness && !asked) return false;
     if (auto l = a.value("label"); l && !any_label_matches(t.labels, make_regex("label", *l))) return false;
-    if (auto l = a.value("exclude-label"); l && any_label_matches(t.labels, make_regex("exclude-label", *l))) return false;
+    if (auto l = a.value("exclude-label"); l && any_label_matches(t.labels, make_regex("exclude-label", *l)))
+      return false;
     if (auto r = a.value("tests"); r && !std::regex_search(t.name, make_regex("tests", *r))) return false;
-    if (auto r = a.value("exclude-tests"); r && std::regex_search(t.name, make_regex("exclude-tests", *r))) return false;
+    if (auto r = a.value("exclude-tests"); r && std::regex_search(t.name, make_regex("exclude-tests", *r)))
+      return false;
     return true;
   };
   std::vector<qualify::TestEntry> selected;
@@ -228,7 +241,8 @@ int cmd_qualify(const Args& a) {
     }
     return 0;
   }
-  if (selected.empty()) throw UsageError("no suite selected (" + std::to_string(tests.size()) + " found via " + how + ")");
+  if (selected.empty())
+    throw UsageError("no suite selected (" + std::to_string(tests.size()) + " found via " + how + ")");
 
   // A new or empty folder only: a bundle never mixes two runs.
   fs::path dir = *out;
@@ -244,8 +258,8 @@ int cmd_qualify(const Args& a) {
   auto t0 = std::chrono::steady_clock::now();
   auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   bool tty = ::isatty(2);
-  std::fprintf(stderr, "gpucts qualify: %zu suite(s) from %s (%s tree %s) -> %s\n", selected.size(), how.c_str(),
-               tree.kind.c_str(), tree.root.c_str(), dir.c_str());
+  std::fprintf(stderr, "gpucts qualify: %zu suite(s) from %s (%s tree %s) -> %s\n", selected.size(),
+               how.c_str(), tree.kind.c_str(), tree.root.c_str(), dir.c_str());
 
   // Fingerprint of this host first: it says what is being qualified even if a suite hangs.
   ProbeOptions po;
@@ -254,16 +268,18 @@ int cmd_qualify(const Args& a) {
   Fingerprint self = probe_fingerprint(po);
   std::vector<Fingerprint> fps{self};
   std::string host = self.host.value_or("unknown-host");
-  bundle::write_text((dir / "fingerprints" / (file_name_for(host) + ".json")).string(), to_json(self).dump(2) + "\n");
+  bundle::write_text((dir / "fingerprints" / (file_name_for(host) + ".json")).string(),
+                     to_json(self).dump(2) + "\n");
   if (auto ranks = a.value("mpi-ranks")) {
-    std::string err = probe_ranks(*ranks, a.value("mpiexec-args").value_or(""), (dir / "fingerprints").string(),
-                                  !a.flag("no-python"), &fps);
+    std::string err = probe_ranks(*ranks, a.value("mpiexec-args").value_or(""),
+                                  (dir / "fingerprints").string(), !a.flag("no-python"), &fps);
     if (!err.empty()) std::fprintf(stderr, "gpucts qualify: per-rank fingerprints: %s\n", err.c_str());
   }
   for (const auto& f : a.values("fingerprint")) {
     try {
       Fingerprint fp = load_fingerprint_file(f);
-      bundle::write_text(unused_path(dir / "fingerprints", fs::path(f).filename().string()), to_json(fp).dump(2) + "\n");
+      bundle::write_text(unused_path(dir / "fingerprints", fs::path(f).filename().string()),
+                         to_json(fp).dump(2) + "\n");
       fps.push_back(std::move(fp));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gpucts qualify: %s\n", e.what());
@@ -291,7 +307,8 @@ int cmd_qualify(const Args& a) {
     p.fingerprints = (dir / "fingerprints").string();
     qualify::TestEntry e = qualify::relocate(t, tree, p);
     std::string not_run;
-    if (qualify::g_signal.load()) not_run = "qualify was interrupted before this suite";
+    if (qualify::g_signal.load())
+      not_run = "qualify was interrupted before this suite";
     else if (t.gpus > visible && !a.flag("run-all"))
       not_run = gpu_shortfall(t.gpus, visible, no_gpu);
     if (!not_run.empty()) {
@@ -301,7 +318,8 @@ int cmd_qualify(const Args& a) {
       r.labels = t.labels;
       r.status = "not_run";
       r.reason = not_run;
-      std::fprintf(stderr, "[%zu/%zu] %s: not run: %s\n", i + 1, selected.size(), t.name.c_str(), not_run.c_str());
+      std::fprintf(stderr, "[%zu/%zu] %s: not run: %s\n", i + 1, selected.size(), t.name.c_str(),
+                   not_run.c_str());
       m.suites.push_back(r);
       continue;
     }
@@ -310,27 +328,28 @@ int cmd_qualify(const Args& a) {
     if (!tty) std::fprintf(stderr, "%s: started (timeout %.0f s)\n", head.c_str(), e.timeout_s);
     double last_line = 0;
     auto outcome = qualify::run_one(e, p, grace, [&](int done, int total, double el) {
-      std::string cases_s = total ? std::to_string(done) + "/" + std::to_string(total) + " cases" : "starting";
+      std::string cases_s =
+          total ? std::to_string(done) + "/" + std::to_string(total) + " cases" : "starting";
       if (tty) {
-        std::fprintf(stderr, "\r\033[K%s  %s  %s (total %s)", head.c_str(), cases_s.c_str(), clock_str(el).c_str(),
-                     clock_str(since()).c_str());
+        std::fprintf(stderr, "\r\033[K%s  %s  %s (total %s)", head.c_str(), cases_s.c_str(),
+                     clock_str(el).c_str(), clock_str(since()).c_str());
       } else if (el - last_line >= 30) {  // logs: a line every 30 s, not a flood
         std::fprintf(stderr, "%s: %s, %s\n", head.c_str(), cases_s.c_str(), clock_str(el).c_str());
         last_line = el;
       }
     });
     auto c = junit::count(outcome.cases);
-    std::fprintf(stderr, "%s%s: %s  %d passed, %d failed, %d errors, %d skipped  %s%s%s\n", tty ? "\r\033[K" : "",
-                 head.c_str(), outcome.run.status.c_str(), c.passed, c.failed, c.errors, c.skipped,
-                 clock_str(outcome.run.duration_s).c_str(), outcome.run.reason.empty() ? "" : "  -- ",
-                 outcome.run.reason.c_str());
+    std::fprintf(stderr, "%s%s: %s  %d passed, %d failed, %d errors, %d skipped  %s%s%s\n",
+                 tty ? "\r\033[K" : "", head.c_str(), outcome.run.status.c_str(), c.passed, c.failed,
+                 c.errors, c.skipped, clock_str(outcome.run.duration_s).c_str(),
+                 outcome.run.reason.empty() ? "" : "  -- ", outcome.run.reason.c_str());
     cases.insert(cases.end(), outcome.cases.begin(), outcome.cases.end());
     m.suites.push_back(std::move(outcome.run));
   }
   if (expect_gpus && visible < *expect_gpus) {
     // One failed case in the bundle, so the verdict, the summary and junit.xml all say why.
-    std::string why = "expected at least " + std::to_string(*expect_gpus) + " GPU(s), " + std::to_string(visible) +
-                      " visible" + (no_gpu.empty() ? "" : " (" + no_gpu + ")");
+    std::string why = "expected at least " + std::to_string(*expect_gpus) + " GPU(s), " +
+                      std::to_string(visible) + " visible" + (no_gpu.empty() ? "" : " (" + no_gpu + ")");
     std::fprintf(stderr, "gpucts qualify: %s\n", why.c_str());
     cases.push_back({"gpucts_qualify", "Environment", "ExpectedGpusVisible", "failed", why, why, 0});
   }
@@ -356,7 +375,8 @@ int cmd_qualify(const Args& a) {
         fs::rename(e.path(), e.path().string() + ".broken");
       }
     }
-  m.nccl_selected = std::any_of(selected.begin(), selected.end(), [](const qualify::TestEntry& t) { return t.gpus > 0; });
+  m.nccl_selected =
+      std::any_of(selected.begin(), selected.end(), [](const qualify::TestEntry& t) { return t.gpus > 0; });
   m.verdict = bundle::verdict(m, cases, check, bwruns);
   // The check's own waived findings (nccl-known-defect of an accepted id) are counted too.
   for (const auto& id : accepted) {

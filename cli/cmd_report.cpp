@@ -4,8 +4,8 @@
 #include <iostream>
 
 #include "cli/args.hpp"
-#include "report/campaign.hpp"
 #include "cli/commands.hpp"
+#include "report/campaign.hpp"
 #include "report/report_diff.hpp"
 #include "report/summary.hpp"
 
@@ -111,7 +111,8 @@ int cmd_report(const Args& a) {
       std::fprintf(stderr, "gpucts report: %s\n", e.what());
       return 2;
     }
-    std::printf("%s: %s\n", (fs::path(*out) / "report.html").c_str(), c.regressed() ? "REGRESSED" : "no regression");
+    std::printf("%s: %s\n", (fs::path(*out) / "report.html").c_str(),
+                c.regressed() ? "REGRESSED" : "no regression");
   } else if (a.flag("json")) {
     std::cout << report::to_json(c).dump(2) << "\n";
   } else {

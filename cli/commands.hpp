@@ -18,8 +18,8 @@ struct CommandSpec {
 
 // Each body takes what was given and returns the exit status.
 // Exit status convention: 0 success, 1 the checked thing failed, 2 bad input or usage.
-extern const CommandSpec kFingerprintSpec, kGpusSpec, kCheckSpec, kJournalToJunitSpec, kQualifySpec, kReportSpec,
-    kCampaignSpec;
+extern const CommandSpec kFingerprintSpec, kGpusSpec, kCheckSpec, kJournalToJunitSpec, kQualifySpec,
+    kReportSpec, kCampaignSpec;
 int cmd_fingerprint(const Args& a);
 int cmd_gpus(const Args& a);
 int cmd_check(const Args& a);

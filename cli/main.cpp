@@ -23,15 +23,20 @@ struct Command {
 };
 
 const Command kCommands[] = {
-    {"fingerprint", "write this process's environment fingerprint (JSON)", &cts::cli::kFingerprintSpec, cts::cli::cmd_fingerprint},
-    {"gpus", "count the visible GPUs; --resource-spec FILE writes CTest's resource spec", &cts::cli::kGpusSpec, cts::cli::cmd_gpus},
-    {"check", "check fingerprints (default: this machine) against the compatibility matrix", &cts::cli::kCheckSpec, cts::cli::cmd_check},
-    {"journal-to-junit", "turn test journals (also of crashed or interrupted runs) into JUnit", &cts::cli::kJournalToJunitSpec,
-     cts::cli::cmd_journal_to_junit},
-    {"qualify", "run every suite and write the qualification bundle (--output DIR)", &cts::cli::kQualifySpec, cts::cli::cmd_qualify},
-    {"report", "compare bundles: --baseline DIR --candidate DIR...", &cts::cli::kReportSpec, cts::cli::cmd_report},
-    {"campaign", "the suites against several NCCL releases, one report: --nccl V,V... --output DIR", &cts::cli::kCampaignSpec,
-     cts::cli::cmd_campaign},
+    {"fingerprint", "write this process's environment fingerprint (JSON)", &cts::cli::kFingerprintSpec,
+     cts::cli::cmd_fingerprint},
+    {"gpus", "count the visible GPUs; --resource-spec FILE writes CTest's resource spec",
+     &cts::cli::kGpusSpec, cts::cli::cmd_gpus},
+    {"check", "check fingerprints (default: this machine) against the compatibility matrix",
+     &cts::cli::kCheckSpec, cts::cli::cmd_check},
+    {"journal-to-junit", "turn test journals (also of crashed or interrupted runs) into JUnit",
+     &cts::cli::kJournalToJunitSpec, cts::cli::cmd_journal_to_junit},
+    {"qualify", "run every suite and write the qualification bundle (--output DIR)", &cts::cli::kQualifySpec,
+     cts::cli::cmd_qualify},
+    {"report", "compare bundles: --baseline DIR --candidate DIR...", &cts::cli::kReportSpec,
+     cts::cli::cmd_report},
+    {"campaign", "the suites against several NCCL releases, one report: --nccl V,V... --output DIR",
+     &cts::cli::kCampaignSpec, cts::cli::cmd_campaign},
 };
 
 std::string usage() {
@@ -65,7 +70,8 @@ CLI::App* add_command(CLI::App& app, const Command& c, std::vector<std::string>&
 }
 
 // The command's view of what its subcommand took.
-cts::cli::Args parsed(const CLI::App& sub, const cts::cli::CommandSpec& spec, std::vector<std::string> positional) {
+cts::cli::Args parsed(const CLI::App& sub, const cts::cli::CommandSpec& spec,
+                      std::vector<std::string> positional) {
   std::map<std::string, std::vector<std::string>> values;
   std::set<std::string> flags;
   for (const auto& v : spec.valued)
@@ -91,7 +97,8 @@ int main(int argc, char** argv) {
   const CLI::App* help = app.add_subcommand("help")->group("");
   std::vector<std::vector<std::string>> positional(std::size(kCommands));
   std::vector<const CLI::App*> subs;
-  for (std::size_t i = 0; i < std::size(kCommands); ++i) subs.push_back(add_command(app, kCommands[i], positional[i]));
+  for (std::size_t i = 0; i < std::size(kCommands); ++i)
+    subs.push_back(add_command(app, kCommands[i], positional[i]));
 
   try {
     app.parse(argc, argv);
@@ -103,12 +110,14 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const CLI::ParseError& e) {
     const auto chosen = app.get_subcommands();
-    std::fprintf(stderr, "gpucts%s: %s\n", chosen.empty() ? "" : (" " + chosen.front()->get_name()).c_str(), e.what());
+    std::fprintf(stderr, "gpucts%s: %s\n", chosen.empty() ? "" : (" " + chosen.front()->get_name()).c_str(),
+                 e.what());
     return 2;
   }
   if (auto a = cts::first_unknown(app)) {
     if (a->rfind('-', 0) == 0)
-      std::fprintf(stderr, "gpucts: unknown option %s (known: %s)\n", a->c_str(), cts::known_flags(app).c_str());
+      std::fprintf(stderr, "gpucts: unknown option %s (known: %s)\n", a->c_str(),
+                   cts::known_flags(app).c_str());
     else
       std::fprintf(stderr, "gpucts: unknown command '%s' (known: %s)\n", a->c_str(), command_names().c_str());
     return 2;
@@ -121,7 +130,8 @@ int main(int argc, char** argv) {
     const Command& c = kCommands[i];
     if (!subs[i]->parsed()) continue;
     if (auto a = cts::first_unknown(*subs[i])) {
-      std::fprintf(stderr, "gpucts %s: unknown option %s (known: %s)\n", c.name, a->c_str(), cts::known_flags(*subs[i]).c_str());
+      std::fprintf(stderr, "gpucts %s: unknown option %s (known: %s)\n", c.name, a->c_str(),
+                   cts::known_flags(*subs[i]).c_str());
       return 2;
     }
     try {

@@ -1,10 +1,10 @@
 #include "cli/qualify_run.hpp"
 
-#include "report/file_names.hpp"
-#include "matrix/input.hpp"
-#include "report/journal_report.hpp"
 #include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/spawn.hpp"
+#include "matrix/input.hpp"
+#include "report/file_names.hpp"
+#include "report/journal_report.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -15,8 +15,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -59,7 +59,8 @@ std::string signal_name(int sig) {
   return std::string("signal ") + std::to_string(sig) + (d ? " (" + std::string(d) + ")" : "");
 }
 
-std::vector<std::string> files_with_prefix(const std::string& dir, const std::string& prefix, const std::string& ext) {
+std::vector<std::string> files_with_prefix(const std::string& dir, const std::string& prefix,
+                                           const std::string& ext) {
   std::vector<std::string> out;
   if (!fs::is_directory(dir)) return out;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -210,8 +211,9 @@ Tree locate_tree(const std::optional<std::string>& build_dir) {
     t.root = prefix.string();
     return t;
   }
-  throw bundle::BundleError("cannot tell where the suites are: " + exe.string() +
-                            " is neither in an install tree (../libexec/gpucts) nor in a build tree; pass --build-dir");
+  throw bundle::BundleError(
+      "cannot tell where the suites are: " + exe.string() +
+      " is neither in an install tree (../libexec/gpucts) nor in a build tree; pass --build-dir");
 }
 
 std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::string& origin) {
@@ -240,7 +242,8 @@ std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::stri
     const std::string at = "tests[" + std::to_string(i) + "]";
     if (!t.is_object()) throw bundle::BundleError(origin + ": " + at + ": expected an object");
     TestEntry e;
-    if (t.contains("name") && !t["name"].is_string()) throw bundle::BundleError(origin + ": " + at + ".name: expected a string");
+    if (t.contains("name") && !t["name"].is_string())
+      throw bundle::BundleError(origin + ": " + at + ".name: expected a string");
     e.name = t.value("name", "");
     if (e.name.empty() || !t.contains("command") || !t["command"].is_array()) continue;
     // The name becomes GPUCTS_TEST_NAME, a file name (file_names.hpp) and a line on the terminal.
@@ -250,7 +253,8 @@ std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::stri
       throw bundle::BundleError(origin + ": " + at + ".name '" + excerpt(e.name) +
                                 "': control characters or invalid UTF-8 in a test name");
     e.command = strings(t["command"], at + ".command");
-    if (e.command.empty() || e.command[0].empty()) throw bundle::BundleError(origin + ": " + at + ".command: empty");
+    if (e.command.empty() || e.command[0].empty())
+      throw bundle::BundleError(origin + ": " + at + ".command: empty");
     if (t.contains("properties") && t["properties"].is_array())
       for (size_t k = 0; k < t["properties"].size(); ++k) {
         const auto& p = t["properties"][k];
@@ -260,20 +264,27 @@ std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::stri
         std::string n = p.value("name", "");
         const auto& v = p.contains("value") ? p["value"] : nlohmann::json();
         const std::string where = pat + " (" + excerpt(n, 40) + ")";
-        if (n == "LABELS") e.labels = strings(v, where);
-        else if (n == "ENVIRONMENT") e.env = strings(v, where);
-        else if (n == "PASS_REGULAR_EXPRESSION") e.pass_regex = strings(v, where);
-        else if (n == "FAIL_REGULAR_EXPRESSION") e.fail_regex = strings(v, where);
+        if (n == "LABELS")
+          e.labels = strings(v, where);
+        else if (n == "ENVIRONMENT")
+          e.env = strings(v, where);
+        else if (n == "PASS_REGULAR_EXPRESSION")
+          e.pass_regex = strings(v, where);
+        else if (n == "FAIL_REGULAR_EXPRESSION")
+          e.fail_regex = strings(v, where);
         else if (n == "TIMEOUT") {
-          if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 1e7)
+          if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
+              v.get<double>() > 1e7)
             throw bundle::BundleError(origin + ": " + where + ": expected a number of seconds >= 0");
           if (v.get<double>() > 0) e.timeout_s = v.get<double>();  // 0: CTest's "no TIMEOUT of its own"
-        } else if (n == "WORKING_DIRECTORY" && v.is_string()) e.working_dir = v.get<std::string>();
+        } else if (n == "WORKING_DIRECTORY" && v.is_string())
+          e.working_dir = v.get<std::string>();
         else if (n == "SKIP_RETURN_CODE") {
           if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 255)
             throw bundle::BundleError(origin + ": " + where + ": expected an exit status 0..255");
           e.skip_code = v.get<int>();
-        } else if (n == "WILL_FAIL" && v.is_boolean()) e.will_fail = v.get<bool>();
+        } else if (n == "WILL_FAIL" && v.is_boolean())
+          e.will_fail = v.get<bool>();
       }
     out.push_back(std::move(e));
   }
@@ -290,8 +301,8 @@ std::vector<TestEntry> discover(const Tree& t, std::string* how) {
       apply_gpu_needs(tests, t.root + "/gpucts_gpu_needs.txt");
       return tests;
     }
-    *how = "ctest unavailable (" + std::string(GPUCTS_CTEST_COMMAND) + "): every gpucts_* binary under " + t.root +
-           "/suites, run plainly";
+    *how = "ctest unavailable (" + std::string(GPUCTS_CTEST_COMMAND) + "): every gpucts_* binary under " +
+           t.root + "/suites, run plainly";
   } else if (fs::exists(t.tests_json)) {
     *how = t.tests_json;
     auto tests = parse_ctest_json(bundle::read_text(t.tests_json), t.tests_json);
@@ -305,7 +316,8 @@ std::vector<TestEntry> discover(const Tree& t, std::string* how) {
   if (fs::is_directory(dir))
     for (const auto& e : fs::directory_iterator(dir)) {
       std::string n = e.path().filename().string();
-      if (n.rfind("gpucts_", 0) == 0 && is_executable(e.path().string())) out.push_back({n, {e.path().string()}});
+      if (n.rfind("gpucts_", 0) == 0 && is_executable(e.path().string()))
+        out.push_back({n, {e.path().string()}});
     }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;
@@ -323,8 +335,8 @@ void apply_gpu_needs(std::vector<TestEntry>& tests, const std::string& needs_fil
     errno = 0;
     long n = std::strtol(line.c_str() + eq + 1, &end, 10);
     if (end == line.c_str() + eq + 1 || *end || errno == ERANGE || n < 0 || n > 4096)
-      throw bundle::BundleError(needs_file + ":" + std::to_string(line_no) + ": '" + excerpt(line.substr(eq + 1), 40) +
-                                "' is not a GPU count");
+      throw bundle::BundleError(needs_file + ":" + std::to_string(line_no) + ": '" +
+                                excerpt(line.substr(eq + 1), 40) + "' is not a GPU count");
     need[line.substr(0, eq)] = static_cast<int>(n);
   }
   for (auto& t : tests)
@@ -394,7 +406,8 @@ std::vector<junit::Case> cases_from_journal(const std::vector<std::string>& file
   Cause c = first_cause(run);
   if (first) *first = c.found ? c.summary() : "";
   if (run.ranks.empty()) return {};
-  auto cases = junit::read(xml::parse(journals_to_junit({run}), binary + " journals"), binary + " journals", binary);
+  auto cases =
+      junit::read(xml::parse(journals_to_junit({run}), binary + " journals"), binary + " journals", binary);
   for (auto& k : cases) {
     k.binary = binary;
     if (k.status == "error") {
@@ -429,7 +442,8 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
     return o;
   };
   auto exe = e.command.empty() ? std::nullopt : find_program(e.command[0]);
-  if (!exe) return cannot_start(e.command.empty() ? "empty command" : "cannot start: " + e.command[0] + " not found");
+  if (!exe)
+    return cannot_start(e.command.empty() ? "empty command" : "cannot start: " + e.command[0] + " not found");
   auto start = std::chrono::steady_clock::now();
   // Its own group: a deadline or ^C reaches mpiexec and every rank. No shell: argv as recorded.
   proc::Options so;
@@ -444,7 +458,9 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
   if (pid < 0) return cannot_start("cannot start " + *exe + ": " + spawn_error);
 
   JournalTail tail;
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   int status = 0;
   bool exited = false;
   std::string ending;
@@ -473,8 +489,8 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
     }
     if (elapsed() > e.timeout_s) {
       r.status = "timeout";
-      ending = "timed out after " + std::to_string(static_cast<int>(e.timeout_s)) + " s (SIGTERM, then SIGKILL after " +
-               std::to_string(static_cast<int>(grace_s)) + " s)";
+      ending = "timed out after " + std::to_string(static_cast<int>(e.timeout_s)) +
+               " s (SIGTERM, then SIGKILL after " + std::to_string(static_cast<int>(grace_s)) + " s)";
       stop_group(SIGTERM);
       break;
     }
@@ -546,11 +562,15 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
     o.cases.clear();
     r.xml.clear();
     r.synthesized = true;
-    std::string how = ending.empty() ? "exited with status " + std::to_string(r.exit_code.value_or(-1)) : ending;
-    if (!xml_problem.empty()) how += "; its gtest XML is unreadable: " + xml_problem;
-    else if (xmls.empty()) how += " without writing its gtest XML";
+    std::string how =
+        ending.empty() ? "exited with status " + std::to_string(r.exit_code.value_or(-1)) : ending;
+    if (!xml_problem.empty())
+      how += "; its gtest XML is unreadable: " + xml_problem;
+    else if (xmls.empty())
+      how += " without writing its gtest XML";
     std::string cause;
-    o.cases = cases_from_journal(files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl"), e.name, how, &cause);
+    o.cases = cases_from_journal(files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl"), e.name,
+                                 how, &cause);
     r.reason = how + (cause.empty() ? "" : "; first cause: " + cause);
     bool died = r.status != "passed" && r.status != "skipped";
     bool open_case = false;
@@ -568,8 +588,8 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
     for (const auto& c : o.cases) any_fail |= c.status == "failed" || c.status == "error";
     if (!any_fail) {
       // gtest saw no failure but the process did not succeed (teardown crash, MPI rank disagreement).
-      o.cases.push_back({e.name, "process", "exit", "error", "all cases passed, but " + ending, ending,
-                         r.duration_s});
+      o.cases.push_back(
+          {e.name, "process", "exit", "error", "all cases passed, but " + ending, ending, r.duration_s});
     }
     r.reason = ending;
   }
@@ -578,7 +598,8 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
     const std::string why = "exited with status 0 but ran no case";
     r.status = "failed";
     r.reason = r.reason.empty() ? why : r.reason + "; " + why;
-    o.cases.push_back({e.name, "process", "exit", "error", junit::one_line(r.reason), r.reason, r.duration_s});
+    o.cases.push_back(
+        {e.name, "process", "exit", "error", junit::one_line(r.reason), r.reason, r.duration_s});
   }
   if (r.reason.rfind("expected", 0) == 0)  // the entry passes by failing: its failures are the expectation
     for (auto& c : o.cases)

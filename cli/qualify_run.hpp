@@ -19,11 +19,11 @@ struct TestEntry {
   std::string name;
   std::vector<std::string> command;
   std::vector<std::string> labels{};
-  std::vector<std::string> env{}; // NAME=VALUE, as CTest would set them
+  std::vector<std::string> env{};  // NAME=VALUE, as CTest would set them
   double timeout_s = 600;
   std::string working_dir{};
   int skip_code = 77;
-  int gpus = 0;                   // GPUs the entry needs (gpucts_gpu_needs.txt), 0: none
+  int gpus = 0;  // GPUs the entry needs (gpucts_gpu_needs.txt), 0: none
   // CTest's own verdict rules, honoured as ctest would: PASS_REGULAR_EXPRESSION (the output must
   // match one; the exit status is then ignored), FAIL_REGULAR_EXPRESSION, WILL_FAIL.
   std::vector<std::string> pass_regex{}, fail_regex{};
@@ -34,9 +34,9 @@ struct TestEntry {
 };
 
 struct Tree {
-  std::string kind;     // "build" or "install"
-  std::string root;     // build directory or install prefix
-  std::string libexec;  // where the gpucts_* binaries are (install tree)
+  std::string kind;        // "build" or "install"
+  std::string root;        // build directory or install prefix
+  std::string libexec;     // where the gpucts_* binaries are (install tree)
   std::string tests_json;  // install: share/gpucts/tests.json
 };
 
@@ -52,12 +52,12 @@ std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::stri
 std::vector<TestEntry> discover(const Tree& t, std::string* how);
 
 struct RunPaths {
-  std::string bundle;       // bundle root
-  std::string xml_prefix;   // bundle/gtest/<name>   (gtest writes <name>.xml, MPI ranks may add a suffix)
-  std::string journal_dir;  // bundle/journal
-  std::string log;          // bundle/logs/<name>.log
-  std::string bandwidth;    // bundle/bandwidth/<name> (the perf suite adds .json / .csv)
-  std::string fingerprints; // bundle/fingerprints
+  std::string bundle;        // bundle root
+  std::string xml_prefix;    // bundle/gtest/<name>   (gtest writes <name>.xml, MPI ranks may add a suffix)
+  std::string journal_dir;   // bundle/journal
+  std::string log;           // bundle/logs/<name>.log
+  std::string bandwidth;     // bundle/bandwidth/<name> (the perf suite adds .json / .csv)
+  std::string fingerprints;  // bundle/fingerprints
 };
 
 // Reads "<test>=<n>" lines (the build's gpucts_gpu_needs.txt) into the entries' `gpus`.
@@ -95,7 +95,8 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
 // Cases from the journals (report/journal_report.hpp); a case that started and never ended
 // becomes an error naming how the process ended (`ending`). Used when gtest wrote no XML.
 // `first_cause` receives the reader's first cause across ranks ("" when none).
-std::vector<junit::Case> cases_from_journal(const std::vector<std::string>& journal_files, const std::string& binary,
-                                            const std::string& ending, std::string* first_cause);
+std::vector<junit::Case> cases_from_journal(const std::vector<std::string>& journal_files,
+                                            const std::string& binary, const std::string& ending,
+                                            std::string* first_cause);
 
 }  // namespace cts::qualify

@@ -85,8 +85,9 @@ CheckSpec make_check_spec(const Pattern& p, const Expectation& e, const void* go
 // Rank's input over elements [begin, end) of one segment, 16 bytes per store from vbegin on (the
 // misaligned head and the tail element by element).
 template <DType D, bool Mixed>
-__global__ void __launch_bounds__(256) fill_kernel(Exact<D> ex, GenParams g, int rank, storage_t<D>* out, std::int64_t begin,
-                                                   std::int64_t vbegin, std::int64_t nvec, std::int64_t end) {
+__global__ void __launch_bounds__(256)
+    fill_kernel(Exact<D> ex, GenParams g, int rank, storage_t<D>* out, std::int64_t begin,
+                std::int64_t vbegin, std::int64_t nvec, std::int64_t end) {
   using S = storage_t<D>;
   using T = device_t<D>;
   constexpr int L = kLanes<D>;
@@ -94,8 +95,9 @@ __global__ void __launch_bounds__(256) fill_kernel(Exact<D> ex, GenParams g, int
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   const std::uint32_t rank_bits = Exact<D>::rank_offset(rank);
-  for_each_unvectorised(begin, vbegin, vbegin + nvec * L, end, tid, stride,
-                        [&](std::int64_t i) { out[i] = Mixed ? mixed(ex.bits0(i) + rank_bits) : ex.input1(rank, i); });
+  for_each_unvectorised(begin, vbegin, vbegin + nvec * L, end, tid, stride, [&](std::int64_t i) {
+    out[i] = Mixed ? mixed(ex.bits0(i) + rank_bits) : ex.input1(rank, i);
+  });
   uint4* vo = reinterpret_cast<uint4*>(out + vbegin);
   for (std::int64_t v = tid; v < nvec; v += stride) {
     const std::int64_t i0 = vbegin + v * L;
@@ -125,7 +127,9 @@ template <DType D>
 struct InputAt {
   Elem<D> e;
   int rank;
-  __device__ device_t<D> operator()(std::int64_t i) const { return from_double<device_t<D>>(e.input(rank, i)); }
+  __device__ device_t<D> operator()(std::int64_t i) const {
+    return from_double<device_t<D>>(e.input(rank, i));
+  }
 };
 
 // thrust::tabulate on the stream, without a synchronisation; its errors as KernelError.
@@ -153,7 +157,8 @@ void fill_input(const Pattern& p, int rank, void* ptr, std::size_t count, cudaSt
     const std::int64_t n = static_cast<std::int64_t>(count);
     Exact<D> ex;
     const bool mixed = g.mode == static_cast<int>(PayloadMode::mixed);
-    if (!mixed && !make_exact(g, &ex)) {  // not a range the vector path forms: the reference, element by element
+    if (!mixed &&
+        !make_exact(g, &ex)) {  // not a range the vector path forms: the reference, element by element
       CheckSpec s;
       s.g = g;
       tabulate_on(stream, static_cast<T*>(ptr), n, InputAt<D>{Elem<D>{s}, rank}, "fill_input");
@@ -174,19 +179,21 @@ void fill_input(const Pattern& p, int rank, void* ptr, std::size_t count, cudaSt
   });
 }
 
-void fill_expected(const Pattern& p, const Expectation& e, void* ptr, std::size_t count, cudaStream_t stream) {
+void fill_expected(const Pattern& p, const Expectation& e, void* ptr, std::size_t count,
+                   cudaStream_t stream) {
   if (count == 0) return;
   const CheckSpec s = make_check_spec(p, e, nullptr, nullptr);
   visit_dtype(p.dtype, [&](auto tag) {
     constexpr DType D = decltype(tag)::value;
-    tabulate_on(stream, static_cast<device_t<D>*>(ptr), static_cast<std::int64_t>(count), ExpectedAt<D>{Elem<D>{s}},
-                "fill_expected");
+    tabulate_on(stream, static_cast<device_t<D>*>(ptr), static_cast<std::int64_t>(count),
+                ExpectedAt<D>{Elem<D>{s}}, "fill_expected");
   });
 }
 
 KernelBuild kernel_build() {
   cudaFuncAttributes a;
-  cuda_check(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&fill_kernel<DType::f32, false>)), "kernel_build");
+  cuda_check(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&fill_kernel<DType::f32, false>)),
+             "kernel_build");
   return {a.ptxVersion, a.binaryVersion};
 }
 
@@ -197,7 +204,8 @@ double kernel_load_seconds() { return g_kernel_load_s; }
 void preload_kernels() {
   const auto t0 = std::chrono::steady_clock::now();
   cudaFuncAttributes a;
-  cuda_check(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&fill_kernel<DType::f32, false>)), "preload (fill)");
+  cuda_check(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&fill_kernel<DType::f32, false>)),
+             "preload (fill)");
   cuda_check(cudaFuncGetAttributes(&a, any_check_kernel_lo()), "preload (checks)");
   cuda_check(cudaFuncGetAttributes(&a, any_check_kernel_hi()), "preload (checks)");
   g_kernel_load_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -212,19 +220,20 @@ static CheckFn check_fn(DType d) {
   return i < kCheckSplit ? check_fns_lo()[i] : check_fns_hi()[i - kCheckSplit];
 }
 
-VerifyResult verify(const Pattern& p, const Expectation& e, const void* got, std::size_t count, cudaStream_t stream,
-                    double timeout_s) {
+VerifyResult verify(const Pattern& p, const Expectation& e, const void* got, std::size_t count,
+                    cudaStream_t stream, double timeout_s) {
   if (count == 0) return {};
   return check_fn(p.dtype)(make_check_spec(p, e, got, nullptr), count, stream, timeout_s, CheckStage::full);
 }
 
 void enqueue_verify_kernels(const Pattern& p, const Expectation& e, const void* got, std::size_t count,
                             cudaStream_t stream) {
-  if (count) check_fn(p.dtype)(make_check_spec(p, e, got, nullptr), count, stream, 0, CheckStage::kernels_only);
+  if (count)
+    check_fn(p.dtype)(make_check_spec(p, e, got, nullptr), count, stream, 0, CheckStage::kernels_only);
 }
 
-VerifyResult verify_equal(DType d, const void* got, const void* expected, std::size_t count, cudaStream_t stream,
-                          double timeout_s) {
+VerifyResult verify_equal(DType d, const void* got, const void* expected, std::size_t count,
+                          cudaStream_t stream, double timeout_s) {
   Pattern p;
   p.dtype = d;
   return check_fn(d)(make_check_spec(p, Expectation::copy_from(0), got, expected), count, stream, timeout_s,
@@ -256,14 +265,15 @@ std::string VerifyResult::describe() const {
   std::ostringstream o;
   o.precision(17);
   if (unwritten_tail()) {
-    o << "elements [" << first_bad << ", " << count << ") never written (poison value): " << mismatches << " of "
-      << count << " element(s), the last " << mismatches << "; first expected " << expected;
+    o << "elements [" << first_bad << ", " << count << ") never written (poison value): " << mismatches
+      << " of " << count << " element(s), the last " << mismatches << "; first expected " << expected;
     return o.str();
   }
-  o << mismatches << " element(s) wrong of " << count << ", first at index " << first_bad << ": expected " << expected
-    << " got " << got << "; last at index " << last_bad;
+  o << mismatches << " element(s) wrong of " << count << ", first at index " << first_bad << ": expected "
+    << expected << " got " << got << "; last at index " << last_bad;
   if (poisoned) o << "; " << poisoned << " of them still hold the poison value (never written)";
-  if (worst_ratio > 0 && worst_ratio < 1e299) o << " (worst |error|/bound " << worst_ratio << " at " << worst_index << ")";
+  if (worst_ratio > 0 && worst_ratio < 1e299)
+    o << " (worst |error|/bound " << worst_ratio << " at " << worst_index << ")";
   return o.str();
 }
 

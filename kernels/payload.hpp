@@ -23,10 +23,10 @@ namespace cts {
 struct Pattern {
   DType dtype = DType::f32;
   PayloadMode mode = PayloadMode::exact;
-  std::optional<RedOp> op;   // the reduction the values are shaped for; nullopt for copies
+  std::optional<RedOp> op;  // the reduction the values are shaped for; nullopt for copies
   std::uint32_t seed = 1;
   int nranks = 1;
-  double scalar = 1;         // premulsum scalar (premul_scalar(dtype, mode))
+  double scalar = 1;  // premulsum scalar (premul_scalar(dtype, mode))
 
   GenParams params() const { return make_gen_params(dtype, op, mode, seed, nranks, scalar); }
 };
@@ -44,17 +44,19 @@ struct Expectation {
 
   static Expectation reduce(std::int64_t base = 0) { return {Kind::reduce, base, 0, -1}; }
   static Expectation copy_from(int src, std::int64_t base = 0) { return {Kind::copy, base, 0, src}; }
-  static Expectation blocks(std::int64_t block, std::int64_t base = 0) { return {Kind::copy, base, block, -1}; }
+  static Expectation blocks(std::int64_t block, std::int64_t base = 0) {
+    return {Kind::copy, base, block, -1};
+  }
 };
 
 struct VerifyResult {
-  std::int64_t count = 0;          // elements checked
+  std::int64_t count = 0;  // elements checked
   std::uint64_t mismatches = 0;
-  std::uint64_t poisoned = 0;      // of the mismatches: elements still holding the all-ones poison
-  std::int64_t first_bad = -1;     // -1: none
+  std::uint64_t poisoned = 0;   // of the mismatches: elements still holding the all-ones poison
+  std::int64_t first_bad = -1;  // -1: none
   std::int64_t last_bad = -1;
-  double expected = 0, got = 0;    // at first_bad (mixed mode: the fp64 reference)
-  double worst_ratio = 0;          // mixed mode: max |got - ref| / bound (float precision; exact mode: 0 or inf)
+  double expected = 0, got = 0;  // at first_bad (mixed mode: the fp64 reference)
+  double worst_ratio = 0;  // mixed mode: max |got - ref| / bound (float precision; exact mode: 0 or inf)
   std::int64_t worst_index = -1;
   // The bad elements are exactly [first_bad, count) and every one still holds the poison.
   bool unwritten_tail() const;
@@ -75,8 +77,8 @@ void fill_expected(const Pattern& p, const Expectation& e, void* ptr, std::size_
 // All-ones bytes: NaN for every float type, -1 / max for integers, never a valid exact result.
 void poison(void* ptr, std::size_t bytes, cudaStream_t stream);
 // Checks count elements of `got` against the closed-form expectation (nothing else is read).
-VerifyResult verify(const Pattern& p, const Expectation& e, const void* got, std::size_t count, cudaStream_t stream,
-                    double timeout_s = 60);
+VerifyResult verify(const Pattern& p, const Expectation& e, const void* got, std::size_t count,
+                    cudaStream_t stream, double timeout_s = 60);
 // The device work verify() does on a right output (exact mode: the read-only check kernels),
 // enqueued and not waited for, its verdict left on the device: benchmarks time it with events
 // around it alone. Throws KernelError for a pattern without that pass (mixed mode).

@@ -19,10 +19,10 @@ namespace cts::detail {
 // Host-built description of one check; passed by value into the kernels.
 struct CheckSpec {
   GenParams g;
-  int kind = 0;               // Expectation::Kind
+  int kind = 0;  // Expectation::Kind
   std::int64_t base = 0, block = 0;
   int src_rank = -1;
-  double u = 0, denorm = 0;   // dtype's unit roundoff and smallest subnormal (mixed mode)
+  double u = 0, denorm = 0;  // dtype's unit roundoff and smallest subnormal (mixed mode)
   const void* got = nullptr;
   const void* expected = nullptr;  // verify_equal: compare with this buffer instead
 };
@@ -30,7 +30,7 @@ struct CheckSpec {
 // Per-element verdict of the reference check (the kernels fold it into DeviceVerdict).
 struct Acc {
   unsigned long long bad;
-  long long first;   // INT64_MAX: none
+  long long first;  // INT64_MAX: none
   double worst;
   long long worst_idx;
 };
@@ -74,7 +74,9 @@ struct Elem {
   }
   static constexpr bool dtype_info_is_float() { return kDTypes[static_cast<std::size_t>(D)].is_float; }
 
-  __host__ __device__ double got_at(std::int64_t i) const { return to_double(static_cast<const T*>(s.got)[i]); }
+  __host__ __device__ double got_at(std::int64_t i) const {
+    return to_double(static_cast<const T*>(s.got)[i]);
+  }
 
   // expected value at i as the check sees it (mixed: the fp64 reference)
   __host__ __device__ double expected_at(std::int64_t i, double* bound) const {
@@ -87,8 +89,8 @@ struct Elem {
     if (s.g.mode == static_cast<int>(PayloadMode::mixed)) {
       *bound = s.kind == static_cast<int>(Expectation::Kind::copy)
                    ? 0.0
-                   : mixed_bound(s.u, s.denorm, static_cast<Combine>(s.g.combine), static_cast<Scaling>(s.g.scaling),
-                                 s.g.nranks, sum_abs, abs_ref);
+                   : mixed_bound(s.u, s.denorm, static_cast<Combine>(s.g.combine),
+                                 static_cast<Scaling>(s.g.scaling), s.g.nranks, sum_abs, abs_ref);
       return ref;
     }
     *bound = 0;
@@ -100,8 +102,10 @@ struct Elem {
     const double e = expected_at(i, &bound);
     const double g = got_at(i);
     double ratio;
-    if (g == e) ratio = 0;
-    else if (g != g || e != e) ratio = 1e300;  // NaN: poison left behind, or garbage
+    if (g == e)
+      ratio = 0;
+    else if (g != g || e != e)
+      ratio = 1e300;  // NaN: poison left behind, or garbage
     else {
       const double err = g > e ? g - e : e - g;
       ratio = bound > 0 ? err / bound : 1e300;
@@ -125,11 +129,24 @@ CheckSpec make_check_spec(const Pattern& p, const Expectation& e, const void* go
 // conversions). The profile of the previous version (10.5 instructions per u8 element, 25 per f32
 // one, most of it 64-bit index arithmetic per vector) is in bench/RESULTS.md.
 
-template <std::size_t N> struct bits_of_size;
-template <> struct bits_of_size<1> { using type = std::uint8_t; };
-template <> struct bits_of_size<2> { using type = std::uint16_t; };
-template <> struct bits_of_size<4> { using type = std::uint32_t; };
-template <> struct bits_of_size<8> { using type = std::uint64_t; };
+template <std::size_t N>
+struct bits_of_size;
+template <>
+struct bits_of_size<1> {
+  using type = std::uint8_t;
+};
+template <>
+struct bits_of_size<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct bits_of_size<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct bits_of_size<8> {
+  using type = std::uint64_t;
+};
 template <DType D>
 using storage_t = typename bits_of_size<sizeof(device_t<D>)>::type;
 template <DType D>
@@ -139,7 +156,8 @@ template <class To, class From>
 __host__ __device__ inline To bit_cast_hd(const From& f) {
   static_assert(sizeof(To) == sizeof(From), "bit_cast of different sizes");
   To t;
-  std::memcpy(static_cast<void*>(&t), &f, sizeof(To));  // void*: __half's bits are protected, it is trivially copyable
+  std::memcpy(static_cast<void*>(&t), &f,
+              sizeof(To));  // void*: __half's bits are protected, it is trivially copyable
   return t;
 }
 
@@ -176,7 +194,8 @@ __host__ __device__ inline std::uint32_t pack2(std::uint32_t a, std::uint32_t b)
   return (a & 0xFFFFU) | (b << 16);
 #endif
 }
-__host__ __device__ inline std::uint32_t pack4(std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t d) {
+__host__ __device__ inline std::uint32_t pack4(std::uint32_t a, std::uint32_t b, std::uint32_t c,
+                                               std::uint32_t d) {
 #if defined(__CUDA_ARCH__)
   return __byte_perm(__byte_perm(a, b, 0x0040), __byte_perm(c, d, 0x0040), 0x5410);
 #else
@@ -188,10 +207,14 @@ __host__ __device__ inline uint4 pack_vec(const S* s) {
   std::uint32_t w[4];
   CTS_UNROLL
   for (int j = 0; j < 4; ++j) {
-    if constexpr (sizeof(S) == 8) w[j] = static_cast<std::uint32_t>(s[j / 2] >> (32 * (j % 2)));
-    else if constexpr (sizeof(S) == 4) w[j] = s[j];
-    else if constexpr (sizeof(S) == 2) w[j] = pack2(s[2 * j], s[2 * j + 1]);
-    else w[j] = pack4(s[4 * j], s[4 * j + 1], s[4 * j + 2], s[4 * j + 3]);
+    if constexpr (sizeof(S) == 8)
+      w[j] = static_cast<std::uint32_t>(s[j / 2] >> (32 * (j % 2)));
+    else if constexpr (sizeof(S) == 4)
+      w[j] = s[j];
+    else if constexpr (sizeof(S) == 2)
+      w[j] = pack2(s[2 * j], s[2 * j + 1]);
+    else
+      w[j] = pack4(s[4 * j], s[4 * j + 1], s[4 * j + 2], s[4 * j + 3]);
   }
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
@@ -221,7 +244,8 @@ struct Exact {
   }
 
   // The top bytes of four words, in one word (byte permutes on the device).
-  __host__ __device__ static std::uint32_t top_bytes(std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t d) {
+  __host__ __device__ static std::uint32_t top_bytes(std::uint32_t a, std::uint32_t b, std::uint32_t c,
+                                                     std::uint32_t d) {
 #if defined(__CUDA_ARCH__)
     return __byte_perm(__byte_perm(a, b, 0x0073), __byte_perm(c, d, 0x0073), 0x5410);
 #else
@@ -240,7 +264,8 @@ struct Exact {
       const std::uint32_t t = top_bytes(g, g + kIndexMul, g + 2 * kIndexMul, g + 3 * kIndexMul);
       if constexpr (kPow2) {
         const std::uint32_t jmask = ((1U << jb) - 1U) << kMantBits;
-        w[j] = (((t >> (7 - jb - kMantBits)) & (jmask * 0x01010101U)) | (t & 0x80808080U)) + (kExpBias << kMantBits) * 0x01010101U;
+        w[j] = (((t >> (7 - jb - kMantBits)) & (jmask * 0x01010101U)) | (t & 0x80808080U)) +
+               (kExpBias << kMantBits) * 0x01010101U;
       } else {
         w[j] = (t >> (shift - 24)) & ((0xFFU >> (shift - 24)) * 0x01010101U);
       }
@@ -257,54 +282,72 @@ struct Exact {
     }
   }
 
-  int kind = 0;                 // Expectation::Kind
-  int combine = -1;             // the op's Combine, -1: copies
-  int scaling = 0;              // the op's Scaling
-  int shape = 0;                // the op's ValueShape
-  int n = 1, c = 1;             // ranks, contributors
-  int ilo = 0, shift = 31;      // value = ilo + (bits >> shift)
-  int jb = 0;                   // fp8 (kPow2): value = +-2^j, j from the jb bits below the sign
-  bool bytewise = false;        // 1-byte types: the word path (simd_bytes) forms these values
-  int iscale = 1;               // premulsum: the (integral) scalar
+  int kind = 0;             // Expectation::Kind
+  int combine = -1;         // the op's Combine, -1: copies
+  int scaling = 0;          // the op's Scaling
+  int shape = 0;            // the op's ValueShape
+  int n = 1, c = 1;         // ranks, contributors
+  int ilo = 0, shift = 31;  // value = ilo + (bits >> shift)
+  int jb = 0;               // fp8 (kPow2): value = +-2^j, j from the jb bits below the sign
+  bool bytewise = false;    // 1-byte types: the word path (simd_bytes) forms these values
+  int iscale = 1;           // premulsum: the (integral) scalar
   int src_rank = -1;
   std::int64_t base = 0, block = 0;
-  std::uint32_t seed_mix = 0;   // mix32(seed): rank 0's key
-  std::uint32_t seg = 0;        // the current segment's constant (for_each_segment)
+  std::uint32_t seed_mix = 0;  // mix32(seed): rank 0's key
+  std::uint32_t seg = 0;       // the current segment's constant (for_each_segment)
 
   // Rank 0's element bits at hash index idx (any idx).
   __host__ __device__ std::uint32_t bits0(std::int64_t idx) const { return payload_bits(seed_mix, idx); }
   // The same at element i of the current segment: one multiply-add (for_each_segment).
-  __host__ __device__ std::uint32_t seg_bits(std::int64_t i) const { return static_cast<std::uint32_t>(i) * kIndexMul + seg; }
+  __host__ __device__ std::uint32_t seg_bits(std::int64_t i) const {
+    return static_cast<std::uint32_t>(i) * kIndexMul + seg;
+  }
   // How far rank r's bits lie from rank 0's.
-  __host__ __device__ static std::uint32_t rank_offset(int r) { return static_cast<std::uint32_t>(r) * kRankMul; }
+  __host__ __device__ static std::uint32_t rank_offset(int r) {
+    return static_cast<std::uint32_t>(r) * kRankMul;
+  }
 
   // x - kBias as a lane value (floats: one exact subtract).
   __host__ __device__ static Num from_biased(std::uint32_t x) {
-    if constexpr (!kFloat) return static_cast<Num>(static_cast<int>(x));
-    else if constexpr (std::is_same_v<T, double>) return static_cast<double>(static_cast<int>(x));
-    else return bit_cast_hd<float>(x) - kFloatBiasValue;
+    if constexpr (!kFloat)
+      return static_cast<Num>(static_cast<int>(x));
+    else if constexpr (std::is_same_v<T, double>)
+      return static_cast<double>(static_cast<int>(x));
+    else
+      return bit_cast_hd<float>(x) - kFloatBiasValue;
   }
   __host__ __device__ static Num pow2(int j) {
-    if constexpr (!kFloat) return static_cast<Num>(1LL << j);
-    else if constexpr (std::is_same_v<T, double>) return bit_cast_hd<double>(static_cast<std::uint64_t>(1023 + j) << 52);
-    else return bit_cast_hd<float>(static_cast<std::uint32_t>(127 + j) << 23);
+    if constexpr (!kFloat)
+      return static_cast<Num>(1LL << j);
+    else if constexpr (std::is_same_v<T, double>)
+      return bit_cast_hd<double>(static_cast<std::uint64_t>(1023 + j) << 52);
+    else
+      return bit_cast_hd<float>(static_cast<std::uint32_t>(127 + j) << 23);
   }
   // T's bits of an exactly representable lane value.
   __host__ __device__ static S bits(Num v) {
-    if constexpr (!kFloat) return static_cast<S>(static_cast<T>(v));
-    else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return bit_cast_hd<S>(v);
-    else if constexpr (std::is_same_v<T, __half>) return bit_cast_hd<S>(__float2half_rn(v));
-    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return static_cast<S>(bit_cast_hd<std::uint32_t>(v) >> 16);
-    else if constexpr (!GPUCTS_FP8_PACKED_CVT && std::is_same_v<T, __nv_fp8_e4m3>) return small_float_byte<120, 20>(v);
-    else if constexpr (!GPUCTS_FP8_PACKED_CVT && std::is_same_v<T, __nv_fp8_e5m2>) return small_float_byte<112, 21>(v);
-    else return bit_cast_hd<S>(T(v));  // fp8: nearest (exact here)
+    if constexpr (!kFloat)
+      return static_cast<S>(static_cast<T>(v));
+    else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+      return bit_cast_hd<S>(v);
+    else if constexpr (std::is_same_v<T, __half>)
+      return bit_cast_hd<S>(__float2half_rn(v));
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+      return static_cast<S>(bit_cast_hd<std::uint32_t>(v) >> 16);
+    else if constexpr (!GPUCTS_FP8_PACKED_CVT && std::is_same_v<T, __nv_fp8_e4m3>)
+      return small_float_byte<120, 20>(v);
+    else if constexpr (!GPUCTS_FP8_PACKED_CVT && std::is_same_v<T, __nv_fp8_e5m2>)
+      return small_float_byte<112, 21>(v);
+    else
+      return bit_cast_hd<S>(T(v));  // fp8: nearest (exact here)
   }
   // The fp8 byte of an exactly representable float from integer ops (the encoding without the
   // conversion instructions, GPUCTS_FP8_PACKED_CVT=0): v * 2^-Rebias carries the fp8 exponent bias,
   // so its sign and its exponent+mantissa bits from bit Shift on are the fp8 encoding.
   template <int Rebias, int Shift>
   __host__ __device__ static S small_float_byte(float v) {
-    const std::uint32_t b = bit_cast_hd<std::uint32_t>(v * bit_cast_hd<float>(static_cast<std::uint32_t>(127 - Rebias) << 23));
+    const std::uint32_t b =
+        bit_cast_hd<std::uint32_t>(v * bit_cast_hd<float>(static_cast<std::uint32_t>(127 - Rebias) << 23));
     return static_cast<S>((((b << (24 - Shift)) & 0x7F000000U) | (b & 0x80000000U)) >> 24);
   }
   // A whole vector's bits; the narrow floats two lanes per instruction.
@@ -313,7 +356,8 @@ struct Exact {
       std::uint32_t w[4];
       CTS_UNROLL
       for (int j = 0; j < 4; ++j) {
-        const std::uint32_t a = bit_cast_hd<std::uint32_t>(v[2 * j]), b = bit_cast_hd<std::uint32_t>(v[2 * j + 1]);
+        const std::uint32_t a = bit_cast_hd<std::uint32_t>(v[2 * j]),
+                            b = bit_cast_hd<std::uint32_t>(v[2 * j + 1]);
 #if defined(__CUDA_ARCH__)
         w[j] = __byte_perm(a, b, 0x7632);  // the high halves: exact values truncate exactly
 #else
@@ -324,15 +368,19 @@ struct Exact {
     } else if constexpr (std::is_same_v<T, __half>) {
       std::uint32_t w[4];
       CTS_UNROLL
-      for (int j = 0; j < 4; ++j) w[j] = bit_cast_hd<std::uint32_t>(__floats2half2_rn(v[2 * j], v[2 * j + 1]));
+      for (int j = 0; j < 4; ++j)
+        w[j] = bit_cast_hd<std::uint32_t>(__floats2half2_rn(v[2 * j], v[2 * j + 1]));
       return make_uint4(w[0], w[1], w[2], w[3]);
-    } else if constexpr ((std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>) && GPUCTS_FP8_PACKED_CVT) {
+    } else if constexpr ((std::is_same_v<T, __nv_fp8_e4m3> ||
+                          std::is_same_v<T, __nv_fp8_e5m2>)&&GPUCTS_FP8_PACKED_CVT) {
       constexpr __nv_fp8_interpretation_t kind = std::is_same_v<T, __nv_fp8_e4m3> ? __NV_E4M3 : __NV_E5M2;
       std::uint32_t w[4];
       CTS_UNROLL
       for (int j = 0; j < 4; ++j) {
-        const std::uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(v[4 * j], v[4 * j + 1]), __NV_SATFINITE, kind);
-        const std::uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(v[4 * j + 2], v[4 * j + 3]), __NV_SATFINITE, kind);
+        const std::uint32_t lo =
+            __nv_cvt_float2_to_fp8x2(make_float2(v[4 * j], v[4 * j + 1]), __NV_SATFINITE, kind);
+        const std::uint32_t hi =
+            __nv_cvt_float2_to_fp8x2(make_float2(v[4 * j + 2], v[4 * j + 3]), __NV_SATFINITE, kind);
         w[j] = pack2(lo, hi);
       }
       return make_uint4(w[0], w[1], w[2], w[3]);
@@ -350,17 +398,21 @@ struct Exact {
     if (shape == static_cast<int>(ValueShape::products)) {
       const bool on = r < c;
       CTS_UNROLL
-      for (int k = 0; k < M; ++k) out[k] = (on && h + static_cast<std::uint32_t>(k) * kIndexMul < 0x40000000U) ? Num(2) : Num(1);
+      for (int k = 0; k < M; ++k)
+        out[k] = (on && h + static_cast<std::uint32_t>(k) * kIndexMul < 0x40000000U) ? Num(2) : Num(1);
     } else if (r >= c) {
       CTS_UNROLL
       for (int k = 0; k < M; ++k) out[k] = Num(0);
     } else if constexpr (kPow2) {
       CTS_UNROLL
-      for (int k = 0; k < M; ++k) out[k] = from_biased(kBias + static_cast<std::uint32_t>(value_of(h + static_cast<std::uint32_t>(k) * kIndexMul)));
+      for (int k = 0; k < M; ++k)
+        out[k] = from_biased(
+            kBias + static_cast<std::uint32_t>(value_of(h + static_cast<std::uint32_t>(k) * kIndexMul)));
     } else {
       const std::uint32_t b = kBias + static_cast<std::uint32_t>(ilo);
       CTS_UNROLL
-      for (int k = 0; k < M; ++k) out[k] = from_biased(b + ((h + static_cast<std::uint32_t>(k) * kIndexMul) >> shift));
+      for (int k = 0; k < M; ++k)
+        out[k] = from_biased(b + ((h + static_cast<std::uint32_t>(k) * kIndexMul) >> shift));
     }
   }
 
@@ -368,14 +420,16 @@ struct Exact {
   template <int M>
   __host__ __device__ void reduced(std::uint32_t h, Num* out) const {
     const int cc = c < n ? c : n;
-    if (shape == static_cast<int>(ValueShape::products)) {  // the number of factors 2 (the other ranks hold 1)
+    if (shape ==
+        static_cast<int>(ValueShape::products)) {  // the number of factors 2 (the other ranks hold 1)
       int twos[M];
       CTS_UNROLL
       for (int k = 0; k < M; ++k) twos[k] = 0;
       for (int r = 0; r < cc; ++r) {
         const std::uint32_t hr = h + rank_offset(r);
         CTS_UNROLL
-        for (int k = 0; k < M; ++k) twos[k] += hr + static_cast<std::uint32_t>(k) * kIndexMul < 0x40000000U ? 1 : 0;
+        for (int k = 0; k < M; ++k)
+          twos[k] += hr + static_cast<std::uint32_t>(k) * kIndexMul < 0x40000000U ? 1 : 0;
       }
       CTS_UNROLL
       for (int k = 0; k < M; ++k) out[k] = pow2(twos[k]);
@@ -385,7 +439,8 @@ struct Exact {
       const Combine cb = static_cast<Combine>(combine);
       int acc[M];
       CTS_UNROLL
-      for (int k = 0; k < M; ++k) acc[k] = cc > 0 ? value_of(h + static_cast<std::uint32_t>(k) * kIndexMul) : 0;
+      for (int k = 0; k < M; ++k)
+        acc[k] = cc > 0 ? value_of(h + static_cast<std::uint32_t>(k) * kIndexMul) : 0;
       for (int r = 1; r < cc; ++r) {
         const std::uint32_t hr = h + rank_offset(r);
         CTS_UNROLL
@@ -422,7 +477,8 @@ struct Exact {
       case Scaling::average:
         if constexpr (!kFloat) {
           CTS_UNROLL
-          for (int k = 0; k < M; ++k) out[k] = static_cast<Num>(static_cast<int>(acc[k]) / n);  // >= 0: truncation, as the reference
+          for (int k = 0; k < M; ++k)
+            out[k] = static_cast<Num>(static_cast<int>(acc[k]) / n);  // >= 0: truncation, as the reference
         } else {
           const Num inv = Num(1) / Num(n);  // n is a power of two here: exact
           CTS_UNROLL
@@ -461,7 +517,8 @@ struct Exact {
         return input_vec(src_rank, i);
       } else {
         const bool narrow = ((i | block) >> 32) == 0;  // 32-bit division where it will do
-        const std::int64_t q = narrow ? static_cast<std::uint32_t>(i) / static_cast<std::uint32_t>(block) : i / block;
+        const std::int64_t q =
+            narrow ? static_cast<std::uint32_t>(i) / static_cast<std::uint32_t>(block) : i / block;
         const std::int64_t j = i - q * block;
         if (j + L > block) {  // crosses into the next rank's block
           S s[L];
@@ -473,7 +530,8 @@ struct Exact {
       }
     }
     const std::uint32_t h = seg_bits(i);
-    if constexpr (sizeof(S) == 1) {  // one rank: the reduction of a single input is that input (x2 for premulsum)
+    if constexpr (sizeof(S) ==
+                  1) {  // one rank: the reduction of a single input is that input (x2 for premulsum)
       const bool premul = scaling == static_cast<int>(Scaling::premultiply);
       if (bytewise && n == 1 && shape != static_cast<int>(ValueShape::products) && (!premul || iscale == 2)) {
         const uint4 w = simd_bytes(h);
@@ -491,8 +549,10 @@ struct Exact {
   __host__ __device__ uint4 input_at(int rank, std::uint32_t h) const {
     if constexpr (sizeof(S) == 1)
       if (bytewise && shape != static_cast<int>(ValueShape::products) && rank < c) return simd_bytes(h);
-    if constexpr (Inline) return lanes_input_inline(rank, h);
-    else return lanes_input(rank, h);
+    if constexpr (Inline)
+      return lanes_input_inline(rank, h);
+    else
+      return lanes_input(rank, h);
   }
   __host__ __device__ uint4 fill_vec(int rank, std::int64_t i) const {
     return input_at<true>(rank, seg_bits(i) + rank_offset(rank));
@@ -512,17 +572,23 @@ struct Exact {
     return encode(v);
   }
   // (by value: the kernel's own copy of the plan stays in registers and constant memory)
-  __host__ __device__ CTS_NOINLINE static uint4 lanes_reduced_outline(Exact e, std::uint32_t h) { return e.lanes_reduced_inline(h); }
+  __host__ __device__ CTS_NOINLINE static uint4 lanes_reduced_outline(Exact e, std::uint32_t h) {
+    return e.lanes_reduced_inline(h);
+  }
   __host__ __device__ CTS_NOINLINE static uint4 lanes_input_outline(Exact e, int rank, std::uint32_t h) {
     return e.lanes_input_inline(rank, h);
   }
   __host__ __device__ uint4 lanes_reduced(std::uint32_t h) const {
-    if constexpr (sizeof(S) == 1) return lanes_reduced_outline(*this, h);
-    else return lanes_reduced_inline(h);
+    if constexpr (sizeof(S) == 1)
+      return lanes_reduced_outline(*this, h);
+    else
+      return lanes_reduced_inline(h);
   }
   __host__ __device__ uint4 lanes_input(int rank, std::uint32_t h) const {
-    if constexpr (sizeof(S) == 1) return lanes_input_outline(*this, rank, h);
-    else return lanes_input_inline(rank, h);
+    if constexpr (sizeof(S) == 1)
+      return lanes_input_outline(*this, rank, h);
+    else
+      return lanes_input_inline(rank, h);
   }
 
   // Calls f(begin, end, seg) for the pieces of elements [0, count) inside which the vector formulas
@@ -551,7 +617,10 @@ struct VectorSplit {
 inline VectorSplit vector_split(const void* p, std::int64_t n, std::size_t size, int lanes) {
   const auto addr = reinterpret_cast<std::uintptr_t>(p);
   VectorSplit v;
-  v.head = addr % size != 0 ? n : static_cast<std::int64_t>(((16 - addr % 16) % 16) / size);  // no vectors if not element-aligned
+  v.head =
+      addr % size != 0
+          ? n
+          : static_cast<std::int64_t>(((16 - addr % 16) % 16) / size);  // no vectors if not element-aligned
   if (v.head > n) v.head = n;
   v.nvec = (n - v.head) / lanes;
   return v;
@@ -560,8 +629,8 @@ inline VectorSplit vector_split(const void* p, std::int64_t n, std::size_t size,
 // Grid-strided f(i) over the elements of [begin, end) outside the vectors [vbegin, vend): the
 // misaligned head and the tail of a segment, which the fill and the check take element by element.
 template <class F>
-__device__ inline void for_each_unvectorised(std::int64_t begin, std::int64_t vbegin, std::int64_t vend, std::int64_t end,
-                                             std::int64_t tid, std::int64_t stride, F&& f) {
+__device__ inline void for_each_unvectorised(std::int64_t begin, std::int64_t vbegin, std::int64_t vend,
+                                             std::int64_t end, std::int64_t tid, std::int64_t stride, F&& f) {
   const std::int64_t nhead = vbegin - begin;
   for (std::int64_t k = tid;; k += stride) {
     const std::int64_t i = k < nhead ? begin + k : vend + (k - nhead);
@@ -585,7 +654,9 @@ bool make_exact(const GenParams& g, Exact<D>* out) {
   if (g.mode != static_cast<int>(PayloadMode::exact)) return false;
   const int span_log2 = Exact<D>::kPow2 ? 1 : log2_exact(g.span);
   const int levels_log2 = log2_exact(static_cast<std::uint32_t>(g.pow2_levels));
-  if (Exact<D>::kPow2 ? (levels_log2 < 0 || levels_log2 > 2) : (g.pow2_levels != 0 || span_log2 < 1 || span_log2 > 11)) return false;
+  if (Exact<D>::kPow2 ? (levels_log2 < 0 || levels_log2 > 2)
+                      : (g.pow2_levels != 0 || span_log2 < 1 || span_log2 > 11))
+    return false;
   if (g.nranks < 1 || g.nranks > 1024) return false;
   // |every partial result| < 2^22 (the float trick), products within the type's powers of two
   if (static_cast<double>(g.nranks) * kMaxAmplitude * 16 >= 4194304.0 || g.ilo < -1024) return false;
@@ -618,7 +689,8 @@ bool make_exact(const CheckSpec& s, Exact<D>* out) {
     return false;  // a reduction check needs an op
   } else {
     switch (static_cast<Scaling>(s.g.scaling)) {
-      case Scaling::none: break;
+      case Scaling::none:
+        break;
       case Scaling::premultiply: {
         const double k = s.g.scalar;
         if (!(k == static_cast<double>(static_cast<int>(k))) || k < -16 || k > 16) return false;
@@ -639,7 +711,8 @@ bool make_exact(const CheckSpec& s, Exact<D>* out) {
 enum class CheckStage { full, kernels_only };
 using CheckFn = VerifyResult (*)(const CheckSpec&, std::size_t, cudaStream_t, double, CheckStage);
 template <DType D>
-VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t stream, double timeout_s, CheckStage stage);
+VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t stream, double timeout_s,
+                       CheckStage stage);
 
 // Per thread and device: a small device block (verdict at 0, described values at 64) and its
 // pinned host mirror, allocated once (no allocation per verify).
@@ -671,7 +744,8 @@ constexpr std::size_t first_float_row() {
   return i;
 }
 inline constexpr std::size_t kCheckSplit = first_float_row();
-static_assert(kCheckSplit > 0 && kCheckSplit < kNumDTypes, "each of verify_lo.cu and verify_hi.cu checks some rows");
+static_assert(kCheckSplit > 0 && kCheckSplit < kNumDTypes,
+              "each of verify_lo.cu and verify_hi.cu checks some rows");
 const std::array<CheckFn, kCheckSplit>& check_fns_lo();
 const std::array<CheckFn, kNumDTypes - kCheckSplit>& check_fns_hi();
 // One kernel of verify_lo.cu / verify_hi.cu (preload_kernels).

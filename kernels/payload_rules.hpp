@@ -11,7 +11,6 @@
 
 #include "kernels/dtypes.hpp"
 
-
 namespace cts {
 
 enum class PayloadMode : int {
@@ -22,18 +21,18 @@ inline const char* name_of(PayloadMode m) { return m == PayloadMode::exact ? "ex
 
 // Everything a kernel needs to regenerate any rank's input element: plain data, passed by value.
 struct GenParams {
-  int mode = 0;             // PayloadMode
-  int combine = -1;         // the op's Combine, -1: not a reduction (copies)
-  int scaling = 0;          // the op's Scaling
-  int shape = 0;            // value_shape(combine): ValueShape
-  double lo = 0, hi = 0;    // exact mode: integers uniform in [lo, hi]
-  int ilo = 0;              // lo and hi - lo + 1 as integers, so the device never converts them
+  int mode = 0;           // PayloadMode
+  int combine = -1;       // the op's Combine, -1: not a reduction (copies)
+  int scaling = 0;        // the op's Scaling
+  int shape = 0;          // value_shape(combine): ValueShape
+  double lo = 0, hi = 0;  // exact mode: integers uniform in [lo, hi]
+  int ilo = 0;            // lo and hi - lo + 1 as integers, so the device never converts them
   std::uint32_t span = 1;
-  int pow2_levels = 0;      // exact fp8: values +-2^j, j uniform in [0, pow2_levels) (0: ilo + uniform of span)
-  int contributors = 1;     // ranks >= contributors hold the neutral element (0 for sums, 1 for prod)
+  int pow2_levels = 0;   // exact fp8: values +-2^j, j uniform in [0, pow2_levels) (0: ilo + uniform of span)
+  int contributors = 1;  // ranks >= contributors hold the neutral element (0 for sums, 1 for prod)
   std::uint32_t seed = 1;
   int nranks = 1;
-  double scalar = 1;        // premulsum scalar (already rounded to the dtype)
+  double scalar = 1;  // premulsum scalar (already rounded to the dtype)
 };
 
 // Exact mode ranges. Sums (sum, avg, premulsum with factor k = scalar): each of `contributors`
@@ -93,11 +92,13 @@ inline ValueRange exact_range(const DTypeInfo& t, const RedOpInfo* op, int nrank
       r.hi = 2;
       r.contributors = std::max(1, std::min(nranks, t.max_pow2));
       return r;
-    case ValueShape::selects: return select();
+    case ValueShape::selects:
+      return select();
     case ValueShape::sums: {
       const double k = op->scaling == Scaling::premultiply ? std::max(1.0, std::fabs(scalar)) : 1.0;
       // Clamped as a double first: limit / k exceeds INT_MAX for the 32- and 64-bit integer types.
-      const int c = std::max(1, static_cast<int>(std::min(static_cast<double>(nranks), std::floor(limit / k))));
+      const int c =
+          std::max(1, static_cast<int>(std::min(static_cast<double>(nranks), std::floor(limit / k))));
       set_pow2_span(r, t, std::max(1.0, std::min(kMaxAmplitude, std::floor(limit / (k * c)))));
       r.contributors = c;
       return r;
@@ -114,14 +115,18 @@ inline ValueRange exact_range(DType d, std::optional<RedOp> op, int nranks, doub
 
 // The premulsum scalar a case uses: 2 keeps exact mode exact; 0.75 (representable even in
 // f8e5m2) makes the mixed mode round.
-inline double premul_scalar(const DTypeInfo& t, PayloadMode m) { return (m == PayloadMode::mixed && t.is_float) ? 0.75 : 2.0; }
+inline double premul_scalar(const DTypeInfo& t, PayloadMode m) {
+  return (m == PayloadMode::mixed && t.is_float) ? 0.75 : 2.0;
+}
 inline double premul_scalar(DType d, PayloadMode m) { return premul_scalar(dtype_info(d), m); }
 
 // The scalar of an op in a case: premul_scalar for a premultiplying op, 1 otherwise.
 inline double op_scalar(const RedOpInfo* op, const DTypeInfo& t, PayloadMode m) {
   return op && op->scaling == Scaling::premultiply ? premul_scalar(t, m) : 1.0;
 }
-inline double op_scalar(const RedOpInfo* op, DType d, PayloadMode m) { return op_scalar(op, dtype_info(d), m); }
+inline double op_scalar(const RedOpInfo* op, DType d, PayloadMode m) {
+  return op_scalar(op, dtype_info(d), m);
+}
 inline double op_scalar(std::optional<RedOp> op, DType d, PayloadMode m) {
   return op_scalar(op ? &op_info(*op) : nullptr, d, m);
 }
@@ -163,7 +168,8 @@ CTS_HD inline std::uint32_t payload_rank_key(std::uint32_t seed, int rank) {
 }
 CTS_HD inline std::uint32_t payload_bits(std::uint32_t rank_key, std::int64_t idx) {
   const std::uint64_t u = static_cast<std::uint64_t>(idx);
-  return (static_cast<std::uint32_t>(u) + rank_key + static_cast<std::uint32_t>(u >> 32) * kHighStep) * kIndexMul;
+  return (static_cast<std::uint32_t>(u) + rank_key + static_cast<std::uint32_t>(u >> 32) * kHighStep) *
+         kIndexMul;
 }
 CTS_HD inline std::uint32_t payload_hash(std::uint32_t seed, int rank, std::int64_t idx) {
   return payload_bits(payload_rank_key(seed, rank), idx);
@@ -173,9 +179,10 @@ CTS_HD inline std::uint32_t payload_hash(std::uint32_t seed, int rank, std::int6
 // products), so the fill converts it to the dtype without a detour through double. The top bits
 // of h decide (multiply-high range reduction: no division on the device).
 CTS_HD inline int raw_int_bits(const GenParams& g, int rank, std::uint32_t h) {
-  if (g.shape == static_cast<int>(ValueShape::products)) return (rank < g.contributors && (h >> 30) == 0U) ? 2 : 1;
+  if (g.shape == static_cast<int>(ValueShape::products))
+    return (rank < g.contributors && (h >> 30) == 0U) ? 2 : 1;
   if (rank >= g.contributors) return 0;  // the identity of a sum (a selection has every rank contributing)
-  if (g.pow2_levels > 0) {  // sign from the top bit, j from the bits below it
+  if (g.pow2_levels > 0) {               // sign from the top bit, j from the bits below it
     int jb = 0;
     while ((1 << jb) < g.pow2_levels) ++jb;
     const int v = 1 << (jb > 0 ? static_cast<int>((h << 1) >> (32 - jb)) : 0);
@@ -210,8 +217,8 @@ CTS_HD inline double raw_value(const GenParams& g, int rank, std::int64_t idx) {
 // rounding. max/min select an input: bound 0. The fp64 reference rounds too (it matters for f64
 // itself), so the dtype's u is widened by double's 2^-53. A (combine, scaling) pair without a
 // bound here is not a row of kRedOps (checked at compile time below).
-CTS_HD constexpr double mixed_bound(double u_dtype, double denorm_min, Combine c, Scaling s, int n, double sum_abs,
-                                    double abs_ref) {
+CTS_HD constexpr double mixed_bound(double u_dtype, double denorm_min, Combine c, Scaling s, int n,
+                                    double sum_abs, double abs_ref) {
   const double u = u_dtype + 1.1102230246251565e-16;
   const double m = static_cast<double>(n - 1) * u;
   const double gamma = m < 0.5 ? m / (1.0 - m) : 2.0 * m;
@@ -219,9 +226,12 @@ CTS_HD constexpr double mixed_bound(double u_dtype, double denorm_min, Combine c
   switch (c) {
     case Combine::add:
       switch (s) {
-        case Scaling::none: return gamma * sum_abs + under;
-        case Scaling::premultiply: return (gamma + u) * sum_abs * (1.0 + u) + under;
-        case Scaling::average: return ((gamma + 2.0 * u) * sum_abs / n) * (1.0 + u) + under;
+        case Scaling::none:
+          return gamma * sum_abs + under;
+        case Scaling::premultiply:
+          return (gamma + u) * sum_abs * (1.0 + u) + under;
+        case Scaling::average:
+          return ((gamma + 2.0 * u) * sum_abs / n) * (1.0 + u) + under;
       }
       break;
     case Combine::multiply:
@@ -240,12 +250,13 @@ constexpr bool op_rows_bounded(std::index_sequence<I...>) {
   return ((mixed_bound(0x1p-24, 0, kRedOps[I].combine, kRedOps[I].scaling, 4, 1, 1) >= 0) && ...);
 }
 }  // namespace detail
-static_assert(detail::op_rows_bounded(std::make_index_sequence<kNumRedOps>{}), "a kRedOps row without a mixed-mode bound");
+static_assert(detail::op_rows_bounded(std::make_index_sequence<kNumRedOps>{}),
+              "a kRedOps row without a mixed-mode bound");
 
 // Parameters of one (dtype, op, mode, nranks) payload.
 // op: the row of kRedOps (or of a test's own table), nullptr for copies.
-inline GenParams make_gen_params(const DTypeInfo& t, const RedOpInfo* op, PayloadMode mode, std::uint32_t seed,
-                                 int nranks, double scalar) {
+inline GenParams make_gen_params(const DTypeInfo& t, const RedOpInfo* op, PayloadMode mode,
+                                 std::uint32_t seed, int nranks, double scalar) {
   GenParams g;
   g.mode = static_cast<int>(mode);
   if (op) {
@@ -271,12 +282,12 @@ inline GenParams make_gen_params(const DTypeInfo& t, const RedOpInfo* op, Payloa
   }
   return g;
 }
-inline GenParams make_gen_params(DType d, const RedOpInfo* op, PayloadMode mode, std::uint32_t seed, int nranks,
-                                 double scalar) {
+inline GenParams make_gen_params(DType d, const RedOpInfo* op, PayloadMode mode, std::uint32_t seed,
+                                 int nranks, double scalar) {
   return make_gen_params(dtype_info(d), op, mode, seed, nranks, scalar);
 }
-inline GenParams make_gen_params(DType d, std::optional<RedOp> op, PayloadMode mode, std::uint32_t seed, int nranks,
-                                 double scalar) {
+inline GenParams make_gen_params(DType d, std::optional<RedOp> op, PayloadMode mode, std::uint32_t seed,
+                                 int nranks, double scalar) {
   return make_gen_params(dtype_info(d), op ? &op_info(*op) : nullptr, mode, seed, nranks, scalar);
 }
 

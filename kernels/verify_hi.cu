@@ -6,5 +6,7 @@ const std::array<CheckFn, kNumDTypes - kCheckSplit>& check_fns_hi() {
   static const auto table = check_table<kCheckSplit>(std::make_index_sequence<kNumDTypes - kCheckSplit>{});
   return table;
 }
-const void* any_check_kernel_hi() { return reinterpret_cast<const void*>(&check_exact_kernel<kDTypes[kCheckSplit].id>); }
+const void* any_check_kernel_hi() {
+  return reinterpret_cast<const void*>(&check_exact_kernel<kDTypes[kCheckSplit].id>);
+}
 }  // namespace cts::detail

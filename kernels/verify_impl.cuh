@@ -24,10 +24,10 @@ namespace cts::detail {
 // Zeroed before the check; every field only grows (atomicMax / atomicAdd), so one memset resets it.
 struct DeviceVerdict {
   unsigned long long bad;
-  unsigned long long poisoned;     // bad elements still holding the all-ones poison
-  unsigned long long first_inv;    // ~first bad index (max of ~i = min of i); 0: none
-  unsigned long long last_plus1;   // last bad index + 1; 0: none
-  unsigned long long worst;        // float bits of the worst ratio << 32 | low 32 bits of its index
+  unsigned long long poisoned;    // bad elements still holding the all-ones poison
+  unsigned long long first_inv;   // ~first bad index (max of ~i = min of i); 0: none
+  unsigned long long last_plus1;  // last bad index + 1; 0: none
+  unsigned long long worst;       // float bits of the worst ratio << 32 | low 32 bits of its index
 };
 
 constexpr int kCheckThreads = 256;
@@ -40,7 +40,8 @@ struct ThreadVerdict {
       if (is_poison) ++poisoned;
       const unsigned long long inv = ~static_cast<unsigned long long>(i);
       if (inv > first_inv) first_inv = inv;
-      if (static_cast<unsigned long long>(i) + 1 > last_plus1) last_plus1 = static_cast<unsigned long long>(i) + 1;
+      if (static_cast<unsigned long long>(i) + 1 > last_plus1)
+        last_plus1 = static_cast<unsigned long long>(i) + 1;
     }
     if (a.worst > 0) {
       const float r = a.worst > 3e38 ? __int_as_float(0x7f800000) : static_cast<float>(a.worst);
@@ -54,8 +55,8 @@ struct ThreadVerdict {
 struct CombineVerdicts {
   __device__ ThreadVerdict operator()(const ThreadVerdict& a, const ThreadVerdict& b) const {
     const cuda::maximum<unsigned long long> mx;
-    return {a.bad + b.bad, a.poisoned + b.poisoned, mx(a.first_inv, b.first_inv), mx(a.last_plus1, b.last_plus1),
-            mx(a.worst, b.worst)};
+    return {a.bad + b.bad, a.poisoned + b.poisoned, mx(a.first_inv, b.first_inv),
+            mx(a.last_plus1, b.last_plus1), mx(a.worst, b.worst)};
   }
 };
 
@@ -110,8 +111,8 @@ inline constexpr int kCheckMinBlocks = sizeof(device_t<D>) == 1 ? GPUCTS_CHECK_M
 // element whose bits differ; pass 2 (check_general_kernel on that range) runs only when there is one.
 template <DType D>
 __global__ void __launch_bounds__(kCheckThreads, kCheckMinBlocks<D>)
-    check_exact_kernel(Exact<D> ex, const storage_t<D>* __restrict__ got, std::int64_t begin, std::int64_t vbegin,
-                       std::int64_t nvec, std::int64_t end, DeviceRange* out) {
+    check_exact_kernel(Exact<D> ex, const storage_t<D>* __restrict__ got, std::int64_t begin,
+                       std::int64_t vbegin, std::int64_t nvec, std::int64_t end, DeviceRange* out) {
   constexpr int L = kLanes<D>;
   long long lo = kNone, hi = -1;
   auto note = [&](std::int64_t first, std::int64_t last) {
@@ -145,8 +146,10 @@ __global__ void __launch_bounds__(kCheckThreads, kCheckMinBlocks<D>)
   __shared__ typename WarpMax::TempStorage scratch[2][kCheckThreads / 32];
   const int warp = threadIdx.x / 32;
   const cuda::maximum<unsigned long long> mx;
-  const unsigned long long inv = WarpMax(scratch[0][warp]).Reduce(hi >= 0 ? ~static_cast<unsigned long long>(lo) : 0ULL, mx);
-  const unsigned long long last = WarpMax(scratch[1][warp]).Reduce(static_cast<unsigned long long>(hi + 1), mx);
+  const unsigned long long inv =
+      WarpMax(scratch[0][warp]).Reduce(hi >= 0 ? ~static_cast<unsigned long long>(lo) : 0ULL, mx);
+  const unsigned long long last =
+      WarpMax(scratch[1][warp]).Reduce(static_cast<unsigned long long>(hi + 1), mx);
   if ((threadIdx.x & 31) == 0 && last) {
     atomicMax(&out->first_inv, inv);
     atomicMax(&out->last_plus1, last);
@@ -155,13 +158,14 @@ __global__ void __launch_bounds__(kCheckThreads, kCheckMinBlocks<D>)
 
 // Mixed mode, verify_equal and anything the fast path does not cover: Elem<D> per element.
 template <DType D>
-__global__ void __launch_bounds__(kCheckThreads) check_general_kernel(Elem<D> elem, std::int64_t begin, std::int64_t end,
-                                                                     DeviceVerdict* out) {
+__global__ void __launch_bounds__(kCheckThreads)
+    check_general_kernel(Elem<D> elem, std::int64_t begin, std::int64_t end, DeviceVerdict* out) {
   using S = storage_t<D>;
   const S* got = static_cast<const S*>(elem.s.got);
   ThreadVerdict tv{};
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = begin + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < end; i += stride)
+  for (std::int64_t i = begin + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < end;
+       i += stride)
     tv.add(i, elem(i), is_poison_bits<D>(got[i]));
   publish(tv, out);
 }
@@ -174,7 +178,8 @@ __global__ void describe_kernel(Elem<D> e, std::int64_t i, double* vals) {
 }
 
 template <DType D>
-VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t stream, double timeout_s, CheckStage stage) {
+VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t stream, double timeout_s,
+                       CheckStage stage) {
   VerifyResult r;
   r.count = static_cast<std::int64_t>(count);
   if (count == 0) return r;
@@ -184,38 +189,46 @@ VerifyResult run_check(const CheckSpec& spec, std::size_t count, cudaStream_t st
   double* d_vals = reinterpret_cast<double*>(static_cast<char*>(scratch.device) + 64);
   DeviceRange* d_range = reinterpret_cast<DeviceRange*>(static_cast<char*>(scratch.device) + 128);
   static_assert(sizeof(DeviceVerdict) <= 64 && sizeof(DeviceRange) <= 128, "verify scratch layout");
-  cuda_check(cudaMemsetAsync(scratch.device, 0, 128 + sizeof(DeviceRange), stream), "verify (reset)");  // verdict and range
+  cuda_check(cudaMemsetAsync(scratch.device, 0, 128 + sizeof(DeviceRange), stream),
+             "verify (reset)");  // verdict and range
   const std::int64_t n = static_cast<std::int64_t>(count);
   Exact<D> ex;
   std::int64_t begin = 0, end = n;  // what Elem has to decide
   const bool fast = make_exact(spec, &ex);
   if (!fast && stage == CheckStage::kernels_only)
-    throw KernelError("enqueue_verify_kernels: this pattern has no exact-mode pass (mixed mode, or a range it does not form)");
+    throw KernelError(
+        "enqueue_verify_kernels: this pattern has no exact-mode pass (mixed mode, or a range it does not "
+        "form)");
   if (fast) {
     constexpr int L = kLanes<D>;
-    static const int per_sm = resident_blocks(reinterpret_cast<const void*>(&check_exact_kernel<D>), kCheckThreads);
+    static const int per_sm =
+        resident_blocks(reinterpret_cast<const void*>(&check_exact_kernel<D>), kCheckThreads);
     const auto* got = static_cast<const storage_t<D>*>(spec.got);
     ex.for_each_segment(n, [&](std::int64_t b, std::int64_t e, std::uint32_t seg) {
       Exact<D> piece = ex;
       piece.seg = seg;
       const VectorSplit v = vector_split(got + b, e - b, sizeof(device_t<D>), L);
-      const std::int64_t want = (v.nvec + kCheckUnroll - 1) / kCheckUnroll + (e - b - v.nvec * L);  // threads with work
-      check_exact_kernel<D><<<grid_for(want, kCheckThreads, per_sm), kCheckThreads, 0, stream>>>(piece, got, b, b + v.head,
-                                                                                               v.nvec, e, d_range);
+      const std::int64_t want =
+          (v.nvec + kCheckUnroll - 1) / kCheckUnroll + (e - b - v.nvec * L);  // threads with work
+      check_exact_kernel<D><<<grid_for(want, kCheckThreads, per_sm), kCheckThreads, 0, stream>>>(
+          piece, got, b, b + v.head, v.nvec, e, d_range);
       cuda_check(cudaGetLastError(), "verify (launch)");
     });
     if (stage == CheckStage::kernels_only) return r;
     DeviceRange* hr = reinterpret_cast<DeviceRange*>(static_cast<char*>(scratch.host) + 128);
-    cuda_check(cudaMemcpyAsync(hr, d_range, sizeof(DeviceRange), cudaMemcpyDeviceToHost, stream), "verify (range)");
+    cuda_check(cudaMemcpyAsync(hr, d_range, sizeof(DeviceRange), cudaMemcpyDeviceToHost, stream),
+               "verify (range)");
     wait_stream(stream, timeout_s, "verify");
     if (hr->last_plus1 == 0) return r;  // every bit as expected: nothing for Elem to decide
     begin = static_cast<std::int64_t>(~hr->first_inv);
     end = static_cast<std::int64_t>(hr->last_plus1);
   }
-  check_general_kernel<D><<<grid_for(end - begin, kCheckThreads), kCheckThreads, 0, stream>>>(elem, begin, end, d_out);
+  check_general_kernel<D>
+      <<<grid_for(end - begin, kCheckThreads), kCheckThreads, 0, stream>>>(elem, begin, end, d_out);
   cuda_check(cudaGetLastError(), "verify (launch)");
   DeviceVerdict* h = static_cast<DeviceVerdict*>(scratch.host);
-  cuda_check(cudaMemcpyAsync(h, d_out, sizeof(DeviceVerdict), cudaMemcpyDeviceToHost, stream), "verify (result)");
+  cuda_check(cudaMemcpyAsync(h, d_out, sizeof(DeviceVerdict), cudaMemcpyDeviceToHost, stream),
+             "verify (result)");
   wait_stream(stream, timeout_s, "verify");
   r.mismatches = h->bad;
   r.poisoned = h->poisoned;

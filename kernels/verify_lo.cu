@@ -7,5 +7,7 @@ const std::array<CheckFn, kCheckSplit>& check_fns_lo() {
   static const auto table = check_table<0>(std::make_index_sequence<kCheckSplit>{});
   return table;
 }
-const void* any_check_kernel_lo() { return reinterpret_cast<const void*>(&check_exact_kernel<kDTypes[0].id>); }
+const void* any_check_kernel_lo() {
+  return reinterpret_cast<const void*>(&check_exact_kernel<kDTypes[0].id>);
+}
 }  // namespace cts::detail

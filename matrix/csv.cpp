@@ -126,8 +126,9 @@ CsvTable parse_csv(const std::string& text, const std::string& file, const std::
   for (size_t k = 1; k < recs.size(); ++k) {
     const Record& r = recs[k];
     if (r.fields.size() != t.columns.size())
-      fail(file, r.line, "expected " + std::to_string(t.columns.size()) + " fields, found " +
-                             std::to_string(r.fields.size()));
+      fail(file, r.line,
+           "expected " + std::to_string(t.columns.size()) + " fields, found " +
+               std::to_string(r.fields.size()));
     CsvRow row;
     row.line = r.line;
     for (size_t c = 0; c < t.columns.size(); ++c) row.cells[t.columns[c]] = r.fields[c];

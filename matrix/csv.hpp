@@ -17,14 +17,14 @@ class MatrixError : public std::runtime_error {
 };
 
 struct CsvRow {
-  int line = 0;                               // 1-based line where the record starts
-  std::map<std::string, std::string> cells;   // column -> text (missing optional column -> "")
+  int line = 0;                                            // 1-based line where the record starts
+  std::map<std::string, std::string> cells;                // column -> text (missing optional column -> "")
   const std::string& at(const std::string& column) const;  // "" for an absent optional column
 };
 
 struct CsvTable {
-  std::string file;                   // name used in messages ("torch.csv")
-  std::vector<std::string> columns;   // header order
+  std::string file;                  // name used in messages ("torch.csv")
+  std::vector<std::string> columns;  // header order
   std::vector<CsvRow> rows;
 };
 

@@ -37,9 +37,10 @@ std::optional<std::string> string_field(const json& obj, const char* key, const 
 
 // An integer in [lo, INT_MAX]: 2^32 is refused, never read as 0.
 int int_field(const json& v, const std::string& origin, const std::string& field, long long lo) {
-  bool in_range = v.is_number_integer() &&
-                  (v.is_number_unsigned() ? v.get<unsigned long long>() <= static_cast<unsigned long long>(INT_MAX)
-                                          : v.get<long long>() >= lo && v.get<long long>() <= INT_MAX);
+  bool in_range =
+      v.is_number_integer() &&
+      (v.is_number_unsigned() ? v.get<unsigned long long>() <= static_cast<unsigned long long>(INT_MAX)
+                              : v.get<long long>() >= lo && v.get<long long>() <= INT_MAX);
   if (!in_range || v.get<long long>() < lo)
     bad(origin, field, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(INT_MAX));
   return static_cast<int>(v.get<long long>());
@@ -57,8 +58,8 @@ void put_version(json& j, const char* key, const std::optional<Version>& v) {
 }
 
 const std::vector<std::string> kKnownTop = {
-    "schema", "host", "rank", "boot_id", "driver", "cuda_runtime", "cuda_toolkit", "nccl", "cudnn",
-    "torch", "lightning", "compiler", "gpus", "p2p", "interfaces", "shm_bytes", "env"};
+    "schema", "host",      "rank",     "boot_id", "driver", "cuda_runtime", "cuda_toolkit", "nccl", "cudnn",
+    "torch",  "lightning", "compiler", "gpus",    "p2p",    "interfaces",   "shm_bytes",    "env"};
 
 }  // namespace
 
@@ -71,8 +72,8 @@ std::string Fingerprint::label(const std::string& fallback) const {
 
 bool is_fingerprint_env_name(const std::string& n) {
   static const std::vector<std::string> exact = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "MASTER_ADDR",
-                                                 "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK",
-                                                 "LOCAL_WORLD_SIZE"};
+                                                 "MASTER_PORT",          "WORLD_SIZE",        "RANK",
+                                                 "LOCAL_RANK",           "LOCAL_WORLD_SIZE"};
   if (n.rfind("NCCL_", 0) == 0 || n.rfind("TORCH_NCCL_", 0) == 0) return true;
   for (const auto& e : exact)
     if (n == e) return true;
@@ -135,7 +136,8 @@ json to_json(const Fingerprint& fp) {
   if (fp.p2p) j["p2p"] = *fp.p2p;
   if (fp.interfaces) {
     json arr = json::array();
-    for (const auto& i : *fp.interfaces) arr.push_back({{"name", i.name}, {"up", i.up}, {"addresses", i.addresses}});
+    for (const auto& i : *fp.interfaces)
+      arr.push_back({{"name", i.name}, {"up", i.up}, {"addresses", i.addresses}});
     j["interfaces"] = arr;
   }
   if (fp.shm_bytes) j["shm_bytes"] = *fp.shm_bytes;
@@ -147,9 +149,11 @@ Fingerprint fingerprint_from_json(const json& j, const std::string& origin) {
   if (!j.is_object()) throw FingerprintError(origin + ": expected a JSON object at the top level");
   Fingerprint fp;
   auto schema = j.find("schema");
-  if (schema == j.end()) throw FingerprintError(origin + ": missing 'schema' (expected \"" + kFingerprintSchema + "\")");
+  if (schema == j.end())
+    throw FingerprintError(origin + ": missing 'schema' (expected \"" + kFingerprintSchema + "\")");
   if (!schema->is_string() || schema->get<std::string>() != kFingerprintSchema)
-    throw FingerprintError(origin + ": unknown schema " + schema->dump() + " (expected \"" + kFingerprintSchema + "\")");
+    throw FingerprintError(origin + ": unknown schema " + schema->dump() + " (expected \"" +
+                           kFingerprintSchema + "\")");
   fp.host = string_field(j, "host", origin);
   if (auto it = j.find("rank"); it != j.end() && !it->is_null()) {
     fp.rank = int_field(*it, origin, "rank", 0);
@@ -240,7 +244,8 @@ Fingerprint fingerprint_from_json(const json& j, const std::string& origin) {
         bad(origin, "interfaces", "each interface needs a string 'name'");
       InterfaceInfo ii;
       ii.name = i["name"].get<std::string>();
-      if (i.contains("up") && !i["up"].is_boolean()) bad(origin, "interfaces." + ii.name + ".up", "expected true or false");
+      if (i.contains("up") && !i["up"].is_boolean())
+        bad(origin, "interfaces." + ii.name + ".up", "expected true or false");
       ii.up = i.value("up", false);
       if (i.contains("addresses")) {
         try {

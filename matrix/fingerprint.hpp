@@ -24,10 +24,10 @@ class FingerprintError : public std::runtime_error {
 struct GpuInfo {
   int index = 0;
   std::optional<std::string> name;
-  std::optional<Version> cc;            // "9.0"
+  std::optional<Version> cc;  // "9.0"
   std::optional<long long> memory_mib;
-  std::optional<std::string> pci;       // "0000:00:06.0"
-  std::optional<std::string> uuid;      // "GPU-…" (extension)
+  std::optional<std::string> pci;   // "0000:00:06.0"
+  std::optional<std::string> uuid;  // "GPU-…" (extension)
 };
 
 struct InterfaceInfo {
@@ -46,9 +46,9 @@ struct Fingerprint {
   std::string schema = kFingerprintSchema;
   std::optional<std::string> host;
   std::optional<int> rank;
-  std::optional<std::string> boot_id;          // extension: host identity beside the name
-  std::optional<Version> driver_version;       // driver.version (NVML, "580.159.04")
-  std::optional<Version> driver_cuda;          // driver.cuda (cudaDriverGetVersion)
+  std::optional<std::string> boot_id;     // extension: host identity beside the name
+  std::optional<Version> driver_version;  // driver.version (NVML, "580.159.04")
+  std::optional<Version> driver_cuda;     // driver.cuda (cudaDriverGetVersion)
   // driver.nvml_error: why NVML gave no driver version, as NVML said it
   // ("NVML_ERROR_LIB_RM_VERSION_MISMATCH: Driver/library version mismatch", "libnvidia-ml.so.1: not found").
   std::optional<std::string> nvml_error;
@@ -60,7 +60,7 @@ struct Fingerprint {
   std::optional<TorchInfo> torch;
   std::optional<Version> lightning, pytorch_lightning;
   std::map<std::string, std::string> compiler;
-  std::optional<std::vector<GpuInfo>> gpus;    // absent: unknown (no driver); empty: none visible
+  std::optional<std::vector<GpuInfo>> gpus;           // absent: unknown (no driver); empty: none visible
   std::optional<std::vector<std::vector<bool>>> p2p;  // extension: p2p[i][j] peer access
   std::optional<std::vector<InterfaceInfo>> interfaces;
   std::optional<long long> shm_bytes;

@@ -64,8 +64,8 @@ class JsonReader {
       skip_space();
       if (pos_ >= s_.size()) {
         if (open.empty()) break;
-        fail(std::string("unexpected end of input: ") + (open.back()->is_object() ? "an object" : "an array") +
-             " is not closed (truncated?)");
+        fail(std::string("unexpected end of input: ") +
+             (open.back()->is_object() ? "an object" : "an array") + " is not closed (truncated?)");
       }
       char c = s_[pos_];
       if (want == Want::CommaOrEnd) {
@@ -97,7 +97,8 @@ class JsonReader {
         if (c != '"') fail("expected a quoted object key, found " + what_is(c));
         std::size_t at = pos_;
         key = string();
-        if (open.back()->contains(key)) fail_at(at, "duplicate key \"" + excerpt(key, 60) + "\" in an object");
+        if (open.back()->contains(key))
+          fail_at(at, "duplicate key \"" + excerpt(key, 60) + "\" in an object");
         skip_space();
         if (pos_ >= s_.size()) fail("unexpected end of input after an object key (truncated?)");
         if (s_[pos_] != ':') fail("expected ':' after an object key, found " + what_is(s_[pos_]));
@@ -108,9 +109,12 @@ class JsonReader {
       }
       // A value at pos_.
       nlohmann::json* slot = nullptr;
-      if (open.empty()) slot = &root;
-      else if (open.back()->is_array()) slot = &open.back()->emplace_back();
-      else slot = &(*open.back())[key];
+      if (open.empty())
+        slot = &root;
+      else if (open.back()->is_array())
+        slot = &open.back()->emplace_back();
+      else
+        slot = &(*open.back())[key];
       if (c == '{' || c == '[') {
         if (static_cast<int>(open.size()) >= kMaxJsonDepth)
           fail("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
@@ -141,7 +145,8 @@ class JsonReader {
         ++line;
         line_start = i + 1;
       }
-    throw InputError(origin_ + ":" + std::to_string(line) + ":" + std::to_string(at - line_start + 1) + ": malformed JSON: " + what);
+    throw InputError(origin_ + ":" + std::to_string(line) + ":" + std::to_string(at - line_start + 1) +
+                     ": malformed JSON: " + what);
   }
   [[noreturn]] void fail(const std::string& what) const { fail_at(pos_, what); }
 
@@ -154,7 +159,8 @@ class JsonReader {
   }
 
   void skip_space() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
+      ++pos_;
   }
 
   unsigned hex4() {
@@ -162,7 +168,10 @@ class JsonReader {
     unsigned v = 0;
     for (int k = 0; k < 4; ++k) {
       char h = s_[pos_ + static_cast<std::size_t>(k)];
-      int d = (h >= '0' && h <= '9') ? h - '0' : (h >= 'a' && h <= 'f') ? h - 'a' + 10 : (h >= 'A' && h <= 'F') ? h - 'A' + 10 : -1;
+      int d = (h >= '0' && h <= '9')   ? h - '0'
+              : (h >= 'a' && h <= 'f') ? h - 'a' + 10
+              : (h >= 'A' && h <= 'F') ? h - 'A' + 10
+                                       : -1;
       if (d < 0) fail("\\u must be followed by four hexadecimal digits");
       v = v * 16 + static_cast<unsigned>(d);
     }
@@ -181,27 +190,46 @@ class JsonReader {
         ++pos_;
         return out;
       }
-      if (c < 0x20) fail("control character " + what_is(static_cast<char>(c)) + " inside a string (write it escaped)");
+      if (c < 0x20)
+        fail("control character " + what_is(static_cast<char>(c)) + " inside a string (write it escaped)");
       if (c == '\\') {
         ++pos_;
         if (pos_ >= s_.size()) fail("unterminated escape (truncated?)");
         char e = s_[pos_++];
         switch (e) {
-          case '"': out += '"'; break;
-          case '\\': out += '\\'; break;
-          case '/': out += '/'; break;
-          case 'b': out += '\b'; break;
-          case 'f': out += '\f'; break;
-          case 'n': out += '\n'; break;
-          case 'r': out += '\r'; break;
-          case 't': out += '\t'; break;
+          case '"':
+            out += '"';
+            break;
+          case '\\':
+            out += '\\';
+            break;
+          case '/':
+            out += '/';
+            break;
+          case 'b':
+            out += '\b';
+            break;
+          case 'f':
+            out += '\f';
+            break;
+          case 'n':
+            out += '\n';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          case 't':
+            out += '\t';
+            break;
           case 'u': {
             unsigned long cp = hex4();
             if (cp >= 0xD800 && cp <= 0xDBFF) {
-              if (s_.substr(pos_, 2) != "\\u") fail("a high surrogate \\u escape must be followed by a low one");
+              if (s_.substr(pos_, 2) != "\\u")
+                fail("a high surrogate \\u escape must be followed by a low one");
               pos_ += 2;
               unsigned long lo = hex4();
-              if (lo < 0xDC00 || lo > 0xDFFF) fail("a high surrogate \\u escape must be followed by a low one");
+              if (lo < 0xDC00 || lo > 0xDFFF)
+                fail("a high surrogate \\u escape must be followed by a low one");
               cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
               fail("a low surrogate \\u escape without a high one");
@@ -209,11 +237,13 @@ class JsonReader {
             append_utf8(out, cp);
             break;
           }
-          default: fail("unknown escape \\" + std::string(what_is(e)));
+          default:
+            fail("unknown escape \\" + std::string(what_is(e)));
         }
         continue;
       }
-      std::size_t n = utf8_sequence(reinterpret_cast<const unsigned char*>(s_.data()) + pos_, s_.size() - pos_);
+      std::size_t n =
+          utf8_sequence(reinterpret_cast<const unsigned char*>(s_.data()) + pos_, s_.size() - pos_);
       if (n == 0) fail("invalid UTF-8 (" + what_is(static_cast<char>(c)) + ") inside a string");
       out.append(s_.data() + pos_, n);
       pos_ += n;
@@ -285,7 +315,8 @@ class JsonReader {
 
 std::string read_input_file(const std::string& path, std::size_t max_bytes, double pipe_timeout_s) {
   if (path.empty()) throw InputError("an empty file name");
-  if (path.find('\0') != std::string::npos) throw InputError(excerpt(path) + ": a file name cannot contain NUL");
+  if (path.find('\0') != std::string::npos)
+    throw InputError(excerpt(path) + ": a file name cannot contain NUL");
   Fd f;
   // O_NONBLOCK: opening a FIFO that has no writer must not block; the deadline below bounds it.
   f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -296,8 +327,8 @@ std::string read_input_file(const std::string& path, std::size_t max_bytes, doub
   char buf[65536];
   if (S_ISREG(st.st_mode)) {
     if (static_cast<unsigned long long>(st.st_size) > max_bytes)
-      throw InputError(path + ": " + std::to_string(st.st_size) + " bytes, more than the " + std::to_string(max_bytes) +
-                       " this input may have");
+      throw InputError(path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
+                       std::to_string(max_bytes) + " this input may have");
     ::fcntl(f.fd, F_SETFL, ::fcntl(f.fd, F_GETFL) & ~O_NONBLOCK);
     out.reserve(static_cast<std::size_t>(st.st_size));
     for (;;) {
@@ -307,7 +338,8 @@ std::string read_input_file(const std::string& path, std::size_t max_bytes, doub
       if (n == 0) break;
       out.append(buf, static_cast<std::size_t>(n));
       if (out.size() > max_bytes)  // it grew while being read
-        throw InputError(path + ": more than the " + std::to_string(max_bytes) + " bytes this input may have");
+        throw InputError(path + ": more than the " + std::to_string(max_bytes) +
+                         " bytes this input may have");
     }
     return out;
   }
@@ -316,12 +348,13 @@ std::string read_input_file(const std::string& path, std::size_t max_bytes, doub
     throw InputError(path + ": not a regular file or a pipe (a device or a socket): refused");
   // A pipe or FIFO: read until its writer closes it, within the size limit and the deadline.
   using Clock = std::chrono::steady_clock;
-  auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(pipe_timeout_s));
+  auto until = Clock::now() +
+               std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(pipe_timeout_s));
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
     if (left <= 0)
-      throw InputError(path + ": a pipe that did not end within " + std::to_string(static_cast<int>(pipe_timeout_s)) +
-                       " s (a FIFO with no writer?)");
+      throw InputError(path + ": a pipe that did not end within " +
+                       std::to_string(static_cast<int>(pipe_timeout_s)) + " s (a FIFO with no writer?)");
     pollfd p{f.fd, POLLIN, 0};
     int r = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
     if (r < 0 && errno == EINTR) continue;
@@ -338,7 +371,9 @@ std::string read_input_file(const std::string& path, std::size_t max_bytes, doub
   return out;
 }
 
-nlohmann::json parse_json(std::string_view text, const std::string& origin) { return JsonReader(text, origin).document(); }
+nlohmann::json parse_json(std::string_view text, const std::string& origin) {
+  return JsonReader(text, origin).document();
+}
 
 bool is_valid_utf8(std::string_view s, std::size_t* bad_at) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());

@@ -24,7 +24,9 @@ class RowReader {
   [[noreturn]] void fail(const std::string& what) const {
     throw MatrixError(t_.file + ":" + std::to_string(r_.line) + ": " + what);
   }
-  const std::string& text(const std::string& col) const { return r_.at(col); }  // "" for an absent optional column
+  const std::string& text(const std::string& col) const {
+    return r_.at(col);
+  }  // "" for an absent optional column
   std::string required(const std::string& col) const {
     if (r_.at(col).empty()) fail("column '" + col + "' is empty");
     return r_.at(col);
@@ -56,7 +58,8 @@ class RowReader {
     m.source = required("source");
     m.note = r_.at("note");
     for (const auto& f : split_list(r_.at("unconfirmed"))) {
-      if (std::find(t_.columns.begin(), t_.columns.end(), f) == t_.columns.end() && f != "release" && f != "last")
+      if (std::find(t_.columns.begin(), t_.columns.end(), f) == t_.columns.end() && f != "release" &&
+          f != "last")
         fail("unconfirmed names '" + f + "', which is not a column");
       m.unconfirmed.insert(f);
     }
@@ -67,7 +70,8 @@ class RowReader {
   Version parse_version(const std::string& s, const std::string& col) const {
     std::string err;
     auto v = Version::try_parse(s, VersionKind::Generic, &err);
-    if (!v) fail("column '" + col + "': version '" + s + "' does not parse" + (err.empty() ? "" : ": " + err));
+    if (!v)
+      fail("column '" + col + "': version '" + s + "' does not parse" + (err.empty() ? "" : ": " + err));
     return *v;
   }
   const CsvTable& t_;
@@ -109,8 +113,8 @@ std::string key_part(const Version& v) { return v.raw.empty() ? v.str() : v.raw;
 
 void load_torch(Matrix& m, const std::map<std::string, std::string>& files) {
   auto t = table(files, "torch.csv",
-                 {"torch", "variant", "cuda", "status", "nccl", "cudnn", "cxx_std", "python_min", "python_max",
-                  "arch_list"});
+                 {"torch", "variant", "cuda", "status", "nccl", "cudnn", "cxx_std", "python_min",
+                  "python_max", "arch_list"});
   KeySet keys(t.file);
   for (const auto& r : t.rows) {
     RowReader rd(t, r);
@@ -122,16 +126,19 @@ void load_torch(Matrix& m, const std::map<std::string, std::string>& files) {
     row.cuda = rd.version("cuda");
     if (row.variant != "cpu") {
       std::string want = "cu" + std::to_string(row.cuda.major()) + std::to_string(row.cuda.minor());
-      if (row.variant != want) rd.fail("variant '" + row.variant + "' does not match cuda " + row.cuda.str() + " (" + want + ")");
+      if (row.variant != want)
+        rd.fail("variant '" + row.variant + "' does not match cuda " + row.cuda.str() + " (" + want + ")");
     }
     row.status = rd.required("status");
-    if (row.status != "stable" && row.status != "experimental") rd.fail("status must be stable or experimental");
+    if (row.status != "stable" && row.status != "experimental")
+      rd.fail("status must be stable or experimental");
     row.nccl = rd.opt_version("nccl");
     if (!row.nccl && !row.meta.is_unconfirmed("nccl")) rd.fail("nccl is empty but not marked unconfirmed");
     row.cudnn = rd.opt_version("cudnn");
     if (!row.cudnn && !row.meta.is_unconfirmed("cudnn")) rd.fail("cudnn is empty but not marked unconfirmed");
     auto cxx = rd.opt_int("cxx_std");
-    if (!cxx || (*cxx != 14 && *cxx != 17 && *cxx != 20 && *cxx != 23)) rd.fail("cxx_std must be 14, 17, 20 or 23");
+    if (!cxx || (*cxx != 14 && *cxx != 17 && *cxx != 20 && *cxx != 23))
+      rd.fail("cxx_std must be 14, 17, 20 or 23");
     row.cxx_std = static_cast<int>(*cxx);
     row.python_min = rd.version("python_min");
     row.python_max = rd.version("python_max");
@@ -157,7 +164,8 @@ void load_cuda(Matrix& m, const std::map<std::string, std::string>& files) {
     row.ga_driver = rd.opt_version("ga_driver");
     row.runfile_driver = rd.opt_version("runfile_driver");
     for (const char* col : {"ga_driver", "runfile_driver"})
-      if (!rd.opt_version(col) && !row.meta.is_unconfirmed(col)) rd.fail(std::string(col) + " is empty but not marked unconfirmed");
+      if (!rd.opt_version(col) && !row.meta.is_unconfirmed(col))
+        rd.fail(std::string(col) + " is empty but not marked unconfirmed");
     row.sms = rd.versions("sms");
     if (row.sms.empty()) rd.fail("sms is empty");
     m.cuda.push_back(std::move(row));
@@ -190,7 +198,8 @@ void load_nccl(Matrix& m, const std::map<std::string, std::string>& files) {
       row.meta = rd.meta(row.name);
       keys.add(row.name, r.line);
       row.kind = rd.required("kind");
-      if (!kinds.count(row.kind)) rd.fail("kind '" + row.kind + "' is not api, collective, dtype, op or feature");
+      if (!kinds.count(row.kind))
+        rd.fail("kind '" + row.kind + "' is not api, collective, dtype, op or feature");
       row.since = rd.version("since");
       row.until = rd.opt_version("until");
       if (row.until && *row.until <= row.since) rd.fail("until is not after since");
@@ -198,7 +207,8 @@ void load_nccl(Matrix& m, const std::map<std::string, std::string>& files) {
     }
   }
   {
-    auto t = table(files, "nccl_ops.csv", {"dtype", "op", "since", "until", "nranks", "supported", "evidence"});
+    auto t =
+        table(files, "nccl_ops.csv", {"dtype", "op", "since", "until", "nranks", "supported", "evidence"});
     KeySet keys(t.file);
     for (const auto& r : t.rows) {
       RowReader rd(t, r);
@@ -226,7 +236,7 @@ void load_nccl(Matrix& m, const std::map<std::string, std::string>& files) {
                    {"name", "since", "until", "type", "values", "min", "max", "default", "constraint"},
                    {"out_of_range", "multiple_of"});
     KeySet keys(t.file);
-    static const std::set<std::string> types = {"int", "bool", "enum", "list", "algo", "proto",
+    static const std::set<std::string> types = {"int",   "bool",   "enum",   "list", "algo",    "proto",
                                                 "level", "ifname", "string", "path", "notnccl", "ignore"};
     for (const auto& r : t.rows) {
       RowReader rd(t, r);
@@ -240,15 +250,18 @@ void load_nccl(Matrix& m, const std::map<std::string, std::string>& files) {
       row.type = rd.required("type");
       if (!types.count(row.type)) rd.fail("type '" + row.type + "' is unknown");
       row.values = split_list(rd.text("values"));
-      if ((row.type == "enum" || row.type == "list" || row.type == "algo" || row.type == "proto") && row.values.empty())
+      if ((row.type == "enum" || row.type == "list" || row.type == "algo" || row.type == "proto") &&
+          row.values.empty())
         rd.fail("type " + row.type + " needs values");
       for (const auto& v : row.values) {
         auto at = v.find('@');
         if (at == std::string::npos) continue;
         std::string range = v.substr(at + 1);
         auto dash = range.find('-');
-        for (const auto& part : {range.substr(0, dash), dash == std::string::npos ? std::string() : range.substr(dash + 1)})
-          if (!part.empty() && !Version::try_parse(part)) rd.fail("values entry '" + v + "': version does not parse");
+        for (const auto& part :
+             {range.substr(0, dash), dash == std::string::npos ? std::string() : range.substr(dash + 1)})
+          if (!part.empty() && !Version::try_parse(part))
+            rd.fail("values entry '" + v + "': version does not parse");
       }
       row.min = rd.opt_int("min");
       row.max = rd.opt_int("max");
@@ -290,8 +303,8 @@ void load_lightning(Matrix& m, const std::map<std::string, std::string>& files) 
     for (size_t j = i + 1; j < m.lightning.size(); ++j) {
       const auto &a = m.lightning[i], &b = m.lightning[j];
       if (a.first.compare_release(b.last) <= 0 && b.first.compare_release(a.last) <= 0)
-        throw MatrixError(t.file + ":" + std::to_string(b.meta.line) + ": range " + b.first.str() + "-" + b.last.str() +
-                          " overlaps line " + std::to_string(a.meta.line));
+        throw MatrixError(t.file + ":" + std::to_string(b.meta.line) + ": range " + b.first.str() + "-" +
+                          b.last.str() + " overlaps line " + std::to_string(a.meta.line));
     }
 }
 
@@ -349,7 +362,8 @@ void load_driver_tables(Matrix& m, const std::map<std::string, std::string>& fil
     if (status != "supported" && status != "eol") rd.fail("status must be supported or eol");
     row.listed_eol = status == "eol";
     row.eol = rd.text("eol");
-    if (!row.eol.empty() && !std::regex_match(row.eol, month)) rd.fail("eol '" + row.eol + "' is not YYYY-MM");
+    if (!row.eol.empty() && !std::regex_match(row.eol, month))
+      rd.fail("eol '" + row.eol + "' is not YYYY-MM");
     m.driver_branches.push_back(std::move(row));
   }
 }
@@ -357,8 +371,8 @@ void load_driver_tables(Matrix& m, const std::map<std::string, std::string>& fil
 // Known NCCL defects; list cells are ';'-separated, "*" = any. A repeated id adds a condition.
 void load_nccl_defects(Matrix& m, const std::map<std::string, std::string>& files) {
   auto t = table(files, "nccl_defects.csv",
-                 {"id", "title", "link", "first", "fixed", "severity", "nranks", "collectives", "ops", "placement",
-                  "dtypes", "other", "symptom", "workaround"});
+                 {"id", "title", "link", "first", "fixed", "severity", "nranks", "collectives", "ops",
+                  "placement", "dtypes", "other", "symptom", "workaround"});
   static const std::set<std::string> severities = {"corruption", "hang", "crash", "error", "perf"};
   static const std::regex id_form("^nccl-[a-z0-9.-]+$");
   static const std::regex nranks_form("^(\\*|[0-9]{1,6}|>=[0-9]{1,6}|[0-9]{1,6}-[0-9]{1,6})$");
@@ -372,7 +386,8 @@ void load_nccl_defects(Matrix& m, const std::map<std::string, std::string>& file
     RowReader rd(t, r);
     NcclDefect row;
     row.id = rd.required("id");
-    if (!std::regex_match(row.id, id_form)) rd.fail("id '" + row.id + "' is not nccl-<issue or slug> in lower case");
+    if (!std::regex_match(row.id, id_form))
+      rd.fail("id '" + row.id + "' is not nccl-<issue or slug> in lower case");
     row.meta = rd.meta(row.id);
     row.title = rd.required("title");
     row.link = rd.required("link");
@@ -381,7 +396,8 @@ void load_nccl_defects(Matrix& m, const std::map<std::string, std::string>& file
     row.fixed = rd.opt_version("fixed");
     if (row.fixed && *row.fixed <= row.first) rd.fail("fixed is not after first");
     row.severity = rd.required("severity");
-    if (!severities.count(row.severity)) rd.fail("severity '" + row.severity + "' is not corruption|hang|crash|error|perf");
+    if (!severities.count(row.severity))
+      rd.fail("severity '" + row.severity + "' is not corruption|hang|crash|error|perf");
     row.symptom = rd.required("symptom");
     row.workaround = rd.text("workaround");
 
@@ -410,15 +426,16 @@ void load_nccl_defects(Matrix& m, const std::map<std::string, std::string>& file
       rd.fail("placement '" + cond.placement + "' is not in_place, out_of_place or *");
     cond.other = rd.text("other");
 
-    auto same = std::find_if(m.nccl_defects.begin(), m.nccl_defects.end(), [&](const NcclDefect& d) { return d.id == row.id; });
+    auto same = std::find_if(m.nccl_defects.begin(), m.nccl_defects.end(),
+                             [&](const NcclDefect& d) { return d.id == row.id; });
     if (same == m.nccl_defects.end()) {
       row.conditions.push_back(std::move(cond));
       m.nccl_defects.push_back(std::move(row));
       continue;
     }
     // Another condition of a defect already listed: it must describe the same defect.
-    if (same->title != row.title || same->link != row.link || same->first != row.first || same->fixed != row.fixed ||
-        same->severity != row.severity)
+    if (same->title != row.title || same->link != row.link || same->first != row.first ||
+        same->fixed != row.fixed || same->severity != row.severity)
       rd.fail("id '" + row.id + "' repeats line " + std::to_string(same->meta.line) +
               " with another title, link, first, fixed or severity");
     same->conditions.push_back(std::move(cond));
@@ -467,10 +484,10 @@ bool cuda_targets(const CudaRow& row, const Version& cc) {
 }
 
 const std::vector<std::string>& matrix_files() {
-  static const std::vector<std::string> files = {"torch.csv", "cuda.csv", "nccl_releases.csv", "nccl_features.csv",
-                                                 "nccl_ops.csv", "lightning.csv", "nccl_env.csv",
-                                                 "nccl_algos.csv", "gpu_families.csv", "driver_branches.csv",
-                                                 "nccl_defects.csv"};
+  static const std::vector<std::string> files = {
+      "torch.csv",       "cuda.csv",     "nccl_releases.csv", "nccl_features.csv", "nccl_ops.csv",
+      "lightning.csv",   "nccl_env.csv", "nccl_algos.csv",    "gpu_families.csv",  "driver_branches.csv",
+      "nccl_defects.csv"};
   return files;
 }
 

@@ -15,11 +15,11 @@
 namespace cts {
 
 struct RowMeta {
-  std::string file;                 // "torch.csv"
-  std::string key;                  // "2.11/cu130"
+  std::string file;  // "torch.csv"
+  std::string key;   // "2.11/cu130"
   int line = 0;
-  std::string source;               // who says so (see the source key in the file header)
-  std::string note;                 // which claim this row corrects, caveats
+  std::string source;                 // who says so (see the source key in the file header)
+  std::string note;                   // which claim this row corrects, caveats
   std::set<std::string> unconfirmed;  // field names that are UNCONFIRMED
   bool is_unconfirmed(const std::string& field) const { return unconfirmed.count(field) > 0; }
   std::string cite() const { return file + ":" + key; }
@@ -29,24 +29,24 @@ struct RowMeta {
 
 struct TorchRow {
   RowMeta meta;
-  Version torch;                    // release line, "2.11"
-  std::string variant;              // "cu130"
-  Version cuda;                     // 13.0
-  std::string status;               // stable | experimental
-  std::optional<Version> nccl;      // NCCL the wheel ships/links
+  Version torch;                // release line, "2.11"
+  std::string variant;          // "cu130"
+  Version cuda;                 // 13.0
+  std::string status;           // stable | experimental
+  std::optional<Version> nccl;  // NCCL the wheel ships/links
   std::optional<Version> cudnn;
-  int cxx_std = 0;                  // 14, 17, 20
-  Version python_min, python_max;   // inclusive
+  int cxx_std = 0;                     // 14, 17, 20
+  Version python_min, python_max;      // inclusive
   std::vector<std::string> arch_list;  // "sm_90", "compute_120" (= +PTX)
 };
 
 struct CudaRow {
   RowMeta meta;
-  Version cuda;                     // 12.4
-  Version min_driver;               // minor-version-compatibility floor of the major (525 for 12.x)
+  Version cuda;                           // 12.4
+  Version min_driver;                     // minor-version-compatibility floor of the major (525 for 12.x)
   std::optional<Version> ga_driver;       // NVIDIA's Table 3 minimum for the GA release (570.26 for 12.8)
   std::optional<Version> runfile_driver;  // Linux driver bundled in the GA runfile (570.86.10 for 12.8.0)
-  std::vector<Version> sms;         // compute capabilities it can target (7.5, 9.0, ...)
+  std::vector<Version> sms;               // compute capabilities it can target (7.5, 9.0, ...)
   // The driver at which this minor runs without minor-version compatibility.
   const std::optional<Version>& full_driver() const { return ga_driver ? ga_driver : runfile_driver; }
 };
@@ -54,33 +54,33 @@ struct CudaRow {
 struct NcclRelease {
   RowMeta meta;
   Version nccl;
-  std::string date;                 // tag date
-  std::vector<Version> cuda_builds; // CUDA builds NVIDIA published (where read)
+  std::string date;                  // tag date
+  std::vector<Version> cuda_builds;  // CUDA builds NVIDIA published (where read)
 };
 
 struct NcclFeature {
   RowMeta meta;
-  std::string name;                 // "AlltoAll", "bf16", "CommSplit", ...
-  std::string kind;                 // api | collective | dtype | op | feature
+  std::string name;  // "AlltoAll", "bf16", "CommSplit", ...
+  std::string kind;  // api | collective | dtype | op | feature
   Version since;
-  std::optional<Version> until;     // first release without it
+  std::optional<Version> until;  // first release without it
 };
 
 struct NcclOp {
   RowMeta meta;
-  std::string dtype;                // "f8e4m3", "*" = any
-  std::string op;                   // "avg", "*" = any
+  std::string dtype;  // "f8e4m3", "*" = any
+  std::string op;     // "avg", "*" = any
   Version since;
-  std::optional<Version> until;     // exclusive
-  int nranks = 0;                   // 1: only one-rank communicators; 0: any
+  std::optional<Version> until;  // exclusive
+  int nranks = 0;                // 1: only one-rank communicators; 0: any
   bool supported = true;
-  std::string evidence;             // documented | source | observed
+  std::string evidence;  // documented | source | observed
 };
 
 struct LightningRow {
   RowMeta meta;
-  Version first, last;              // lightning releases this row covers (inclusive)
-  Version torch_min;                // inclusive
+  Version first, last;                        // lightning releases this row covers (inclusive)
+  Version torch_min;                          // inclusive
   std::optional<Version> torch_tested_below;  // CI cap (exclusive); wheels drop it on install
   Version python_min;
 };
@@ -89,31 +89,31 @@ struct NcclEnvVar {
   RowMeta meta;
   std::string name;
   std::optional<Version> since, until;  // until: first release that no longer reads it
-  std::string type;                 // int | bool | enum | list | string | path | algo | proto
-  std::vector<std::string> values;  // accepted words (enum, list, algo, proto)
+  std::string type;                     // int | bool | enum | list | string | path | algo | proto
+  std::vector<std::string> values;      // accepted words (enum, list, algo, proto)
   std::optional<long long> min, max;
   std::optional<long long> default_value;  // NCCL's default, used by constraints
-  std::string constraint;           // "A*B<=N"
-  bool clamps = false;              // out_of_range "clamp": NCCL replaces a value outside min/max/multiple_of
+  std::string constraint;                  // "A*B<=N"
+  bool clamps = false;  // out_of_range "clamp": NCCL replaces a value outside min/max/multiple_of
   std::optional<long long> multiple_of;
 };
 
 // A (collective, algorithm, protocol) that an NCCL release implements on the device.
 struct NcclAlgo {
   RowMeta meta;
-  std::string collective;           // "AllReduce" (ncclFuncStr)
-  std::string algorithm;            // "Ring" (NCCL_ALGO's word)
-  std::string protocol;             // "Simple" (NCCL_PROTO's word)
+  std::string collective;  // "AllReduce" (ncclFuncStr)
+  std::string algorithm;   // "Ring" (NCCL_ALGO's word)
+  std::string protocol;    // "Simple" (NCCL_PROTO's word)
   Version since;
-  std::optional<Version> until;     // exclusive
+  std::optional<Version> until;  // exclusive
 };
 
 // A GPU family (compute-capability range) and the oldest driver branch that drives it.
 struct GpuFamily {
   RowMeta meta;
   std::string family;
-  Version cc_min, cc_max;           // inclusive
-  Version min_driver;               // 570 (= R570)
+  Version cc_min, cc_max;  // inclusive
+  Version min_driver;      // 570 (= R570)
   Version first_cuda;
 };
 
@@ -121,9 +121,9 @@ struct GpuFamily {
 struct DriverBranch {
   RowMeta meta;
   long branch = 0;
-  std::string designation;          // LTSB | PB | NFB | unknown
-  bool listed_eol = false;          // NVIDIA lists it as end of life
-  std::string eol;                  // "2026-06"; empty = no month given
+  std::string designation;  // LTSB | PB | NFB | unknown
+  bool listed_eol = false;  // NVIDIA lists it as end of life
+  std::string eol;          // "2026-06"; empty = no month given
 };
 
 // Which collective cases a known NCCL defect hits. An empty list or unset bound means "any";
@@ -133,7 +133,7 @@ struct DefectCondition {
   int line = 0;
   int nranks_min = 1, nranks_max = 0;  // inclusive; max 0 = no upper bound
   std::vector<std::string> collectives, ops, dtypes;
-  std::string placement;            // in_place | out_of_place | "" (either)
+  std::string placement;  // in_place | out_of_place | "" (either)
   std::string other;
 };
 
@@ -142,11 +142,11 @@ struct DefectCondition {
 // row per condition, the later rows repeating the id and its description.
 struct NcclDefect {
   RowMeta meta;
-  std::string id;                   // "nccl-1950"
+  std::string id;  // "nccl-1950"
   std::string title, link;
-  Version first;                    // first affected release
-  std::optional<Version> fixed;     // first release with the fix; unset = not fixed yet
-  std::string severity;             // corruption | hang | crash | error | perf
+  Version first;                 // first affected release
+  std::optional<Version> fixed;  // first release with the fix; unset = not fixed yet
+  std::string severity;          // corruption | hang | crash | error | perf
   std::vector<DefectCondition> conditions;
   std::string symptom, workaround;
   // corruption and hang make a release unfit (error); the rest warn.
@@ -168,7 +168,7 @@ struct Matrix {
   std::vector<GpuFamily> gpu_families;
   std::vector<DriverBranch> driver_branches;
   std::vector<NcclDefect> nccl_defects;
-  std::string origin;               // "built-in" or the directory
+  std::string origin;  // "built-in" or the directory
 
   // torch "2.11.0+cu130" -> its row (release line and CUDA variant); nullptr if none.
   const TorchRow* find_torch(const Version& torch, const std::optional<Version>& cuda) const;

@@ -20,7 +20,8 @@ bool condition_holds(const DefectCondition& d, const DefectCase& c) {
 }
 
 bool any_condition_holds(const NcclDefect& d, const DefectCase& c) {
-  return std::any_of(d.conditions.begin(), d.conditions.end(), [&](const DefectCondition& x) { return condition_holds(x, c); });
+  return std::any_of(d.conditions.begin(), d.conditions.end(),
+                     [&](const DefectCondition& x) { return condition_holds(x, c); });
 }
 
 }  // namespace

@@ -13,10 +13,10 @@ namespace cts {
 
 // One collective case as the defect conditions see it (names as the suites print them).
 struct DefectCase {
-  std::string collective;   // "AllReduce"
-  std::string dtype;        // "f32"
-  std::string op;           // "avg"; "" for a non-reducing collective
-  std::size_t count = 0;    // elements per rank buffer as the case states it
+  std::string collective;  // "AllReduce"
+  std::string dtype;       // "f32"
+  std::string op;          // "avg"; "" for a non-reducing collective
+  std::size_t count = 0;   // elements per rank buffer as the case states it
   bool in_place = false;
   int nranks = 1;
 };

@@ -86,7 +86,8 @@ std::string check_word(const NcclEnvVar& var, const std::string& word, const std
     if (nccl && w.since && nccl->compare_release(*w.since) < 0)
       return "'" + w.word + "' needs NCCL " + w.since->str() + " (this is " + nccl->release_str() + ")";
     if (nccl && w.until && nccl->compare_release(*w.until) >= 0)
-      return "'" + w.word + "' was removed in NCCL " + w.until->str() + " (this is " + nccl->release_str() + ")";
+      return "'" + w.word + "' was removed in NCCL " + w.until->str() + " (this is " + nccl->release_str() +
+             ")";
     return "";
   }
   return "'" + trim(word) + "' is not one of " + names;
@@ -106,7 +107,8 @@ std::string check_algo_list(const Matrix& m, const NcclEnvVar& var, const std::s
   bool per_function = value.find(':') != std::string::npos || value.find(';') != std::string::npos;
   if (per_function && nccl && !has_feature(m, "AlgoPerFunctionSyntax", *nccl))
     return "the per-function syntax 'func:list;...' needs NCCL " +
-           (m.find_feature("AlgoPerFunctionSyntax") ? m.find_feature("AlgoPerFunctionSyntax")->since.str() : std::string("2.24")) +
+           (m.find_feature("AlgoPerFunctionSyntax") ? m.find_feature("AlgoPerFunctionSyntax")->since.str()
+                                                    : std::string("2.24")) +
            " (this is " + nccl->release_str() + ")";
   bool first = true;
   for (const auto& segment : split(value, ';')) {
@@ -119,7 +121,8 @@ std::string check_algo_list(const Matrix& m, const NcclEnvVar& var, const std::s
       std::string fn = trim(list.substr(0, colon));
       bool known = std::any_of(std::begin(kFunctions), std::end(kFunctions),
                                [&](const char* f) { return lower(f) == lower(fn); });
-      if (!known) return "'" + fn + "' is not a collective (Broadcast, Reduce, AllGather, ReduceScatter, AllReduce)";
+      if (!known)
+        return "'" + fn + "' is not a collective (Broadcast, Reduce, AllGather, ReduceScatter, AllReduce)";
       list = trim(list.substr(colon + 1));
     }
     if (!list.empty() && list[0] == '^') list = list.substr(1);
@@ -143,7 +146,8 @@ struct ValueVerdict {
 std::string out_of_bounds(const NcclEnvVar& var, long long v) {
   if (var.min && v < *var.min) return std::to_string(v) + " is below the minimum " + std::to_string(*var.min);
   if (var.max && v > *var.max) return std::to_string(v) + " is above the maximum " + std::to_string(*var.max);
-  if (var.multiple_of && v % *var.multiple_of != 0) return std::to_string(v) + " is not a multiple of " + std::to_string(*var.multiple_of);
+  if (var.multiple_of && v % *var.multiple_of != 0)
+    return std::to_string(v) + " is not a multiple of " + std::to_string(*var.multiple_of);
   return "";
 }
 
@@ -174,7 +178,8 @@ std::string check_value_text(const Matrix& m, const NcclEnvVar& var, const std::
   if (t == "enum") return check_word(var, value, nccl);
   if (t == "level") {
     if (auto v = parse_int(value)) {
-      if (var.min && *v < *var.min) return std::to_string(*v) + " is below the minimum " + std::to_string(*var.min);
+      if (var.min && *v < *var.min)
+        return std::to_string(*v) + " is below the minimum " + std::to_string(*var.min);
       return "";
     }
     return check_word(var, value, nccl);
@@ -210,7 +215,8 @@ Finding env_finding(const std::string& id, const std::string& sev, const std::st
 
 // How parseList leaves one collective: the last entry that applies to it (no prefix, or its own),
 // as (exclude list?, words); nullopt when no entry applies (every word enabled).
-std::optional<std::pair<bool, std::set<std::string>>> entry_for(const std::string& value, const std::string& collective) {
+std::optional<std::pair<bool, std::set<std::string>>> entry_for(const std::string& value,
+                                                                const std::string& collective) {
   std::optional<std::pair<bool, std::set<std::string>>> out;
   for (const auto& segment : split(value, ';')) {
     std::string list = trim(segment);
@@ -240,15 +246,16 @@ namespace {
 // What NCCL_ALGO / NCCL_PROTO leave each collective of a release: the collectives left with no
 // (algorithm, protocol) the release implements, how the release treats them, and the evidence.
 struct CoverageGaps {
-  bool modelled = false;      // nccl_algos.csv has rows for this release
-  bool checked = false;       // a setting was there and its value is valid (the lint reports the rest)
+  bool modelled = false;  // nccl_algos.csv has rows for this release
+  bool checked = false;   // a setting was there and its value is valid (the lint reports the rest)
   std::vector<std::string> missing;
   std::string needs, evidence, setting;
-  bool falls_back = false;    // Ring is given back to them (2.19 to 2.23)
-  bool ring_kept = false;     // NCCL_ALGO never took Ring from a collective other than AllReduce (to 2.18)
+  bool falls_back = false;  // Ring is given back to them (2.19 to 2.23)
+  bool ring_kept = false;   // NCCL_ALGO never took Ring from a collective other than AllReduce (to 2.18)
 };
 
-CoverageGaps coverage_gaps(const Matrix& m, const std::map<std::string, std::string>& env, const Version& nccl) {
+CoverageGaps coverage_gaps(const Matrix& m, const std::map<std::string, std::string>& env,
+                           const Version& nccl) {
   CoverageGaps g;
   std::vector<const NcclAlgo*> rows;
   for (const auto& r : m.nccl_algos)
@@ -292,7 +299,8 @@ std::string feature_evidence(const Matrix& m, const char* name) {
 
 }  // namespace
 
-std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m, const std::map<std::string, std::string>& env,
+std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m,
+                                                       const std::map<std::string, std::string>& env,
                                                        const Version& nccl) {
   const CoverageGaps g = coverage_gaps(m, env, nccl);
   if (!g.modelled) return std::nullopt;
@@ -304,30 +312,34 @@ std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m, const st
   if (g.ring_kept) rules = feature_evidence(m, "AlgoRingKeptNonAllReduce") + "; " + rules;
   if (g.falls_back) {
     out.push_back(env_finding("nccl-collective-without-algorithm", "warning", "NCCL_ALGO/NCCL_PROTO",
-                              g.setting + " leaves " + missing + " without an algorithm/protocol NCCL " + nccl.release_str() +
-                                  " implements (" + g.needs + "): this release gives them Ring back, so the setting is ignored for them",
+                              g.setting + " leaves " + missing + " without an algorithm/protocol NCCL " +
+                                  nccl.release_str() + " implements (" + g.needs +
+                                  "): this release gives them Ring back, so the setting is ignored for them",
                               g.evidence + "; " + rules,
-                              "allow an algorithm/protocol for every collective, e.g. a per-collective setting (NCCL 2.24+) or unset it"));
+                              "allow an algorithm/protocol for every collective, e.g. a per-collective "
+                              "setting (NCCL 2.24+) or unset it"));
     return out;
   }
-  out.push_back(env_finding("nccl-collective-without-algorithm", "error", "NCCL_ALGO/NCCL_PROTO",
-                            g.setting + " leaves " + missing + " without any algorithm/protocol NCCL " + nccl.release_str() +
-                                " implements (" + g.needs + "): NCCL fails them with 'no algorithm/protocol available'" +
-                                (g.ring_kept ? std::string() : std::string(" (ncclInvalidUsage from 2.24)")) +
-                                " on every communicator of 2 or more ranks",
-                            g.evidence + "; " + rules + " (this release has no Ring fallback)",
-                            "allow one for each, e.g. NCCL_ALGO='Ring,Tree' or per collective 'allreduce:tree;broadcast:ring' "
-                            "(2.24+), or unset the variable"));
+  out.push_back(env_finding(
+      "nccl-collective-without-algorithm", "error", "NCCL_ALGO/NCCL_PROTO",
+      g.setting + " leaves " + missing + " without any algorithm/protocol NCCL " + nccl.release_str() +
+          " implements (" + g.needs + "): NCCL fails them with 'no algorithm/protocol available'" +
+          (g.ring_kept ? std::string() : std::string(" (ncclInvalidUsage from 2.24)")) +
+          " on every communicator of 2 or more ranks",
+      g.evidence + "; " + rules + " (this release has no Ring fallback)",
+      "allow one for each, e.g. NCCL_ALGO='Ring,Tree' or per collective 'allreduce:tree;broadcast:ring' "
+      "(2.24+), or unset the variable"));
   return out;
 }
 
 std::optional<std::string> nccl_algo_refusal(const Matrix& m, const std::map<std::string, std::string>& env,
                                              const Version& nccl, const std::string& collective) {
   const CoverageGaps g = coverage_gaps(m, env, nccl);
-  if (g.falls_back || std::find(g.missing.begin(), g.missing.end(), collective) == g.missing.end()) return std::nullopt;
+  if (g.falls_back || std::find(g.missing.begin(), g.missing.end(), collective) == g.missing.end())
+    return std::nullopt;
   return g.setting + " leaves " + collective + " without any algorithm/protocol NCCL " + nccl.release_str() +
-         " implements and this release has no Ring fallback [" + g.evidence + "; " + feature_evidence(m, "AlgoRingFallback") +
-         "]";
+         " implements and this release has no Ring fallback [" + g.evidence + "; " +
+         feature_evidence(m, "AlgoRingFallback") + "]";
 }
 
 SupportVerdict nccl_feature_supported(const Matrix& m, const std::string& feature, const Version& nccl) {
@@ -337,17 +349,20 @@ SupportVerdict nccl_feature_supported(const Matrix& m, const std::string& featur
   if (nccl.compare_release(f->since) < 0)
     return {false, feature + " needs NCCL " + f->since.str() + " (this is " + nccl.release_str() + ")", src};
   if (f->until && nccl.compare_release(*f->until) >= 0)
-    return {false, feature + " was removed in NCCL " + f->until->str() + " (this is " + nccl.release_str() + ")", src};
+    return {false,
+            feature + " was removed in NCCL " + f->until->str() + " (this is " + nccl.release_str() + ")",
+            src};
   return {true, "", src};
 }
 
-SupportVerdict nccl_op_supported(const Matrix& m, const std::string& dtype, const std::string& op, const Version& nccl,
-                                 int nranks) {
+SupportVerdict nccl_op_supported(const Matrix& m, const std::string& dtype, const std::string& op,
+                                 const Version& nccl, int nranks) {
   for (const auto* name : {&dtype, &op}) {
     const NcclFeature* f = m.find_feature(*name);
     const char* kind = name == &dtype ? "dtype" : "op";
     if (!f || f->kind != kind)
-      return {false, "'" + *name + "' is not a known NCCL " + kind + " (nccl_features.csv)", "nccl_features.csv"};
+      return {false, "'" + *name + "' is not a known NCCL " + kind + " (nccl_features.csv)",
+              "nccl_features.csv"};
     SupportVerdict v = nccl_feature_supported(m, *name, nccl);
     if (!v.supported) return v;
   }
@@ -379,7 +394,8 @@ bool nccl_ifname_matches(const std::string& spec, const std::vector<std::string>
   std::vector<std::string> items;
   for (auto& item : split(s, ',')) {
     item = trim(item);
-    if (auto colon = item.find(':'); colon != std::string::npos) item = item.substr(0, colon);  // "ib0:1": port
+    if (auto colon = item.find(':'); colon != std::string::npos)
+      item = item.substr(0, colon);  // "ib0:1": port
     if (!item.empty()) items.push_back(item);
   }
   std::vector<std::string> out;
@@ -402,8 +418,9 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
     const NcclEnvVar* var = m.find_env(name);
     if (var && var->type == "ignore") continue;
     if (var && var->type == "notnccl") {
-      out.push_back(env_finding("nccl-env-unknown", "warning", name, name + " is read by no NCCL release: " + var->meta.note,
-                                var->meta.cite(), var->meta.note));
+      out.push_back(env_finding("nccl-env-unknown", "warning", name,
+                                name + " is read by no NCCL release: " + var->meta.note, var->meta.cite(),
+                                var->meta.note));
       continue;
     }
     if (!var) {
@@ -418,49 +435,58 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
       std::string fix = near ? "did you mean " + near->name + "? (" + near->name + "=" + value + ")"
                              : "remove it, or use the variable of the program that should read it";
       if (near) msg += "; did you mean " + near->name + "?";
-      out.push_back(env_finding("nccl-env-unknown", "warning", name, msg,
-                                "nccl_env.csv (no row: none of the NCCL_PARAM / getenv reads or env.rst names of the "
-                                "github:NVIDIA/nccl release tags is " + name + ")",
-                                fix));
+      out.push_back(
+          env_finding("nccl-env-unknown", "warning", name, msg,
+                      "nccl_env.csv (no row: none of the NCCL_PARAM / getenv reads or env.rst names of the "
+                      "github:NVIDIA/nccl release tags is " +
+                          name + ")",
+                      fix));
       continue;
     }
     const std::string src = var->meta.evidence();
     if (nccl && var->since && nccl->compare_release(*var->since) < 0) {
-      out.push_back(env_finding("nccl-env-newer-than-library", "warning", name,
-                                name + " exists from NCCL " + var->since->str() + "; the loaded " + lib + " ignores it",
-                                src, "use NCCL " + var->since->str() + " or newer, or drop " + name));
+      out.push_back(
+          env_finding("nccl-env-newer-than-library", "warning", name,
+                      name + " exists from NCCL " + var->since->str() + "; the loaded " + lib + " ignores it",
+                      src, "use NCCL " + var->since->str() + " or newer, or drop " + name));
     } else if (nccl && var->until && nccl->compare_release(*var->until) >= 0) {
-      out.push_back(env_finding("nccl-env-removed", "warning", name,
-                                name + " is no longer read from NCCL " + var->until->str() + " (loaded: " + lib + ")",
-                                src, "drop " + name + (var->meta.note.empty() ? "" : " (" + var->meta.note + ")")));
+      out.push_back(
+          env_finding("nccl-env-removed", "warning", name,
+                      name + " is no longer read from NCCL " + var->until->str() + " (loaded: " + lib + ")",
+                      src, "drop " + name + (var->meta.note.empty() ? "" : " (" + var->meta.note + ")")));
     }
     ValueVerdict verdict = check_value(m, *var, value, nccl);
     const std::string& why = verdict.why;
     if (verdict.clamped) {
-      out.push_back(env_finding("nccl-env-clamped", "warning", name,
-                                name + "=" + value + ": " + why + "; NCCL does not refuse it: it replaces the value and goes on",
-                                src, "set " + name + " within its range" + bounds_text(*var) + " to get what you ask for"));
+      out.push_back(env_finding(
+          "nccl-env-clamped", "warning", name,
+          name + "=" + value + ": " + why + "; NCCL does not refuse it: it replaces the value and goes on",
+          src, "set " + name + " within its range" + bounds_text(*var) + " to get what you ask for"));
       continue;
     }
     if (!why.empty()) {
       bool weak = var->meta.is_unconfirmed("values") || var->meta.is_unconfirmed("type");
-      out.push_back(env_finding("nccl-env-invalid-value", weak ? "warning" : "error", name,
-                                name + "=" + value + ": " + why +
-                                    (var->type == "int" || var->type == "bool"
-                                         ? " (NCCL before its strict parsing reads a leading number or 0, silently)"
-                                         : ""),
-                                src, "set " + name + " to an accepted value" +
-                                         (var->default_value ? " (NCCL's default is " + std::to_string(*var->default_value) + ")" : "") +
-                                         " or unset it"));
+      out.push_back(env_finding(
+          "nccl-env-invalid-value", weak ? "warning" : "error", name,
+          name + "=" + value + ": " + why +
+              (var->type == "int" || var->type == "bool"
+                   ? " (NCCL before its strict parsing reads a leading number or 0, silently)"
+                   : ""),
+          src,
+          "set " + name + " to an accepted value" +
+              (var->default_value ? " (NCCL's default is " + std::to_string(*var->default_value) + ")" : "") +
+              " or unset it"));
       continue;
     }
     if ((name == "NCCL_P2P_DISABLE" || name == "NCCL_IB_DISABLE") && parse_int(value).value_or(0) != 0) {
       bool p2p = name == "NCCL_P2P_DISABLE";
       out.push_back(env_finding(p2p ? "nccl-p2p-disabled" : "nccl-ib-disabled", "warning", name,
-                                p2p ? "NCCL_P2P_DISABLE=" + value + ": NVLink and PCIe peer-to-peer are off; "
-                                                                    "intra-node traffic goes through shared memory or the network"
-                                    : "NCCL_IB_DISABLE=" + value + ": InfiniBand and RoCE are off; "
-                                                                   "inter-node traffic falls back to TCP sockets",
+                                p2p ? "NCCL_P2P_DISABLE=" + value +
+                                          ": NVLink and PCIe peer-to-peer are off; "
+                                          "intra-node traffic goes through shared memory or the network"
+                                    : "NCCL_IB_DISABLE=" + value +
+                                          ": InfiniBand and RoCE are off; "
+                                          "inter-node traffic falls back to TCP sockets",
                                 src, "unset " + name + " unless the transport is known broken on this host"));
     }
   }
@@ -468,7 +494,8 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
   for (const auto& var : m.nccl_env) {
     if (var.constraint.empty()) continue;
     auto star = var.constraint.find('*'), le = var.constraint.find("<=");
-    std::string a = trim(var.constraint.substr(0, star)), b = trim(var.constraint.substr(star + 1, le - star - 1));
+    std::string a = trim(var.constraint.substr(0, star)),
+                b = trim(var.constraint.substr(star + 1, le - star - 1));
     auto limit = parse_int(var.constraint.substr(le + 2));
     if (!limit || (!env.count(a) && !env.count(b))) continue;
     auto value_of = [&](const std::string& n) -> std::optional<long long> {
@@ -480,10 +507,11 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
     if (!va || !vb) continue;  // an invalid value is reported above
     if (*va * *vb > *limit)
       out.push_back(env_finding("nccl-socket-threads-product", "warning", a + "*" + b,
-                                a + "=" + std::to_string(*va) + " x " + b + "=" + std::to_string(*vb) + " = " +
-                                    std::to_string(*va * *vb) + " sockets per connection > " +
+                                a + "=" + std::to_string(*va) + " x " + b + "=" + std::to_string(*vb) +
+                                    " = " + std::to_string(*va * *vb) + " sockets per connection > " +
                                     std::to_string(*limit) + ": NCCL clamps it (with a WARN)",
-                                var.meta.evidence(), "choose values whose product is at most " + std::to_string(*limit)));
+                                var.meta.evidence(),
+                                "choose values whose product is at most " + std::to_string(*limit)));
   }
   return out;
 }

@@ -15,8 +15,8 @@ namespace cts {
 
 struct SupportVerdict {
   bool supported = false;
-  std::string reason;   // why not (or what it needs), empty when supported without caveat
-  std::string source;   // "nccl_ops.csv:f8e4m3/avg/2.24", "nccl_features.csv:AlltoAll"
+  std::string reason;  // why not (or what it needs), empty when supported without caveat
+  std::string source;  // "nccl_ops.csv:f8e4m3/avg/2.24", "nccl_features.csv:AlltoAll"
 };
 
 // dtype: "i8","u8","i32","u32","i64","u64","f16","f32","f64","bf16","f8e4m3","f8e5m2"
@@ -41,7 +41,8 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
 // fallback, nccl_features.csv:AlgoRingFallback; a warning where it has one) naming every collective
 // the setting leaves with none. Up to 2.18 NCCL_ALGO never takes Ring from a collective other than
 // AllReduce (nccl_features.csv:AlgoRingKeptNonAllReduce). nullopt: the table does not model this release.
-std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m, const std::map<std::string, std::string>& env,
+std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m,
+                                                       const std::map<std::string, std::string>& env,
                                                        const Version& nccl);
 
 // Whether NCCL `nccl` refuses `collective` ("Broadcast", ...) under the NCCL_ALGO / NCCL_PROTO of

@@ -19,8 +19,8 @@ struct Ctx {
   std::string who;  // fp.label()
   void add(std::string id, std::string severity, std::string subject, std::string message, std::string source,
            std::string fix) {
-    out.push_back({std::move(id), std::move(severity), std::move(subject), std::move(message), std::move(source),
-                   std::move(fix)});
+    out.push_back({std::move(id), std::move(severity), std::move(subject), std::move(message),
+                   std::move(source), std::move(fix)});
   }
 };
 
@@ -32,7 +32,9 @@ struct Rule {
 
 // As the tool printed it, unless that was an integer code (13000, 22809, 91900).
 std::string v(const Version& x) { return x.raw.find('.') != std::string::npos ? x.raw : x.str(); }
-std::string cc_str(const Version& cc) { return "sm_" + std::to_string(cc.major()) + std::to_string(cc.minor()); }
+std::string cc_str(const Version& cc) {
+  return "sm_" + std::to_string(cc.major()) + std::to_string(cc.minor());
+}
 
 // A rule built on an UNCONFIRMED matrix fact only warns.
 std::string severity(const std::string& base, const RowMeta& row, const std::string& field) {
@@ -63,9 +65,11 @@ const CudaRow* floor_row(const Matrix& m, const Version& cuda) {
 }
 
 std::string driver_branch_fix(const CudaRow& row) {
-  std::string fix = "install a Linux driver >= " + v(row.min_driver) + " (R" + std::to_string(row.min_driver.major()) +
-                    " branch or newer)";
-  if (row.full_driver()) fix += "; >= " + v(*row.full_driver()) + " runs CUDA " + row.cuda.release_str(2) + " without minor-version compatibility";
+  std::string fix = "install a Linux driver >= " + v(row.min_driver) + " (R" +
+                    std::to_string(row.min_driver.major()) + " branch or newer)";
+  if (row.full_driver())
+    fix += "; >= " + v(*row.full_driver()) + " runs CUDA " + row.cuda.release_str(2) +
+           " without minor-version compatibility";
   return fix;
 }
 
@@ -81,16 +85,20 @@ std::optional<std::string> driver_cannot_run(const Matrix& m, const Fingerprint&
     const bool native = row->cuda.same_release(cuda, 2) && row->full_driver() &&
                         fp.driver_version->compare_release(*row->full_driver()) >= 0;
     if (!native && fp.driver_version->compare_release(row->min_driver) < 0)
-      return "driver " + v(*fp.driver_version) + " is below " + v(row->min_driver) + ", the minimum Linux driver of CUDA " +
-             std::to_string(cuda.major()) + ".x even with minor-version compatibility" +
-             (row->cuda.same_release(cuda, 2) && row->full_driver() && row->full_driver()->compare_release(row->min_driver) < 0
-                  ? ", and below " + v(*row->full_driver()) + ", the CUDA " + row->cuda.release_str(2) + " GA driver"
+      return "driver " + v(*fp.driver_version) + " is below " + v(row->min_driver) +
+             ", the minimum Linux driver of CUDA " + std::to_string(cuda.major()) +
+             ".x even with minor-version compatibility" +
+             (row->cuda.same_release(cuda, 2) && row->full_driver() &&
+                      row->full_driver()->compare_release(row->min_driver) < 0
+                  ? ", and below " + v(*row->full_driver()) + ", the CUDA " + row->cuda.release_str(2) +
+                        " GA driver"
                   : std::string());
     return std::string();
   }
   if (fp.driver_cuda) {
     if (fp.driver_cuda->major() < cuda.major())
-      return "the driver supports CUDA " + fp.driver_cuda->release_str(2) + ", an older major than CUDA " + cuda.release_str(2);
+      return "the driver supports CUDA " + fp.driver_cuda->release_str(2) + ", an older major than CUDA " +
+             cuda.release_str(2);
     return std::string();
   }
   return std::nullopt;
@@ -104,8 +112,8 @@ bool rule_driver_runtime(Ctx& c) {
   if (!why) return false;
   std::string src = row ? row->meta.evidence() : "rule:driver-cuda-major";
   if (!why->empty()) {
-    c.add("driver-too-old-for-cuda-runtime", row ? severity("error", row->meta, "min_driver") : "error", c.who,
-          "CUDA runtime " + rt.release_str(2) + ": " + *why, src,
+    c.add("driver-too-old-for-cuda-runtime", row ? severity("error", row->meta, "min_driver") : "error",
+          c.who, "CUDA runtime " + rt.release_str(2) + ": " + *why, src,
           row ? driver_branch_fix(*row) : "install a driver for CUDA " + rt.release_str(2));
     return true;
   }
@@ -115,10 +123,11 @@ bool rule_driver_runtime(Ctx& c) {
           "CUDA runtime " + rt.release_str(2) + " on a CUDA " + level->release_str(2) + "-level driver" +
               (c.fp.driver_version ? " (" + v(*c.fp.driver_version) + ")" : "") +
               ": runs under minor-version compatibility, without JIT of newer PTX and with its other limits",
-          src, row && row->full_driver()
-                   ? "for full support install a driver >= " + v(*row->full_driver()) + " (the CUDA " +
-                         row->cuda.release_str(2) + " GA driver, R" + std::to_string(row->full_driver()->major()) + ")"
-                   : "upgrade the driver to the branch of CUDA " + rt.release_str(2));
+          src,
+          row && row->full_driver() ? "for full support install a driver >= " + v(*row->full_driver()) +
+                                          " (the CUDA " + row->cuda.release_str(2) + " GA driver, R" +
+                                          std::to_string(row->full_driver()->major()) + ")"
+                                    : "upgrade the driver to the branch of CUDA " + rt.release_str(2));
   }
   return true;
 }
@@ -132,7 +141,8 @@ std::string wheel_for_driver(const Matrix& m, const Fingerprint& fp, const Versi
     if (why && why->empty() && (!best || best->cuda.compare_release(r->cuda) < 0)) best = r;
   }
   if (!best) return "";
-  return "torch " + torch.release_str(2) + "+" + best->variant + " (pip index https://download.pytorch.org/whl/" + best->variant + ")";
+  return "torch " + torch.release_str(2) + "+" + best->variant +
+         " (pip index https://download.pytorch.org/whl/" + best->variant + ")";
 }
 
 bool rule_driver_torch(Ctx& c) {
@@ -147,7 +157,9 @@ bool rule_driver_torch(Ctx& c) {
     const TorchRow* trow = c.m.find_torch(*c.fp.torch->version, tc);
     c.add("driver-too-old-for-torch-cuda", row ? severity("error", row->meta, "min_driver") : "error", c.who,
           "torch " + v(*c.fp.torch->version) + " is built for CUDA " + tc->release_str(2) + ": " + *why,
-          trow ? trow->meta.evidence() : row ? row->meta.evidence() : "rule:driver-cuda-major",
+          trow  ? trow->meta.evidence()
+          : row ? row->meta.evidence()
+                : "rule:driver-cuda-major",
           (wheel.empty() ? std::string() : "install " + wheel + ", or ") +
               (row ? driver_branch_fix(*row) : "upgrade the driver"));
   }
@@ -176,7 +188,8 @@ bool rule_torch_nccl_loaded(Ctx& c) {
             c.fp.nccl_runtime->release_str(3) + (c.fp.nccl_library ? " from " + *c.fp.nccl_library : "") +
             ": results of the NCCL suites describe the loaded one, not torch's",
         "rule:torch-nccl-differs-from-loaded",
-        "run the suites against torch's libnccl (LD_LIBRARY_PATH=<site-packages>/nvidia/nccl/lib) to test what torch uses");
+        "run the suites against torch's libnccl (LD_LIBRARY_PATH=<site-packages>/nvidia/nccl/lib) to test "
+        "what torch uses");
   return true;
 }
 
@@ -185,10 +198,12 @@ bool rule_torch_nccl_loaded(Ctx& c) {
 bool rule_driver_library_mismatch(Ctx& c) {
   if (!c.fp.nvml_error) return c.fp.driver_version.has_value();
   if (c.fp.nvml_error->find("LIB_RM_VERSION_MISMATCH") == std::string::npos) return false;
-  c.add("driver-library-mismatch", "error", c.who, "NVML: " + *c.fp.nvml_error +
+  c.add("driver-library-mismatch", "error", c.who,
+        "NVML: " + *c.fp.nvml_error +
             ": the loaded kernel module and the user-space driver libraries are different releases",
         "rule:driver-library-mismatch (NVML nvmlReturn_t NVML_ERROR_LIB_RM_VERSION_MISMATCH)",
-        "reboot the node (or reload the nvidia kernel modules) so the module matches the installed driver; in a "
+        "reboot the node (or reload the nvidia kernel modules) so the module matches the installed driver; "
+        "in a "
         "container, do not install a driver inside the image: the host's is mounted in");
   return true;
 }
@@ -197,7 +212,8 @@ bool rule_driver_library_mismatch(Ctx& c) {
 bool rule_nccl_known_defect(Ctx& c) {
   std::vector<std::pair<std::string, Version>> libs;
   if (c.fp.nccl_runtime) libs.push_back({"loaded NCCL", *c.fp.nccl_runtime});
-  if (c.fp.torch && c.fp.torch->nccl && (!c.fp.nccl_runtime || !c.fp.torch->nccl->same_release(*c.fp.nccl_runtime, 3)))
+  if (c.fp.torch && c.fp.torch->nccl &&
+      (!c.fp.nccl_runtime || !c.fp.torch->nccl->same_release(*c.fp.nccl_runtime, 3)))
     libs.push_back({"torch's NCCL", *c.fp.torch->nccl});
   if (libs.empty()) return false;
   for (const auto& [what, ver] : libs)
@@ -207,15 +223,18 @@ bool rule_nccl_known_defect(Ctx& c) {
       std::string where;
       bool unconditional = false;
       for (const auto& cond : d->conditions) {
-        if (cond.other.empty()) unconditional = true;
-        else if (where.find(cond.other) == std::string::npos) where += (where.empty() ? "" : "; or ") + cond.other;
+        if (cond.other.empty())
+          unconditional = true;
+        else if (where.find(cond.other) == std::string::npos)
+          where += (where.empty() ? "" : "; or ") + cond.other;
       }
-      const std::string when = "NCCL " + d->first.release_str(3) +
-                               (d->fixed ? " up to, not including, " + d->fixed->release_str(3) : " and later (not fixed yet)");
+      const std::string when =
+          "NCCL " + d->first.release_str(3) +
+          (d->fixed ? " up to, not including, " + d->fixed->release_str(3) : " and later (not fixed yet)");
       c.add("nccl-known-defect", d->is_error() && unconditional ? "error" : "warning", c.who + " " + what,
-            what + " " + ver.release_str(3) + " has " + d->id + " (" + d->severity + "): " + d->title + ", " + d->link +
-                "; affects " + when + (unconditional || where.empty() ? "" : "; only where " + where) + "; symptom: " +
-                d->symptom,
+            what + " " + ver.release_str(3) + " has " + d->id + " (" + d->severity + "): " + d->title + ", " +
+                d->link + "; affects " + when +
+                (unconditional || where.empty() ? "" : "; only where " + where) + "; symptom: " + d->symptom,
             d->meta.evidence(), d->fix_hint());
     }
   return true;
@@ -234,9 +253,11 @@ bool rule_torch_known(Ctx& c) {
   std::string variants;
   for (const auto* r : rows) variants += (variants.empty() ? "" : ", ") + r->variant;
   c.add("torch-release-unknown", "info", c.who,
-        "torch " + v(t) + (rows.empty() ? " matches no release line of the matrix"
-                                        : " is a variant the matrix does not list (known: " + variants + ")"),
-        "torch.csv", "its compatibility rules were not checked; add the row to matrix/data/torch.csv with its source");
+        "torch " + v(t) +
+            (rows.empty() ? " matches no release line of the matrix"
+                          : " is a variant the matrix does not list (known: " + variants + ")"),
+        "torch.csv",
+        "its compatibility rules were not checked; add the row to matrix/data/torch.csv with its source");
   return true;
 }
 
@@ -245,11 +266,13 @@ bool rule_nccl_below_matrix(Ctx& c) {
   if (!row || !row->nccl || !c.fp.torch->nccl) return false;
   if (c.fp.torch->nccl->compare_release(*row->nccl) >= 0) return true;
   c.add("nccl-below-matrix", "warning", c.who,
-        "torch " + v(*c.fp.torch->version) + " reports NCCL " + c.fp.torch->nccl->release_str(3) + ", older than the " +
-            row->nccl->release_str(3) + " its official wheel ships" + unconfirmed_note(row->meta, "nccl"),
-        row->meta.evidence(), "install the official torch " + row->torch.release_str(2) + "+" + row->variant +
-                              " wheel (or nvidia-nccl-cu" + std::to_string(row->cuda.major()) + ">=" +
-                              row->nccl->release_str(3) + ")");
+        "torch " + v(*c.fp.torch->version) + " reports NCCL " + c.fp.torch->nccl->release_str(3) +
+            ", older than the " + row->nccl->release_str(3) + " its official wheel ships" +
+            unconfirmed_note(row->meta, "nccl"),
+        row->meta.evidence(),
+        "install the official torch " + row->torch.release_str(2) + "+" + row->variant +
+            " wheel (or nvidia-nccl-cu" + std::to_string(row->cuda.major()) +
+            ">=" + row->nccl->release_str(3) + ")");
   return true;
 }
 
@@ -276,8 +299,9 @@ bool rule_gpu_arch_torch(Ctx& c) {
     for (const auto& a : *list) joined += (joined.empty() ? "" : " ") + a;
     c.add("gpu-arch-not-in-torch-build", from_row ? severity("error", row->meta, "arch_list") : "error",
           c.who + " GPU " + std::to_string(g.index),
-          (g.name ? *g.name + " " : std::string()) + "(" + cc_str(*g.cc) + ") is not in torch's arch list [" + joined +
-              "] and no PTX there JITs to it" + (from_row ? unconfirmed_note(row->meta, "arch_list") : ""),
+          (g.name ? *g.name + " " : std::string()) + "(" + cc_str(*g.cc) + ") is not in torch's arch list [" +
+              joined + "] and no PTX there JITs to it" +
+              (from_row ? unconfirmed_note(row->meta, "arch_list") : ""),
           src, "install a torch wheel whose arch list has " + cc_str(*g.cc) + " (see matrix/data/torch.csv)");
   }
   return true;
@@ -294,13 +318,16 @@ bool rule_gpu_arch_cuda(Ctx& c) {
   const Version& hi = *std::max_element(row->sms.begin(), row->sms.end());
   for (const auto& g : *c.fp.gpus) {
     if (!g.cc) continue;
-    bool below = g.cc->compare_release(lo) < 0, above = g.cc->compare_release(hi) > 0;
+    bool below = g.cc->compare_release(lo)<0, above = g.cc->compare_release(hi)> 0;
     if (!below && !above) continue;
-    c.add("gpu-arch-unsupported-by-cuda", severity("error", row->meta, "sms"), c.who + " GPU " + std::to_string(g.index),
-          "CUDA " + cuda->release_str(2) + " cannot target " + (g.name ? *g.name + " " : std::string()) + "(" +
-              cc_str(*g.cc) + "): it targets " + cc_str(lo) + " to " + cc_str(hi) + unconfirmed_note(row->meta, "sms"),
+    c.add("gpu-arch-unsupported-by-cuda", severity("error", row->meta, "sms"),
+          c.who + " GPU " + std::to_string(g.index),
+          "CUDA " + cuda->release_str(2) + " cannot target " + (g.name ? *g.name + " " : std::string()) +
+              "(" + cc_str(*g.cc) + "): it targets " + cc_str(lo) + " to " + cc_str(hi) +
+              unconfirmed_note(row->meta, "sms"),
           row->meta.evidence(),
-          below ? "use a CUDA " + std::to_string(cuda->major() - 1) + ".x build (and its torch wheel) for this GPU"
+          below ? "use a CUDA " + std::to_string(cuda->major() - 1) +
+                      ".x build (and its torch wheel) for this GPU"
                 : "use a newer CUDA toolkit and torch wheel that know " + cc_str(*g.cc));
   }
   return true;
@@ -310,10 +337,11 @@ bool rule_cudnn(Ctx& c) {
   if (!c.fp.cudnn || !c.fp.torch || !c.fp.torch->cudnn) return false;
   if (c.fp.cudnn->same_release(*c.fp.torch->cudnn, 3)) return true;
   c.add("cudnn-differs-from-torch", "warning", c.who,
-        "loaded cuDNN " + c.fp.cudnn->release_str(3) + " differs from the cuDNN " + c.fp.torch->cudnn->release_str(3) +
-            " torch was built with",
+        "loaded cuDNN " + c.fp.cudnn->release_str(3) + " differs from the cuDNN " +
+            c.fp.torch->cudnn->release_str(3) + " torch was built with",
         "rule:cudnn-differs-from-torch",
-        "install nvidia-cudnn-cu" + (c.fp.torch->cuda ? std::to_string(c.fp.torch->cuda->major()) : std::string("XX")) +
+        "install nvidia-cudnn-cu" +
+            (c.fp.torch->cuda ? std::to_string(c.fp.torch->cuda->major()) : std::string("XX")) +
             "==" + c.fp.torch->cudnn->release_str(3) + ".* or drop the other libcudnn from the library path");
   return true;
 }
@@ -321,8 +349,9 @@ bool rule_cudnn(Ctx& c) {
 bool rule_lightning(Ctx& c) {
   if (!c.fp.torch || !c.fp.torch->version) return false;
   bool any = false;
-  for (const auto& [pkg, ver] : {std::pair<const char*, const std::optional<Version>*>{"lightning", &c.fp.lightning},
-                                 {"pytorch_lightning", &c.fp.pytorch_lightning}}) {
+  for (const auto& [pkg, ver] :
+       {std::pair<const char*, const std::optional<Version>*>{"lightning", &c.fp.lightning},
+        {"pytorch_lightning", &c.fp.pytorch_lightning}}) {
     if (!*ver) continue;
     // One finding when both packages are the same release (they share the ranges).
     if (ver == &c.fp.pytorch_lightning && c.fp.lightning && c.fp.lightning->same_release(**ver)) continue;
@@ -333,15 +362,18 @@ bool rule_lightning(Ctx& c) {
     std::string subject = c.who + " " + pkg + " " + v(**ver);
     if (t.compare_release(row->torch_min) < 0) {
       c.add("lightning-torch-incompatible", severity("error", row->meta, "torch_min"), subject,
-            std::string(pkg) + " " + v(**ver) + " needs torch >= " + row->torch_min.str() + "; installed torch is " + v(t),
-            row->meta.evidence(), "install torch >= " + row->torch_min.str() + ", or a Lightning release that supports torch " +
-                                  t.release_str(2));
+            std::string(pkg) + " " + v(**ver) + " needs torch >= " + row->torch_min.str() +
+                "; installed torch is " + v(t),
+            row->meta.evidence(),
+            "install torch >= " + row->torch_min.str() + ", or a Lightning release that supports torch " +
+                t.release_str(2));
     } else if (row->torch_tested_below && t.compare_release(*row->torch_tested_below) >= 0) {
       c.add("lightning-torch-untested", "warning", subject,
             std::string(pkg) + " " + v(**ver) + " was tested with torch < " + row->torch_tested_below->str() +
                 " (its CI cap, dropped on install); installed torch " + v(t) + " is untested with it" +
                 unconfirmed_note(row->meta, "last"),
-            row->meta.evidence(), "use a newer Lightning release or torch < " + row->torch_tested_below->str());
+            row->meta.evidence(),
+            "use a newer Lightning release or torch < " + row->torch_tested_below->str());
     }
   }
   return any;
@@ -360,7 +392,8 @@ bool rule_ifname(Ctx& c) {
   c.add("nccl-socket-ifname-no-match", "error", c.who,
         "NCCL_SOCKET_IFNAME=" + it->second + " selects none of this host's interfaces (" + joined +
             "): NCCL's bootstrap fails with 'no socket interface found'",
-        c.m.find_env("NCCL_SOCKET_IFNAME") ? c.m.find_env("NCCL_SOCKET_IFNAME")->meta.evidence() : "nccl_env.csv:NCCL_SOCKET_IFNAME",
+        c.m.find_env("NCCL_SOCKET_IFNAME") ? c.m.find_env("NCCL_SOCKET_IFNAME")->meta.evidence()
+                                           : "nccl_env.csv:NCCL_SOCKET_IFNAME",
         "set NCCL_SOCKET_IFNAME to a prefix of one of: " + joined);
   return true;
 }
@@ -397,7 +430,8 @@ bool rule_nccl_algo_coverage(Ctx& c) {
 // The month of the check (YYYY-MM): the fingerprint's "probed_at" (ISO 8601), else this machine's clock.
 std::string check_month(const Fingerprint& fp) {
   auto it = fp.extra.find("probed_at");
-  if (it != fp.extra.end() && it->is_string() && it->get<std::string>().size() >= 7) return it->get<std::string>().substr(0, 7);
+  if (it != fp.extra.end() && it->is_string() && it->get<std::string>().size() >= 7)
+    return it->get<std::string>().substr(0, 7);
   std::time_t now = std::time(nullptr);
   char buf[8];
   std::strftime(buf, sizeof buf, "%Y-%m", std::gmtime(&now));
@@ -418,8 +452,8 @@ std::string supported_branch_hint(const Matrix& m, long floor, const std::string
     if (better) best = &b;
   }
   if (!best) return "";
-  return " (R" + std::to_string(best->branch) + " " + best->designation + (best->eol.empty() ? "" : ", supported until " + best->eol) +
-         ": " + best->meta.cite() + ")";
+  return " (R" + std::to_string(best->branch) + " " + best->designation +
+         (best->eol.empty() ? "" : ", supported until " + best->eol) + ": " + best->meta.cite() + ")";
 }
 
 // A GPU whose family needs a newer driver branch than the installed one (an RTX 5090 on R560).
@@ -431,12 +465,15 @@ bool rule_driver_gpu_family(Ctx& c) {
     const GpuFamily* fam = c.m.find_gpu_family(*g.cc);
     if (!fam || drv.compare_release(fam->min_driver) >= 0) continue;
     const long floor = fam->min_driver.major();
-    c.add("driver-too-old-for-gpu", severity("error", fam->meta, "min_driver"), c.who + " GPU " + std::to_string(g.index),
-          (g.name ? *g.name + " " : std::string()) + "(" + cc_str(*g.cc) + ", " + fam->family + ") needs an R" +
-              std::to_string(floor) + " or newer driver (its architecture first came with CUDA " + fam->first_cuda.release_str(2) +
+    c.add("driver-too-old-for-gpu", severity("error", fam->meta, "min_driver"),
+          c.who + " GPU " + std::to_string(g.index),
+          (g.name ? *g.name + " " : std::string()) + "(" + cc_str(*g.cc) + ", " + fam->family +
+              ") needs an R" + std::to_string(floor) +
+              " or newer driver (its architecture first came with CUDA " + fam->first_cuda.release_str(2) +
               "); driver " + v(drv) + " predates it" + unconfirmed_note(fam->meta, "min_driver"),
           fam->meta.evidence(),
-          "install a Linux driver of branch R" + std::to_string(floor) + " or newer" + supported_branch_hint(c.m, floor, check_month(c.fp)));
+          "install a Linux driver of branch R" + std::to_string(floor) + " or newer" +
+              supported_branch_hint(c.m, floor, check_month(c.fp)));
   }
   return true;
 }
@@ -449,8 +486,9 @@ bool rule_driver_branch_eol(Ctx& c) {
   if (!b || !branch_ended(*b, month)) return true;
   c.add("driver-branch-eol", "warning", c.who,
         "driver " + v(*c.fp.driver_version) + " is of branch R" + std::to_string(b->branch) +
-            (b->designation == "unknown" ? "" : " (" + b->designation + ")") + ", which NVIDIA lists as end of life" +
-            (b->eol.empty() ? "" : " since " + b->eol) + " (checked " + month + "): no more bug or security fixes",
+            (b->designation == "unknown" ? "" : " (" + b->designation + ")") +
+            ", which NVIDIA lists as end of life" + (b->eol.empty() ? "" : " since " + b->eol) +
+            " (checked " + month + "): no more bug or security fixes",
         b->meta.evidence(), "move to a supported branch" + supported_branch_hint(c.m, b->branch, month));
   return true;
 }
@@ -460,8 +498,9 @@ bool rule_shm(Ctx& c) {
   const long long gib = 1LL << 30;
   if (*c.fp.shm_bytes >= gib) return true;
   c.add("shm-too-small", "warning", c.who,
-        "/dev/shm is " + std::to_string(*c.fp.shm_bytes >> 20) + " MiB (< 1 GiB): NCCL's shared-memory transport fails "
-        "or falls back",
+        "/dev/shm is " + std::to_string(*c.fp.shm_bytes >> 20) +
+            " MiB (< 1 GiB): NCCL's shared-memory transport fails "
+            "or falls back",
         "rule:shm-too-small", "run the container with --shm-size=16g (or --ipc=host)");
   return true;
 }
@@ -477,19 +516,25 @@ bool rule_visible_devices(Ctx& c) {
       !vd["problems"].is_array())
     throw bad("expected an object with arrays 'resolved' and 'problems'");
   std::string spec = "unset";
-  if (vd.contains("spec") && vd["spec"].is_string()) spec = "'" + vd["spec"].get<std::string>() + "'";
-  else if (vd.contains("spec") && !vd["spec"].is_null()) throw bad("'spec' must be a string or null");
+  if (vd.contains("spec") && vd["spec"].is_string())
+    spec = "'" + vd["spec"].get<std::string>() + "'";
+  else if (vd.contains("spec") && !vd["spec"].is_null())
+    throw bad("'spec' must be a string or null");
   std::string resolved;
   for (const auto& d : vd["resolved"]) {
-    if (!d.is_object() || !d.contains("index") || !d["index"].is_number_integer()) throw bad("a resolved device without an integer 'index'");
+    if (!d.is_object() || !d.contains("index") || !d["index"].is_number_integer())
+      throw bad("a resolved device without an integer 'index'");
     resolved += (resolved.empty() ? "" : ", ") + std::to_string(d["index"].get<int>());
-    if (d.contains("uuid") && d["uuid"].is_string() && !d["uuid"].get<std::string>().empty()) resolved += " " + d["uuid"].get<std::string>();
-    if (d.contains("pci") && d["pci"].is_string() && !d["pci"].get<std::string>().empty()) resolved += " (" + d["pci"].get<std::string>() + ")";
+    if (d.contains("uuid") && d["uuid"].is_string() && !d["uuid"].get<std::string>().empty())
+      resolved += " " + d["uuid"].get<std::string>();
+    if (d.contains("pci") && d["pci"].is_string() && !d["pci"].get<std::string>().empty())
+      resolved += " (" + d["pci"].get<std::string>() + ")";
   }
   const int count = static_cast<int>(vd["resolved"].size());
   std::string problems;
   for (const auto& p : vd["problems"]) {
-    if (!p.is_object() || !p.contains("message") || !p["message"].is_string()) throw bad("a problem without a 'message'");
+    if (!p.is_object() || !p.contains("message") || !p["message"].is_string())
+      throw bad("a problem without a 'message'");
     problems += (problems.empty() ? "" : "; ") + p["message"].get<std::string>();
   }
   std::string shortfall;
@@ -501,14 +546,17 @@ bool rule_visible_devices(Ctx& c) {
     // A launcher's ranks use one GPU each (one visible per rank, or one per local rank).
     const bool enough = per_rank ? count == 1 || count >= want : count >= want;
     if (!enough)
-      shortfall = "resolves to " + std::to_string(count) + " GPU(s), fewer than the " + std::to_string(want) + " expected by " +
-                  from + (per_rank ? " (each rank needs its own GPU, or 1 visible per rank)" : "");
+      shortfall = "resolves to " + std::to_string(count) + " GPU(s), fewer than the " + std::to_string(want) +
+                  " expected by " + from +
+                  (per_rank ? " (each rank needs its own GPU, or 1 visible per rank)" : "");
   }
   if (problems.empty() && shortfall.empty()) return true;
-  std::string msg = "CUDA_VISIBLE_DEVICES=" + spec + " " + (shortfall.empty() ? "resolves to " + std::to_string(count) + " GPU(s)" : shortfall) +
-                    " [" + (resolved.empty() ? std::string("none") : resolved) + "]" + (problems.empty() ? "" : ": " + problems);
-  c.add("cuda-visible-devices-odd", shortfall.empty() ? "warning" : "error", c.who + " CUDA_VISIBLE_DEVICES", msg,
-        "rule:cuda-visible-devices-odd (CUDA Programming Guide, CUDA_VISIBLE_DEVICES)",
+  std::string msg = "CUDA_VISIBLE_DEVICES=" + spec + " " +
+                    (shortfall.empty() ? "resolves to " + std::to_string(count) + " GPU(s)" : shortfall) +
+                    " [" + (resolved.empty() ? std::string("none") : resolved) + "]" +
+                    (problems.empty() ? "" : ": " + problems);
+  c.add("cuda-visible-devices-odd", shortfall.empty() ? "warning" : "error", c.who + " CUDA_VISIBLE_DEVICES",
+        msg, "rule:cuda-visible-devices-odd (CUDA Programming Guide, CUDA_VISIBLE_DEVICES)",
         "list each GPU once, by index (with CUDA_DEVICE_ORDER=PCI_BUS_ID) or full UUID, without blanks; "
         "`gpucts gpus` shows what is there");
   return true;
@@ -550,12 +598,32 @@ struct CrossField {
 
 const std::vector<CrossField>& cross_fields() {
   static const std::vector<CrossField> f = {
-      {"driver", [](const Fingerprint& fp) { return fp.driver_version ? std::optional<std::string>(v(*fp.driver_version)) : std::nullopt; }},
-      {"CUDA runtime", [](const Fingerprint& fp) { return fp.cuda_runtime ? std::optional<std::string>(fp.cuda_runtime->release_str(2)) : std::nullopt; }},
-      {"NCCL runtime", [](const Fingerprint& fp) { return fp.nccl_runtime ? std::optional<std::string>(fp.nccl_runtime->release_str(3)) : std::nullopt; }},
-      {"torch", [](const Fingerprint& fp) { return fp.torch && fp.torch->version ? std::optional<std::string>(v(*fp.torch->version)) : std::nullopt; }},
-      {"torch NCCL", [](const Fingerprint& fp) { return fp.torch && fp.torch->nccl ? std::optional<std::string>(fp.torch->nccl->release_str(3)) : std::nullopt; }},
-      {"cuDNN", [](const Fingerprint& fp) { return fp.cudnn ? std::optional<std::string>(fp.cudnn->release_str(3)) : std::nullopt; }},
+      {"driver",
+       [](const Fingerprint& fp) {
+         return fp.driver_version ? std::optional<std::string>(v(*fp.driver_version)) : std::nullopt;
+       }},
+      {"CUDA runtime",
+       [](const Fingerprint& fp) {
+         return fp.cuda_runtime ? std::optional<std::string>(fp.cuda_runtime->release_str(2)) : std::nullopt;
+       }},
+      {"NCCL runtime",
+       [](const Fingerprint& fp) {
+         return fp.nccl_runtime ? std::optional<std::string>(fp.nccl_runtime->release_str(3)) : std::nullopt;
+       }},
+      {"torch",
+       [](const Fingerprint& fp) {
+         return fp.torch && fp.torch->version ? std::optional<std::string>(v(*fp.torch->version))
+                                              : std::nullopt;
+       }},
+      {"torch NCCL",
+       [](const Fingerprint& fp) {
+         return fp.torch && fp.torch->nccl ? std::optional<std::string>(fp.torch->nccl->release_str(3))
+                                           : std::nullopt;
+       }},
+      {"cuDNN",
+       [](const Fingerprint& fp) {
+         return fp.cudnn ? std::optional<std::string>(fp.cudnn->release_str(3)) : std::nullopt;
+       }},
   };
   return f;
 }
@@ -585,8 +653,9 @@ bool cross_host(const std::vector<Fingerprint>& fps, std::vector<Finding>& out) 
       msg += ";";
     }
     msg.pop_back();
-    out.push_back({"cross-host-mismatch", "error", field.name, msg, "rule:cross-host-mismatch",
-                   "install the same " + std::string(field.name) + " on every host of the job (one image for all)"});
+    out.push_back(
+        {"cross-host-mismatch", "error", field.name, msg, "rule:cross-host-mismatch",
+         "install the same " + std::string(field.name) + " on every host of the job (one image for all)"});
   }
   return compared;
 }
@@ -606,7 +675,8 @@ const std::vector<std::string>& finding_ids() {
 }
 
 bool CheckResult::failed() const {
-  return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.severity == "error"; });
+  return std::any_of(findings.begin(), findings.end(),
+                     [](const Finding& f) { return f.severity == "error"; });
 }
 
 nlohmann::json CheckResult::to_json() const {
@@ -614,8 +684,12 @@ nlohmann::json CheckResult::to_json() const {
   j["verdict"] = failed() ? "fail" : "pass";
   j["findings"] = nlohmann::json::array();
   for (const auto& f : findings)
-    j["findings"].push_back({{"id", f.id}, {"severity", f.severity}, {"subject", f.subject}, {"message", f.message},
-                             {"source", f.source}, {"fix", f.fix}});
+    j["findings"].push_back({{"id", f.id},
+                             {"severity", f.severity},
+                             {"subject", f.subject},
+                             {"message", f.message},
+                             {"source", f.source},
+                             {"fix", f.fix}});
   j["not_evaluated"] = not_evaluated;
   j["rules_total"] = finding_ids().size();
   j["rules_evaluated"] = finding_ids().size() - not_evaluated.size();
@@ -626,15 +700,17 @@ CheckResult check_fingerprints(const Matrix& m, const std::vector<Fingerprint>& 
   CheckResult res;
   std::set<std::string> skipped;
   for (size_t i = 0; i < fps.size(); ++i) {
-    Ctx c{m, fps[i], res.findings, fps[i].label(fps.size() > 1 ? "input " + std::to_string(i + 1) : "this host")};
+    Ctx c{m, fps[i], res.findings,
+          fps[i].label(fps.size() > 1 ? "input " + std::to_string(i + 1) : "this host")};
     for (const auto& r : rules())
       if (!r.run(c)) skipped.insert(r.ids.begin(), r.ids.end());
   }
   if (!cross_host(fps, res.findings)) skipped.insert("cross-host-mismatch");
   for (const auto& id : finding_ids())
     if (skipped.count(id)) res.not_evaluated.push_back(id);
-  std::stable_sort(res.findings.begin(), res.findings.end(),
-                   [](const Finding& a, const Finding& b) { return rank_of(a.severity) < rank_of(b.severity); });
+  std::stable_sort(res.findings.begin(), res.findings.end(), [](const Finding& a, const Finding& b) {
+    return rank_of(a.severity) < rank_of(b.severity);
+  });
   return res;
 }
 

@@ -17,15 +17,15 @@ struct Finding {
   std::string severity;  // error | warning | info
   std::string subject;   // "node-a rank 0", "node-a GPU 0", "NCCL_ALGO", ...
   std::string message;
-  std::string source;    // "torch.csv:2.11/cu130" or "rule:<name>"
-  std::string fix;       // what to do (wheel, driver branch, variable to change)
+  std::string source;  // "torch.csv:2.11/cu130" or "rule:<name>"
+  std::string fix;     // what to do (wheel, driver branch, variable to change)
 };
 
 struct CheckResult {
-  std::vector<Finding> findings;          // sorted: errors, then warnings, then info
+  std::vector<Finding> findings;           // sorted: errors, then warnings, then info
   std::vector<std::string> not_evaluated;  // rule ids whose inputs were absent (for some input)
-  bool failed() const;                    // any error finding
-  nlohmann::json to_json() const;         // the contract's --json object
+  bool failed() const;                     // any error finding
+  nlohmann::json to_json() const;          // the contract's --json object
 };
 
 // Every finding id this engine can produce (the contract's table plus additions).

@@ -54,26 +54,34 @@ Version Version::from_code(long long code, VersionKind kind) {
       v.release = {static_cast<long>(code)};
       break;
     case VersionKind::Cuda:
-      if (code < 1000) throw VersionError("invalid CUDA version code " + std::to_string(code) + ": expected 1000*major + 10*minor");
+      if (code < 1000)
+        throw VersionError("invalid CUDA version code " + std::to_string(code) +
+                           ": expected 1000*major + 10*minor");
       v.release = {static_cast<long>(code / 1000), static_cast<long>((code % 1000) / 10)};
       break;
     case VersionKind::Nccl:
       if (code < 1000) throw VersionError("invalid NCCL version code " + std::to_string(code));
       if (code < 10000)  // old formula, up to 2.8.x
-        v.release = {static_cast<long>(code / 1000), static_cast<long>((code % 1000) / 100), static_cast<long>(code % 100)};
+        v.release = {static_cast<long>(code / 1000), static_cast<long>((code % 1000) / 100),
+                     static_cast<long>(code % 100)};
       else
-        v.release = {static_cast<long>(code / 10000), static_cast<long>((code % 10000) / 100), static_cast<long>(code % 100)};
+        v.release = {static_cast<long>(code / 10000), static_cast<long>((code % 10000) / 100),
+                     static_cast<long>(code % 100)};
       break;
     case VersionKind::Cudnn:
       if (code < 1000) throw VersionError("invalid cuDNN version code " + std::to_string(code));
       if (code < 10000)  // cuDNN 8 and older: 1000*major + 100*minor + patch
-        v.release = {static_cast<long>(code / 1000), static_cast<long>((code % 1000) / 100), static_cast<long>(code % 100)};
+        v.release = {static_cast<long>(code / 1000), static_cast<long>((code % 1000) / 100),
+                     static_cast<long>(code % 100)};
       else
-        v.release = {static_cast<long>(code / 10000), static_cast<long>((code % 10000) / 100), static_cast<long>(code % 100)};
+        v.release = {static_cast<long>(code / 10000), static_cast<long>((code % 10000) / 100),
+                     static_cast<long>(code % 100)};
       break;
     case VersionKind::TorchNccl:
-      v.release = {static_cast<long>(code >> 32), static_cast<long>((code >> 16) & 0xffff), static_cast<long>(code & 0xffff)};
-      if (v.release[0] == 0) throw VersionError("invalid packed NCCL version " + std::to_string(code) + ": major is 0");
+      v.release = {static_cast<long>(code >> 32), static_cast<long>((code >> 16) & 0xffff),
+                   static_cast<long>(code & 0xffff)};
+      if (v.release[0] == 0)
+        throw VersionError("invalid packed NCCL version " + std::to_string(code) + ": major is 0");
       break;
   }
   v.raw = v.release_str();  // a code from an API is recorded as people write it ("13.0")
@@ -114,9 +122,11 @@ Version Version::parse(std::string_view s, VersionKind kind) {
   }
   // NCCL and CUDA versions have three parts at most (2.28.3, 12.4.1); drivers, cuDNN (9.1.0.70)
   // and PEP 440 releases seen in the stack four. More is a typo or garbage, not a version.
-  const size_t max_parts = (kind == VersionKind::Nccl || kind == VersionKind::Cuda || kind == VersionKind::TorchNccl) ? 3 : 4;
+  const size_t max_parts =
+      (kind == VersionKind::Nccl || kind == VersionKind::Cuda || kind == VersionKind::TorchNccl) ? 3 : 4;
   if (v.release.size() > max_parts)
-    fail(s, std::to_string(v.release.size()) + " release numbers, at most " + std::to_string(max_parts) + " expected");
+    fail(s, std::to_string(v.release.size()) + " release numbers, at most " + std::to_string(max_parts) +
+                " expected");
   // PEP 440 pre-release: a0, b1, rc2, alpha, beta (optionally after '.' or '-'? keep strict: direct).
   auto parse_pre = [&](std::string_view word, const char* label) {
     if (!starts_with_at(s, pos, word)) return false;
@@ -130,8 +140,8 @@ Version Version::parse(std::string_view s, VersionKind kind) {
     return true;
   };
   if (pos < s.size() && !(s[pos] == '.' || s[pos] == '-' || s[pos] == '+')) {
-    if (!(parse_pre("rc", "rc") || parse_pre("alpha", "a") || parse_pre("beta", "b") ||
-          parse_pre("a", "a") || parse_pre("b", "b") || parse_pre("c", "rc")))
+    if (!(parse_pre("rc", "rc") || parse_pre("alpha", "a") || parse_pre("beta", "b") || parse_pre("a", "a") ||
+          parse_pre("b", "b") || parse_pre("c", "rc")))
       fail(s, "unexpected '" + std::string(1, s[pos]) + "' after the release number");
   }
   while (pos < s.size() && s[pos] == '.') {

@@ -12,11 +12,11 @@ namespace cts {
 
 // How to read a bare integer: the C APIs pack versions differently.
 enum class VersionKind {
-  Generic,  // "2" is version 2; a packed code is never guessed
-  Cuda,     // cudaRuntimeGetVersion: 1000*major + 10*minor (13000 -> 13.0, 12040 -> 12.4)
-  Nccl,     // NCCL_VERSION_CODE: 10000*major + 100*minor + patch; <= 2.8: 1000*major + 100*minor + patch
-  Cudnn,    // cudnnGetVersion: 9.x: 10000*major + 100*minor + patch; 8.x: 1000*major + 100*minor + patch
-  TorchNccl // torch::cuda::nccl::version(): (major << 32) | (minor << 16) | patch
+  Generic,   // "2" is version 2; a packed code is never guessed
+  Cuda,      // cudaRuntimeGetVersion: 1000*major + 10*minor (13000 -> 13.0, 12040 -> 12.4)
+  Nccl,      // NCCL_VERSION_CODE: 10000*major + 100*minor + patch; <= 2.8: 1000*major + 100*minor + patch
+  Cudnn,     // cudnnGetVersion: 9.x: 10000*major + 100*minor + patch; 8.x: 1000*major + 100*minor + patch
+  TorchNccl  // torch::cuda::nccl::version(): (major << 32) | (minor << 16) | patch
 };
 
 class VersionError : public std::runtime_error {
@@ -25,14 +25,14 @@ class VersionError : public std::runtime_error {
 };
 
 struct Version {
-  std::vector<long> release;      // 2.19.3 -> {2, 19, 3}
-  std::string pre_label;          // "a", "b", "rc" (PEP 440), empty if final
+  std::vector<long> release;  // 2.19.3 -> {2, 19, 3}
+  std::string pre_label;      // "a", "b", "rc" (PEP 440), empty if final
   long pre_number = 0;
-  std::optional<long> post;       // 2.26.2.post1
-  std::optional<long> dev;        // 2.6.0.dev20241112
+  std::optional<long> post;              // 2.26.2.post1
+  std::optional<long> dev;               // 2.6.0.dev20241112
   std::optional<long> package_revision;  // the "-1" of 2.19.3-1 (Debian/RPM)
-  std::string local;              // "cu130", "git4c55dc5", "cuda12.2" (after '+')
-  std::string raw;                // exactly what was parsed
+  std::string local;                     // "cu130", "git4c55dc5", "cuda12.2" (after '+')
+  std::string raw;                       // exactly what was parsed
 
   // Throws VersionError naming the text and what is wrong.
   static Version parse(std::string_view text, VersionKind kind = VersionKind::Generic);
@@ -59,9 +59,9 @@ struct Version {
     return compare_release(other, precision) == 0;
   }
 
-  std::string str() const;            // normalized form
+  std::string str() const;                                                    // normalized form
   std::string release_str(size_t precision = static_cast<size_t>(-1)) const;  // "2.28.9", "13.0"
-  long nccl_code() const;             // 2.28.9 -> 22809, 2.8.4 -> 2804
+  long nccl_code() const;  // 2.28.9 -> 22809, 2.8.4 -> 2804
 };
 
 inline bool operator<(const Version& a, const Version& b) { return a.compare(b) < 0; }

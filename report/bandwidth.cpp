@@ -28,7 +28,8 @@ double parse_double(const std::string& text, const std::string& where) {
   char* end = nullptr;
   std::string t = trim(text);
   double d = std::strtod(t.c_str(), &end);
-  if (t.empty() || *end != '\0' || !std::isfinite(d)) throw BandwidthError(where + ": '" + text + "' is not a number");
+  if (t.empty() || *end != '\0' || !std::isfinite(d))
+    throw BandwidthError(where + ": '" + text + "' is not a number");
   return d;
 }
 
@@ -39,9 +40,12 @@ std::optional<double> bus_factor(BusFactor family, int nranks) {
   if (nranks == 1) return std::nullopt;
   double n = nranks;
   switch (family) {
-    case BusFactor::all_reduce: return 2.0 * (n - 1) / n;
-    case BusFactor::n_minus_one_over_n: return (n - 1) / n;
-    case BusFactor::one: return 1.0;
+    case BusFactor::all_reduce:
+      return 2.0 * (n - 1) / n;
+    case BusFactor::n_minus_one_over_n:
+      return (n - 1) / n;
+    case BusFactor::one:
+      return 1.0;
   }
   return std::nullopt;
 }
@@ -65,15 +69,15 @@ std::uint64_t parse_bytes(const std::string& text) {
   if (i == 0) throw BandwidthError("'" + text + "' is not a byte count (e.g. 8, 64K, 1G)");
   std::string unit = t.substr(i);
   for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  static const std::map<std::string, int> shifts = {{"", 0},   {"B", 0},    {"K", 10},   {"KB", 10},
-                                                    {"KIB", 10}, {"M", 20}, {"MB", 20},  {"MIB", 20},
-                                                    {"G", 30}, {"GB", 30},  {"GIB", 30}, {"T", 40},
-                                                    {"TIB", 40}};
+  static const std::map<std::string, int> shifts = {
+      {"", 0},     {"B", 0},  {"K", 10},  {"KB", 10},  {"KIB", 10}, {"M", 20},  {"MB", 20},
+      {"MIB", 20}, {"G", 30}, {"GB", 30}, {"GIB", 30}, {"T", 40},   {"TIB", 40}};
   auto it = shifts.find(unit);
   if (it == shifts.end()) throw BandwidthError("'" + text + "': unknown unit '" + t.substr(i) + "'");
   if (i > 15) throw BandwidthError("'" + text + "' is too large");
   std::uint64_t n = std::stoull(t.substr(0, i));
-  if (it->second && n > (std::uint64_t(1) << (63 - it->second))) throw BandwidthError("'" + text + "' is too large");
+  if (it->second && n > (std::uint64_t(1) << (63 - it->second)))
+    throw BandwidthError("'" + text + "' is too large");
   return n << it->second;
 }
 
@@ -102,7 +106,8 @@ std::vector<std::uint64_t> parse_sweep(const std::string& spec) {
   double f = parse_double(parts[2], "sweep '" + spec + "' factor");
   if (lo == 0) throw BandwidthError("sweep '" + spec + "': the minimum must be at least 1 byte");
   if (lo > hi) throw BandwidthError("sweep '" + spec + "': minimum above maximum");
-  if (f < 2 || f != std::floor(f)) throw BandwidthError("sweep '" + spec + "': the factor must be an integer >= 2");
+  if (f < 2 || f != std::floor(f))
+    throw BandwidthError("sweep '" + spec + "': the factor must be an integer >= 2");
   std::vector<std::uint64_t> out;
   for (std::uint64_t s = lo; s <= hi; s *= static_cast<std::uint64_t>(f)) {
     out.push_back(s);
@@ -115,8 +120,8 @@ std::vector<Threshold> parse_thresholds(const std::string& csv, const std::strin
   CsvTable t;
   try {
     t = parse_csv(csv, origin,
-                  {"gpu", "link", "nvls", "world_size", "collective", "placement", "min_bytes", "metric", "expected",
-                   "tolerance_pct", "source"},
+                  {"gpu", "link", "nvls", "world_size", "collective", "placement", "min_bytes", "metric",
+                   "expected", "tolerance_pct", "source"},
                   {"launch"});
   } catch (const MatrixError& e) {
     throw BandwidthError(e.what());
@@ -133,7 +138,8 @@ std::vector<Threshold> parse_thresholds(const std::string& csv, const std::strin
     if (row.at("world_size") != "any") {
       double ws = parse_double(row.at("world_size"), where + ": world_size");
       if (ws < 1 || ws > 1 << 20 || ws != std::floor(ws))
-        throw BandwidthError(where + ": world_size '" + row.at("world_size") + "' is not a number of ranks (1 or more) or 'any'");
+        throw BandwidthError(where + ": world_size '" + row.at("world_size") +
+                             "' is not a number of ranks (1 or more) or 'any'");
       th.world_size = static_cast<int>(ws);
     } else {
       th.world_size = 0;
@@ -150,7 +156,8 @@ std::vector<Threshold> parse_thresholds(const std::string& csv, const std::strin
     th.expected = parse_double(row.at("expected"), where + ": expected");
     th.tolerance_pct = parse_double(row.at("tolerance_pct"), where + ": tolerance_pct");
     th.source = row.at("source");
-    if (th.nvls != "on" && th.nvls != "off" && th.nvls != "any") throw BandwidthError(where + ": nvls must be on, off or any");
+    if (th.nvls != "on" && th.nvls != "off" && th.nvls != "any")
+      throw BandwidthError(where + ": nvls must be on, off or any");
     if (th.placement != "in_place" && th.placement != "out_of_place" && th.placement != "any")
       throw BandwidthError(where + ": placement must be in_place, out_of_place or any");
     if (th.launch != "eager" && th.launch != "graph" && th.launch != "any")
@@ -178,7 +185,8 @@ std::vector<Threshold> load_thresholds_file(const std::string& path) {
 
 const std::vector<Threshold>& builtin_thresholds() {
   static const std::vector<Threshold> t = [] {
-    if (const char* path = std::getenv("GPUCTS_BW_THRESHOLDS"); path && *path) return load_thresholds_file(path);
+    if (const char* path = std::getenv("GPUCTS_BW_THRESHOLDS"); path && *path)
+      return load_thresholds_file(path);
     return parse_thresholds(kBuiltinThresholdsCsv, "bandwidth_thresholds.csv");
   }();
   return t;
@@ -187,7 +195,8 @@ const std::vector<Threshold>& builtin_thresholds() {
 void check_collectives(const std::vector<Threshold>& table, const std::vector<std::string>& rows) {
   for (const auto& th : table)
     if (std::find(rows.begin(), rows.end(), th.collective) == rows.end())
-      throw BandwidthError(th.origin + ":" + std::to_string(th.line) + ": unknown collective '" + th.collective + "'");
+      throw BandwidthError(th.origin + ":" + std::to_string(th.line) + ": unknown collective '" +
+                           th.collective + "'");
 }
 
 std::string Point::key() const {
@@ -198,8 +207,10 @@ void compute_rates(Point& p, BusFactor family) {
   double t_s = p.time_us.median * 1e-6;
   p.algbw_gbps = t_s > 0 ? static_cast<double>(p.bytes) / t_s / 1e9 : 0;
   auto f = bus_factor(family, p.ranks);
-  if (f) p.busbw_gbps = p.algbw_gbps * *f;
-  else p.busbw_gbps.reset();
+  if (f)
+    p.busbw_gbps = p.algbw_gbps * *f;
+  else
+    p.busbw_gbps.reset();
 }
 
 void judge(Point& p, const Context& ctx, const std::vector<Threshold>& table) {
@@ -250,7 +261,8 @@ void judge(Point& p, const Context& ctx, const std::vector<Threshold>& table) {
   double ratio = measured / expected;
   m << std::fixed << std::setprecision(1) << measured << " GB/s vs expected " << expected << " GB/s ("
     << std::showpos << (ratio - 1) * 100 << std::noshowpos << "%, floor " << *p.threshold_gbps << " GB/s";
-  if (best->metric == "algbw_vs_copy") m << " = " << best->expected << " x copy " << *ctx.copy_gbps << " GB/s";
+  if (best->metric == "algbw_vs_copy")
+    m << " = " << best->expected << " x copy " << *ctx.copy_gbps << " GB/s";
   m << "; " << best->source << ")";
   if (measured >= *p.threshold_gbps) {
     p.verdict = "pass";
@@ -258,7 +270,8 @@ void judge(Point& p, const Context& ctx, const std::vector<Threshold>& table) {
   } else {
     p.verdict = "fail";
     std::ostringstream f;
-    f << std::fixed << std::setprecision(1) << (1 - measured / *p.threshold_gbps) * 100 << "% below the floor: ";
+    f << std::fixed << std::setprecision(1) << (1 - measured / *p.threshold_gbps) * 100
+      << "% below the floor: ";
     p.message = f.str() + m.str();
   }
 }
@@ -361,11 +374,13 @@ std::string to_csv(const Run& r) {
        "spread_pct,algbw_gbps,busbw_gbps,verdict,threshold_gbps\n";
   o.precision(6);
   for (const auto& p : r.points) {
-    o << p.collective << ',' << p.dtype << ',' << p.bytes << ',' << p.placement() << ',' << (p.graph ? 1 : 0) << ','
-      << p.ranks << ',' << p.iterations << ',' << p.time_us.n << ',' << p.time_us.median << ',' << p.time_us.min << ','
-      << p.time_us.max << ',' << p.time_us.spread_pct << ',' << p.algbw_gbps << ',';
-    if (p.busbw_gbps) o << *p.busbw_gbps;
-    else o << "n/a (1 rank)";
+    o << p.collective << ',' << p.dtype << ',' << p.bytes << ',' << p.placement() << ',' << (p.graph ? 1 : 0)
+      << ',' << p.ranks << ',' << p.iterations << ',' << p.time_us.n << ',' << p.time_us.median << ','
+      << p.time_us.min << ',' << p.time_us.max << ',' << p.time_us.spread_pct << ',' << p.algbw_gbps << ',';
+    if (p.busbw_gbps)
+      o << *p.busbw_gbps;
+    else
+      o << "n/a (1 rank)";
     o << ',' << p.verdict << ',';
     if (p.threshold_gbps) o << *p.threshold_gbps;
     o << '\n';

@@ -71,7 +71,8 @@ std::vector<fs::path> json_files(const fs::path& d) {
   return files;
 }
 
-const std::set<std::string> kSuiteStatuses = {"passed", "failed", "skipped", "timeout", "interrupted", "crashed", "not_run"};
+const std::set<std::string> kSuiteStatuses = {"passed",      "failed",  "skipped", "timeout",
+                                              "interrupted", "crashed", "not_run"};
 
 }  // namespace
 
@@ -94,16 +95,24 @@ nlohmann::json to_json(const Manifest& m) {
   }
   nlohmann::json waivers = nlohmann::json::array();
   for (const auto& w : m.waivers)
-    waivers.push_back({{"id", w.id}, {"title", w.title}, {"link", w.link}, {"fix", w.fix}, {"cases", w.cases},
+    waivers.push_back({{"id", w.id},
+                       {"title", w.title},
+                       {"link", w.link},
+                       {"fix", w.fix},
+                       {"cases", w.cases},
                        {"findings", w.findings}});
-  return {{"schema", m.schema},   {"gpucts_version", m.gpucts_version},
-          {"created", m.created}, {"host", m.host},
-          {"tree", m.tree},       {"verdict", m.verdict},
+  return {{"schema", m.schema},
+          {"gpucts_version", m.gpucts_version},
+          {"created", m.created},
+          {"host", m.host},
+          {"tree", m.tree},
+          {"verdict", m.verdict},
           {"verdict_reason", m.verdict_reason},
           {"accepted_known", m.accepted_known},
           {"waivers", waivers},
           {"nccl_selected", m.nccl_selected},
-          {"interrupted", m.interrupted}, {"elapsed_s", m.elapsed_s},
+          {"interrupted", m.interrupted},
+          {"elapsed_s", m.elapsed_s},
           {"suites", suites}};
 }
 
@@ -118,10 +127,12 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   m.host = need<std::string>(j, "host", origin);
   m.tree = json_maybe<BundleError, std::string>(j, "tree", origin).value_or("");
   m.verdict = need<std::string>(j, "verdict", origin);
-  if (m.verdict != kVerdictPass && m.verdict != kVerdictFail && m.verdict != kVerdictWaived && m.verdict != kVerdictNoGpu)
+  if (m.verdict != kVerdictPass && m.verdict != kVerdictFail && m.verdict != kVerdictWaived &&
+      m.verdict != kVerdictNoGpu)
     throw BundleError(origin + ": verdict must be pass, waived, fail or no_gpu, not '" + m.verdict + "'");
   m.verdict_reason = json_maybe<BundleError, std::string>(j, "verdict_reason", origin).value_or("");
-  if (j.contains("accepted_known")) m.accepted_known = need<std::vector<std::string>>(j, "accepted_known", origin);
+  if (j.contains("accepted_known"))
+    m.accepted_known = need<std::vector<std::string>>(j, "accepted_known", origin);
   if (j.contains("waivers")) {
     if (!j.at("waivers").is_array()) throw BundleError(origin + ": 'waivers' must be an array");
     for (size_t i = 0; i < j.at("waivers").size(); ++i) {
@@ -140,7 +151,8 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   if (j.contains("nccl_selected")) m.nccl_selected = need<bool>(j, "nccl_selected", origin);
   m.interrupted = need<bool>(j, "interrupted", origin);
   m.elapsed_s = need<double>(j, "elapsed_s", origin);
-  const auto& suites = j.contains("suites") ? j.at("suites") : throw BundleError(origin + ": missing field 'suites'");
+  const auto& suites =
+      j.contains("suites") ? j.at("suites") : throw BundleError(origin + ": missing field 'suites'");
   if (!suites.is_array()) throw BundleError(origin + ": 'suites' must be an array");
   for (size_t i = 0; i < suites.size(); ++i) {
     std::string o = origin + ": suites[" + std::to_string(i) + "]";
@@ -181,7 +193,8 @@ nlohmann::json check_from_json(const nlohmann::json& j, const std::string& origi
     for (size_t i = 0; i < j["findings"].size(); ++i) {
       const auto& f = j["findings"][i];
       std::string at = "findings[" + std::to_string(i) + "].";
-      if (!f.is_object()) throw BundleError(origin + ": findings[" + std::to_string(i) + "]: expected an object");
+      if (!f.is_object())
+        throw BundleError(origin + ": findings[" + std::to_string(i) + "]: expected an object");
       for (const char* k : {"id", "severity", "subject", "message", "source", "fix"})
         type(f, k, &nlohmann::json::is_string, "a string", at);
     }
@@ -221,7 +234,7 @@ Bundle load(const std::string& dir) {
   }
   std::string cpath = (fs::path(dir) / "check.json").string();
   b.check = fs::exists(cpath) ? check_from_json(parse_json_file(cpath), cpath)
-                               : nlohmann::json{{"available", false}, {"reason", "no check.json"}};
+                              : nlohmann::json{{"available", false}, {"reason", "no check.json"}};
   for (const auto& f : json_files(fs::path(dir) / "bandwidth")) {
     try {
       b.bandwidth.emplace_back(f.stem().string(), bw::run_from_json(parse_json_file(f.string()), f.string()));
@@ -256,7 +269,8 @@ std::vector<std::pair<std::string, std::string>> environment_rows(const nlohmann
   std::string gpus = "absent";
   if (fp.gpus) {
     std::map<std::string, int> names;
-    for (const auto& g : *fp.gpus) ++names[g.name.value_or("?") + " (cc " + (g.cc ? g.cc->release_str(2) : "?") + ")"];
+    for (const auto& g : *fp.gpus)
+      ++names[g.name.value_or("?") + " (cc " + (g.cc ? g.cc->release_str(2) : "?") + ")"];
     gpus = fp.gpus->empty() ? "none visible" : "";
     for (const auto& [n, c] : names) gpus += (gpus.empty() ? "" : ", ") + std::to_string(c) + " x " + n;
   }
@@ -346,7 +360,8 @@ void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::
     if (c.status != "failed" && c.status != "error") continue;
     // Every defect the case matches must be accepted: accepting one defect never covers another.
     const auto ids = split_ids(c.property("gpucts.known_defect"));
-    if (ids.empty() || !std::all_of(ids.begin(), ids.end(), [&](const std::string& id) { return accepted_id(accepted, id); }))
+    if (ids.empty() || !std::all_of(ids.begin(), ids.end(),
+                                    [&](const std::string& id) { return accepted_id(accepted, id); }))
       continue;
     std::string joined;
     for (const auto& id : ids) {

@@ -31,47 +31,50 @@ class BundleError : public std::runtime_error {
 };
 
 struct SuiteRun {
-  std::string name;                   // CTest entry name, e.g. gpucts_collectives_np2
-  std::vector<std::string> command;   // as run
+  std::string name;                  // CTest entry name, e.g. gpucts_collectives_np2
+  std::vector<std::string> command;  // as run
   std::vector<std::string> labels;
   // passed | failed | skipped | timeout | interrupted | crashed | not_run
   std::string status;
   std::optional<int> exit_code, signal;
   double duration_s = 0;
-  std::vector<std::string> xml;       // bundle-relative
-  std::string log;                    // bundle-relative
-  std::string reason;                 // why not run / how it ended, for a person
-  bool synthesized = false;           // its cases came from the journal, not from gtest XML
+  std::vector<std::string> xml;  // bundle-relative
+  std::string log;               // bundle-relative
+  std::string reason;            // why not run / how it ended, for a person
+  bool synthesized = false;      // its cases came from the journal, not from gtest XML
   int cases_total = 0, cases_done = 0;
 };
 
 // A known upstream defect accepted with `qualify --accept-known ID`: its failures are recorded
 // as waived (JUnit skipped, property gpucts.waived=ID), never dropped.
 struct Waiver {
-  std::string id;      // nccl_defects.csv id, e.g. nccl-1950
+  std::string id;  // nccl_defects.csv id, e.g. nccl-1950
   std::string title, link, fix;
-  int cases = 0;       // failed cases it waived
-  int findings = 0;    // check findings it waived (nccl-known-defect)
+  int cases = 0;     // failed cases it waived
+  int findings = 0;  // check findings it waived (nccl-known-defect)
 };
 
 // Verdicts of a bundle and the exit status of `gpucts qualify` for each (README's table).
-inline constexpr const char* kVerdictPass = "pass";      // exit 0
-inline constexpr const char* kVerdictWaived = "waived";  // exit 0: pass once the accepted defects are set aside
-inline constexpr const char* kVerdictFail = "fail";      // exit 1
-inline constexpr const char* kVerdictNoGpu = "no_gpu";   // exit 3: nothing failed, but GPU suites could not run
-std::string verdict_text(const std::string& verdict, const std::vector<Waiver>& waivers);  // "PASS (waived: nccl-1950)"
+inline constexpr const char* kVerdictPass = "pass";  // exit 0
+inline constexpr const char* kVerdictWaived =
+    "waived";                                        // exit 0: pass once the accepted defects are set aside
+inline constexpr const char* kVerdictFail = "fail";  // exit 1
+inline constexpr const char* kVerdictNoGpu =
+    "no_gpu";  // exit 3: nothing failed, but GPU suites could not run
+std::string verdict_text(const std::string& verdict,
+                         const std::vector<Waiver>& waivers);  // "PASS (waived: nccl-1950)"
 int verdict_exit_code(const std::string& verdict);
 
 struct Manifest {
   std::string schema = kBundleSchema;
   std::string gpucts_version;
-  std::string created;                // ISO 8601 UTC
+  std::string created;  // ISO 8601 UTC
   std::string host;
-  std::string tree;                   // "build:/path" or "install:/prefix"
-  std::string verdict;                // pass | waived | fail | no_gpu
-  std::string verdict_reason;         // why no_gpu (or "" )
+  std::string tree;                         // "build:/path" or "install:/prefix"
+  std::string verdict;                      // pass | waived | fail | no_gpu
+  std::string verdict_reason;               // why no_gpu (or "" )
   std::vector<std::string> accepted_known;  // --accept-known as given
-  std::vector<Waiver> waivers;        // accepted defects that waived something
+  std::vector<Waiver> waivers;              // accepted defects that waived something
   // Whether the selection ran NCCL suites (an entry needing a GPU). A run of CPU suites only
   // (`--label cpu`) qualifies the harness, not NCCL: nccl-known-defect is shown, not judged.
   bool nccl_selected = true;
@@ -87,8 +90,8 @@ struct Bundle {
   Manifest manifest;
   std::vector<junit::Case> cases;
   std::vector<std::pair<std::string, nlohmann::json>> fingerprints;  // file name -> JSON
-  nlohmann::json check;                                             // check.json as written
-  std::vector<std::pair<std::string, bw::Run>> bandwidth;           // test name -> run
+  nlohmann::json check;                                              // check.json as written
+  std::vector<std::pair<std::string, bw::Run>> bandwidth;            // test name -> run
 };
 
 // check.json as `gpucts check --json` writes it (or {"available": false, "reason": ...}): every
@@ -114,7 +117,8 @@ void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::
                    std::vector<Waiver>& waivers);
 // The check.json error findings that are not nccl-known-defect for an accepted id.
 // nccl-known-defect errors are left out where `judge_defects` is false (no NCCL suite selected).
-int unwaived_check_errors(const nlohmann::json& check, std::vector<Waiver>* waivers, bool judge_defects = true);
+int unwaived_check_errors(const nlohmann::json& check, std::vector<Waiver>* waivers,
+                          bool judge_defects = true);
 
 // Verdict rule: fail when a case failed or errored, a suite failed, crashed, timed out or was
 // interrupted, a bandwidth point failed, or `gpucts check` found an error. Skips never fail. A
@@ -124,7 +128,7 @@ std::string verdict(const Manifest& m, const std::vector<junit::Case>& cases, co
                     const std::vector<std::pair<std::string, bw::Run>>& bandwidth);
 
 // Helpers shared by the writers.
-std::string read_text(const std::string& path);          // throws BundleError
+std::string read_text(const std::string& path);                     // throws BundleError
 void write_text(const std::string& path, const std::string& text);  // throws BundleError
 std::string utc_now_iso();
 

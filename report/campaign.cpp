@@ -8,8 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "report/junit.hpp"
 #include "matrix/nccl_support.hpp"
+#include "report/junit.hpp"
 #include "report/svg_plot.hpp"
 #include "report/xml.hpp"
 
@@ -45,7 +45,8 @@ std::optional<Version> bundle_nccl(const bundle::Bundle& b, std::string* library
   for (const auto& [file, j] : b.fingerprints) {
     if (!j.is_object() || !j.contains("nccl") || !j["nccl"].is_object()) continue;
     const auto& n = j["nccl"];
-    if (library && n.contains("library") && n["library"].is_string()) *library = n["library"].get<std::string>();
+    if (library && n.contains("library") && n["library"].is_string())
+      *library = n["library"].get<std::string>();
     if (n.contains("runtime") && n["runtime"].is_string())
       if (auto v = Version::try_parse(n["runtime"].get<std::string>(), VersionKind::Nccl)) return v;
   }
@@ -126,7 +127,8 @@ CaseAxes case_axes(const std::string& suite, const std::string& name) {
   for (std::string t; std::getline(ss, t, '_');) tok.push_back(t);
   if (tok.size() < 2 || !dtypes.count(tok[0])) return a;
   const std::string& last = tok.back();
-  if (last.size() < 2 || last[0] != 'w' || last.find_first_not_of("0123456789", 1) != std::string::npos) return a;
+  if (last.size() < 2 || last[0] != 'w' || last.find_first_not_of("0123456789", 1) != std::string::npos)
+    return a;
   a.collective = suite;
   a.dtype = tok[0];
   if (ops.count(tok[1])) a.op = tok[1];
@@ -153,7 +155,8 @@ std::map<std::string, std::map<std::string, std::string>> case_properties(const 
         for (const auto* tc : ts->children_named("testcase")) {
           const auto* props = tc->child("properties");
           if (!props) continue;
-          const std::string key = s.name + "/" + tc->attr_or("classname", ts->attr_or("name", "")) + "." + tc->attr_or("name", "");
+          const std::string key = s.name + "/" + tc->attr_or("classname", ts->attr_or("name", "")) + "." +
+                                  tc->attr_or("name", "");
           for (const auto* pr : props->children_named("property"))
             if (auto n = pr->attr("name")) out[key][*n] = pr->attr_or("value", "");
         }
@@ -171,10 +174,7 @@ Release load_release(const std::string& dir) {
   return r;
 }
 
-bool Claim::disagrees() const {
-  return std::find(agree.begin(), agree.end(), 0) != agree.end();
-}
-
+bool Claim::disagrees() const { return std::find(agree.begin(), agree.end(), 0) != agree.end(); }
 
 // ------------------------------------------------------------------------------------------------
 
@@ -207,7 +207,8 @@ void feature_claims(Report& r, const Matrix& m) {
     Claim c;
     c.file = "nccl_features.csv";
     c.key = f.name + " (" + sym + ")";
-    c.claim = "matrix: " + sym + " from " + f.since.release_str() + (f.until ? " until " + f.until->release_str() : "");
+    c.claim = "matrix: " + sym + " from " + f.since.release_str() +
+              (f.until ? " until " + f.until->release_str() : "");
     c.source = f.meta.cite();
     bool any = false;
     for (std::size_t i = 0; i < n; ++i) {
@@ -231,7 +232,8 @@ void feature_claims(Report& r, const Matrix& m) {
 }
 
 // What the cases of one (dtype, op[, one rank]) showed on one release.
-std::string op_observation(const Release& rel, const std::string& dtype, const std::string& op, bool one_rank) {
+std::string op_observation(const Release& rel, const std::string& dtype, const std::string& op,
+                           bool one_rank) {
   int rejected = 0, right = 0, wrong = 0, other_fail = 0;
   for (const auto& k : rel.bundle.cases) {
     const CaseAxes a = case_axes(k.suite, k.name);
@@ -239,14 +241,21 @@ std::string op_observation(const Release& rel, const std::string& dtype, const s
     if (one_rank && a.world != 1) continue;
     const std::string probe = prop(rel, k.key(), "probe_result");
     const std::string cls = status_class(k.status);
-    if (probe.rfind("rejected", 0) == 0) ++rejected;
-    else if (cls == "pass") ++right;
+    if (probe.rfind("rejected", 0) == 0)
+      ++rejected;
+    else if (cls == "pass")
+      ++right;
     else if (cls == "fail") {
       const std::string text = k.message + " " + k.detail;
-      if (text.find("computed it right") != std::string::npos) ++right;
-      else if (text.find("wrong") != std::string::npos) ++wrong;
-      else if (text.find("invalid argument") != std::string::npos || text.find("ncclInvalid") != std::string::npos) ++rejected;
-      else ++other_fail;
+      if (text.find("computed it right") != std::string::npos)
+        ++right;
+      else if (text.find("wrong") != std::string::npos)
+        ++wrong;
+      else if (text.find("invalid argument") != std::string::npos ||
+               text.find("ncclInvalid") != std::string::npos)
+        ++rejected;
+      else
+        ++other_fail;
     }
   }
   std::vector<std::string> parts;
@@ -268,8 +277,8 @@ void op_claims(Report& r, const Matrix& m) {
     Claim c;
     c.file = "nccl_ops.csv";
     c.key = row.dtype + "/" + row.op + (one_rank ? " (1 rank)" : "");
-    c.claim = "matrix: " + row.dtype + " " + row.op + (row.supported ? " supported" : " unsupported") + " from " +
-              row.since.release_str() + (row.until ? " until " + row.until->release_str() : "") +
+    c.claim = "matrix: " + row.dtype + " " + row.op + (row.supported ? " supported" : " unsupported") +
+              " from " + row.since.release_str() + (row.until ? " until " + row.until->release_str() : "") +
               (one_rank ? " with one rank" : "") + " (" + row.evidence + ")";
     c.source = row.meta.cite();
     bool any = false;
@@ -286,7 +295,12 @@ void op_claims(Report& r, const Matrix& m) {
       any = true;
       const bool accepted = seen.rfind("accepted", 0) == 0;
       const bool rejected = seen == "rejected";
-      c.agree.push_back(says.supported ? (accepted ? 1 : rejected ? 0 : -1) : (rejected ? 1 : accepted ? 0 : -1));
+      c.agree.push_back(says.supported ? (accepted   ? 1
+                                          : rejected ? 0
+                                                     : -1)
+                                       : (rejected   ? 1
+                                          : accepted ? 0
+                                                     : -1));
     }
     if (!any) continue;
     c.claim += "; observed: " + runs_text(r.releases, c.observed);
@@ -318,7 +332,8 @@ void defect_claims(Report& r) {
     collect_findings(rel.bundle.check, findings);
     for (const auto& f : findings) {
       if (str_field(f, "id") != "nccl-known-defect") continue;
-      for (const auto& id : defect_ids(str_field(f, "source") + " " + str_field(f, "subject") + " " + str_field(f, "message"))) {
+      for (const auto& id : defect_ids(str_field(f, "source") + " " + str_field(f, "subject") + " " +
+                                       str_field(f, "message"))) {
         auto& v = in_check[id];
         v.resize(n);
         v[i] = true;
@@ -351,16 +366,22 @@ void defect_claims(Report& r) {
       c.matrix.push_back(predicted ? "affected" : "");
       std::string o;
       if (s[i].first || s[i].second)
-        o = std::to_string(s[i].first) + " case(s) hit" + (s[i].second ? ", " + std::to_string(s[i].second) + " predicted but passed" : "");
+        o = std::to_string(s[i].first) + " case(s) hit" +
+            (s[i].second ? ", " + std::to_string(s[i].second) + " predicted but passed" : "");
       c.observed.push_back(o);
-      if (!predicted) c.agree.push_back(-1);
-      else if (s[i].first + s[i].second == 0) c.agree.push_back(-1);  // no case of its condition ran
+      if (!predicted)
+        c.agree.push_back(-1);
+      else if (s[i].first + s[i].second == 0)
+        c.agree.push_back(-1);  // no case of its condition ran
       // A defect row's condition is wider than the counts it hits (nccl-1950 misses only counts
       // just above a power of two): one hit confirms it; cases that ran and never hit refute it.
-      else c.agree.push_back(s[i].first > 0 ? 1 : 0);
+      else
+        c.agree.push_back(s[i].first > 0 ? 1 : 0);
     }
-    c.claim = "matrix: " + id + " affects " + (affected.empty() ? std::string("none of these releases") : join(affected, ", ")) +
-              (titles.count(id) ? " (" + junit::one_line(titles[id]) + ")" : "") + "; observed: " + runs_text(r.releases, c.observed);
+    c.claim = "matrix: " + id + " affects " +
+              (affected.empty() ? std::string("none of these releases") : join(affected, ", ")) +
+              (titles.count(id) ? " (" + junit::one_line(titles[id]) + ")" : "") +
+              "; observed: " + runs_text(r.releases, c.observed);
     r.claims.push_back(std::move(c));
   }
 }
@@ -380,9 +401,12 @@ void build_grid(Report& r) {
       }
       Cell& c = r.grid[it->second].cells[i];
       const std::string cls = status_class(k.status);
-      if (cls == "pass") ++c.pass;
-      else if (cls == "fail") ++c.fail;
-      else if (cls == "skip") ++c.skip;
+      if (cls == "pass")
+        ++c.pass;
+      else if (cls == "fail")
+        ++c.fail;
+      else if (cls == "skip")
+        ++c.skip;
     }
 }
 
@@ -409,8 +433,9 @@ void build_changes(Report& r) {
       // The failing or skipping side says what happened.
       const junit::Case& told = to == "pass" ? *a->second : k;
       const std::string msg = junit::clean_message(told.message.empty() ? told.detail : told.message);
-      const std::string gk = k.binary + "|" + (ax.collective.empty() ? k.suite : ax.collective) + "|" + ax.dtype + "|" + ax.op +
-                             "|" + from + ">" + to + "|" + std::to_string(i + 1) + "|" + junit::message_key(msg);
+      const std::string gk = k.binary + "|" + (ax.collective.empty() ? k.suite : ax.collective) + "|" +
+                             ax.dtype + "|" + ax.op + "|" + from + ">" + to + "|" + std::to_string(i + 1) +
+                             "|" + junit::message_key(msg);
       auto it = group.find(gk);
       if (it == group.end()) {
         Change c;
@@ -460,7 +485,8 @@ void build_bandwidth(Report& r) {
           r.bandwidth.push_back(row);
         }
         BandwidthRow& row = r.bandwidth[it->second];
-        if (p.bytes == 8) row.latency_8b[i] = p.time_us.median;
+        if (p.bytes == 8)
+          row.latency_8b[i] = p.time_us.median;
         else {
           row.gbps_1g[i] = p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps;
           row.metric = p.busbw_gbps ? "busbw" : "algbw";
@@ -486,14 +512,15 @@ std::string axes_text(const std::string& coll, const std::string& dtype, const s
 
 Report build(std::vector<Release> releases, const Matrix& m) {
   Report r;
-  std::stable_sort(releases.begin(), releases.end(), [](const Release& a, const Release& b) { return a.version < b.version; });
+  std::stable_sort(releases.begin(), releases.end(),
+                   [](const Release& a, const Release& b) { return a.version < b.version; });
   r.releases = std::move(releases);
   for (const auto& rel : r.releases) {
     if (!rel.requested.empty()) {
       auto want = Version::try_parse(rel.requested, VersionKind::Nccl);
       if (want && !want->same_release(rel.version))
-        r.problems.push_back("asked for NCCL " + rel.requested + ", the suites loaded " + rel.version.release_str() + " (" +
-                             rel.library + ")");
+        r.problems.push_back("asked for NCCL " + rel.requested + ", the suites loaded " +
+                             rel.version.release_str() + " (" + rel.library + ")");
     }
     if (!rel.problem.empty()) r.problems.push_back(label(rel) + ": " + rel.problem);
   }
@@ -502,7 +529,8 @@ Report build(std::vector<Release> releases, const Matrix& m) {
   feature_claims(r, m);
   op_claims(r, m);
   defect_claims(r);
-  std::stable_sort(r.claims.begin(), r.claims.end(), [](const Claim& a, const Claim& b) { return a.disagrees() > b.disagrees(); });
+  std::stable_sort(r.claims.begin(), r.claims.end(),
+                   [](const Claim& a, const Claim& b) { return a.disagrees() > b.disagrees(); });
   build_bandwidth(r);
   return r;
 }
@@ -515,8 +543,9 @@ doc::Doc to_doc(const Report& r) {
   d.title = "gpucts NCCL campaign: " + join(versions, ", ");
   int disagree = 0;
   for (const auto& c : r.claims) disagree += c.disagrees();
-  d.verdict(std::to_string(n) + " release(s), " + std::to_string(r.changes.size()) + " behaviour change(s), " +
-                std::to_string(disagree) + " matrix disagreement(s)" + (r.problems.empty() ? "" : ", PROBLEMS: " + std::to_string(r.problems.size())),
+  d.verdict(std::to_string(n) + " release(s), " + std::to_string(r.changes.size()) +
+                " behaviour change(s), " + std::to_string(disagree) + " matrix disagreement(s)" +
+                (r.problems.empty() ? "" : ", PROBLEMS: " + std::to_string(r.problems.size())),
             r.problems.empty() && disagree == 0 ? "pass" : "fail");
   if (!r.problems.empty()) {
     d.heading("Problems");
@@ -524,8 +553,8 @@ doc::Doc to_doc(const Report& r) {
   }
 
   d.heading("Releases");
-  doc::Table runs{{"NCCL", "library loaded", "verdict", "check errors", "cases pass/fail/err/skip", "fetch s", "build s",
-                   "unpack s", "run s", "how"},
+  doc::Table runs{{"NCCL", "library loaded", "verdict", "check errors", "cases pass/fail/err/skip", "fetch s",
+                   "build s", "unpack s", "run s", "how"},
                   {},
                   {}};
   for (const auto& rel : r.releases) {
@@ -535,18 +564,21 @@ doc::Doc to_doc(const Report& r) {
     collect_findings(rel.bundle.check, findings);
     std::vector<std::string> errors;
     for (const auto& f : findings)
-      if (str_field(f, "severity") == "error" && std::find(errors.begin(), errors.end(), str_field(f, "id")) == errors.end())
+      if (str_field(f, "severity") == "error" &&
+          std::find(errors.begin(), errors.end(), str_field(f, "id")) == errors.end())
         errors.push_back(str_field(f, "id"));
-    runs.rows.push_back({label(rel), rel.library, rel.bundle.manifest.verdict, errors.empty() ? "-" : join(errors, ", "),
-                         std::to_string(k.passed) + "/" + std::to_string(k.failed) + "/" + std::to_string(k.errors) + "/" +
-                             std::to_string(k.skipped),
-                         opt_text(t.fetch, "%.1f"), opt_text(t.build, "%.1f"), opt_text(t.unpack, "%.1f"),
-                         opt_text(t.run ? t.run : std::optional<double>(rel.bundle.manifest.elapsed_s), "%.1f"), t.how});
+    runs.rows.push_back(
+        {label(rel), rel.library, rel.bundle.manifest.verdict, errors.empty() ? "-" : join(errors, ", "),
+         std::to_string(k.passed) + "/" + std::to_string(k.failed) + "/" + std::to_string(k.errors) + "/" +
+             std::to_string(k.skipped),
+         opt_text(t.fetch, "%.1f"), opt_text(t.build, "%.1f"), opt_text(t.unpack, "%.1f"),
+         opt_text(t.run ? t.run : std::optional<double>(rel.bundle.manifest.elapsed_s), "%.1f"), t.how});
     runs.row_class.push_back(rel.bundle.manifest.verdict == "pass" ? "pass" : "fail");
   }
   d.table(std::move(runs));
-  d.paragraph("A release other than the header the suites were built against fails its bundle's check with "
-              "nccl-header-library-mismatch: expected in a campaign, which runs one build on every release.");
+  d.paragraph(
+      "A release other than the header the suites were built against fails its bundle's check with "
+      "nccl-header-library-mismatch: expected in a campaign, which runs one build on every release.");
 
   auto header = [&](std::vector<std::string> first) {
     first.insert(first.end(), versions.begin(), versions.end());
@@ -562,8 +594,10 @@ doc::Doc to_doc(const Report& r) {
     for (const auto& c : r.claims) {
       std::vector<std::string> row{c.file, c.key};
       for (std::size_t i = 0; i < n; ++i) {
-        std::string cell = (c.matrix[i].empty() ? "" : "matrix " + c.matrix[i]) +
-                           (c.observed[i].empty() ? "" : std::string(c.matrix[i].empty() ? "" : "; ") + "seen: " + c.observed[i]);
+        std::string cell =
+            (c.matrix[i].empty() ? "" : "matrix " + c.matrix[i]) +
+            (c.observed[i].empty() ? ""
+                                   : std::string(c.matrix[i].empty() ? "" : "; ") + "seen: " + c.observed[i]);
         if (c.agree[i] == 0) cell = "DISAGREE: " + cell;
         row.push_back(cell.empty() ? "-" : cell);
       }
@@ -576,25 +610,33 @@ doc::Doc to_doc(const Report& r) {
 
   d.heading("Behaviour changes between adjacent releases (" + std::to_string(r.changes.size()) + ")");
   if (r.changes.empty()) {
-    d.paragraph(n < 2 ? "one release: nothing to compare" : "every case has the same status on every release");
+    d.paragraph(n < 2 ? "one release: nothing to compare"
+                      : "every case has the same status on every release");
   } else {
-    doc::Table t{{"first changed in", "before", "binary", "what", "change", "cases", "known defect", "message", "example"}, {}, {}};
+    doc::Table t{{"first changed in", "before", "binary", "what", "change", "cases", "known defect",
+                  "message", "example"},
+                 {},
+                 {}};
     for (const auto& c : r.changes) {
       if (t.rows.size() == kMaxRows) {
         d.table(std::move(t));
         t = doc::Table{};
-        d.paragraph("... and " + std::to_string(r.changes.size() - kMaxRows) + " more: every change is in campaign.json");
+        d.paragraph("... and " + std::to_string(r.changes.size() - kMaxRows) +
+                    " more: every change is in campaign.json");
         break;
       }
       t.rows.push_back({versions[c.at], versions[c.at - 1], c.binary, axes_text(c.collective, c.dtype, c.op),
-                        c.from + " -> " + c.to, std::to_string(c.cases), join(c.defects, ", "), c.message, c.example});
+                        c.from + " -> " + c.to, std::to_string(c.cases), join(c.defects, ", "), c.message,
+                        c.example});
       t.row_class.push_back(c.to == "fail" ? "fail" : c.to == "pass" ? "pass" : "skip");
     }
     if (!t.rows.empty()) d.table(std::move(t));
   }
 
   d.heading("Pass/fail/skip by collective, dtype and op");
-  d.paragraph("each cell: passed/failed/skipped cases of that release (every collective suite and world size together)");
+  d.paragraph(
+      "each cell: passed/failed/skipped cases of that release (every collective suite and world size "
+      "together)");
   {
     doc::Table t{header({"collective", "dtype", "op"}), {}, {}};
     std::vector<GridRow> rows = r.grid;
@@ -617,8 +659,10 @@ doc::Doc to_doc(const Report& r) {
       t.rows.push_back(std::move(row));
       t.row_class.push_back(fail ? "fail" : differs ? "skip" : "pass");
     }
-    if (t.rows.empty()) d.paragraph("no collective case in these bundles");
-    else d.table(std::move(t));
+    if (t.rows.empty())
+      d.paragraph("no collective case in these bundles");
+    else
+      d.table(std::move(t));
   }
 
   d.heading("Bandwidth at 1 GiB and latency at 8 B (out of place)");
@@ -652,12 +696,14 @@ doc::Doc to_doc(const Report& r) {
           if (test == b.test)
             for (const auto& p : run.points)
               if (p.collective == b.collective && !p.in_place)
-                s.points.emplace_back(static_cast<double>(p.bytes), p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps);
+                s.points.emplace_back(static_cast<double>(p.bytes),
+                                      p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps);
         plot.series.push_back(std::move(s));
       }
       std::string file = "plots/" + b.test + "_" + b.collective + ".svg";
       for (auto& ch : file)
-        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '/' && ch != '.' && ch != '_' && ch != '-') ch = '_';
+        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '/' && ch != '.' && ch != '_' && ch != '-')
+          ch = '_';
       d.svg(svg::render(plot), plot.title, file);
     }
   }
@@ -671,33 +717,49 @@ nlohmann::json to_json(const Report& r) {
   j["releases"] = nlohmann::json::array();
   for (const auto& rel : r.releases) {
     auto k = junit::count(rel.bundle.cases);
-    j["releases"].push_back({{"nccl", rel.version.release_str()},
-                             {"requested", rel.requested},
-                             {"library", rel.library},
-                             {"bundle", rel.bundle.dir},
-                             {"verdict", rel.bundle.manifest.verdict},
-                             {"passed", k.passed},
-                             {"failed", k.failed},
-                             {"errors", k.errors},
-                             {"skipped", k.skipped},
-                             {"timing",
-                              {{"fetch_s", num(rel.timing.fetch)},
-                               {"unpack_s", num(rel.timing.unpack)},
-                               {"build_s", num(rel.timing.build)},
-                               {"run_s", num(rel.timing.run ? rel.timing.run : std::optional<double>(rel.bundle.manifest.elapsed_s))},
-                               {"how", rel.timing.how}}}});
+    j["releases"].push_back(
+        {{"nccl", rel.version.release_str()},
+         {"requested", rel.requested},
+         {"library", rel.library},
+         {"bundle", rel.bundle.dir},
+         {"verdict", rel.bundle.manifest.verdict},
+         {"passed", k.passed},
+         {"failed", k.failed},
+         {"errors", k.errors},
+         {"skipped", k.skipped},
+         {"timing",
+          {{"fetch_s", num(rel.timing.fetch)},
+           {"unpack_s", num(rel.timing.unpack)},
+           {"build_s", num(rel.timing.build)},
+           {"run_s",
+            num(rel.timing.run ? rel.timing.run : std::optional<double>(rel.bundle.manifest.elapsed_s))},
+           {"how", rel.timing.how}}}});
   }
   j["problems"] = r.problems;
   j["changes"] = nlohmann::json::array();
   for (const auto& c : r.changes)
-    j["changes"].push_back({{"first_changed_in", label(r.releases[c.at])}, {"before", label(r.releases[c.at - 1])},
-                            {"binary", c.binary}, {"collective", c.collective}, {"dtype", c.dtype}, {"op", c.op},
-                            {"from", c.from}, {"to", c.to}, {"cases", c.cases}, {"example", c.example},
-                            {"message", c.message}, {"defects", c.defects}});
+    j["changes"].push_back({{"first_changed_in", label(r.releases[c.at])},
+                            {"before", label(r.releases[c.at - 1])},
+                            {"binary", c.binary},
+                            {"collective", c.collective},
+                            {"dtype", c.dtype},
+                            {"op", c.op},
+                            {"from", c.from},
+                            {"to", c.to},
+                            {"cases", c.cases},
+                            {"example", c.example},
+                            {"message", c.message},
+                            {"defects", c.defects}});
   j["claims"] = nlohmann::json::array();
   for (const auto& c : r.claims)
-    j["claims"].push_back({{"file", c.file}, {"key", c.key}, {"claim", c.claim}, {"matrix", c.matrix},
-                           {"observed", c.observed}, {"agree", c.agree}, {"disagrees", c.disagrees()}, {"source", c.source}});
+    j["claims"].push_back({{"file", c.file},
+                           {"key", c.key},
+                           {"claim", c.claim},
+                           {"matrix", c.matrix},
+                           {"observed", c.observed},
+                           {"agree", c.agree},
+                           {"disagrees", c.disagrees()},
+                           {"source", c.source}});
   j["grid"] = nlohmann::json::array();
   for (const auto& g : r.grid) {
     nlohmann::json cells = nlohmann::json::array();
@@ -709,7 +771,11 @@ nlohmann::json to_json(const Report& r) {
     nlohmann::json g = nlohmann::json::array(), l = nlohmann::json::array();
     for (const auto& v : b.gbps_1g) g.push_back(num(v));
     for (const auto& v : b.latency_8b) l.push_back(num(v));
-    j["bandwidth"].push_back({{"test", b.test}, {"collective", b.collective}, {"metric", b.metric}, {"gbps_1gib", g}, {"latency_8b_us", l}});
+    j["bandwidth"].push_back({{"test", b.test},
+                              {"collective", b.collective},
+                              {"metric", b.metric},
+                              {"gbps_1gib", g},
+                              {"latency_8b_us", l}});
   }
   return j;
 }
@@ -719,7 +785,8 @@ void write(const Report& r, const std::string& dir) {
   fs::create_directories(fs::path(dir) / "plots");
   for (const auto& blk : d.blocks)
     if (blk.kind == doc::Block::Kind::Svg && !blk.svg_file.empty())
-      bundle::write_text((fs::path(dir) / blk.svg_file).string(), "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + blk.svg + "\n");
+      bundle::write_text((fs::path(dir) / blk.svg_file).string(),
+                         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + blk.svg + "\n");
   bundle::write_text((fs::path(dir) / "campaign.md").string(), doc::to_markdown(d));
   bundle::write_text((fs::path(dir) / "campaign.html").string(), doc::to_html(d));
   bundle::write_text((fs::path(dir) / "campaign.json").string(), to_json(r).dump(2) + "\n");

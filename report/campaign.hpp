@@ -16,10 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/bundle.hpp"
-#include "report/doc.hpp"
 #include "matrix/matrix.hpp"
 #include "matrix/version.hpp"
+#include "report/bundle.hpp"
+#include "report/doc.hpp"
 
 namespace cts::campaign {
 
@@ -31,14 +31,14 @@ struct Timing {
 };
 
 struct Release {
-  Version version;            // what the bundle's fingerprint says was loaded (or requested)
-  std::string requested;      // the version asked for ("" when the report was given bundles)
-  std::string library;        // the libnccl file the suites loaded
+  Version version;        // what the bundle's fingerprint says was loaded (or requested)
+  std::string requested;  // the version asked for ("" when the report was given bundles)
+  std::string library;    // the libnccl file the suites loaded
   bundle::Bundle bundle;
   // Case properties of the gtest XML (RecordProperty), by case key ("binary/Suite.name").
   std::map<std::string, std::map<std::string, std::string>> properties;
   Timing timing;
-  std::string problem;        // e.g. the library loaded is not the one asked for
+  std::string problem;  // e.g. the library loaded is not the one asked for
 };
 
 // Reads one bundle as a release of the campaign: its version from the fingerprints' NCCL runtime.
@@ -71,18 +71,18 @@ struct GridRow {
 struct Change {
   std::string collective, dtype, op;  // "" where the cases are not collective cases
   std::string binary;
-  std::string from, to;               // status classes
-  std::size_t at = 0;                 // index of the first release with the new status
+  std::string from, to;  // status classes
+  std::size_t at = 0;    // index of the first release with the new status
   int cases = 0;
-  std::string example;                // one case key
-  std::string message;                // the failure or skip text of the failing/skipping side
-  std::vector<std::string> defects;   // known defect ids the cases carry (either side)
+  std::string example;               // one case key
+  std::string message;               // the failure or skip text of the failing/skipping side
+  std::vector<std::string> defects;  // known defect ids the cases carry (either side)
 };
 
 // One claim of the matrix data about one release, and what the run saw.
 struct Claim {
-  std::string file;                   // nccl_features.csv | nccl_ops.csv | nccl_defects.csv
-  std::string key;                    // "AlltoAll", "f8e4m3/avg (1 rank)", "nccl-1950"
+  std::string file;  // nccl_features.csv | nccl_ops.csv | nccl_defects.csv
+  std::string key;   // "AlltoAll", "f8e4m3/avg (1 rank)", "nccl-1950"
   // "matrix: f8e4m3 avg unsupported from 2.24.3 with one rank (observed); observed: rejected on
   // 2.27.7-2.29.3, accepted and right on 2.29.7-2.32.3"
   std::string claim;
@@ -101,10 +101,10 @@ struct BandwidthRow {
 };
 
 struct Report {
-  std::vector<Release> releases;      // oldest first
+  std::vector<Release> releases;  // oldest first
   std::vector<GridRow> grid;
-  std::vector<Change> changes;        // in release order, then collective
-  std::vector<Claim> claims;          // disagreements first
+  std::vector<Change> changes;  // in release order, then collective
+  std::vector<Claim> claims;    // disagreements first
   std::vector<BandwidthRow> bandwidth;
   std::vector<std::string> problems;  // releases that did not run as asked
 };
@@ -122,8 +122,8 @@ void write(const Report& r, const std::string& dir);
 // release's class is `old_cls`, the newest's `new_cls`: pass -> fail finds a regression, fail ->
 // pass a fix.
 struct BisectState {
-  std::vector<std::string> versions;               // candidates, oldest first
-  std::map<std::size_t, std::string> outcome;      // index -> status class
+  std::vector<std::string> versions;           // candidates, oldest first
+  std::map<std::size_t, std::string> outcome;  // index -> status class
   std::string old_cls = "pass", new_cls = "fail";
   // The index to run next (between the last known old_cls and the first new_cls after it), or nullopt.
   std::optional<std::size_t> next() const;

@@ -47,9 +47,12 @@ namespace {
 std::string md_cell(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '|') o += "\\|";
-    else if (c == '\n' || c == '\r') o += ' ';
-    else o += c;
+    if (c == '|')
+      o += "\\|";
+    else if (c == '\n' || c == '\r')
+      o += ' ';
+    else
+      o += c;
   }
   return o.empty() ? " " : o;
 }
@@ -76,9 +79,15 @@ std::string to_markdown(const Doc& d) {
   o << "# " << d.title << "\n\n";
   for (const auto& b : d.blocks) {
     switch (b.kind) {
-      case Block::Kind::Heading: o << std::string(static_cast<size_t>(b.level), '#') << ' ' << b.text << "\n\n"; break;
-      case Block::Kind::Paragraph: o << b.text << "\n\n"; break;
-      case Block::Kind::Verdict: o << "**" << b.text << "**\n\n"; break;
+      case Block::Kind::Heading:
+        o << std::string(static_cast<size_t>(b.level), '#') << ' ' << b.text << "\n\n";
+        break;
+      case Block::Kind::Paragraph:
+        o << b.text << "\n\n";
+        break;
+      case Block::Kind::Verdict:
+        o << "**" << b.text << "**\n\n";
+        break;
       case Block::Kind::List:
         for (const auto& i : b.items) o << "- " << md_cell(i) << "\n";
         o << "\n";
@@ -99,8 +108,10 @@ std::string to_markdown(const Doc& d) {
         break;
       }
       case Block::Kind::Svg:
-        if (!b.svg_file.empty()) o << "![" << b.text << "](" << url_path(b.svg_file) << ")\n\n";
-        else o << "*" << b.text << "* (plot in the HTML summary)\n\n";
+        if (!b.svg_file.empty())
+          o << "![" << b.text << "](" << url_path(b.svg_file) << ")\n\n";
+        else
+          o << "*" << b.text << "* (plot in the HTML summary)\n\n";
         break;
     }
   }
@@ -112,7 +123,8 @@ std::string to_html(const Doc& d) {
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>" << escape(d.title)
     << "</title>\n<style>\n"
-       "body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em;max-width:80em;color:#222}\n"
+       "body{font-family:system-ui,-apple-system,Segoe "
+       "UI,Roboto,sans-serif;margin:2em;max-width:80em;color:#222}\n"
        "h1{font-size:1.5em}h2{margin-top:1.6em;border-bottom:1px solid #ddd}\n"
        "table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:.25em .6em;"
        "text-align:left;vertical-align:top;font-size:.92em}th{background:#f3f3f3}\n"
@@ -128,7 +140,9 @@ std::string to_html(const Doc& d) {
       case Block::Kind::Heading:
         o << "<h" << b.level << ">" << escape(b.text) << "</h" << b.level << ">\n";
         break;
-      case Block::Kind::Paragraph: o << "<p>" << escape(b.text) << "</p>\n"; break;
+      case Block::Kind::Paragraph:
+        o << "<p>" << escape(b.text) << "</p>\n";
+        break;
       case Block::Kind::Verdict:
         o << "<p><span class=\"verdict " << escape(b.css) << "\">" << escape(b.text) << "</span></p>\n";
         break;

@@ -17,13 +17,13 @@ struct Block {
   enum class Kind { Heading, Paragraph, Verdict, Table, Svg, List };
   explicit Block(Kind k) : kind(k) {}
   Kind kind;
-  int level = 2;                       // Heading
-  std::string text;                    // Heading, Paragraph, Verdict (text), Svg (caption)
-  std::string css;                     // Verdict: "pass" / "fail"
-  Table table;                         // Table
-  std::string svg;                     // Svg: the <svg> element
-  std::string svg_file;                // Svg: where Markdown links it (relative), may be empty
-  std::vector<std::string> items;      // List
+  int level = 2;                   // Heading
+  std::string text;                // Heading, Paragraph, Verdict (text), Svg (caption)
+  std::string css;                 // Verdict: "pass" / "fail"
+  Table table;                     // Table
+  std::string svg;                 // Svg: the <svg> element
+  std::string svg_file;            // Svg: where Markdown links it (relative), may be empty
+  std::vector<std::string> items;  // List
 };
 
 struct Doc {

@@ -48,8 +48,10 @@ std::string file_name_for(std::string_view outside) {
     char hash[20];
     std::snprintf(hash, sizeof hash, "~%016llx", static_cast<unsigned long long>(fnv1a(outside)));
     std::size_t keep = kMaxFileNameStem - 17;
-    if (out[keep - 1] == '%') keep -= 1;  // never cut an escape in two
-    else if (out[keep - 2] == '%') keep -= 2;
+    if (out[keep - 1] == '%')
+      keep -= 1;  // never cut an escape in two
+    else if (out[keep - 2] == '%')
+      keep -= 2;
     out = out.substr(0, keep) + hash;
   }
   return out;

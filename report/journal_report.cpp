@@ -1,7 +1,7 @@
 #include "report/journal_report.hpp"
 
-#include "report/file_names.hpp"
 #include "matrix/input.hpp"
+#include "report/file_names.hpp"
 #include "report/xml_escape.hpp"
 
 #include <dirent.h>
@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <cmath>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -93,7 +93,8 @@ std::string RankJournal::abnormal_end() const {
   for (const char* ev : {"peer_lost", "diverged", "bootstrap", "watchdog"})
     if (const auto* e = terminal_event(*this, ev)) return e->reason;
   if (const auto* i = terminal_event(*this, "interrupted")) return "interrupted by " + i->signal;
-  if (!program_ended) return "killed: the journal stops" + (running ? " during " + running->name : std::string());
+  if (!program_ended)
+    return "killed: the journal stops" + (running ? " during " + running->name : std::string());
   return "";
 }
 
@@ -135,7 +136,8 @@ RankJournal parse_journal(const std::string& path, int rank, const std::string& 
     } else if (ev == "start") {
       r.running = JournalCase{str(j, "case"), "", "", t, 0};
     } else if (ev == "end") {
-      JournalCase c{str(j, "case"), str(j, "result"), str(j, "message"), r.running ? r.running->start_ms : t, t};
+      JournalCase c{str(j, "case"), str(j, "result"), str(j, "message"), r.running ? r.running->start_ms : t,
+                    t};
       r.cases.push_back(c);
       r.running.reset();
     } else if (ev == "program_end") {
@@ -195,7 +197,8 @@ std::vector<TestRun> read_journal_dir(const std::string& dir) {
   }
   std::vector<TestRun> out;
   for (auto& [k, v] : runs) {
-    std::sort(v.ranks.begin(), v.ranks.end(), [](const RankJournal& a, const RankJournal& b) { return a.rank < b.rank; });
+    std::sort(v.ranks.begin(), v.ranks.end(),
+              [](const RankJournal& a, const RankJournal& b) { return a.rank < b.rank; });
     out.push_back(std::move(v));
   }
   return out;
@@ -208,7 +211,8 @@ std::string Cause::summary() const {
   if (time_ms > 0) s += " at " + iso_time_ms(time_ms);
   if (!peers_lost.empty()) {
     s += "; peer lost:";
-    for (size_t i = 0; i < peers_lost.size(); ++i) s += (i ? ", rank " : " rank ") + std::to_string(peers_lost[i]);
+    for (size_t i = 0; i < peers_lost.size(); ++i)
+      s += (i ? ", rank " : " rank ") + std::to_string(peers_lost[i]);
   }
   return s;
 }
@@ -243,16 +247,21 @@ Cause first_cause(const TestRun& run) {
       for (const auto& e : r.events)
         if (e.event == "peer_lost" && !e.blamed.empty()) {
           int blamed = e.blamed.front();
-          auto it = std::find_if(run.ranks.begin(), run.ranks.end(), [&](const RankJournal& x) { return x.rank == blamed; });
+          auto it = std::find_if(run.ranks.begin(), run.ranks.end(),
+                                 [&](const RankJournal& x) { return x.rank == blamed; });
           RankJournal who;
           who.rank = blamed;
           if (it != run.ranks.end()) who = *it;
-          std::string last = (it != run.ranks.end() && it->running) ? " (its journal stops in " + it->running->name + ")" : "";
-          consider(who, "did not answer", "did not answer rank " + std::to_string(r.rank) + ": " + e.reason + last,
-                   e.case_name, e.time_ms);
+          std::string last = (it != run.ranks.end() && it->running)
+                                 ? " (its journal stops in " + it->running->name + ")"
+                                 : "";
+          consider(who, "did not answer",
+                   "did not answer rank " + std::to_string(r.rank) + ": " + e.reason + last, e.case_name,
+                   e.time_ms);
         }
   // 3. A rank the launcher counted that left no journal at all: it never started.
-  bool ranked = !run.ranks.empty() && std::all_of(run.ranks.begin(), run.ranks.end(), [](const RankJournal& r) { return r.rank >= 0; });
+  bool ranked = !run.ranks.empty() && std::all_of(run.ranks.begin(), run.ranks.end(),
+                                                  [](const RankJournal& r) { return r.rank >= 0; });
   if (!best.found && ranked) {
     int world = 0;
     double t0 = 0;
@@ -261,11 +270,13 @@ Cause first_cause(const TestRun& run) {
       if (t0 == 0 || (r.first_ms > 0 && r.first_ms < t0)) t0 = r.first_ms;
     }
     for (int k = 0; k < world && !best.found; ++k)
-      if (std::none_of(run.ranks.begin(), run.ranks.end(), [&](const RankJournal& r) { return r.rank == k; })) {
+      if (std::none_of(run.ranks.begin(), run.ranks.end(),
+                       [&](const RankJournal& r) { return r.rank == k; })) {
         RankJournal ghost;
         ghost.rank = k;
         consider(ghost, "never started",
-                 "never started: no journal, though the launcher started " + std::to_string(world) + " ranks", "", t0);
+                 "never started: no journal, though the launcher started " + std::to_string(world) + " ranks",
+                 "", t0);
       }
   }
   // 4. A rank whose journal simply stops (SIGKILL, _exit, OOM killer): earliest last line.
@@ -280,8 +291,8 @@ Cause first_cause(const TestRun& run) {
   if (!best.found)
     for (const auto& r : run.ranks)
       for (const auto& e : r.events)
-        if (e.event == "watchdog" || e.event == "bootstrap" || e.event == "peer_lost" || e.event == "diverged" ||
-            e.event == "interrupted")
+        if (e.event == "watchdog" || e.event == "bootstrap" || e.event == "peer_lost" ||
+            e.event == "diverged" || e.event == "interrupted")
           consider(r, e.event == "interrupted" ? e.signal : e.event, e.reason, e.case_name, e.time_ms);
   // Peers lost: every other rank that went abnormally or failed from the cause on (its
   // "Connection reset by peer" is the consequence, not a second cause).
@@ -336,8 +347,10 @@ std::string journals_to_junit(const std::vector<TestRun>& runs) {
           any_fail = true;
           if (fail_msg.empty()) fail_msg = rank_label(*rj) + ": " + c->message;
         }
-        if (c->result != "skipped") all_skip = false;
-        else if (skip_msg.empty()) skip_msg = c->message;
+        if (c->result != "skipped")
+          all_skip = false;
+        else if (skip_msg.empty())
+          skip_msg = c->message;
       }
       std::string err_msg;
       for (const auto* rj : row_.interrupted) {
@@ -355,8 +368,8 @@ std::string journals_to_junit(const std::vector<TestRun>& runs) {
       out = cap_report_text(out);
       ++total;
       t_time += dur;
-      cases << "    <testcase classname=\"" << xml_escape(cls) << "\" name=\"" << xml_escape(nm) << "\" time=\""
-            << seconds(dur) << "\">\n";
+      cases << "    <testcase classname=\"" << xml_escape(cls) << "\" name=\"" << xml_escape(nm)
+            << "\" time=\"" << seconds(dur) << "\">\n";
       if (!err_msg.empty()) {
         ++t_err;
         cases << "      <error message=\"" << xml_escape(err_msg) << "\"/>\n";
@@ -386,7 +399,8 @@ std::string journals_to_junit(const std::vector<TestRun>& runs) {
       ++t_err;
       if (cause.found) lost += "; first cause: " + cause.summary();
       cases << "    <testcase classname=\"" << xml_escape(run.test) << "\" name=\"process_end\" time=\"0\">\n"
-            << "      <error message=\"" << xml_escape(cap_report_text("did not end normally: " + lost)) << "\"/>\n"
+            << "      <error message=\"" << xml_escape(cap_report_text("did not end normally: " + lost))
+            << "\"/>\n"
             << "    </testcase>\n";
     }
     // A process that left its premature-exit file but no case line still shows up.
@@ -396,16 +410,19 @@ std::string journals_to_junit(const std::vector<TestRun>& runs) {
       ++t_err;
       std::string why = cause.found ? cause.summary() : "the test process ended before its first case";
       cases << "    <testcase classname=\"" << xml_escape(run.test) << "\" name=\"startup\" time=\"0\">\n"
-            << "      <error message=\"" << xml_escape("killed before any case ran: " + why) << "\"/>\n    </testcase>\n";
+            << "      <error message=\"" << xml_escape("killed before any case ran: " + why)
+            << "\"/>\n    </testcase>\n";
     }
     failures += t_fail;
     errors += t_err;
     skipped += t_skip;
-    body << "  <testsuite name=\"" << xml_escape(run.test) << "\" tests=\"" << rows.size() + (nothing ? 1 : 0) + (lost.empty() ? 0 : 1)
-         << "\" failures=\"" << t_fail << "\" errors=\"" << t_err << "\" skipped=\"" << t_skip << "\" time=\""
-         << seconds(t_time) << "\">\n    <properties>\n";
+    body << "  <testsuite name=\"" << xml_escape(run.test) << "\" tests=\""
+         << rows.size() + (nothing ? 1 : 0) + (lost.empty() ? 0 : 1) << "\" failures=\"" << t_fail
+         << "\" errors=\"" << t_err << "\" skipped=\"" << t_skip << "\" time=\"" << seconds(t_time)
+         << "\">\n    <properties>\n";
     auto prop = [&](const std::string& k, const std::string& v) {
-      body << "      <property name=\"" << xml_escape(k) << "\" value=\"" << xml_escape(cap_report_text(v)) << "\"/>\n";
+      body << "      <property name=\"" << xml_escape(k) << "\" value=\"" << xml_escape(cap_report_text(v))
+           << "\"/>\n";
     };
     prop("gpucts.ranks", std::to_string(run.ranks.size()));
     if (cause.found) prop("gpucts.first_cause", cause.summary());

@@ -19,9 +19,9 @@ struct JournalCase {
 // A line that is not a case start/end: fault, interrupted, watchdog, peer_lost, bootstrap, ...
 struct JournalEvent {
   std::string event;
-  std::string kind;     // fault: signal | exit
+  std::string kind;  // fault: signal | exit
   std::string reason;
-  std::string signal;   // "SIGSEGV", "SIGTERM"
+  std::string signal;  // "SIGSEGV", "SIGTERM"
   std::string case_name;
   double time_ms = 0;
   int exit_code = -1;
@@ -30,23 +30,23 @@ struct JournalEvent {
 
 struct RankJournal {
   std::string path;
-  int rank = -1;               // -1: a single-process binary
-  std::string host;            // from the rank_info line, if any
-  int planned_cases = -1;      // program_start "cases"
-  int world_size = 0;          // from rank_info (the launcher's count, written before MPI_Init)
-  std::vector<JournalCase> cases;          // finished cases, in order
-  std::optional<JournalCase> running;      // started, never ended
+  int rank = -1;                       // -1: a single-process binary
+  std::string host;                    // from the rank_info line, if any
+  int planned_cases = -1;              // program_start "cases"
+  int world_size = 0;                  // from rank_info (the launcher's count, written before MPI_Init)
+  std::vector<JournalCase> cases;      // finished cases, in order
+  std::optional<JournalCase> running;  // started, never ended
   std::vector<JournalEvent> events;
   bool program_ended = false;
   double first_ms = 0, last_ms = 0;
-  int bad_lines = 0;           // lines that were not JSON (a torn write)
+  int bad_lines = 0;  // lines that were not JSON (a torn write)
   // Why this rank went, "" when it ended normally.
   std::string abnormal_end() const;
 };
 
 struct TestRun {
-  std::string test;                 // gpucts_<suite>[_<suffix>]
-  std::vector<RankJournal> ranks;   // sorted by rank
+  std::string test;                          // gpucts_<suite>[_<suffix>]
+  std::vector<RankJournal> ranks;            // sorted by rank
   std::vector<std::string> premature_files;  // TEST_PREMATURE_EXIT_FILE left behind
 };
 
@@ -54,8 +54,8 @@ struct Cause {
   bool found = false;
   int rank = -1;
   std::string host;
-  std::string what;       // "SIGSEGV", "exit", "failed", "did not answer", "vanished", "watchdog", "SIGTERM"
-  std::string detail;     // one line
+  std::string what;    // "SIGSEGV", "exit", "failed", "did not answer", "vanished", "watchdog", "SIGTERM"
+  std::string detail;  // one line
   std::string case_name;
   double time_ms = 0;
   std::vector<int> peers_lost;  // every other rank that ended abnormally

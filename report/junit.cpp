@@ -17,7 +17,8 @@ double to_seconds(const std::string& s) {
   return (s.empty() || *end) ? 0.0 : d;
 }
 
-void read_suite(const xml::Element& ts, const std::string& origin, const std::string& binary, std::vector<Case>& out) {
+void read_suite(const xml::Element& ts, const std::string& origin, const std::string& binary,
+                std::vector<Case>& out) {
   std::string bin = binary;
   if (const auto* props = ts.child("properties"))
     for (const auto* p : props->children_named("property"))
@@ -58,8 +59,8 @@ void read_suite(const xml::Element& ts, const std::string& origin, const std::st
       std::string why = s ? s->attr_or("message", s->text) : "";
       c.detail = why;
       // gtest prefixes the reason with "file:line\n"; the reason alone groups across files.
-      if (auto nl = why.find('\n'); nl != std::string::npos && why.find(' ') > nl &&
-                                     why.rfind(':', nl) != std::string::npos)
+      if (auto nl = why.find('\n');
+          nl != std::string::npos && why.find(' ') > nl && why.rfind(':', nl) != std::string::npos)
         why = why.substr(nl + 1);
       c.message = one_line(why.empty() ? "skipped (no reason given)" : why);
     } else {
@@ -78,8 +79,8 @@ std::vector<Case> read(const xml::Element& root, const std::string& origin, cons
   } else if (root.name == "testsuite") {
     read_suite(root, origin, binary, out);
   } else {
-    throw xml::XmlError(origin + ":" + std::to_string(root.line) + ": root element <" + to_valid_utf8(root.name) +
-                        "> is not JUnit (<testsuites> or <testsuite>)");
+    throw xml::XmlError(origin + ":" + std::to_string(root.line) + ": root element <" +
+                        to_valid_utf8(root.name) + "> is not JUnit (<testsuites> or <testsuite>)");
   }
   return out;
 }
@@ -98,10 +99,14 @@ std::map<std::string, std::string> properties(const xml::Element& root) {
 Counts count(const std::vector<Case>& cases) {
   Counts c;
   for (const auto& x : cases) {
-    if (x.status == "passed") ++c.passed;
-    else if (x.status == "failed") ++c.failed;
-    else if (x.status == "error") ++c.errors;
-    else ++c.skipped;
+    if (x.status == "passed")
+      ++c.passed;
+    else if (x.status == "failed")
+      ++c.failed;
+    else if (x.status == "error")
+      ++c.errors;
+    else
+      ++c.skipped;
   }
   return c;
 }
@@ -139,14 +144,18 @@ std::string write(const std::vector<Case>& cases, const std::string& name) {
     double t = 0;
     for (const auto* c : v) {
       t += c->time_s;
-      if (c->status == "passed") ++n.passed;
-      else if (c->status == "failed") ++n.failed;
-      else if (c->status == "error") ++n.errors;
-      else ++n.skipped;
+      if (c->status == "passed")
+        ++n.passed;
+      else if (c->status == "failed")
+        ++n.failed;
+      else if (c->status == "error")
+        ++n.errors;
+      else
+        ++n.skipped;
     }
     std::ostringstream o;
-    o << " tests=\"" << n.total() << "\" failures=\"" << n.failed << "\" errors=\"" << n.errors << "\" skipped=\""
-      << n.skipped << "\" time=\"" << t << "\"";
+    o << " tests=\"" << n.total() << "\" failures=\"" << n.failed << "\" errors=\"" << n.errors
+      << "\" skipped=\"" << n.skipped << "\" time=\"" << t << "\"";
     return o.str();
   };
   std::vector<const Case*> all;
@@ -158,7 +167,8 @@ std::string write(const std::vector<Case>& cases, const std::string& name) {
     const auto& v = groups[k];
     const std::string classname = k.first.empty() ? k.second : k.first + "." + k.second;
     o << "  <testsuite name=\"" << xml::escape(classname) << "\"" << attrs(v) << ">\n";
-    o << "    <properties><property name=\"gpucts.binary\" value=\"" << xml::escape(k.first) << "\"/></properties>\n";
+    o << "    <properties><property name=\"gpucts.binary\" value=\"" << xml::escape(k.first)
+      << "\"/></properties>\n";
     for (const auto* c : v) {
       o << "    <testcase classname=\"" << xml::escape(classname) << "\" name=\"" << xml::escape(c->name)
         << "\" time=\"" << c->time_s << "\"";
@@ -211,7 +221,8 @@ size_t location_prefix(const std::string& s) {
   size_t colon = s.find(':');
   if (colon == 0 || colon == std::string::npos) return 0;
   std::string file = s.substr(0, colon);
-  if (file.find_first_of(" \t") != std::string::npos || file.find_first_of("/.") == std::string::npos) return 0;
+  if (file.find_first_of(" \t") != std::string::npos || file.find_first_of("/.") == std::string::npos)
+    return 0;
   size_t i = colon + 1, digits = i;
   while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
   if (i == digits) return 0;

@@ -10,12 +10,12 @@
 namespace cts::junit {
 
 struct Case {
-  std::string binary;  // CTest entry / gpucts_* test name that produced it
-  std::string suite;   // gtest test suite ("AllReduce"), JUnit classname
-  std::string name;    // gtest case name ("f32_sum_1024_inplace")
-  std::string status;  // passed | failed | error | skipped
-  std::string message; // first line(s) of the failure / skip reason
-  std::string detail;  // full failure text
+  std::string binary;   // CTest entry / gpucts_* test name that produced it
+  std::string suite;    // gtest test suite ("AllReduce"), JUnit classname
+  std::string name;     // gtest case name ("f32_sum_1024_inplace")
+  std::string status;   // passed | failed | error | skipped
+  std::string message;  // first line(s) of the failure / skip reason
+  std::string detail;   // full failure text
   double time_s = 0;
   // The case's own <properties> (RecordProperty): gpucts.known_defect, gpucts.waived, ...
   std::map<std::string, std::string> properties{};

@@ -24,7 +24,8 @@ mode_t file_mode() {
 }  // namespace
 
 void write_file_atomic(const std::string& path, std::string_view text) {
-  if (path.empty() || path.find('\0') != std::string::npos) throw OutputError("an empty or NUL-containing output path");
+  if (path.empty() || path.find('\0') != std::string::npos)
+    throw OutputError("an empty or NUL-containing output path");
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (S_ISLNK(st.st_mode)) throw OutputError(path + ": is a symbolic link; not writing through it");
@@ -74,7 +75,8 @@ void write_file_atomic(const std::string& path, std::string_view text) {
 }
 
 int open_output_stream(const std::string& path, int flags) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | flags, 0644);
+  int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | flags, 0644);
   if (fd < 0) return -1;
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

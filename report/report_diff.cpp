@@ -32,7 +32,8 @@ std::string change_of(const std::string& base, const std::string& cand) {
 }
 
 std::string run_label(const bundle::Bundle& b) {
-  return std::filesystem::path(b.dir).filename().string() + " (" + b.manifest.host + ", " + b.manifest.created + ")";
+  return std::filesystem::path(b.dir).filename().string() + " (" + b.manifest.host + ", " +
+         b.manifest.created + ")";
 }
 
 std::string pct(double v) {
@@ -41,7 +42,6 @@ std::string pct(double v) {
   std::snprintf(buf, sizeof buf, "%+.1f%%", v);
   return buf;
 }
-
 
 // Below this size a point is a latency (time per call), as nccl-tests' small sizes are read.
 constexpr std::uint64_t kLatencyBelowBytes = 64 * 1024;
@@ -58,8 +58,9 @@ std::vector<BwPoint> bw_points(const bundle::Bundle& b) {
   for (const auto& [name, run] : b.bandwidth)
     for (const auto& p : run.points) {
       if (p.ranks == 1 && p.in_place) continue;  // a no-op in NCCL with one rank: not a rate to compare
-      const std::string label = name + ": " + p.collective + " " + p.dtype + " " + bw::format_bytes(p.bytes) + " " +
-                                (p.in_place ? "in place" : "out of place") + (p.graph ? " (graph)" : "");
+      const std::string label = name + ": " + p.collective + " " + p.dtype + " " + bw::format_bytes(p.bytes) +
+                                " " + (p.in_place ? "in place" : "out of place") +
+                                (p.graph ? " (graph)" : "");
       if (p.bytes < kLatencyBelowBytes) {
         out.push_back({name + ": " + p.key(), label, "time_us", p.time_us.median, p.time_us.spread_pct});
         continue;
@@ -122,7 +123,8 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
   for (size_t i = 0; i < n; ++i)
     if (bundle::verdict_exit_code(c.baseline.manifest.verdict) == 0 &&
         bundle::verdict_exit_code(c.candidates[i].manifest.verdict) != 0)
-      c.regressions[i].push_back("verdict: " + c.baseline.manifest.verdict + " -> " + c.candidates[i].manifest.verdict);
+      c.regressions[i].push_back("verdict: " + c.baseline.manifest.verdict + " -> " +
+                                 c.candidates[i].manifest.verdict);
 
   // Cases, in baseline order then new ones.
   std::vector<std::string> order;
@@ -134,7 +136,8 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
   }
   for (size_t i = 0; i < n; ++i)
     for (const auto& k : c.candidates[i].cases) {
-      if (!base.count(k.key()) && std::find(order.begin(), order.end(), k.key()) == order.end()) order.push_back(k.key());
+      if (!base.count(k.key()) && std::find(order.begin(), order.end(), k.key()) == order.end())
+        order.push_back(k.key());
       cand[i][k.key()] = &k;
     }
   std::map<std::string, std::string> binary_of;  // case key -> its binary, from whichever run has it
@@ -167,7 +170,8 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
       if (it != cand[i].end() && !it->second->message.empty()) row.message = it->second->message;
       if (!row.change.back().empty()) any = true;
       if (row.change.back() == "newly failing")
-        c.regressions[i].push_back("newly failing: " + key + (it != cand[i].end() ? " -- " + it->second->message : ""));
+        c.regressions[i].push_back("newly failing: " + key +
+                                   (it != cand[i].end() ? " -- " + it->second->message : ""));
       const std::string& binary = binary_of[key];
       if (row.change.back() == "missing") {
         ++delta(binary).missing[i];
@@ -209,17 +213,19 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
       row.candidate_spread_pct.push_back(same_metric ? it->second.spread_pct : kNaN);
       // Worse by more than the tolerance and by more than either run's own spread: a point whose
       // repetitions ranged 12% apart has not regressed by 8%.
-      const double noise = std::max(tolerance_pct, std::max(bp.spread_pct, same_metric ? it->second.spread_pct : 0.0));
+      const double noise =
+          std::max(tolerance_pct, std::max(bp.spread_pct, same_metric ? it->second.spread_pct : 0.0));
       const double worse = std::isnan(d) ? kNaN : lower_is_better ? d : -d;
       std::string ch = std::isnan(worse) ? "" : worse > noise ? "slower" : worse < -noise ? "faster" : "";
       row.change.push_back(ch);
       if (!ch.empty()) moved = true;
       if (ch == "slower") {
         char why[96];
-        std::snprintf(why, sizeof why, " (tolerance %g%%, spread %.1f%%/%.1f%%)", tolerance_pct, bp.spread_pct,
-                      same_metric ? it->second.spread_pct : 0.0);
+        std::snprintf(why, sizeof why, " (tolerance %g%%, spread %.1f%%/%.1f%%)", tolerance_pct,
+                      bp.spread_pct, same_metric ? it->second.spread_pct : 0.0);
         c.regressions[i].push_back("slower by " + pct(worse).substr(1) + ": " + bp.label + ", " +
-                                   value_str(row.baseline, bp.metric) + " -> " + value_str(v, bp.metric) + why);
+                                   value_str(row.baseline, bp.metric) + " -> " + value_str(v, bp.metric) +
+                                   why);
       }
     }
     if (moved) c.bandwidth.push_back(std::move(row));
@@ -230,7 +236,8 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
 doc::Doc to_doc(const Comparison& c) {
   doc::Doc d;
   const size_t n = c.candidates.size();
-  d.title = "gpucts regression report: " + std::to_string(n) + " candidate(s) against " + run_label(c.baseline);
+  d.title =
+      "gpucts regression report: " + std::to_string(n) + " candidate(s) against " + run_label(c.baseline);
   int bad = 0;
   for (const auto& r : c.regressions) bad += !r.empty();
   d.verdict(bad ? "REGRESSED: " + std::to_string(bad) + " of " + std::to_string(n) + " candidate(s)"
@@ -238,16 +245,18 @@ doc::Doc to_doc(const Comparison& c) {
             bad ? "fail" : "pass");
 
   doc::Table runs{{"run", "bundle", "verdict", "cases (pass/fail/err/skip)", "regressions"}, {}, {}};
-  auto run_row = [&](const std::string& label, const bundle::Bundle& b, const std::vector<std::string>* regs) {
+  auto run_row = [&](const std::string& label, const bundle::Bundle& b,
+                     const std::vector<std::string>* regs) {
     auto k = junit::count(b.cases);
     runs.rows.push_back({label, run_label(b), b.manifest.verdict,
-                         std::to_string(k.passed) + "/" + std::to_string(k.failed) + "/" + std::to_string(k.errors) +
-                             "/" + std::to_string(k.skipped),
+                         std::to_string(k.passed) + "/" + std::to_string(k.failed) + "/" +
+                             std::to_string(k.errors) + "/" + std::to_string(k.skipped),
                          regs ? std::to_string(regs->size()) : ""});
     runs.row_class.push_back(regs ? (regs->empty() ? "pass" : "fail") : "");
   };
   run_row("baseline", c.baseline, nullptr);
-  for (size_t i = 0; i < n; ++i) run_row("candidate " + std::to_string(i + 1), c.candidates[i], &c.regressions[i]);
+  for (size_t i = 0; i < n; ++i)
+    run_row("candidate " + std::to_string(i + 1), c.candidates[i], &c.regressions[i]);
   d.table(std::move(runs));
 
   for (size_t i = 0; i < n; ++i)
@@ -259,7 +268,8 @@ doc::Doc to_doc(const Comparison& c) {
   // Per binary: what each run holds, so a vanished or new suite shows at a glance.
   d.heading("Cases per suite");
   doc::Table per{{"suite", "baseline"}, {}, {}};
-  for (size_t i = 0; i < n; ++i) per.header.push_back("candidate " + std::to_string(i + 1) + " (new / missing)");
+  for (size_t i = 0; i < n; ++i)
+    per.header.push_back("candidate " + std::to_string(i + 1) + " (new / missing)");
   for (const auto& sd : c.suites) {
     std::vector<std::string> row{sd.binary, std::to_string(sd.baseline)};
     bool lost = false;
@@ -299,7 +309,8 @@ doc::Doc to_doc(const Comparison& c) {
       if (t.rows.size() == kMaxRows) {
         d.table(std::move(t));
         t = doc::Table{};
-        d.paragraph("... and " + std::to_string(c.cases.size() - kMaxRows) + " more: every change is in report.json");
+        d.paragraph("... and " + std::to_string(c.cases.size() - kMaxRows) +
+                    " more: every change is in report.json");
         break;
       }
       std::vector<std::string> row{r.key, r.baseline};
@@ -317,7 +328,8 @@ doc::Doc to_doc(const Comparison& c) {
 
   char tol[32];
   std::snprintf(tol, sizeof tol, "%g%%", c.tolerance_pct);
-  d.heading("Bandwidth points that moved more than " + std::string(tol) + " (" + std::to_string(c.bandwidth.size()) + ")");
+  d.heading("Bandwidth points that moved more than " + std::string(tol) + " (" +
+            std::to_string(c.bandwidth.size()) + ")");
   if (c.bandwidth.empty()) {
     d.paragraph(c.baseline.bandwidth.empty() ? "the baseline has no bandwidth results"
                                              : "no point moved beyond the tolerance");
@@ -357,11 +369,13 @@ doc::Doc to_doc(const Comparison& c) {
           if (n2 == name)
             for (const auto& p : r2.points)
               if (p.collective == coll && !p.in_place)
-                s.points.emplace_back(static_cast<double>(p.bytes), p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps);
+                s.points.emplace_back(static_cast<double>(p.bytes),
+                                      p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps);
         return s;
       };
       plot.series.push_back(series(c.baseline, "baseline"));
-      for (size_t i = 0; i < n; ++i) plot.series.push_back(series(c.candidates[i], "candidate " + std::to_string(i + 1)));
+      for (size_t i = 0; i < n; ++i)
+        plot.series.push_back(series(c.candidates[i], "candidate " + std::to_string(i + 1)));
       if (!heading) {
         d.heading("Bandwidth by run (out of place)");
         heading = true;
@@ -399,24 +413,36 @@ nlohmann::json to_json(const Comparison& c) {
   }
   j["environment"] = nlohmann::json::array();
   for (const auto& e : c.environment)
-    j["environment"].push_back({{"what", e.what}, {"baseline", e.baseline}, {"candidates", e.candidates}, {"changed", e.changed}});
+    j["environment"].push_back(
+        {{"what", e.what}, {"baseline", e.baseline}, {"candidates", e.candidates}, {"changed", e.changed}});
   j["cases"] = nlohmann::json::array();
   for (const auto& r : c.cases)
-    j["cases"].push_back({{"case", r.key}, {"baseline", r.baseline}, {"candidates", r.candidates}, {"change", r.change},
+    j["cases"].push_back({{"case", r.key},
+                          {"baseline", r.baseline},
+                          {"candidates", r.candidates},
+                          {"change", r.change},
                           {"message", r.message}});
   j["bandwidth"] = nlohmann::json::array();
   for (const auto& r : c.bandwidth) {
     nlohmann::json cands = nlohmann::json::array(), pcts = nlohmann::json::array();
     for (double v : r.candidates) cands.push_back(num(v));
     for (double v : r.change_pct) pcts.push_back(num(v));
-    j["bandwidth"].push_back({{"point", r.key}, {"label", r.label}, {"metric", r.metric}, {"baseline", r.baseline},
-                              {"candidates", cands}, {"change_pct", pcts}, {"change", r.change},
+    j["bandwidth"].push_back({{"point", r.key},
+                              {"label", r.label},
+                              {"metric", r.metric},
+                              {"baseline", r.baseline},
+                              {"candidates", cands},
+                              {"change_pct", pcts},
+                              {"change", r.change},
                               {"baseline_spread_pct", r.baseline_spread_pct}});
   }
   j["suites"] = nlohmann::json::array();
   for (const auto& sd : c.suites)
-    j["suites"].push_back({{"binary", sd.binary}, {"baseline", sd.baseline}, {"candidates", sd.candidates},
-                           {"new", sd.added}, {"missing", sd.missing}});
+    j["suites"].push_back({{"binary", sd.binary},
+                           {"baseline", sd.baseline},
+                           {"candidates", sd.candidates},
+                           {"new", sd.added},
+                           {"missing", sd.missing}});
   return j;
 }
 

@@ -19,19 +19,20 @@ struct CaseRow {
   std::string key;
   std::string baseline;                 // status or "absent"
   std::vector<std::string> candidates;  // status or "absent"
-  std::vector<std::string> change;      // per candidate: "newly failing", "newly passing", "newly skipped", "missing", "new", ""
-  std::string message;                  // the newest failure / skip reason
+  std::vector<std::string>
+      change;  // per candidate: "newly failing", "newly passing", "newly skipped", "missing", "new", ""
+  std::string message;  // the newest failure / skip reason
 };
 
 struct BandwidthRow {
-  std::string key;                      // "<test>: AllReduce/f32/1073741824/out_of_place" (stable across runs)
-  std::string label;                    // "<test>: AllReduce f32 1 GiB out of place" (for people)
-  std::string metric;                   // busbw_gbps / algbw_gbps, or time_us for small messages
+  std::string key;     // "<test>: AllReduce/f32/1073741824/out_of_place" (stable across runs)
+  std::string label;   // "<test>: AllReduce f32 1 GiB out of place" (for people)
+  std::string metric;  // busbw_gbps / algbw_gbps, or time_us for small messages
   double baseline = 0;
-  std::vector<double> candidates;       // NaN where the candidate has no such point
-  std::vector<double> change_pct;       // NaN where not comparable
-  std::vector<std::string> change;      // "slower", "faster", ""
-  double baseline_spread_pct = 0;       // (max - min) / median of the repetitions
+  std::vector<double> candidates;   // NaN where the candidate has no such point
+  std::vector<double> change_pct;   // NaN where not comparable
+  std::vector<std::string> change;  // "slower", "faster", ""
+  double baseline_spread_pct = 0;   // (max - min) / median of the repetitions
   std::vector<double> candidate_spread_pct;
 };
 
@@ -53,9 +54,9 @@ struct Comparison {
   bundle::Bundle baseline;
   std::vector<bundle::Bundle> candidates;
   std::vector<EnvRow> environment;
-  std::vector<CaseRow> cases;            // only rows where some candidate differs from the baseline
-  std::vector<SuiteDelta> suites;        // every binary of any run
-  std::vector<BandwidthRow> bandwidth;   // only rows that moved beyond the tolerance in some candidate
+  std::vector<CaseRow> cases;           // only rows where some candidate differs from the baseline
+  std::vector<SuiteDelta> suites;       // every binary of any run
+  std::vector<BandwidthRow> bandwidth;  // only rows that moved beyond the tolerance in some candidate
   std::vector<std::vector<std::string>> regressions;  // per candidate, one line per regression
   bool regressed() const;
 };

@@ -46,7 +46,8 @@ std::vector<std::string> collectives_of(const bw::Run& r) {
 void check_section(doc::Doc& d, const nlohmann::json& check) {
   d.heading("Compatibility check (gpucts check)");
   if (!check.is_object() || check.value("available", true) == false || !check.contains("verdict")) {
-    d.paragraph(check.is_object() ? check.value("reason", std::string("check not available")) : "check not available");
+    d.paragraph(check.is_object() ? check.value("reason", std::string("check not available"))
+                                  : "check not available");
     return;
   }
   d.paragraph("verdict: " + check.value("verdict", std::string("?")));
@@ -54,12 +55,16 @@ void check_section(doc::Doc& d, const nlohmann::json& check) {
   if (check.contains("findings") && check["findings"].is_array())
     for (const auto& f : check["findings"]) {
       std::string sev = f.value("severity", "");
-      t.rows.push_back({sev, f.value("id", ""), f.value("subject", ""), f.value("message", ""), f.value("source", "")});
+      t.rows.push_back(
+          {sev, f.value("id", ""), f.value("subject", ""), f.value("message", ""), f.value("source", "")});
       t.row_class.push_back(sev == "error" ? "fail" : sev == "warning" ? "skip" : "");
     }
-  if (t.rows.empty()) d.paragraph("no findings");
-  else d.table(std::move(t));
-  if (check.contains("not_evaluated") && check["not_evaluated"].is_array() && !check["not_evaluated"].empty()) {
+  if (t.rows.empty())
+    d.paragraph("no findings");
+  else
+    d.table(std::move(t));
+  if (check.contains("not_evaluated") && check["not_evaluated"].is_array() &&
+      !check["not_evaluated"].empty()) {
     std::string ne;
     for (const auto& x : check["not_evaluated"]) ne += (ne.empty() ? "" : ", ") + x.get<std::string>();
     d.paragraph("not evaluated (inputs absent): " + ne);
@@ -73,24 +78,27 @@ void bandwidth_section(doc::Doc& d, const bundle::Bundle& b) {
     return;
   }
   for (const auto& [name, run] : b.bandwidth) {
-    d.heading(name + ": " + run.ctx.gpu + ", " + std::to_string(run.ctx.world_size) + " rank(s), link " + run.ctx.link +
-                  ", NVLS " + run.ctx.nvls,
+    d.heading(name + ": " + run.ctx.gpu + ", " + std::to_string(run.ctx.world_size) + " rank(s), link " +
+                  run.ctx.link + ", NVLS " + run.ctx.nvls,
               3);
     std::string copy = run.ctx.copy_gbps ? fmt(*run.ctx.copy_gbps) + " GB/s" : "not measured";
     int pass = 0, fail = 0, unj = 0;
     for (const auto& p : run.points) (p.verdict == "pass" ? pass : p.verdict == "fail" ? fail : unj)++;
-    d.paragraph("NCCL " + run.nccl_version + "; device-to-device copy (cudaMemcpyAsync, bytes/time): " + copy + "; " +
-                std::to_string(run.points.size()) + " points: " + std::to_string(pass) + " pass, " +
-                std::to_string(fail) + " below threshold, " + std::to_string(unj) + " recorded without threshold" +
-                (run.ctx.world_size == 1 ? "; " + std::string(bw::kNoBusbwOneRank) + ": algbw shown" : ""));
+    d.paragraph(
+        "NCCL " + run.nccl_version + "; device-to-device copy (cudaMemcpyAsync, bytes/time): " + copy + "; " +
+        std::to_string(run.points.size()) + " points: " + std::to_string(pass) + " pass, " +
+        std::to_string(fail) + " below threshold, " + std::to_string(unj) + " recorded without threshold" +
+        (run.ctx.world_size == 1 ? "; " + std::string(bw::kNoBusbwOneRank) + ": algbw shown" : ""));
     // Judged points (the ones with a threshold), failures first.
-    doc::Table judged{{"collective", "size", "placement", "measured GB/s", "floor GB/s", "verdict", "why"}, {}, {}};
+    doc::Table judged{
+        {"collective", "size", "placement", "measured GB/s", "floor GB/s", "verdict", "why"}, {}, {}};
     for (const char* want : {"fail", "pass"})
       for (const auto& p : run.points) {
         if (p.verdict != want) continue;
         double m = p.threshold_metric == "busbw_gbps" && p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps;
-        judged.rows.push_back({p.collective, bw::format_bytes(p.bytes), p.placement() + (p.graph ? " graph" : ""),
-                               fmt(m), p.threshold_gbps ? fmt(*p.threshold_gbps) : "", p.verdict, p.message});
+        judged.rows.push_back({p.collective, bw::format_bytes(p.bytes),
+                               p.placement() + (p.graph ? " graph" : ""), fmt(m),
+                               p.threshold_gbps ? fmt(*p.threshold_gbps) : "", p.verdict, p.message});
         judged.row_class.push_back(p.verdict);
       }
     if (!judged.rows.empty()) d.table(std::move(judged));
@@ -106,7 +114,8 @@ void bandwidth_section(doc::Doc& d, const bundle::Bundle& b) {
         for (auto s : sizes) {
           std::string cell = "";
           for (const auto& p : run.points)
-            if (p.collective == c && p.bytes == s && !p.graph && !p.in_place) cell = fmt(p.time_us.median, "%.2f");
+            if (p.collective == c && p.bytes == s && !p.graph && !p.in_place)
+              cell = fmt(p.time_us.median, "%.2f");
           row.push_back(cell);
         }
         lat.rows.push_back(std::move(row));
@@ -158,8 +167,8 @@ svg::Plot bandwidth_plot(const bw::Run& run, const std::string& collective, cons
 namespace {
 
 // Adds one message to the groups of its key (keeping first-seen order for a stable sort later).
-void add_to_groups(std::vector<MessageGroup>& groups, std::map<std::string, size_t>& index, const std::string& cleaned,
-                   const std::string& item) {
+void add_to_groups(std::vector<MessageGroup>& groups, std::map<std::string, size_t>& index,
+                   const std::string& cleaned, const std::string& item) {
   std::string key = junit::message_key(cleaned);
   auto [it, fresh] = index.emplace(key, groups.size());
   if (fresh) groups.push_back(MessageGroup{key, 0, cleaned, true, {}});
@@ -170,7 +179,8 @@ void add_to_groups(std::vector<MessageGroup>& groups, std::map<std::string, size
 }
 
 void by_count(std::vector<MessageGroup>& groups) {
-  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.count > b.count; });
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const auto& a, const auto& b) { return a.count > b.count; });
 }
 
 std::string examples(const MessageGroup& g) {
@@ -204,8 +214,8 @@ std::vector<Failure> failures_of(const bundle::Bundle& b) {
     for (const auto& f : b.check["findings"])
       if (f.value("severity", "") == "error" && !accepted.count(bundle::defect_of_finding(f)) &&
           (b.manifest.nccl_selected || f.value("id", "") != "nccl-known-defect"))
-        out.push_back({"gpucts check", f.value("id", ""), f.value("subject", "") + ": " + f.value("message", ""),
-                       bundle::defect_of_finding(f)});
+        out.push_back({"gpucts check", f.value("id", ""),
+                       f.value("subject", "") + ": " + f.value("message", ""), bundle::defect_of_finding(f)});
   return out;
 }
 
@@ -288,14 +298,16 @@ Skips group_skips(const bundle::Bundle& b) {
     std::vector<std::pair<std::string, int>> rs(t.reasons.begin(), t.reasons.end());
     std::stable_sort(rs.begin(), rs.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
     std::string why = rs.front().first;
-    if (rs.size() > 1) why += " (and " + std::to_string(rs.size() - 1) + " other reason" + (rs.size() > 2 ? "s" : "") + ")";
+    if (rs.size() > 1)
+      why += " (and " + std::to_string(rs.size() - 1) + " other reason" + (rs.size() > 2 ? "s" : "") + ")";
     out.whole.push_back({bin, t.total, why});
     whole.insert(bin);
   }
   for (const auto& s : b.manifest.suites)
     if ((s.status == "not_run" || s.status == "skipped") && !tally.count(s.name))
       out.whole.push_back({s.name, 0, (s.status == "not_run" ? "not run: " : "skipped: ") + s.reason});
-  std::stable_sort(out.whole.begin(), out.whole.end(), [](const auto& x, const auto& y) { return x.cases > y.cases; });
+  std::stable_sort(out.whole.begin(), out.whole.end(),
+                   [](const auto& x, const auto& y) { return x.cases > y.cases; });
   std::map<std::string, size_t> index;
   for (const auto& c : b.cases)
     if (c.status == "skipped" && !whole.count(c.binary)) {
@@ -319,9 +331,10 @@ doc::Doc build(const bundle::Bundle& b) {
   if (!m.waivers.empty()) {
     std::vector<std::string> lines;
     for (const auto& w : m.waivers)
-      lines.push_back(w.id + ": " + w.title + " (" + w.link + "): " + std::to_string(w.cases) + " failed case(s)" +
-                      (w.findings ? " and " + std::to_string(w.findings) + " check finding(s)" : std::string()) +
-                      " waived with --accept-known; " + w.fix);
+      lines.push_back(
+          w.id + ": " + w.title + " (" + w.link + "): " + std::to_string(w.cases) + " failed case(s)" +
+          (w.findings ? " and " + std::to_string(w.findings) + " check finding(s)" : std::string()) +
+          " waived with --accept-known; " + w.fix);
     d.heading("Waived known defects (--accept-known)");
     d.list(std::move(lines));
   }
@@ -334,35 +347,44 @@ doc::Doc build(const bundle::Bundle& b) {
   int s_pass = 0, s_fail = 0, s_waived = 0, s_skip = 0, s_run = 0;
   for (const auto& s : m.suites) {
     s_run += s.status != "not_run";
-    if (s.status == "passed") ++s_pass;
-    else if (s.status == "skipped" || s.status == "not_run") ++s_skip;
-    else if (s.status == "failed" && waived_suites.count(s.name) && m.verdict != bundle::kVerdictFail) ++s_waived;
-    else ++s_fail;
+    if (s.status == "passed")
+      ++s_pass;
+    else if (s.status == "skipped" || s.status == "not_run")
+      ++s_skip;
+    else if (s.status == "failed" && waived_suites.count(s.name) && m.verdict != bundle::kVerdictFail)
+      ++s_waived;
+    else
+      ++s_fail;
   }
   auto n = [](int x) { return std::to_string(x); };
-  d.paragraph(n(static_cast<int>(m.suites.size())) + " suites: " + n(s_pass) + " passed, " + n(s_fail) + " failed, " +
-              (s_waived ? n(s_waived) + " passed with waivers, " : std::string()) + n(s_skip) + " skipped whole; " +
-              n(counts.total()) + " cases: " + n(counts.passed) + " passed, " + n(counts.failed) + " failed, " +
-              n(counts.errors) + " errors, " + n(counts.skipped - waived_cases) + " skipped" +
+  d.paragraph(n(static_cast<int>(m.suites.size())) + " suites: " + n(s_pass) + " passed, " + n(s_fail) +
+              " failed, " + (s_waived ? n(s_waived) + " passed with waivers, " : std::string()) + n(s_skip) +
+              " skipped whole; " + n(counts.total()) + " cases: " + n(counts.passed) + " passed, " +
+              n(counts.failed) + " failed, " + n(counts.errors) + " errors, " +
+              n(counts.skipped - waived_cases) + " skipped" +
               (waived_cases ? ", " + n(waived_cases) + " waived" : std::string()));
-  d.paragraph(n(s_run) + " of " + n(static_cast<int>(m.suites.size())) + " suites run in " + duration(m.elapsed_s) +
-              " on " + m.host + "; gpucts " + m.gpucts_version + " from " + m.tree);
+  d.paragraph(n(s_run) + " of " + n(static_cast<int>(m.suites.size())) + " suites run in " +
+              duration(m.elapsed_s) + " on " + m.host + "; gpucts " + m.gpucts_version + " from " + m.tree);
 
   // Failures a known NCCL defect explains, by defect, ahead of the unexplained ones.
   auto all_failures = failures_of(b);
   std::vector<Failure> failures;
   int explained_cases = 0, explained_findings = 0;
   for (auto& f : all_failures) {
-    if (f.known_defect.empty()) failures.push_back(std::move(f));
-    else if (f.suite == "gpucts check") ++explained_findings;
-    else ++explained_cases;
+    if (f.known_defect.empty())
+      failures.push_back(std::move(f));
+    else if (f.suite == "gpucts check")
+      ++explained_findings;
+    else
+      ++explained_cases;
   }
   // What `gpucts check` knows of the loaded NCCL, whatever the cases showed.
   if (b.check.is_object() && b.check.contains("findings") && b.check["findings"].is_array()) {
     std::vector<std::string> lines;
     for (const auto& f : b.check["findings"])
       if (f.value("id", "") == "nccl-known-defect")
-        lines.push_back(f.value("severity", "") + ": " + f.value("message", "") + " -> " + f.value("fix", ""));
+        lines.push_back(f.value("severity", "") + ": " + f.value("message", "") + " -> " +
+                        f.value("fix", ""));
     if (!lines.empty()) {
       d.heading("Known defects of this NCCL (gpucts check)" +
                 std::string(b.manifest.nccl_selected ? "" : ": not judged, no NCCL suite was selected"));
@@ -378,13 +400,15 @@ doc::Doc build(const bundle::Bundle& b) {
     for (const auto& g : defects) {
       std::string ex;
       for (const auto& e : g.examples) ex += (ex.empty() ? "" : ", ") + e;
-      t.rows.push_back({g.id + ": " + g.title + " (" + g.link + ")", n(g.failed), n(g.waived), n(g.passed), g.fix, ex});
+      t.rows.push_back(
+          {g.id + ": " + g.title + " (" + g.link + ")", n(g.failed), n(g.waived), n(g.passed), g.fix, ex});
       t.row_class.push_back(g.failed ? "fail" : g.waived ? "skip" : "");
     }
     d.table(std::move(t));
     for (const auto& g : defects)
       if (g.passed && !g.failed && !g.waived)
-        d.paragraph(g.id + ": " + n(g.passed) + " case(s) match its condition on this NCCL and passed: the defect "
+        d.paragraph(g.id + ": " + n(g.passed) +
+                    " case(s) match its condition on this NCCL and passed: the defect "
                     "row (range or condition) may be wrong, or the run did not trigger it");
   }
 
@@ -397,7 +421,8 @@ doc::Doc build(const bundle::Bundle& b) {
     for (const auto& s : grouped) {
       std::string line = s.suite + ": " + n(s.count) + " failed";
       for (size_t i = 0; i < s.groups.size() && i < 3; ++i)
-        line += std::string(i ? "; " : " \u2014 ") + n(s.groups[i].count) + " \u00d7 '" + s.groups[i].key + "'";
+        line +=
+            std::string(i ? "; " : " \u2014 ") + n(s.groups[i].count) + " \u00d7 '" + s.groups[i].key + "'";
       if (s.groups.size() > 3) line += "; " + n(static_cast<int>(s.groups.size() - 3)) + " more kinds";
       lines.push_back(std::move(line));
     }
@@ -426,10 +451,13 @@ doc::Doc build(const bundle::Bundle& b) {
     fails.row_class.push_back("fail");
   }
   d.heading("Failed, unexplained (" + n(static_cast<int>(failures.size())) + ")");
-  if (fails.rows.empty()) d.paragraph("nothing failed");
-  else d.table(std::move(fails));
+  if (fails.rows.empty())
+    d.paragraph("nothing failed");
+  else
+    d.table(std::move(fails));
   if (failures.size() > kMaxRows)
-    d.paragraph("... and " + n(static_cast<int>(failures.size() - kMaxRows)) + " more: every case is in junit.xml");
+    d.paragraph("... and " + n(static_cast<int>(failures.size() - kMaxRows)) +
+                " more: every case is in junit.xml");
 
   // What was skipped and why: whole suites on one line each, then the cases grouped by reason.
   auto skips = group_skips(b);
@@ -461,9 +489,12 @@ doc::Doc build(const bundle::Bundle& b) {
   for (const auto& s : m.suites) {
     std::string labels;
     for (const auto& l : s.labels) labels += (labels.empty() ? "" : " ") + l;
-    std::string cases = std::to_string(s.cases_done) + (s.cases_total ? "/" + std::to_string(s.cases_total) : "");
+    std::string cases =
+        std::to_string(s.cases_done) + (s.cases_total ? "/" + std::to_string(s.cases_total) : "");
     st.rows.push_back({s.name, labels, s.status, cases, duration(s.duration_s), s.reason});
-    st.row_class.push_back(s.status == "passed" ? "pass" : (s.status == "skipped" || s.status == "not_run") ? "skip" : "fail");
+    st.row_class.push_back(s.status == "passed"                               ? "pass"
+                           : (s.status == "skipped" || s.status == "not_run") ? "skip"
+                                                                              : "fail");
   }
   d.table(std::move(st));
 

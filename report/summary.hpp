@@ -17,9 +17,9 @@ svg::Plot bandwidth_plot(const bw::Run& run, const std::string& collective, cons
 // The model behind "What failed" and "Skipped": messages grouped by junit::message_key of their
 // junit::clean_message, so that 108 cases that differ only in indices and values are one line.
 struct Failure {
-  std::string suite;  // binary (gpucts_collectives), or "gpucts check"
-  std::string item;   // case (AllReduce.i8_sum_0_inplace_w1) or what else failed
-  std::string text;   // raw text: gtest's failure with its file:line and boilerplate
+  std::string suite;         // binary (gpucts_collectives), or "gpucts check"
+  std::string item;          // case (AllReduce.i8_sum_0_inplace_w1) or what else failed
+  std::string text;          // raw text: gtest's failure with its file:line and boilerplate
   std::string known_defect;  // nccl_defects.csv id(s) that explain it, "" when unexplained
 };
 
@@ -31,7 +31,7 @@ struct DefectGroup {
 };
 std::vector<DefectGroup> group_known_defects(const bundle::Bundle& b);
 struct MessageGroup {
-  std::string key;                 // cleaned message, numbers as '#'
+  std::string key;  // cleaned message, numbers as '#'
   int count = 0;
   std::string example;             // the first cleaned message of the group, as it was
   bool uniform = true;             // every message of the group is exactly `example`
@@ -48,13 +48,13 @@ std::vector<Failure> failures_of(const bundle::Bundle& b);
 
 struct WholeSkip {
   std::string suite;
-  int cases = 0;       // 0: the suite was not run at all
+  int cases = 0;  // 0: the suite was not run at all
   std::string reason;
 };
 struct Skips {
-  std::vector<WholeSkip> whole;      // suites that skipped every case, or did not run
-  std::vector<MessageGroup> cases;   // the other skipped cases by reason, most frequent first
-  int case_count = 0;                // skipped cases in `cases`
+  std::vector<WholeSkip> whole;     // suites that skipped every case, or did not run
+  std::vector<MessageGroup> cases;  // the other skipped cases by reason, most frequent first
+  int case_count = 0;               // skipped cases in `cases`
 };
 Skips group_skips(const bundle::Bundle& b);
 

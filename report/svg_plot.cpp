@@ -75,19 +75,22 @@ std::string render(const Plot& p) {
 
   std::ostringstream o;
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << p.width << "\" height=\"" << p.height
-    << "\" viewBox=\"0 0 " << p.width << ' ' << p.height << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+    << "\" viewBox=\"0 0 " << p.width << ' ' << p.height
+    << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   o << "<rect x=\"0\" y=\"0\" width=\"" << p.width << "\" height=\"" << p.height << "\" fill=\"#fff\"/>\n";
   o << "<text x=\"" << left << "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" << xml::escape(p.title)
     << "</text>\n";
   if (!any) {
-    o << "<text x=\"" << left + w / 2 << "\" y=\"" << top + h / 2 << "\" text-anchor=\"middle\">no data</text>\n</svg>";
+    o << "<text x=\"" << left + w / 2 << "\" y=\"" << top + h / 2
+      << "\" text-anchor=\"middle\">no data</text>\n</svg>";
     return o.str();
   }
   // Grid and y ticks.
   for (double y = 0; y <= ytop + 1e-9; y += ystep) {
     o << "<line x1=\"" << left << "\" x2=\"" << left + w << "\" y1=\"" << num(Y(y)) << "\" y2=\"" << num(Y(y))
       << "\" stroke=\"#e0e0e0\"/>\n";
-    o << "<text x=\"" << left - 6 << "\" y=\"" << num(Y(y) + 4) << "\" text-anchor=\"end\">" << tick(y) << "</text>\n";
+    o << "<text x=\"" << left - 6 << "\" y=\"" << num(Y(y) + 4) << "\" text-anchor=\"end\">" << tick(y)
+      << "</text>\n";
   }
   // x ticks every power of 4 (every other power of 2) so labels do not collide.
   int step = (xmax - xmin) > 16 ? 4 : 2;
@@ -123,7 +126,8 @@ std::string render(const Plot& p) {
         o << "<circle cx=\"" << num(X(x)) << "\" cy=\"" << num(Y(y)) << "\" r=\"2\" fill=\"" << c << "\"/>\n";
     double ly = top + 10 + legend++ * 16;
     o << "<line x1=\"" << left + w + 10 << "\" x2=\"" << left + w + 30 << "\" y1=\"" << ly << "\" y2=\"" << ly
-      << "\" stroke=\"" << c << "\" stroke-width=\"2\"" << (s.dashed ? " stroke-dasharray=\"6 4\"" : "") << "/>\n";
+      << "\" stroke=\"" << c << "\" stroke-width=\"2\"" << (s.dashed ? " stroke-dasharray=\"6 4\"" : "")
+      << "/>\n";
     o << "<text x=\"" << left + w + 34 << "\" y=\"" << ly + 4 << "\">" << xml::escape(s.name) << "</text>\n";
   }
   o << "</svg>";

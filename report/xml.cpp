@@ -66,7 +66,8 @@ class Parser {
 
   [[noreturn]] void fail(const std::string& what) const {
     // The message quotes names and entities from the file: kept valid UTF-8 for the bundle's JSON.
-    throw XmlError(to_valid_utf8(origin_ + ":" + std::to_string(line_) + ":" + std::to_string(col_) + ": " + what));
+    throw XmlError(
+        to_valid_utf8(origin_ + ":" + std::to_string(line_) + ":" + std::to_string(col_) + ": " + what));
   }
   bool eof() const { return i_ >= s_.size(); }
   char peek() const { return s_[i_]; }
@@ -109,7 +110,8 @@ class Parser {
       } else if (prolog && starts("<!DOCTYPE")) {
         size_t at = s_.find('>', i_);
         if (at == std::string::npos) fail("unterminated DOCTYPE (truncated?)");
-        if (s_.substr(i_, at - i_).find('[') != std::string::npos) fail("DOCTYPE internal subsets are not supported");
+        if (s_.substr(i_, at - i_).find('[') != std::string::npos)
+          fail("DOCTYPE internal subsets are not supported");
         advance(at - i_ + 1);
       } else {
         return;
@@ -137,20 +139,26 @@ class Parser {
   // At '&': decodes one reference into out.
   void reference(std::string& out) {
     size_t semi = s_.find(';', i_);
-    if (semi == std::string::npos || semi - i_ > 12) fail("'&' that starts no entity reference (write &amp;)");
+    if (semi == std::string::npos || semi - i_ > 12)
+      fail("'&' that starts no entity reference (write &amp;)");
     std::string ent = s_.substr(i_ + 1, semi - i_ - 1);
-    if (ent == "lt") out += '<';
-    else if (ent == "gt") out += '>';
-    else if (ent == "amp") out += '&';
-    else if (ent == "quot") out += '"';
-    else if (ent == "apos") out += '\'';
+    if (ent == "lt")
+      out += '<';
+    else if (ent == "gt")
+      out += '>';
+    else if (ent == "amp")
+      out += '&';
+    else if (ent == "quot")
+      out += '"';
+    else if (ent == "apos")
+      out += '\'';
     else if (ent.size() > 1 && ent[0] == '#') {
       bool hex = ent[1] == 'x';
       std::string digits = ent.substr(hex ? 2 : 1);
       if (digits.empty()) fail("empty character reference &" + ent + ";");
       unsigned long cp = 0;
       for (char c : digits) {
-        int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+        int d = std::isdigit(static_cast<unsigned char>(c))             ? c - '0'
                 : (hex && std::isxdigit(static_cast<unsigned char>(c))) ? (std::tolower(c) - 'a' + 10)
                                                                         : -1;
         if (d < 0) fail("bad character reference &" + ent + ";");
@@ -235,7 +243,8 @@ class Parser {
           advance(2);
           std::string end = name("an end tag");
           if (end != e.name)
-            fail("end tag </" + end + "> does not match <" + e.name + "> opened at line " + std::to_string(e.line));
+            fail("end tag </" + end + "> does not match <" + e.name + "> opened at line " +
+                 std::to_string(e.line));
           skip_space();
           expect(">", "an end tag");
           return e;

@@ -4,13 +4,13 @@
 // Malformed input (a truncated file, a mismatched end tag, an unknown entity) throws XmlError with
 // "origin:line:column: what is wrong", so a person can open the file at the right place.
 #pragma once
-#include "report/xml_escape.hpp"
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+#include "report/xml_escape.hpp"
 
 namespace cts::xml {
 

@@ -10,12 +10,23 @@ std::string xml_escape(const std::string& t) {
   for (size_t i = 0; i < t.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(t[i]);
     switch (c) {
-      case '<': out += "&lt;"; continue;
-      case '>': out += "&gt;"; continue;
-      case '&': out += "&amp;"; continue;
-      case '"': out += "&quot;"; continue;
-      case '\'': out += "&apos;"; continue;
-      default: break;
+      case '<':
+        out += "&lt;";
+        continue;
+      case '>':
+        out += "&gt;";
+        continue;
+      case '&':
+        out += "&amp;";
+        continue;
+      case '"':
+        out += "&quot;";
+        continue;
+      case '\'':
+        out += "&apos;";
+        continue;
+      default:
+        break;
     }
     if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') continue;
     if (c < 0x80) {
@@ -37,7 +48,8 @@ std::string xml_escape(const std::string& t) {
       continue;
     }
     static constexpr std::uint32_t kShortest[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kShortest[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0xFFFE || cp == 0xFFFF) {
+    if (cp < kShortest[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0xFFFE ||
+        cp == 0xFFFF) {
       out += '?';  // well-formed bytes of a character XML may not hold: one '?' for the sequence
       i += static_cast<size_t>(len) - 1;
       continue;
@@ -52,7 +64,8 @@ std::string cap_report_text(const std::string& text, std::size_t max) {
   if (text.size() <= max) return text;
   std::size_t cut = max;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
-  return text.substr(0, cut) + "\n... [" + std::to_string(text.size() - cut) + " more bytes left out of this report]";
+  return text.substr(0, cut) + "\n... [" + std::to_string(text.size() - cut) +
+         " more bytes left out of this report]";
 }
 
 }  // namespace cts

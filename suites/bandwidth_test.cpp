@@ -11,11 +11,11 @@
 #include <cstdio>
 #include <string>
 
-#include "fixtures/nccl/bandwidth_runner.hpp"
-#include "fixtures/gtest/gtest_main.hpp"
-#include "fixtures/nccl/nccl_util.hpp"
-#include "fixtures/gtest/require.hpp"
 #include "fixtures/gtest/flags.hpp"
+#include "fixtures/gtest/gtest_main.hpp"
+#include "fixtures/gtest/require.hpp"
+#include "fixtures/nccl/bandwidth_runner.hpp"
+#include "fixtures/nccl/nccl_util.hpp"
 
 namespace {
 

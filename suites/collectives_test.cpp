@@ -12,15 +12,15 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/nccl/collectives.hpp"
-#include "fixtures/probe/environment.hpp"
-#include "fixtures/gtest/flags.hpp"
 #include "fixtures/gtest/case_registration.hpp"
-#include "fixtures/probe/gpu_requirement.hpp"
+#include "fixtures/gtest/flags.hpp"
 #include "fixtures/gtest/gtest_main.hpp"
-#include "fixtures/nccl/nccl_util.hpp"
 #include "fixtures/gtest/require.hpp"
+#include "fixtures/nccl/collectives.hpp"
+#include "fixtures/nccl/nccl_util.hpp"
 #include "fixtures/nccl/world.hpp"
+#include "fixtures/probe/environment.hpp"
+#include "fixtures/probe/gpu_requirement.hpp"
 
 namespace {
 
@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
   // With too few GPUs one case skips for the whole world and its name says how many cases it
   // stands for; GPUCTS_REGISTER_ALL=1 or a --gtest_filter registers them one by one (gpu_requirement.hpp).
   auto given = flags.given_argv();
-  if (cts::stand_in_for_world("Collectives", world, cases.size(), static_cast<int>(given.size()) - 1, given.data()))
+  if (cts::stand_in_for_world("Collectives", world, cases.size(), static_cast<int>(given.size()) - 1,
+                              given.data()))
     cases.clear();
   for (const auto& c : cases) {
     ::testing::RegisterTest(c.suite().c_str(), c.name().c_str(), nullptr, nullptr, __FILE__, __LINE__,
@@ -73,8 +74,9 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   cts::MainOptions opts;
   opts.finish = [&](int rc) {
-    cts::print_collective_run_summary("gpucts_collectives", world, cases.size(),
-                                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    cts::print_collective_run_summary(
+        "gpucts_collectives", world, cases.size(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     cts::release_worlds();
     return rc;
   };

@@ -11,10 +11,10 @@
 #include <cstdlib>
 #include <set>
 
-#include "matrix/matrix.hpp"
 #include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/probe.hpp"
 #include "fixtures/probe/spawn.hpp"
+#include "matrix/matrix.hpp"
 
 namespace cts {
 namespace {
@@ -89,7 +89,9 @@ std::string name_of(std::string s) {
   return s;
 }
 
-std::string cc_str(const Version& cc) { return "sm_" + std::to_string(cc.major()) + std::to_string(cc.minor()); }
+std::string cc_str(const Version& cc) {
+  return "sm_" + std::to_string(cc.major()) + std::to_string(cc.minor());
+}
 
 // Constraints whose live input is absent are collected; a row with such gaps and no failure skips
 // (never passes) with the list.
@@ -154,7 +156,8 @@ TEST_P(TorchRowTest, DescribesThisMachine) {
 
   if (fp.torch->cuda)
     check(fp.torch->cuda->same_release(row.cuda, 2), "cuda",
-          "torch.version.cuda is " + fp.torch->cuda->release_str(2) + ", the row says " + row.cuda.release_str(2));
+          "torch.version.cuda is " + fp.torch->cuda->release_str(2) + ", the row says " +
+              row.cuda.release_str(2));
   else
     gaps.add("torch.version.cuda");
 
@@ -167,8 +170,8 @@ TEST_P(TorchRowTest, DescribesThisMachine) {
 
   if (row.cudnn && fp.torch->cudnn)
     check(fp.torch->cudnn->same_release(*row.cudnn, 3), "cudnn",
-          "torch.backends.cudnn.version() is " + fp.torch->cudnn->release_str(3) + ", the wheel needs cuDNN " +
-              row.cudnn->str());
+          "torch.backends.cudnn.version() is " + fp.torch->cudnn->release_str(3) +
+              ", the wheel needs cuDNN " + row.cudnn->str());
   else
     gaps.add("cuDNN");
 
@@ -193,8 +196,9 @@ TEST_P(TorchRowTest, DescribesThisMachine) {
   if (live().py.python)
     check(live().py.python->compare_release(row.python_min, 2) >= 0 &&
               live().py.python->compare_release(row.python_max, 2) <= 0,
-          "python", "python " + live().py.python->release_str(3) + " is outside " + row.python_min.str() + ".." +
-                        row.python_max.str());
+          "python",
+          "python " + live().py.python->release_str(3) + " is outside " + row.python_min.str() + ".." +
+              row.python_max.str());
   else
     gaps.add("python version");
 
@@ -202,32 +206,38 @@ TEST_P(TorchRowTest, DescribesThisMachine) {
   ASSERT_NE(cuda, nullptr) << row.cuda.str() << " is not in cuda.csv";
   if (fp.driver_version)
     check(fp.driver_version->compare_release(cuda->min_driver) >= 0, "min_driver",
-          "driver " + fp.driver_version->raw + " is below " + cuda->min_driver.str() + ", the minimum for CUDA " +
-              row.cuda.release_str(2) + " (" + cuda->meta.cite() + ")");
+          "driver " + fp.driver_version->raw + " is below " + cuda->min_driver.str() +
+              ", the minimum for CUDA " + row.cuda.release_str(2) + " (" + cuda->meta.cite() + ")");
   else
     gaps.add("driver version (NVML)");
 
   if (fp.gpus && !fp.gpus->empty()) {
     for (const auto& g : *fp.gpus) {
       if (!g.cc) continue;
-      check(arch_list_covers(fp.torch->arch_list ? *fp.torch->arch_list : row.arch_list, *g.cc), "arch_list",
-            "GPU " + std::to_string(g.index) + " (" + cc_str(*g.cc) + ") is not covered by torch's arch list");
-      check(cuda_targets(*cuda, *g.cc), "sms", "GPU " + std::to_string(g.index) + " (" + cc_str(*g.cc) + ") is not a target of CUDA " +
-                                   row.cuda.release_str(2) + " (" + cuda->meta.cite() + ")");
+      check(
+          arch_list_covers(fp.torch->arch_list ? *fp.torch->arch_list : row.arch_list, *g.cc), "arch_list",
+          "GPU " + std::to_string(g.index) + " (" + cc_str(*g.cc) + ") is not covered by torch's arch list");
+      check(cuda_targets(*cuda, *g.cc), "sms",
+            "GPU " + std::to_string(g.index) + " (" + cc_str(*g.cc) + ") is not a target of CUDA " +
+                row.cuda.release_str(2) + " (" + cuda->meta.cite() + ")");
     }
   } else {
     gaps.add("GPUs (" + no_gpu_reason() + ")");
   }
-  if (!gaps.empty() && !HasFailure()) GTEST_SKIP() << "constraints not evaluated (inputs absent): " << gaps.str();
+  if (!gaps.empty() && !HasFailure())
+    GTEST_SKIP() << "constraints not evaluated (inputs absent): " << gaps.str();
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, TorchRowTest, ::testing::ValuesIn(builtin_matrix().torch),
-                         [](const auto& info) { return name_of(info.param.torch.release_str(2) + "_" + info.param.variant); });
+                         [](const auto& info) {
+                           return name_of(info.param.torch.release_str(2) + "_" + info.param.variant);
+                         });
 
 TEST(TorchRows, ExactlyOneRowDescribesThisMachine) {
   const Fingerprint& fp = live().fp;
   if (!fp.torch || !fp.torch->version) GTEST_SKIP() << python_exe() << " cannot import torch";
-  if (!live_torch_cuda()) GTEST_SKIP() << "torch " << fp.torch->version->raw << " is a CPU build: the matrix has CUDA wheels only";
+  if (!live_torch_cuda())
+    GTEST_SKIP() << "torch " << fp.torch->version->raw << " is a CPU build: the matrix has CUDA wheels only";
   std::string hits;
   int n = 0;
   for (const auto& r : builtin_matrix().torch)
@@ -242,17 +252,20 @@ TEST_P(CudaRowTest, DescribesThisMachine) {
   const Fingerprint& fp = live().fp;
   if (!fp.cuda_runtime) GTEST_SKIP() << "no CUDA runtime in this build: " << no_gpu_reason();
   if (!fp.cuda_runtime->same_release(row.cuda, 2))
-    GTEST_SKIP() << "this binary uses CUDA runtime " << fp.cuda_runtime->release_str(2) << "; the row is CUDA " << row.meta.key;
+    GTEST_SKIP() << "this binary uses CUDA runtime " << fp.cuda_runtime->release_str(2)
+                 << "; the row is CUDA " << row.meta.key;
   const std::string cite = row.meta.cite() + " (" + row.meta.source + ")";
   Gaps gaps;
   if (fp.driver_version)
     EXPECT_GE(fp.driver_version->compare_release(row.min_driver), 0)
-        << "driver " << fp.driver_version->raw << " is below " << row.min_driver.str() << ", expected by " << cite;
+        << "driver " << fp.driver_version->raw << " is below " << row.min_driver.str() << ", expected by "
+        << cite;
   else
     gaps.add("driver version (NVML)");
   if (fp.driver_cuda)
     EXPECT_GE(fp.driver_cuda->major(), row.cuda.major())
-        << "the driver supports CUDA " << fp.driver_cuda->release_str(2) << ", an older major; expected by " << cite;
+        << "the driver supports CUDA " << fp.driver_cuda->release_str(2) << ", an older major; expected by "
+        << cite;
   else
     gaps.add("driver CUDA version");
   if (fp.gpus && !fp.gpus->empty()) {
@@ -260,15 +273,17 @@ TEST_P(CudaRowTest, DescribesThisMachine) {
       if (!g.cc) continue;
       bool targetable = cuda_targets(row, *g.cc);
       if (row.meta.is_unconfirmed("sms") && !targetable)
-        std::printf("WARNING GPU %d (%s) not in the UNCONFIRMED sms of %s\n", g.index, cc_str(*g.cc).c_str(), cite.c_str());
+        std::printf("WARNING GPU %d (%s) not in the UNCONFIRMED sms of %s\n", g.index, cc_str(*g.cc).c_str(),
+                    cite.c_str());
       else
-        EXPECT_TRUE(targetable) << "GPU " << g.index << " (" << cc_str(*g.cc) << ") is not a target of CUDA " << row.meta.key
-                                << ", expected by " << cite;
+        EXPECT_TRUE(targetable) << "GPU " << g.index << " (" << cc_str(*g.cc) << ") is not a target of CUDA "
+                                << row.meta.key << ", expected by " << cite;
     }
   } else {
     gaps.add("GPUs (" + no_gpu_reason() + ")");
   }
-  if (!gaps.empty() && !HasFailure()) GTEST_SKIP() << "constraints not evaluated (inputs absent): " << gaps.str();
+  if (!gaps.empty() && !HasFailure())
+    GTEST_SKIP() << "constraints not evaluated (inputs absent): " << gaps.str();
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, CudaRowTest, ::testing::ValuesIn(builtin_matrix().cuda),
@@ -282,19 +297,22 @@ TEST_P(LightningRowTest, DescribesThisMachine) {
   std::optional<Version> installed = fp.lightning ? fp.lightning : fp.pytorch_lightning;
   if (!installed) GTEST_SKIP() << python_exe() << " has neither lightning nor pytorch_lightning installed";
   if (installed->compare_release(row.first, 3) < 0 || installed->compare_release(row.last, 3) > 0)
-    GTEST_SKIP() << "this machine has Lightning " << installed->raw << "; the row is " << row.first.str() << "-" << row.last.str();
+    GTEST_SKIP() << "this machine has Lightning " << installed->raw << "; the row is " << row.first.str()
+                 << "-" << row.last.str();
   if (!fp.torch || !fp.torch->version) GTEST_SKIP() << "constraints not evaluated (inputs absent): torch";
   const std::string cite = row.meta.cite() + " (" + row.meta.source + ")";
   EXPECT_GE(fp.torch->version->compare_release(row.torch_min), 0)
-      << "Lightning " << installed->raw << " needs torch >= " << row.torch_min.str() << "; installed torch is "
-      << fp.torch->version->raw << ", expected by " << cite;
+      << "Lightning " << installed->raw << " needs torch >= " << row.torch_min.str()
+      << "; installed torch is " << fp.torch->version->raw << ", expected by " << cite;
   if (live().py.python) {
     EXPECT_GE(live().py.python->compare_release(row.python_min, 2), 0)
-        << "Lightning " << installed->raw << " needs python >= " << row.python_min.str() << ", expected by " << cite;
+        << "Lightning " << installed->raw << " needs python >= " << row.python_min.str() << ", expected by "
+        << cite;
   }
   if (row.torch_tested_below && fp.torch->version->compare_release(*row.torch_tested_below) >= 0)
     std::printf("NOTE torch %s is above Lightning %s's CI cap (< %s): untested, not refused (%s)\n",
-                fp.torch->version->raw.c_str(), installed->raw.c_str(), row.torch_tested_below->str().c_str(), cite.c_str());
+                fp.torch->version->raw.c_str(), installed->raw.c_str(), row.torch_tested_below->str().c_str(),
+                cite.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Lightning, LightningRowTest, ::testing::ValuesIn(builtin_matrix().lightning),

@@ -8,10 +8,10 @@
 
 #include <string>
 
-#include "fixtures/nccl/collectives.hpp"
 #include "fixtures/gtest/case_registration.hpp"
-#include "fixtures/probe/gpu_requirement.hpp"
 #include "fixtures/mpi/mpi_nccl_world.hpp"
+#include "fixtures/nccl/collectives.hpp"
+#include "fixtures/probe/gpu_requirement.hpp"
 #include "fixtures/probe/probe.hpp"
 
 namespace {
@@ -21,8 +21,12 @@ class MpiCollectiveCase : public ::testing::Test {
   explicit MpiCollectiveCase(cts::CollCase c) : c_(std::move(c)) {}
   void TestBody() override {
     CTS_REQUIRE_PREFLIGHT();
-    cts::CollectiveArgs args{c_.coll->name, static_cast<long long>(c_.count), cts::name_of(c_.dtype),
-                             c_.op ? cts::name_of(*c_.op) : "", c_.coll->rooted ? c_.root : -1, -1};
+    cts::CollectiveArgs args{c_.coll->name,
+                             static_cast<long long>(c_.count),
+                             cts::name_of(c_.dtype),
+                             c_.op ? cts::name_of(*c_.op) : "",
+                             c_.coll->rooted ? c_.root : -1,
+                             -1};
     CTS_ASSERT_SAME_COLLECTIVE_ARGS(args);
     cts::World* w = nullptr;
     std::string error;
@@ -42,8 +46,10 @@ class MpiCollectiveCase : public ::testing::Test {
 void register_cases(const cts::mpi::Context& ctx) {
   std::string why;
   const auto* pf = cts::mpi::preflight();
-  if (pf && !pf->ok()) why = pf->message() + " (see Preflight.RanksConsistent)";
-  else if (std::string none = cts::mpi::ranks_without_gpu(); !none.empty()) why = "needs a GPU per rank; none visible to " + none;
+  if (pf && !pf->ok())
+    why = pf->message() + " (see Preflight.RanksConsistent)";
+  else if (std::string none = cts::mpi::ranks_without_gpu(); !none.empty())
+    why = "needs a GPU per rank; none visible to " + none;
   // Where the cases cannot run at all, one case says why instead of thousands of skips; decided
   // alike on every rank. A listing still names every case (a CI job plans with it).
   if (!why.empty() && !cts::register_every_case(0, nullptr)) {

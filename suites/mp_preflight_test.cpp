@@ -38,7 +38,8 @@ PreflightResult gathered_preflight(Edit edit, std::vector<Fingerprint>* out = nu
 // Every rank must have computed the same message: compare them over MPI too.
 void expect_same_everywhere(const std::string& message) {
   auto all = mpi::allgather(message, "the preflight message comparison");
-  EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), 1u) << "ranks disagree on the preflight verdict";
+  EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), 1u)
+      << "ranks disagree on the preflight verdict";
 }
 
 bool has_problem(const PreflightResult& r, const std::string& id) {
@@ -53,7 +54,8 @@ std::string who(int rank, const std::vector<Fingerprint>& fps) {
 
 TEST(PreflightWorld, LauncherMatchesExpectedRanks) {
   if (const char* e = std::getenv("GPUCTS_EXPECT_RANKS")) {
-    EXPECT_EQ(ctx().size, std::atoi(e)) << "the launcher started a different number of ranks than CTest asked for";
+    EXPECT_EQ(ctx().size, std::atoi(e))
+        << "the launcher started a different number of ranks than CTest asked for";
   }
   EXPECT_GE(ctx().local_rank, 0);
   EXPECT_LT(ctx().local_rank, ctx().local_size);
@@ -69,9 +71,11 @@ TEST(PreflightWorld, NoInjectionPasses) {
 
 TEST(PreflightInjected, NcclRuntimeDifferenceNamesRankAndHost) {
   if (ctx().size < 2) GTEST_SKIP() << "needs 2 ranks to differ, world has " << ctx().size;
-  if (!GPUCTS_HAVE_CUDA) GTEST_SKIP() << "built without NCCL (the asan build): rank 0 has no NCCL runtime to differ from";
+  if (!GPUCTS_HAVE_CUDA)
+    GTEST_SKIP() << "built without NCCL (the asan build): rank 0 has no NCCL runtime to differ from";
   std::vector<Fingerprint> fps;
-  auto r = gathered_preflight([](Fingerprint& fp) { fp.nccl_runtime = Version::parse("2.27.3", VersionKind::Nccl); }, &fps);
+  auto r = gathered_preflight(
+      [](Fingerprint& fp) { fp.nccl_runtime = Version::parse("2.27.3", VersionKind::Nccl); }, &fps);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(has_problem(r, "cross-host-mismatch")) << r.message();
   EXPECT_NE(r.message().find("2.27.3 on " + fps[last_rank()].label()), std::string::npos) << r.message();
@@ -81,7 +85,8 @@ TEST(PreflightInjected, NcclRuntimeDifferenceNamesRankAndHost) {
 TEST(PreflightInjected, DriverCudaDifferenceNamesRankAndHost) {
   if (ctx().size < 2) GTEST_SKIP() << "needs 2 ranks to differ, world has " << ctx().size;
   std::vector<Fingerprint> fps;
-  auto r = gathered_preflight([](Fingerprint& fp) { fp.driver_cuda = Version::parse("12.2", VersionKind::Cuda); }, &fps);
+  auto r = gathered_preflight(
+      [](Fingerprint& fp) { fp.driver_cuda = Version::parse("12.2", VersionKind::Cuda); }, &fps);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.message().find("12.2 on " + who(last_rank(), fps)), std::string::npos) << r.message();
   expect_same_everywhere(r.message());
@@ -98,7 +103,8 @@ TEST(PreflightInjected, TwoRanksOnOneGpu) {
   fp.gpus = std::vector<GpuInfo>{g};
   annotate_for_preflight(fp, {ctx().rank, ctx().local_rank, ctx().size, select_device(ctx().local_rank, 1)});
   std::vector<Fingerprint> fps;
-  for (const auto& s : mpi::allgather(to_json(fp).dump(), "a preflight self-test")) fps.push_back(parse_fingerprint(s, "g"));
+  for (const auto& s : mpi::allgather(to_json(fp).dump(), "a preflight self-test"))
+    fps.push_back(parse_fingerprint(s, "g"));
   auto r = compare_fingerprints(fps);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(has_problem(r, "gpu-shared-by-ranks")) << r.message();
@@ -136,11 +142,13 @@ TEST(PreflightInjected, EnvironmentDifferenceNamesVariable) {
     annotate_for_preflight(fp, {ctx().rank, ctx().local_rank, ctx().size, -1});
   }
   std::vector<Fingerprint> fps;
-  for (const auto& s : mpi::allgather(to_json(fp).dump(), "a preflight self-test")) fps.push_back(parse_fingerprint(s, "g"));
+  for (const auto& s : mpi::allgather(to_json(fp).dump(), "a preflight self-test"))
+    fps.push_back(parse_fingerprint(s, "g"));
   auto r = compare_fingerprints(fps);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(has_problem(r, "env-differs")) << r.message();
-  EXPECT_NE(r.message().find("NCCL_PROTO=Simple on rank " + std::to_string(last_rank())), std::string::npos) << r.message();
+  EXPECT_NE(r.message().find("NCCL_PROTO=Simple on rank " + std::to_string(last_rank())), std::string::npos)
+      << r.message();
   expect_same_everywhere(r.message());
 }
 

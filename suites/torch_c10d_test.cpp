@@ -18,8 +18,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
-#include "fixtures/torch/c10d_adapter.hpp"
 #include "fixtures/gtest/require.hpp"
+#include "fixtures/torch/c10d_adapter.hpp"
 #include "fixtures/torch/torchrun_launcher.hpp"
 
 namespace cts {
@@ -42,14 +42,16 @@ constexpr int64_t kCount = 1031;  // odd, not a multiple of any vector width
 const BackendKind kBackends[] = {BackendKind::gloo, BackendKind::nccl};
 const Reduce kReduces[] = {Reduce::sum, Reduce::avg, Reduce::min, Reduce::max, Reduce::product};
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // Skips unless `b` can run with this world here: built into libtorch, and one GPU per rank.
-#define CTS_REQUIRE_BACKEND(b)                                                                  \
-  do {                                                                                          \
-    std::string cts_why_ = ca::backend_unavailable_reason(b);                                   \
-    if (!cts_why_.empty()) GTEST_SKIP() << cts_why_;                                            \
-    if ((b) == BackendKind::nccl) CTS_REQUIRE_GPUS(ca::world().env.world_size);                 \
+#define CTS_REQUIRE_BACKEND(b)                                                  \
+  do {                                                                          \
+    std::string cts_why_ = ca::backend_unavailable_reason(b);                   \
+    if (!cts_why_.empty()) GTEST_SKIP() << cts_why_;                            \
+    if ((b) == BackendKind::nccl) CTS_REQUIRE_GPUS(ca::world().env.world_size); \
   } while (0)
 
 // ---- payloads, exact by construction ----------------------------------------------------------
@@ -72,10 +74,19 @@ at::Tensor fold(Reduce op, const std::vector<at::Tensor>& xs) {
   at::Tensor acc = xs.at(0).clone();
   for (size_t k = 1; k < xs.size(); ++k) {
     switch (op) {
-      case Reduce::sum: case Reduce::avg: acc = acc + xs[k]; break;
-      case Reduce::min: acc = at::minimum(acc, xs[k]); break;
-      case Reduce::max: acc = at::maximum(acc, xs[k]); break;
-      case Reduce::product: acc = acc * xs[k]; break;
+      case Reduce::sum:
+      case Reduce::avg:
+        acc = acc + xs[k];
+        break;
+      case Reduce::min:
+        acc = at::minimum(acc, xs[k]);
+        break;
+      case Reduce::max:
+        acc = at::maximum(acc, xs[k]);
+        break;
+      case Reduce::product:
+        acc = acc * xs[k];
+        break;
     }
   }
   if (op == Reduce::avg) acc = acc / static_cast<double>(xs.size());
@@ -114,7 +125,7 @@ struct Collective {
   bool reduces;
   int blocks_per_rank;  // input holds `world * n` elements when 2 (scatter-like), n when 1
   int min_world;
-  bool in_place;        // the result is written into the input
+  bool in_place;  // the result is written into the input
   // Issues the collective on `in` and waits; returns this rank's result (undefined: unspecified here).
   std::function<at::Tensor(Ctx&, at::Tensor& in)> run;
   std::function<at::Tensor(Ctx&, const InputOf&)> expected;
@@ -131,7 +142,10 @@ std::vector<at::Tensor> chunks_of(const InputOf& in, int world, int block) {
 const std::vector<Collective>& collectives() {
   static const std::vector<Collective> rows = {
       {"allreduce", true, 1, 1, true,
-       [](Ctx& c, at::Tensor& in) { c.g.allreduce(in, *c.op).wait(kDeadline); return in; },
+       [](Ctx& c, at::Tensor& in) {
+         c.g.allreduce(in, *c.op).wait(kDeadline);
+         return in;
+       },
        [](Ctx& c, const InputOf& in) {
          std::vector<at::Tensor> all;
          for (int r = 0; r < c.world; ++r) all.push_back(in(r));
@@ -156,7 +170,10 @@ const std::vector<Collective>& collectives() {
        },
        [](Ctx& c, const InputOf& in) { return fold(*c.op, chunks_of(in, c.world, c.rank)); }},
       {"broadcast", false, 1, 1, true,
-       [](Ctx& c, at::Tensor& in) { c.g.broadcast(in, root_of(c)).wait(kDeadline); return in; },
+       [](Ctx& c, at::Tensor& in) {
+         c.g.broadcast(in, root_of(c)).wait(kDeadline);
+         return in;
+       },
        [](Ctx& c, const InputOf& in) { return in(root_of(c)); }},
       {"allgather", false, 1, 1, false,
        [](Ctx& c, at::Tensor& in) {
@@ -234,15 +251,20 @@ class Collectives : public ::testing::TestWithParam<Case> {};
 TEST_P(Collectives, ExactResult) {
   const Case& k = GetParam();
   CTS_REQUIRE_BACKEND(k.backend);
-  if (auto why = ca::collective_unsupported_reason(k.backend, k.coll->name); !why.empty()) GTEST_SKIP() << why;
-  if (auto why = ca::dtype_unsupported_reason(k.backend, *k.dtype, k.coll->name); !why.empty()) GTEST_SKIP() << why;
+  if (auto why = ca::collective_unsupported_reason(k.backend, k.coll->name); !why.empty())
+    GTEST_SKIP() << why;
+  if (auto why = ca::dtype_unsupported_reason(k.backend, *k.dtype, k.coll->name); !why.empty())
+    GTEST_SKIP() << why;
   if (k.op)
-    if (auto why = ca::reduce_unsupported_reason(k.backend, *k.op, *k.dtype, ca::world().env.world_size); !why.empty()) GTEST_SKIP() << why;
+    if (auto why = ca::reduce_unsupported_reason(k.backend, *k.op, *k.dtype, ca::world().env.world_size);
+        !why.empty())
+      GTEST_SKIP() << why;
   if (auto defect = ca::known_defect(k.backend, k.coll->name, k.strided); !defect.empty())
     GTEST_SKIP() << "known defect: " << defect;
   ca::World& w = ca::world();
   if (w.env.world_size < k.coll->min_world)
-    GTEST_SKIP() << k.coll->name << " needs " << k.coll->min_world << " ranks; this run has " << w.env.world_size;
+    GTEST_SKIP() << k.coll->name << " needs " << k.coll->min_world << " ranks; this run has "
+                 << w.env.world_size;
 
   ca::Group& g = ca::cached_group(k.backend);
   Ctx c{g, *k.dtype, k.op, g.size(), g.rank(), kCount};
@@ -311,9 +333,10 @@ TEST_P(Refused, ClearError) {
   if (!d->type) GTEST_SKIP() << ca::dtype_unsupported_reason(k.backend, *d, "allreduce");
   std::string why = ca::dtype_unsupported_reason(k.backend, *d, "allreduce");
   if (why.empty()) why = ca::reduce_unsupported_reason(k.backend, k.op, *d, ca::world().env.world_size);
-  if (why.empty()) GTEST_SKIP() << "libtorch " << ca::torch_version() << " accepts " << ca::reduce_name(k.op)
-                                << " on " << d->name << " with " << ca::backend_name(k.backend)
-                                << " (checked by the Collectives cases)";
+  if (why.empty())
+    GTEST_SKIP() << "libtorch " << ca::torch_version() << " accepts " << ca::reduce_name(k.op) << " on "
+                 << d->name << " with " << ca::backend_name(k.backend)
+                 << " (checked by the Collectives cases)";
   // A group of its own: a refused work can poison later work of its group (1.13's Gloo barrier
   // rethrows it), and the cached group must stay clean for the cases after this one.
   ca::World& w = ca::world();
@@ -339,7 +362,9 @@ INSTANTIATE_TEST_SUITE_P(C10d, Refused,
                                            RefusedCase{BackendKind::gloo, Reduce::sum, "bf16"},
                                            RefusedCase{BackendKind::gloo, Reduce::sum, "f8e4m3"},
                                            RefusedCase{BackendKind::nccl, Reduce::avg, "f8e4m3"}),
-                         [](const ::testing::TestParamInfo<RefusedCase>& i) { return refused_name(i.param); });
+                         [](const ::testing::TestParamInfo<RefusedCase>& i) {
+                           return refused_name(i.param);
+                         });
 
 // ---- barrier -----------------------------------------------------------------------------------
 
@@ -350,7 +375,8 @@ TEST_P(Barrier, EveryRankArrivedBeforeAnyLeaves) {
   ca::World& w = ca::world();
   ca::Group& g = ca::cached_group(GetParam());
   static int round = 0;
-  std::string base = std::string("barrier/") + ca::backend_name(GetParam()) + "/" + std::to_string(round++) + "/";
+  std::string base =
+      std::string("barrier/") + ca::backend_name(GetParam()) + "/" + std::to_string(round++) + "/";
   ca::store_set(*w.store, base + std::to_string(g.rank()), "here");
   g.barrier().wait(kDeadline);
   // Keys set before the barrier by every rank are visible after it, without waiting.
@@ -360,11 +386,15 @@ TEST_P(Barrier, EveryRankArrivedBeforeAnyLeaves) {
 }
 
 INSTANTIATE_TEST_SUITE_P(C10d, Barrier, ::testing::ValuesIn(kBackends),
-                         [](const ::testing::TestParamInfo<BackendKind>& i) { return std::string(ca::backend_name(i.param)); });
+                         [](const ::testing::TestParamInfo<BackendKind>& i) {
+                           return std::string(ca::backend_name(i.param));
+                         });
 
 // ---- DDP-style mixed precision --------------------------------------------------------------------
 enum class Scaling { none, amp, amp_overflow };
-const char* scaling_name(Scaling s) { return s == Scaling::none ? "plain" : s == Scaling::amp ? "amp" : "amp_overflow"; }
+const char* scaling_name(Scaling s) {
+  return s == Scaling::none ? "plain" : s == Scaling::amp ? "amp" : "amp_overflow";
+}
 
 struct MixedCase {
   BackendKind backend;
@@ -425,7 +455,8 @@ TEST_P(MixedPrecision, BucketedAverageWithinBound) {
   if (k.scaling == Scaling::amp_overflow) {
     // GradScaler skips the step on every rank only if every rank sees the overflow.
     at::Tensor flat = at::cat(out);
-    EXPECT_FALSE(std::isfinite(flat[poisoned].item<double>())) << "rank " << rank << " lost rank 0's overflow";
+    EXPECT_FALSE(std::isfinite(flat[poisoned].item<double>()))
+        << "rank " << rank << " lost rank 0's overflow";
     EXPECT_EQ(at::isfinite(flat).logical_not().sum().item<int64_t>(), 1);
     return;
   }
@@ -477,12 +508,14 @@ class Timeouts : public ::testing::TestWithParam<BackendKind> {};
 TEST_P(Timeouts, CollectiveOneRankNeverJoins) {
   CTS_REQUIRE_BACKEND(GetParam());
   ca::World& w = ca::world();
-  if (w.env.world_size < 2) GTEST_SKIP() << "needs 2 ranks (one stays away); this run has " << w.env.world_size;
+  if (w.env.world_size < 2)
+    GTEST_SKIP() << "needs 2 ranks (one stays away); this run has " << w.env.world_size;
   const Millis timeout{3000};
   static int round = 0;
-  auto g = ca::make_group(GetParam(), w.store, w.env.rank, w.env.world_size, timeout,
-                          std::string("timeout/") + ca::backend_name(GetParam()) + "/" + std::to_string(round++),
-                          w.env.local_rank);
+  auto g =
+      ca::make_group(GetParam(), w.store, w.env.rank, w.env.world_size, timeout,
+                     std::string("timeout/") + ca::backend_name(GetParam()) + "/" + std::to_string(round++),
+                     w.env.local_rank);
   const bool absent = g->rank() == g->size() - 1;
   if (!absent) {
     at::Tensor t = at::ones({1024}, at::TensorOptions().dtype(at::kFloat).device(g->device()));
@@ -495,7 +528,8 @@ TEST_P(Timeouts, CollectiveOneRankNeverJoins) {
       RecordProperty("gpucts.error", e.kind + ": " + e.what());
       EXPECT_NE(e.kind, "deadline") << "libtorch did not time out by itself: " << e.what();
       EXPECT_GE(s, 0.8 * timeout.count() / 1000.0) << "failed before the timeout: " << e.what();
-      EXPECT_LT(s, 3.0 * timeout.count() / 1000.0 + 20) << "took " << s << " s for a " << timeout.count() << " ms timeout";
+      EXPECT_LT(s, 3.0 * timeout.count() / 1000.0 + 20)
+          << "took " << s << " s for a " << timeout.count() << " ms timeout";
       EXPECT_TRUE(std::regex_search(e.what(), std::regex("time[d]? ?out", std::regex::icase)))
           << "the message does not say it timed out: " << e.kind << ": " << e.what();
     }
@@ -507,7 +541,9 @@ TEST_P(Timeouts, CollectiveOneRankNeverJoins) {
 }
 
 INSTANTIATE_TEST_SUITE_P(C10d, Timeouts, ::testing::ValuesIn(kBackends),
-                         [](const ::testing::TestParamInfo<BackendKind>& i) { return std::string(ca::backend_name(i.param)); });
+                         [](const ::testing::TestParamInfo<BackendKind>& i) {
+                           return std::string(ca::backend_name(i.param));
+                         });
 
 // ---- rendezvous ------------------------------------------------------------------------------------
 // The error must come within about the timeout (libtorch retries a few times) and say what failed.
@@ -546,7 +582,8 @@ TEST(Rendezvous, FileStoreAndGlooGroupOverIt) {
   s.timeout = Millis(30000);
   auto fs = ca::make_store(s);
   ca::store_set(*fs, "rank/" + std::to_string(w.env.rank), "x");
-  for (int r = 0; r < w.env.world_size; ++r) EXPECT_EQ(ca::store_get(*fs, "rank/" + std::to_string(r), s.timeout), "x");
+  for (int r = 0; r < w.env.world_size; ++r)
+    EXPECT_EQ(ca::store_get(*fs, "rank/" + std::to_string(r), s.timeout), "x");
   auto g = ca::make_group(BackendKind::gloo, fs, w.env.rank, w.env.world_size, Millis(30000), "filestore");
   at::Tensor t = at::full({5}, static_cast<double>(w.env.rank + 1), at::kDouble);
   g->allreduce(t, Reduce::sum).wait(kDeadline);
@@ -643,12 +680,24 @@ TEST_P(TorchrunEnvParse, ClearOneLineError) {
 INSTANTIATE_TEST_SUITE_P(
     Rendezvous, TorchrunEnvParse,
     ::testing::Values(
-        EnvCase{"valid", {{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}}, nullptr},
-        EnvCase{"rank_not_below_world", {{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}, "RANK=2 is not below WORLD_SIZE=2"},
-        EnvCase{"world_not_a_number", {{"RANK", "0"}, {"WORLD_SIZE", "two"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}, "WORLD_SIZE='two'"},
-        EnvCase{"world_zero", {{"RANK", "0"}, {"WORLD_SIZE", "0"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}, "WORLD_SIZE='0'"},
-        EnvCase{"port_out_of_range", {{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "70000"}}, "MASTER_PORT='70000'"},
-        EnvCase{"no_master_addr", {{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"MASTER_PORT", "1"}}, "MASTER_ADDR is not set"}),
+        EnvCase{"valid",
+                {{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}},
+                nullptr},
+        EnvCase{"rank_not_below_world",
+                {{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}},
+                "RANK=2 is not below WORLD_SIZE=2"},
+        EnvCase{"world_not_a_number",
+                {{"RANK", "0"}, {"WORLD_SIZE", "two"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}},
+                "WORLD_SIZE='two'"},
+        EnvCase{"world_zero",
+                {{"RANK", "0"}, {"WORLD_SIZE", "0"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}},
+                "WORLD_SIZE='0'"},
+        EnvCase{"port_out_of_range",
+                {{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "70000"}},
+                "MASTER_PORT='70000'"},
+        EnvCase{"no_master_addr",
+                {{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"MASTER_PORT", "1"}},
+                "MASTER_ADDR is not set"}),
     [](const ::testing::TestParamInfo<EnvCase>& i) { return std::string(i.param.name); });
 
 }  // namespace

@@ -5,9 +5,9 @@
 // the torch fields filled from the linked libtorch rather than from Python.
 #include <gtest/gtest.h>
 
+#include "fixtures/probe/probe.hpp"
 #include "fixtures/torch/c10d_adapter.hpp"
 #include "matrix/matrix.hpp"
-#include "fixtures/probe/probe.hpp"
 #include "matrix/rules.hpp"
 
 namespace cts {
@@ -22,9 +22,11 @@ TEST(TorchBuild, PackedNcclVersionDecodes) {
 }
 
 TEST(TorchBuild, ArchFlagsParse) {
-  std::string cfg = "  - CUDA Runtime 13.0\n  - NVCC architecture flags: -gencode;arch=compute_75,code=sm_75;"
-                    "-gencode;arch=compute_90,code=sm_90;-gencode;arch=compute_120,code=[sm_120,compute_120]\n";
-  EXPECT_EQ(ca::parse_nvcc_arch_flags(cfg), (std::vector<std::string>{"sm_75", "sm_90", "sm_120", "compute_120"}));
+  std::string cfg =
+      "  - CUDA Runtime 13.0\n  - NVCC architecture flags: -gencode;arch=compute_75,code=sm_75;"
+      "-gencode;arch=compute_90,code=sm_90;-gencode;arch=compute_120,code=[sm_120,compute_120]\n";
+  EXPECT_EQ(ca::parse_nvcc_arch_flags(cfg),
+            (std::vector<std::string>{"sm_75", "sm_90", "sm_120", "compute_120"}));
   EXPECT_TRUE(ca::parse_nvcc_arch_flags("  - CPU capability usage: AVX2\n").empty());
 }
 
@@ -32,24 +34,24 @@ TEST(TorchBuild, ArchFlagsParse) {
 // Probed once: the Python part takes about a second.
 const Fingerprint& torch_fingerprint() {
   static const Fingerprint fp = [] {
-  ProbeOptions o;
-  o.toolkit = false;
-  Fingerprint fp = probe_fingerprint(o);
-  std::optional<Version> python_torch = fp.torch ? fp.torch->version : std::nullopt;
-  if (python_torch) fp.extra["python_torch"] = python_torch->raw;
-  ca::TorchBuild b = ca::torch_build();
-  TorchInfo t;
-  t.version = Version::parse(ca::torch_version());
-  // Python's "2.11.0+cu130" carries the variant the matrix rows are keyed by; keep it when it
-  // is the same release as the linked one.
-  if (python_torch && python_torch->same_release(*t.version)) t.version = python_torch;
-  if (b.cuda_runtime) t.cuda = Version::from_code(*b.cuda_runtime, VersionKind::Cuda);
-  if (b.cudnn) t.cudnn = Version::from_code(*b.cudnn, VersionKind::Cudnn);
-  if (b.nccl) t.nccl = Version::parse(ca::decode_torch_nccl_version(*b.nccl));
-  if (b.has_cuda) t.arch_list = b.arch_list;
-  t.cxx11_abi = b.cxx11_abi;
-  fp.torch = t;
-  return fp;
+    ProbeOptions o;
+    o.toolkit = false;
+    Fingerprint fp = probe_fingerprint(o);
+    std::optional<Version> python_torch = fp.torch ? fp.torch->version : std::nullopt;
+    if (python_torch) fp.extra["python_torch"] = python_torch->raw;
+    ca::TorchBuild b = ca::torch_build();
+    TorchInfo t;
+    t.version = Version::parse(ca::torch_version());
+    // Python's "2.11.0+cu130" carries the variant the matrix rows are keyed by; keep it when it
+    // is the same release as the linked one.
+    if (python_torch && python_torch->same_release(*t.version)) t.version = python_torch;
+    if (b.cuda_runtime) t.cuda = Version::from_code(*b.cuda_runtime, VersionKind::Cuda);
+    if (b.cudnn) t.cudnn = Version::from_code(*b.cudnn, VersionKind::Cudnn);
+    if (b.nccl) t.nccl = Version::parse(ca::decode_torch_nccl_version(*b.nccl));
+    if (b.has_cuda) t.arch_list = b.arch_list;
+    t.cxx11_abi = b.cxx11_abi;
+    fp.torch = t;
+    return fp;
   }();
   return fp;
 }
@@ -63,7 +65,8 @@ TEST(TorchBuild, CudaBuildReportsItsVersions) {
   if (!b.has_cuda) GTEST_SKIP() << "libtorch " << ca::torch_version() << " was built without CUDA";
   ASSERT_TRUE(b.cuda_runtime) << "no CUDA runtime version from the CUDA hooks";
   RecordProperty("gpucts.libtorch_cuda", Version::from_code(*b.cuda_runtime, VersionKind::Cuda).str());
-  if (b.cudnn) RecordProperty("gpucts.libtorch_cudnn", Version::from_code(*b.cudnn, VersionKind::Cudnn).str());
+  if (b.cudnn)
+    RecordProperty("gpucts.libtorch_cudnn", Version::from_code(*b.cudnn, VersionKind::Cudnn).str());
   ASSERT_TRUE(b.nccl) << "a CUDA libtorch without NCCL";
   RecordProperty("gpucts.libtorch_nccl", ca::decode_torch_nccl_version(*b.nccl));
   std::string arch;
@@ -71,7 +74,8 @@ TEST(TorchBuild, CudaBuildReportsItsVersions) {
   RecordProperty("gpucts.libtorch_arch_list", arch);
   // torch's CUDA hooks print the arch flags only where the driver loads.
   if (b.arch_list.empty() && visible_gpu_count() == 0)
-    GTEST_SKIP() << "the arch list comes from torch's CUDA hooks, which need a driver (" << no_gpu_reason() << ")";
+    GTEST_SKIP() << "the arch list comes from torch's CUDA hooks, which need a driver (" << no_gpu_reason()
+                 << ")";
   EXPECT_FALSE(b.arch_list.empty()) << "no \"NVCC architecture flags\" in torch's config:\n" << b.show_config;
 }
 
@@ -108,14 +112,17 @@ TEST_P(TorchFinding, NoErrorForThisStack) {
   bool evaluated = true;
   for (const auto& n : r.not_evaluated) evaluated &= n != id;
   if (!evaluated) {
-    std::string have = fp.torch->cuda ? "torch CUDA " + fp.torch->cuda->str() : "libtorch " + ca::torch_version() + " without CUDA";
+    std::string have = fp.torch->cuda ? "torch CUDA " + fp.torch->cuda->str()
+                                      : "libtorch " + ca::torch_version() + " without CUDA";
     GTEST_SKIP() << id << " not evaluated: its inputs are absent here (" << have
-                 << (fp.driver_cuda ? "" : ", no driver") << (fp.gpus && !fp.gpus->empty() ? "" : ", no GPU") << ")";
+                 << (fp.driver_cuda ? "" : ", no driver") << (fp.gpus && !fp.gpus->empty() ? "" : ", no GPU")
+                 << ")";
   }
   for (const auto& f : r.findings) {
     if (f.id != id) continue;
     RecordProperty("gpucts.finding." + f.severity, f.subject + ": " + f.message + " [" + f.source + "]");
-    EXPECT_NE(f.severity, "error") << f.subject << ": " << f.message << " (" << f.source << "); fix: " << f.fix;
+    EXPECT_NE(f.severity, "error") << f.subject << ": " << f.message << " (" << f.source
+                                   << "); fix: " << f.fix;
   }
 }
 

@@ -34,10 +34,15 @@ TEST_P(BusFactor, MatchesNcclTests) {
 // The family of each row is a column of the collective table (collective_table_test checks them).
 using F = cts::BusFactor;
 const FactorCase kFactors[] = {
-    {"all_reduce", F::all_reduce, 8, 2.0 * 7 / 8}, {"all_reduce", F::all_reduce, 2, 1.0},
-    {"n_minus_one_over_n", F::n_minus_one_over_n, 8, 7.0 / 8}, {"n_minus_one_over_n", F::n_minus_one_over_n, 4, 3.0 / 4},
-    {"n_minus_one_over_n", F::n_minus_one_over_n, 2, 0.5},     {"one", F::one, 8, 1.0},
-    {"all_reduce", F::all_reduce, 1, -1}, {"one", F::one, 1, -1}, {"n_minus_one_over_n", F::n_minus_one_over_n, 1, -1},
+    {"all_reduce", F::all_reduce, 8, 2.0 * 7 / 8},
+    {"all_reduce", F::all_reduce, 2, 1.0},
+    {"n_minus_one_over_n", F::n_minus_one_over_n, 8, 7.0 / 8},
+    {"n_minus_one_over_n", F::n_minus_one_over_n, 4, 3.0 / 4},
+    {"n_minus_one_over_n", F::n_minus_one_over_n, 2, 0.5},
+    {"one", F::one, 8, 1.0},
+    {"all_reduce", F::all_reduce, 1, -1},
+    {"one", F::one, 1, -1},
+    {"n_minus_one_over_n", F::n_minus_one_over_n, 1, -1},
 };
 
 INSTANTIATE_TEST_SUITE_P(Nccl, BusFactor, ::testing::ValuesIn(kFactors), [](const auto& i) {
@@ -106,7 +111,10 @@ void PrintTo(const BadCsv& c, std::ostream* os) { *os << c.name; }
 class ThresholdErrors : public ::testing::TestWithParam<BadCsv> {};
 
 TEST_P(ThresholdErrors, NameTheLine) {
-  std::string csv = "# comment\ngpu,link,nvls,world_size,collective,placement,min_bytes,metric,expected,tolerance_pct,source\n";
+  std::string csv =
+      "# "
+      "comment\ngpu,link,nvls,world_size,collective,placement,min_bytes,metric,expected,tolerance_pct,"
+      "source\n";
   csv += GetParam().row;
   try {
     parse_thresholds(csv, "t.csv");
@@ -221,12 +229,14 @@ TEST(Judge, ThresholdsApplyToTheirLaunchMode) {
   EXPECT_EQ(eager.verdict, "fail") << eager.message;
   auto rows = parse_thresholds(
       "gpu,link,nvls,world_size,collective,placement,launch,min_bytes,metric,expected,tolerance_pct,source\n"
-      "any,none,any,1,AllReduce,out_of_place,graph,1G,algbw_vs_copy,1.0,3,test\n", "t.csv");
+      "any,none,any,1,AllReduce,out_of_place,graph,1G,algbw_vs_copy,1.0,3,test\n",
+      "t.csv");
   judge(graphed, one, rows);
   EXPECT_EQ(graphed.verdict, "fail") << graphed.message;
-  EXPECT_THROW(parse_thresholds(
-                   "gpu,link,nvls,world_size,collective,placement,launch,min_bytes,metric,expected,tolerance_pct,source\n"
-                   "any,none,any,1,AllReduce,out_of_place,replay,1G,algbw_vs_copy,1.0,3,test\n", "t.csv"),
+  EXPECT_THROW(parse_thresholds("gpu,link,nvls,world_size,collective,placement,launch,min_bytes,metric,"
+                                "expected,tolerance_pct,source\n"
+                                "any,none,any,1,AllReduce,out_of_place,replay,1G,algbw_vs_copy,1.0,3,test\n",
+                                "t.csv"),
                BandwidthError);
 }
 

@@ -15,14 +15,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fixtures/probe/paths.hpp"
+#include "fixtures/probe/spawn.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/version.hpp"
 #include "report/bandwidth.hpp"
 #include "report/bundle.hpp"
 #include "report/campaign.hpp"
 #include "report/junit.hpp"
-#include "matrix/matrix.hpp"
-#include "fixtures/probe/paths.hpp"
-#include "matrix/version.hpp"
-#include "fixtures/probe/spawn.hpp"
 #if GPUCTS_HAVE_CUDA
 #include "fixtures/probe/nccl_api.hpp"
 #endif
@@ -61,7 +61,8 @@ void write_file(const fs::path& p, const std::string& text) {
 
 // A bundle as `gpucts qualify` writes it, for one release.
 std::string make_bundle(const fs::path& dir, const std::string& nccl, const std::vector<SynthCase>& cases,
-                        const std::map<std::string, bool>& symbols, bool defect_finding, double gbps_1g, double us_8b) {
+                        const std::map<std::string, bool>& symbols, bool defect_finding, double gbps_1g,
+                        double us_8b) {
   fs::create_directories(dir / "gtest");
   bundle::Manifest m;
   m.gpucts_version = GPUCTS_VERSION;
@@ -88,7 +89,8 @@ std::string make_bundle(const fs::path& dir, const std::string& nccl, const std:
              (c->status == "skipped" ? " result=\"skipped\"" : "") + ">\n";
       if (!c->props.empty()) {
         xml += "   <properties>";
-        for (const auto& [k, v] : c->props) xml += "<property name=\"" + k + "\" value=\"" + xml::escape(v) + "\"/>";
+        for (const auto& [k, v] : c->props)
+          xml += "<property name=\"" + k + "\" value=\"" + xml::escape(v) + "\"/>";
         xml += "</properties>\n";
       }
       if (c->status == "failed") xml += "   <failure message=\"" + xml::escape(c->message) + "\"/>\n";
@@ -100,16 +102,22 @@ std::string make_bundle(const fs::path& dir, const std::string& nccl, const std:
   xml += "</testsuites>\n";
   write_file(dir / "gtest" / "gpucts_collectives.xml", xml);
   write_file(dir / "junit.xml", junit::write(jc, "synthetic " + nccl));
-  nlohmann::json fp = {{"schema", "gpucts.fingerprint/1"},
-                       {"host", "h200"},
-                       {"nccl", {{"header", "2.28.9"}, {"runtime", nccl}, {"library", "/store/" + nccl + "/lib/libnccl.so.2"}}},
-                       {"nccl_symbols", symbols}};
+  nlohmann::json fp = {
+      {"schema", "gpucts.fingerprint/1"},
+      {"host", "h200"},
+      {"nccl",
+       {{"header", "2.28.9"}, {"runtime", nccl}, {"library", "/store/" + nccl + "/lib/libnccl.so.2"}}},
+      {"nccl_symbols", symbols}};
   write_file(dir / "fingerprints" / "h200.json", fp.dump(2));
-  nlohmann::json check = {{"verdict", defect_finding ? "fail" : "pass"}, {"findings", nlohmann::json::array()}};
+  nlohmann::json check = {{"verdict", defect_finding ? "fail" : "pass"},
+                          {"findings", nlohmann::json::array()}};
   if (defect_finding)
-    check["findings"].push_back({{"id", "nccl-known-defect"}, {"severity", "error"}, {"subject", "NCCL " + nccl},
+    check["findings"].push_back({{"id", "nccl-known-defect"},
+                                 {"severity", "error"},
+                                 {"subject", "NCCL " + nccl},
                                  {"message", "one-rank avg leaves the tail unwritten"},
-                                 {"source", "nccl_defects.csv:nccl-1950"}, {"fix", "upgrade NCCL to >= 2.29.7"}});
+                                 {"source", "nccl_defects.csv:nccl-1950"},
+                                 {"fix", "upgrade NCCL to >= 2.29.7"}});
   write_file(dir / "check.json", check.dump(2));
   bw::Run run;
   run.host = "h200";
@@ -131,8 +139,9 @@ std::string make_bundle(const fs::path& dir, const std::string& nccl, const std:
   return dir.string();
 }
 
-// Four releases; one-rank tail failures (the known defect nccl-1950) up to 2.29.3, native AlltoAll from 2.28.x, fp8 avg
-// with one rank rejected until 2.29.7 accepts it (the matrix says unsupported throughout).
+// Four releases; one-rank tail failures (the known defect nccl-1950) up to 2.29.3, native AlltoAll
+// from 2.28.x, fp8 avg with one rank rejected until 2.29.7 accepts it (the matrix says unsupported
+// throughout).
 std::vector<campaign::Release> synthetic_releases(const fs::path& root) {
   std::vector<campaign::Release> out;
   const std::vector<std::string> versions = {"2.29.7", "2.27.7", "2.29.3", "2.28.9"};  // not in order
@@ -142,7 +151,10 @@ std::vector<campaign::Release> synthetic_releases(const fs::path& root) {
     std::vector<SynthCase> cs;
     for (const char* n : {"f32_avg_1048577_outofplace_w1", "f32_avg_65537_outofplace_w1"}) {
       if (old)
-        cs.push_back({"AllReduce", n, "failed", "collective_runner.cpp:1\n12 element(s) wrong, first at index 1048576",
+        cs.push_back({"AllReduce",
+                      n,
+                      "failed",
+                      "collective_runner.cpp:1\n12 element(s) wrong, first at index 1048576",
                       {{"gpucts.known_defect", "nccl-1950"}}});
       else
         cs.push_back({"AllReduce", n, "passed", "", {}});
@@ -150,26 +162,44 @@ std::vector<campaign::Release> synthetic_releases(const fs::path& root) {
     // The defect's condition is wider than the counts it hits: a power of two passes. One hit
     // still confirms the row on that release.
     if (old)
-      cs.push_back({"AllReduce", "f32_avg_1048576_outofplace_w1", "passed", "", {{"gpucts.known_defect_not_seen", "nccl-1950"}}});
+      cs.push_back({"AllReduce",
+                    "f32_avg_1048576_outofplace_w1",
+                    "passed",
+                    "",
+                    {{"gpucts.known_defect_not_seen", "nccl-1950"}}});
     cs.push_back({"AllReduce", "f32_sum_1024_inplace_w1", "passed", "", {}});
-    if (native) cs.push_back({"AlltoAll", "f32_1021_outofplace_w1", "passed", "", {}});
-    else cs.push_back({"AlltoAll", "f32_1021_outofplace_w1", "skipped", "AlltoAll needs NCCL >= 2.28.3 [nccl_features.csv:AlltoAll]", {}});
-    if (old)
-      cs.push_back({"AllReduce", "f8e4m3_avg_13_outofplace_w1", "passed", "",
-                    {{"probe", "matrix says unsupported"}, {"probe_result", "rejected: ncclAllReduce: invalid argument (code 4)"}}});
+    if (native)
+      cs.push_back({"AlltoAll", "f32_1021_outofplace_w1", "passed", "", {}});
     else
-      cs.push_back({"AllReduce", "f8e4m3_avg_13_outofplace_w1", "failed",
-                    "nccl_ops.csv says unsupported (x) but NCCL 2.29.7 accepted it and computed it right: update nccl_ops.csv",
+      cs.push_back({"AlltoAll",
+                    "f32_1021_outofplace_w1",
+                    "skipped",
+                    "AlltoAll needs NCCL >= 2.28.3 [nccl_features.csv:AlltoAll]",
+                    {}});
+    if (old)
+      cs.push_back({"AllReduce",
+                    "f8e4m3_avg_13_outofplace_w1",
+                    "passed",
+                    "",
+                    {{"probe", "matrix says unsupported"},
+                     {"probe_result", "rejected: ncclAllReduce: invalid argument (code 4)"}}});
+    else
+      cs.push_back({"AllReduce",
+                    "f8e4m3_avg_13_outofplace_w1",
+                    "failed",
+                    "nccl_ops.csv says unsupported (x) but NCCL 2.29.7 accepted it and computed it right: "
+                    "update nccl_ops.csv",
                     {{"probe", "matrix says unsupported"}}});
     std::map<std::string, bool> syms = {{"ncclAlltoAll", native}, {"ncclCommShrink", v != "2.28.9"}};
-    make_bundle(root / ("nccl-" + v), v, cs, syms, old, v == "2.29.7" ? 2100 : 2000, v == "2.27.7" ? 6.5 : 5.0);
+    make_bundle(root / ("nccl-" + v), v, cs, syms, old, v == "2.29.7" ? 2100 : 2000,
+                v == "2.27.7" ? 6.5 : 5.0);
     out.push_back(campaign::load_release((root / ("nccl-" + v)).string()));
   }
   return out;
 }
 
-const campaign::Change* find_change(const campaign::Report& r, const std::string& coll, const std::string& dtype,
-                                    const std::string& op) {
+const campaign::Change* find_change(const campaign::Report& r, const std::string& coll,
+                                    const std::string& dtype, const std::string& op) {
   for (const auto& c : r.changes)
     if (c.collective == coll && c.dtype == dtype && c.op == op) return &c;
   return nullptr;
@@ -221,9 +251,11 @@ TEST(CampaignReport, ColumnsInVersionOrderAndFirstChanges) {
   EXPECT_EQ(r.bandwidth[0].metric, "algbw");
 
   const std::string md = doc::to_markdown(campaign::to_doc(r));
-  EXPECT_NE(md.find("| collective | dtype | op | 2.27.7 | 2.28.9 | 2.29.3 | 2.29.7 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| 2.29.7 | 2.29.3 | gpucts_collectives | AllReduce f32 avg | fail -> pass | 2 | nccl-1950 |"),
-            std::string::npos)
+  EXPECT_NE(md.find("| collective | dtype | op | 2.27.7 | 2.28.9 | 2.29.3 | 2.29.7 |"), std::string::npos)
+      << md;
+  EXPECT_NE(
+      md.find("| 2.29.7 | 2.29.3 | gpucts_collectives | AllReduce f32 avg | fail -> pass | 2 | nccl-1950 |"),
+      std::string::npos)
       << md;
 }
 
@@ -234,8 +266,10 @@ TEST(CampaignReport, MatrixClaimsDisagreementsFirst) {
   // Disagreements come first, then agreements, never interleaved.
   bool seen_agree = false;
   for (const auto& c : r.claims) {
-    if (!c.disagrees()) seen_agree = true;
-    else EXPECT_FALSE(seen_agree) << c.key << " disagrees but comes after an agreeing claim";
+    if (!c.disagrees())
+      seen_agree = true;
+    else
+      EXPECT_FALSE(seen_agree) << c.key << " disagrees but comes after an agreeing claim";
   }
   auto claim = [&](const std::string& key) -> const campaign::Claim* {
     for (const auto& c : r.claims)
@@ -256,7 +290,8 @@ TEST(CampaignReport, MatrixClaimsDisagreementsFirst) {
   ASSERT_NE(fp8, nullptr);
   EXPECT_TRUE(fp8->disagrees());
   EXPECT_EQ(fp8->agree, (std::vector<int>{1, 1, 1, 0}));
-  EXPECT_NE(fp8->claim.find("rejected on 2.27.7-2.29.3, accepted and right on 2.29.7"), std::string::npos) << fp8->claim;
+  EXPECT_NE(fp8->claim.find("rejected on 2.27.7-2.29.3, accepted and right on 2.29.7"), std::string::npos)
+      << fp8->claim;
   EXPECT_NE(fp8->claim.find("matrix: f8e4m3 avg unsupported from 2.24.3"), std::string::npos) << fp8->claim;
 
   const campaign::Claim* defect = claim("nccl-1950");
@@ -278,9 +313,13 @@ TEST(CampaignReport, DefectIdsFromFindingsAndProperties) {
   auto rel = synthetic_releases(tmp.path());
   // A finding as `gpucts check` words it, for a defect whose id holds dots and words.
   rel[0].bundle.check["findings"].push_back(
-      {{"id", "nccl-known-defect"}, {"severity", "warning"}, {"subject", "this host loaded NCCL"},
+      {{"id", "nccl-known-defect"},
+       {"severity", "warning"},
+       {"subject", "this host loaded NCCL"},
        {"message", "loaded NCCL 2.29.7 has nccl-2.30.3-symk-ll-unaligned (corruption): Symmetric LL kernels"},
-       {"source", "nccl_defects.csv:nccl-2.30.3-symk-ll-unaligned (https://github.com/NVIDIA/nccl/releases/tag/v2.30.3-1)"}});
+       {"source",
+        "nccl_defects.csv:nccl-2.30.3-symk-ll-unaligned "
+        "(https://github.com/NVIDIA/nccl/releases/tag/v2.30.3-1)"}});
   campaign::Report r = campaign::build(std::move(rel), builtin_matrix());
   bool found = false;
   for (const auto& c : r.claims)
@@ -354,10 +393,12 @@ TEST(CampaignCli, ReportCampaignWritesTheReportAndFailsOnDisagreement) {
   ScratchDir tmp("campaign");
   synthetic_releases(tmp.path());
   std::vector<std::string> args = {"report", "--campaign", "--output", tmp.path() + "/out"};
-  for (const char* v : {"2.29.7", "2.27.7", "2.28.9", "2.29.3"}) args.insert(args.end(), {"--candidate", tmp.path() + "/nccl-" + v});
+  for (const char* v : {"2.29.7", "2.27.7", "2.28.9", "2.29.3"})
+    args.insert(args.end(), {"--candidate", tmp.path() + "/nccl-" + v});
   std::string out;
   EXPECT_EQ(run_gpucts(args, &out), 1) << out;
-  for (const char* f : {"campaign.md", "campaign.html", "campaign.json", "plots/gpucts_bandwidth_AllReduce.svg"})
+  for (const char* f :
+       {"campaign.md", "campaign.html", "campaign.json", "plots/gpucts_bandwidth_AllReduce.svg"})
     EXPECT_TRUE(fs::exists(fs::path(tmp.path()) / "out" / f)) << f << "\n" << out;
   EXPECT_EQ(run_gpucts({"report", "--campaign", "--baseline", "x", "--candidate", "y"}, &out), 2) << out;
 }
@@ -382,22 +423,27 @@ TEST(CampaignCli, RunsEachReleaseAndNoticesTheWrongLibrary) {
   make_store(store, {here, "2.27.7"});
   // 2.27.7 as an archive (what ci/nccl_prune pack makes), unpacked by the campaign.
   int tar_rc = -1;
-  std::string out =
-      proc::output_of({"tar", "-cJf", (store / "nccl-2.27.7-sm90.tar.xz").string(), "-C", store.string(), "2.27.7"}, &tar_rc);
+  std::string out = proc::output_of(
+      {"tar", "-cJf", (store / "nccl-2.27.7-sm90.tar.xz").string(), "-C", store.string(), "2.27.7"}, &tar_rc);
   ASSERT_EQ(tar_rc, 0) << out;
   fs::remove_all(store / "2.27.7");
   const std::string build = fs::path(self_dir()).parent_path().string();
-  const std::vector<std::string> campaign = {"campaign", "--nccl", here + ",2.27.7", "--label", "cpu", "--tests", "^gpucts_version$",
-                                             "--store", store.string(), "--build-dir", build, "--output", tmp.path() + "/c"};
+  const std::vector<std::string> campaign = {
+      "campaign", "--nccl",           here + ",2.27.7", "--label",      "cpu",
+      "--tests",  "^gpucts_version$", "--store",        store.string(), "--build-dir",
+      build,      "--output",         tmp.path() + "/c"};
   EXPECT_EQ(run_gpucts(campaign, &out), 1) << out;
   const fs::path c = fs::path(tmp.path()) / "c";
   EXPECT_TRUE(fs::exists(c / ("nccl-" + here) / "manifest.json")) << out;
-  EXPECT_TRUE(fs::exists(store / "2.27.7" / "lib" / "libnccl.so.2")) << "the archive was unpacked into the store";
+  EXPECT_TRUE(fs::exists(store / "2.27.7" / "lib" / "libnccl.so.2"))
+      << "the archive was unpacked into the store";
   std::ifstream in(c / "campaign.json");
   nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << out;
   bool named = false;
-  for (const auto& p : j["problems"]) named |= p.get<std::string>().find("asked for NCCL 2.27.7, the suites loaded " + here) != std::string::npos;
+  for (const auto& p : j["problems"])
+    named |=
+        p.get<std::string>().find("asked for NCCL 2.27.7, the suites loaded " + here) != std::string::npos;
   EXPECT_TRUE(named) << j["problems"].dump() << "\n" << out;
   for (const auto& r : j["releases"]) {
     EXPECT_NE(r["timing"]["run_s"], nullptr);
@@ -427,11 +473,12 @@ TEST(CampaignCli, BisectNamesTheFirstFailingRelease) {
   make_store(store, {"2.27.7", "2.28.3", "2.28.9", "2.29.3", "2.29.7", "2.30.7"});
   const std::string build = fs::path(self_dir()).parent_path().string();
   // A bisect of the fixture case from `good` to `bad`, the case failing from (or passing from) 2.29.7.
-  auto bisect = [&](const std::string& good, const std::string& bad, const std::string& fixture_env, const std::string& output,
-                    std::string* out) {
-    return run_gpucts({"campaign", "--bisect", "gpucts_campaign/DISABLED_Fixture.FailsFromVersionInPath", "--good", good, "--bad", bad,
-                       "--store", store.string(), "--build-dir", build, "--env", "GTEST_ALSO_RUN_DISABLED_TESTS=1", "--env",
-                       fixture_env + "=2.29.7", "--output", tmp.path() + "/" + output},
+  auto bisect = [&](const std::string& good, const std::string& bad, const std::string& fixture_env,
+                    const std::string& output, std::string* out) {
+    return run_gpucts({"campaign", "--bisect", "gpucts_campaign/DISABLED_Fixture.FailsFromVersionInPath",
+                       "--good", good, "--bad", bad, "--store", store.string(), "--build-dir", build, "--env",
+                       "GTEST_ALSO_RUN_DISABLED_TESTS=1", "--env", fixture_env + "=2.29.7", "--output",
+                       tmp.path() + "/" + output},
                       out);
   };
   std::string out;

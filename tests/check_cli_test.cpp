@@ -71,22 +71,29 @@ const BadInput kBad[] = {
      "^gpucts check: .*/check/nope\\.json: cannot open for reading: No such file or directory\n$"},
     {"malformed_json", "check --fingerprint " + kData + "malformed.json",
      "^gpucts check: .*/check/malformed\\.json:3:11: malformed JSON: .*\n$"},
-    {"empty_file", "check --fingerprint " + kData + "empty.json", "^gpucts check: .*/check/empty\\.json:1:1: malformed JSON: no JSON value"},
+    {"empty_file", "check --fingerprint " + kData + "empty.json",
+     "^gpucts check: .*/check/empty\\.json:1:1: malformed JSON: no JSON value"},
     {"unknown_schema", "check --fingerprint " + kData + "unknown_schema.json",
      "^gpucts check: .*/check/unknown_schema\\.json: unknown schema \"gpucts\\.fingerprint/9\""},
     {"bad_version", "check --fingerprint " + kData + "bad_version.json",
      "^gpucts check: .*/check/bad_version\\.json: field 'cuda_runtime': invalid version 'thirteen'"},
-    {"not_an_object", "check --fingerprint " + kData + "not_object.json", "^gpucts check: .*/check/not_object\\.json: "},
-    {"good_then_bad", "check --fingerprint " + kData + "h200_system_nccl.json --fingerprint " + kData + "malformed.json",
+    {"not_an_object", "check --fingerprint " + kData + "not_object.json",
+     "^gpucts check: .*/check/not_object\\.json: "},
+    {"good_then_bad",
+     "check --fingerprint " + kData + "h200_system_nccl.json --fingerprint " + kData + "malformed.json",
      "^gpucts check: .*/check/malformed\\.json:3:11: malformed JSON"},
-    {"directory", "check --fingerprint " + kData, "^gpucts check: .*/check/: is a directory, not a fingerprint file\n$"},
+    {"directory", "check --fingerprint " + kData,
+     "^gpucts check: .*/check/: is a directory, not a fingerprint file\n$"},
     {"unknown_option", "check --frobnicate", "^gpucts check: .*frobnicate.*\n$"},
     {"option_without_value", "check --fingerprint", "^gpucts check: .*fingerprint.*\n$"},
     {"positional_argument", "check extra.json", "^gpucts check: unexpected argument 'extra\\.json'\n$"},
     {"missing_matrix_dir", "check --matrix /nonexistent/m --fingerprint " + kData + "h200_system_nccl.json",
-     "^gpucts check: matrix: /nonexistent/m/torch\\.csv: cannot open for reading: No such file or directory\n$"},
-    {"broken_matrix_dir", "check --matrix " + kWork + "broken-matrix --fingerprint " + kData + "h200_system_nccl.json",
-     "^gpucts check: matrix: .*/broken-matrix/torch\\.csv:[0-9]+: duplicate key '2\\.11/cu130' \\(first at line [0-9]+\\)\n$"},
+     "^gpucts check: matrix: /nonexistent/m/torch\\.csv: cannot open for reading: No such file or "
+     "directory\n$"},
+    {"broken_matrix_dir",
+     "check --matrix " + kWork + "broken-matrix --fingerprint " + kData + "h200_system_nccl.json",
+     "^gpucts check: matrix: .*/broken-matrix/torch\\.csv:[0-9]+: duplicate key '2\\.11/cu130' \\(first at "
+     "line [0-9]+\\)\n$"},
 };
 
 void PrintTo(const BadInput& c, std::ostream* os) { *os << c.name; }
@@ -149,7 +156,8 @@ TEST(CheckCli, GpuMachineSituationNamesNcclDefect1950) {
   EXPECT_NE(r.out.find("torch 2.11.0+cu130 (CUDA 13.0, NCCL 2.28.9"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("matrix row torch.csv:2.11/cu130"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NVIDIA H200 (sm_90, in torch's arch list)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(" rules evaluated)"), std::string::npos) << "the headline says how much it looked at: " << r.out;
+  EXPECT_NE(r.out.find(" rules evaluated)"), std::string::npos)
+      << "the headline says how much it looked at: " << r.out;
 }
 
 // The same machine with NCCL 2.29.7, where that defect is fixed: a pass (defects that need a
@@ -167,7 +175,8 @@ TEST(CheckCli, BlackwellOnPreR570DriverFails) {
   EXPECT_EQ(r.rc, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("ERROR   driver-too-old-for-gpu"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("needs an R570 or newer driver"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("[gpu_families.csv:Blackwell (GB20x) (https://docs.nvidia.com/"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[gpu_families.csv:Blackwell (GB20x) (https://docs.nvidia.com/"), std::string::npos)
+      << r.out;
   // On R580 the driver is fine; what fails is torch 2.7's NCCL 2.26.2, which has nccl-1950.
   CliRun ok = gpucts("check --fingerprint " + kData + "rtx5090_driver_580.json");
   EXPECT_EQ(ok.out.find("driver-too-old-for-gpu"), std::string::npos) << ok.out;
@@ -181,9 +190,13 @@ TEST(CheckCli, NcclAlgoTreeNamesTheCollectivesLeftWithout) {
   CliRun r = gpucts("check --fingerprint " + kData + "h200_nccl_algo_tree.json");
   EXPECT_EQ(r.rc, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("ERROR   nccl-collective-without-algorithm"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("leaves Broadcast, Reduce, AllGather, ReduceScatter without any algorithm/protocol"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("leaves Broadcast, Reduce, AllGather, ReduceScatter without any algorithm/protocol"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("[nccl_algos.csv:"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("nccl_features.csv:AlgoRingFallback (github:NVIDIA/nccl src/graph/tuning.cc"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nccl_features.csv:AlgoRingFallback (github:NVIDIA/nccl src/graph/tuning.cc"),
+            std::string::npos)
+      << r.out;
   CliRun old = gpucts("check --fingerprint " + kData + "a100_torch_2_1_nccl_2_18_algo_tree.json");
   EXPECT_EQ(old.out.find("nccl-collective-without-algorithm"), std::string::npos) << old.out;
 }
@@ -200,7 +213,8 @@ TEST(CheckCli, OldDriverFailsWithExitOneErrorsFirst) {
   EXPECT_NE(header.find("FAIL"), std::string::npos) << header;
   EXPECT_EQ(first.rfind("ERROR", 0), 0u) << "errors come first: " << first;
   EXPECT_NE(r.out.find("driver-too-old-for-cuda-runtime"), std::string::npos);
-  EXPECT_NE(r.out.find("torch 2.11+cu128"), std::string::npos) << "the fix names the wheel that runs: " << r.out;
+  EXPECT_NE(r.out.find("torch 2.11+cu128"), std::string::npos)
+      << "the fix names the wheel that runs: " << r.out;
   EXPECT_NE(r.out.find("R580"), std::string::npos) << "or the driver branch: " << r.out;
 }
 
@@ -213,7 +227,7 @@ TEST(CheckCli, BadEnvironmentFails) {
 
 TEST(CheckCli, TwoHostsMismatchJson) {
   CliRun r = gpucts("check --json --fingerprint " + kData + "h200_system_nccl.json --fingerprint " + kData +
-                 "rank1_other_nccl.json");
+                    "rank1_other_nccl.json");
   EXPECT_EQ(r.rc, 1) << r.err;
   auto j = nlohmann::json::parse(r.out);  // one object, nothing else on stdout
   ASSERT_TRUE(j.is_object());
@@ -222,7 +236,8 @@ TEST(CheckCli, TwoHostsMismatchJson) {
   ASSERT_TRUE(j["not_evaluated"].is_array());
   bool cross = false;
   for (const auto& f : j["findings"]) {
-    for (const char* k : {"id", "severity", "subject", "message", "source"}) ASSERT_TRUE(f[k].is_string()) << k;
+    for (const char* k : {"id", "severity", "subject", "message", "source"})
+      ASSERT_TRUE(f[k].is_string()) << k;
     EXPECT_TRUE(f["severity"] == "error" || f["severity"] == "warning" || f["severity"] == "info");
     if (f["id"] == "cross-host-mismatch") {
       cross = true;
@@ -237,8 +252,10 @@ TEST(CheckCli, JsonPassShape) {
   EXPECT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["verdict"], "pass");
-  EXPECT_NE(std::find(j["not_evaluated"].begin(), j["not_evaluated"].end(), "cross-host-mismatch"), j["not_evaluated"].end());
-  EXPECT_EQ(j["rules_evaluated"].get<int>() + static_cast<int>(j["not_evaluated"].size()), j["rules_total"].get<int>());
+  EXPECT_NE(std::find(j["not_evaluated"].begin(), j["not_evaluated"].end(), "cross-host-mismatch"),
+            j["not_evaluated"].end());
+  EXPECT_EQ(j["rules_evaluated"].get<int>() + static_cast<int>(j["not_evaluated"].size()),
+            j["rules_total"].get<int>());
 }
 
 // Build tree and install tree alike: the command and the fixtures are found at run time.
@@ -261,7 +278,8 @@ TEST(CheckCli, LiveProbeRecordsWhyNvmlGaveNoDriver) {
   CliRun fp = gpucts("fingerprint");
   ASSERT_EQ(fp.rc, 0) << fp.err;
   auto j = nlohmann::json::parse(fp.out);
-  if (j.contains("driver") && j["driver"].contains("version")) GTEST_SKIP() << "NVML answered on this machine";
+  if (j.contains("driver") && j["driver"].contains("version"))
+    GTEST_SKIP() << "NVML answered on this machine";
   ASSERT_TRUE(j.contains("driver")) << fp.out;
   ASSERT_TRUE(j["driver"]["nvml_error"].is_string()) << fp.out;
   EXPECT_FALSE(j["driver"]["nvml_error"].get<std::string>().empty());
@@ -290,7 +308,8 @@ TEST(CheckCli, VersionHelpAndUnknownOptions) {
 // Every subcommand answers --version and --help; what is not an option or a command of it is
 // refused in one line that lists what is.
 TEST(CheckCli, EveryCommandAnswersVersionAndHelp) {
-  for (const char* cmd : {"fingerprint", "gpus", "check", "journal-to-junit", "qualify", "report", "campaign"}) {
+  for (const char* cmd :
+       {"fingerprint", "gpus", "check", "journal-to-junit", "qualify", "report", "campaign"}) {
     CliRun v = gpucts(std::string(cmd) + " --version");
     EXPECT_EQ(v.rc, 0) << cmd << ": " << v.err;
     EXPECT_EQ(v.out, gpucts("--version").out) << cmd;
@@ -312,11 +331,14 @@ TEST(CheckCli, UnknownCommandsAndOptionsListTheKnownOnes) {
     const char* error;  // the whole of stderr
   };
   const Bad kUnknown[] = {
-      {"chek", "gpucts: unknown command 'chek' (known: fingerprint gpus check journal-to-junit qualify report campaign)\n"},
+      {"chek",
+       "gpucts: unknown command 'chek' (known: fingerprint gpus check journal-to-junit qualify report "
+       "campaign)\n"},
       {"--frobnicate check", "gpucts: unknown option --frobnicate (known: -h/--help --version)\n"},
       {"gpus --resource-spec x --gpus 2",
        "gpucts gpus: unknown option --gpus (known: -h/--help --version --resource-spec)\n"},
-      {"check -j", "gpucts check: unknown option -j (known: -h/--help --version --fingerprint --matrix --json)\n"},
+      {"check -j",
+       "gpucts check: unknown option -j (known: -h/--help --version --fingerprint --matrix --json)\n"},
   };
   for (const auto& b : kUnknown) {
     CliRun r = gpucts(b.args);

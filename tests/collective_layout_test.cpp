@@ -15,7 +15,9 @@ std::string layout_problem(const CollCase& c, int n, int rank) {
   const CaseLayout l = case_layout(c, n, rank);
   const std::size_t mis = c.misaligned ? 1 : 0;
   const std::size_t own = static_cast<std::size_t>(rank) * c.count;
-  auto fail = [&](const std::string& what) { return c.suite() + "." + c.name() + " rank " + std::to_string(rank) + ": " + what; };
+  auto fail = [&](const std::string& what) {
+    return c.suite() + "." + c.name() + " rank " + std::to_string(rank) + ": " + what;
+  };
   if (l.call_count != c.count) return fail("NCCL count " + std::to_string(l.call_count) + " != case count");
   if (l.send_elems != c.coll->send_count(c.count, n)) return fail("send elements differ from the row");
   if (l.recv_elems != c.coll->recv_count(c.count, n)) return fail("receive elements differ from the row");
@@ -24,7 +26,8 @@ std::string layout_problem(const CollCase& c, int n, int rank) {
   const std::size_t send_room = l.send_in_b ? l.b_elems : l.a_elems;
   if (l.send_off + l.send_elems > send_room) return fail("send buffer runs past its allocation");
   if (!c.in_place) {
-    if (!l.send_in_b || !l.poison_recv) return fail("out of place must use two buffers and poison the output");
+    if (!l.send_in_b || !l.poison_recv)
+      return fail("out of place must use two buffers and poison the output");
     if (l.recv_off != mis || l.send_off != mis) return fail("out-of-place offsets");
     if (l.a_elems != l.recv_elems + mis || l.b_elems != l.send_elems + mis) return fail("out-of-place sizes");
     return "";
@@ -32,13 +35,16 @@ std::string layout_problem(const CollCase& c, int n, int rank) {
   if (l.send_in_b || l.b_elems != 0) return fail("in place must use one buffer");
   switch (c.coll->in_place) {
     case InPlace::same:
-      if (l.send_off != l.recv_off || !l.poison_recv) return fail("in place: send must equal recv, recv poisoned first");
+      if (l.send_off != l.recv_off || !l.poison_recv)
+        return fail("in place: send must equal recv, recv poisoned first");
       break;
     case InPlace::send_in_recv:
-      if (l.send_off != l.recv_off + own || !l.poison_recv) return fail("in place: send must be recv + rank*count");
+      if (l.send_off != l.recv_off + own || !l.poison_recv)
+        return fail("in place: send must be recv + rank*count");
       break;
     case InPlace::recv_in_send:
-      if (l.recv_off != l.send_off + own || l.poison_recv) return fail("in place: recv must be send + rank*count, not poisoned");
+      if (l.recv_off != l.send_off + own || l.poison_recv)
+        return fail("in place: recv must be send + rank*count, not poisoned");
       break;
     case InPlace::none:
       return fail("listed in place but the row has no in-place form");
@@ -62,11 +68,20 @@ TEST(CaseLayout, EveryListedCaseAndRankIsConsistent) {
 // The one-rank avg/premulsum cases whose tail NCCL 2.28.3 leaves unwritten: our side passes the
 // full count, allocates and poisons exactly count elements, and fills the whole input.
 TEST(CaseLayout, OneRankTailCasesPassTheFullCount) {
-  struct Row { const char* coll; DType d; RedOp op; std::size_t count; bool mis; };
+  struct Row {
+    const char* coll;
+    DType d;
+    RedOp op;
+    std::size_t count;
+    bool mis;
+  };
   const Row rows[] = {
-      {"AllReduce", DType::f32, RedOp::avg, 262145, false},       {"AllReduce", DType::f32, RedOp::premulsum, 4194305, false},
-      {"AllReduce", DType::bf16, RedOp::avg, 524289, false},      {"Reduce", DType::u8, RedOp::premulsum, 1048577, false},
-      {"ReduceScatter", DType::i32, RedOp::premulsum, 262145, false}, {"AllReduce", DType::f64, RedOp::avg, 8193, false},
+      {"AllReduce", DType::f32, RedOp::avg, 262145, false},
+      {"AllReduce", DType::f32, RedOp::premulsum, 4194305, false},
+      {"AllReduce", DType::bf16, RedOp::avg, 524289, false},
+      {"Reduce", DType::u8, RedOp::premulsum, 1048577, false},
+      {"ReduceScatter", DType::i32, RedOp::premulsum, 262145, false},
+      {"AllReduce", DType::f64, RedOp::avg, 8193, false},
       {"AllReduce", DType::i64, RedOp::premulsum, 65537, true},
   };
   for (const Row& row : rows) {
@@ -107,7 +122,8 @@ TEST(ForcedEnv, AValueTheReleaseLacksSkipsWithTheReason) {
   EXPECT_NE(pat.reason.find("NCCL_ALGO=PAT"), std::string::npos) << pat.reason;
   EXPECT_NE(pat.reason.find("2.23"), std::string::npos) << pat.reason;
   EXPECT_TRUE(forced_env_support("NCCL_ALGO", "PAT", Version::parse("2.23.4", VersionKind::Nccl)).ok);
-  const CaseSupport bogus = forced_env_support("NCCL_PROTO", "LL256", Version::parse("2.28.3", VersionKind::Nccl));
+  const CaseSupport bogus =
+      forced_env_support("NCCL_PROTO", "LL256", Version::parse("2.28.3", VersionKind::Nccl));
   EXPECT_FALSE(bogus.ok);
   EXPECT_NE(bogus.reason.find("LL256"), std::string::npos) << bogus.reason;
   const CaseSupport old = forced_env_support("NCCL_ALGO", "Ring", Version::parse("2.4.8", VersionKind::Nccl));

@@ -5,9 +5,9 @@
 #include <regex>
 #include <set>
 
-#include "report/bandwidth.hpp"
 #include "fixtures/nccl/collectives.hpp"
 #include "matrix/matrix.hpp"
+#include "report/bandwidth.hpp"
 
 namespace {
 using namespace cts;
@@ -59,7 +59,8 @@ TEST(CollectiveTable, ThresholdsNameRowsOfTheTable) {
     bw::check_collectives(bw::parse_thresholds(csv, "t.csv"), rows);
     ADD_FAILURE() << "a threshold naming no row was accepted";
   } catch (const bw::BandwidthError& e) {
-    EXPECT_NE(std::string(e.what()).find("t.csv:3: unknown collective 'AllToOne'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("t.csv:3: unknown collective 'AllToOne'"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -75,7 +76,8 @@ TEST(CollectiveTable, ATestOnlyRowFlowsThroughWithoutAnyOtherEdit) {
     std::vector<std::string> original, copied;
     const auto cases = collective_cases(w, Sweep::full, table);
     for (const auto& c : cases) {
-      if (c.suite() == "AllGather" && c.variant == Variant::plain) original.push_back(c.name());  // the subsets name rows
+      if (c.suite() == "AllGather" && c.variant == Variant::plain)
+        original.push_back(c.name());  // the subsets name rows
       if (c.suite() != "AllGatherTestOnly") continue;
       copied.push_back(c.name());
       CollCase twin = c;
@@ -88,10 +90,12 @@ TEST(CollectiveTable, ATestOnlyRowFlowsThroughWithoutAnyOtherEdit) {
         ASSERT_EQ(a.recv_off, b.recv_off) << c.name();
         ASSERT_EQ(a.recv_elems, b.recv_elems) << c.name();
       }
-      ASSERT_EQ(case_support(c, k2283, 22803, 90, w).ok, case_support(twin, k2283, 22803, 90, w).ok) << c.name();
+      ASSERT_EQ(case_support(c, k2283, 22803, 90, w).ok, case_support(twin, k2283, 22803, 90, w).ok)
+          << c.name();
     }
     EXPECT_FALSE(copied.empty());
-    EXPECT_EQ(copied, original) << "the copy lists the same cases as its original (but the subsets, which name rows)";
+    EXPECT_EQ(copied, original)
+        << "the copy lists the same cases as its original (but the subsets, which name rows)";
     EXPECT_EQ(cases.size(), collective_cases(w, Sweep::full).size() + copied.size());
   }
   EXPECT_EQ(bw::bus_factor(copy.bus, 8), 0.875);
@@ -106,8 +110,8 @@ TEST(CollectiveTable, InPlaceOffsetsFollowNcclDocs) {
   EXPECT_EQ(find_collective("AllReduce")->in_place, InPlace::same);
   EXPECT_EQ(find_collective("AllGather")->in_place, InPlace::send_in_recv);      // send = recv + rank*count
   EXPECT_EQ(find_collective("ReduceScatter")->in_place, InPlace::recv_in_send);  // recv = send + rank*count
-  EXPECT_EQ(find_collective("Gather")->in_place, InPlace::send_in_recv);         // send = recv + root*count at root
-  EXPECT_EQ(find_collective("Scatter")->in_place, InPlace::recv_in_send);        // recv = send + root*count at root
+  EXPECT_EQ(find_collective("Gather")->in_place, InPlace::send_in_recv);   // send = recv + root*count at root
+  EXPECT_EQ(find_collective("Scatter")->in_place, InPlace::recv_in_send);  // recv = send + root*count at root
   EXPECT_EQ(find_collective("AlltoAll")->in_place, InPlace::none);
   EXPECT_EQ(find_collective("SendRecvRing")->in_place, InPlace::none);
 }
@@ -164,7 +168,8 @@ TEST(CaseList, CoversTheIssue) {
     for (const auto& c : cases) {
       combos[c.suite()].insert(std::string(name_of(c.dtype)) + (c.op ? name_of(*c.op) : ""));
       if (c.coll->rooted) roots[c.suite()].insert(c.root);
-      if (c.count * dtype_info(c.dtype).size == (std::size_t(1) << 30)) gib.insert(c.suite() + name_of(c.dtype));
+      if (c.count * dtype_info(c.dtype).size == (std::size_t(1) << 30))
+        gib.insert(c.suite() + name_of(c.dtype));
       zero |= c.count == 0;
       one |= c.count == 1;
       odd_large |= c.count > (1u << 20) && c.count % 2 == 1;
@@ -177,7 +182,8 @@ TEST(CaseList, CoversTheIssue) {
       if (col.rooted) {
         EXPECT_EQ(roots[col.name].size(), static_cast<std::size_t>(w)) << col.name;
       }
-      for (const auto& t : kDTypes) EXPECT_TRUE(gib.count(col.name + std::string(t.name))) << col.name << " " << t.name;
+      for (const auto& t : kDTypes)
+        EXPECT_TRUE(gib.count(col.name + std::string(t.name))) << col.name << " " << t.name;
     }
   }
   // Over 3 ranks float avg cannot be exact: those cases run in mixed mode.
@@ -210,7 +216,8 @@ CollCase make(const char* row, DType d, std::optional<RedOp> op, PayloadMode m =
 // ranks (the case passes on the refusal), run on Ring before, never refused on one rank.
 TEST(CaseSupport, ForcedTreeOnRingOnlyCollectiveExpectsRefusal) {
   auto tree = [](const char* row) {
-    CollCase c = make(row, DType::f32, find_collective(row)->reduces ? std::optional<RedOp>(RedOp::sum) : std::nullopt);
+    CollCase c = make(row, DType::f32,
+                      find_collective(row)->reduces ? std::optional<RedOp>(RedOp::sum) : std::nullopt);
     c.variant = Variant::algo_tree;
     return c;
   };
@@ -220,15 +227,19 @@ TEST(CaseSupport, ForcedTreeOnRingOnlyCollectiveExpectsRefusal) {
     EXPECT_TRUE(s.ok) << row << ": " << s.reason;
     EXPECT_TRUE(s.expect_refusal) << row;
     EXPECT_NE(s.refusal.find("nccl_algos.csv:"), std::string::npos) << s.refusal;
-    EXPECT_FALSE(case_support(tree(row), k2289, 22809, 90, 1).expect_refusal) << row << ": one rank never asks for an algorithm";
-    EXPECT_FALSE(case_support(tree(row), Version::parse("2.21.5"), 22105, 90, 2).expect_refusal) << row << ": Ring fallback";
-    EXPECT_FALSE(case_support(tree(row), Version::parse("2.18.6"), 21806, 90, 2).expect_refusal) << row << ": Ring kept";
+    EXPECT_FALSE(case_support(tree(row), k2289, 22809, 90, 1).expect_refusal)
+        << row << ": one rank never asks for an algorithm";
+    EXPECT_FALSE(case_support(tree(row), Version::parse("2.21.5"), 22105, 90, 2).expect_refusal)
+        << row << ": Ring fallback";
+    EXPECT_FALSE(case_support(tree(row), Version::parse("2.18.6"), 21806, 90, 2).expect_refusal)
+        << row << ": Ring kept";
   }
   EXPECT_FALSE(case_support(tree("AllReduce"), k2289, 22809, 90, 2).expect_refusal) << "AllReduce has Tree";
   std::set<std::string> listed;
   for (const auto& c : collective_cases(2))
     if (c.variant == Variant::algo_tree) listed.insert(c.suite());
-  EXPECT_EQ(listed, (std::set<std::string>{"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter"}));
+  EXPECT_EQ(listed,
+            (std::set<std::string>{"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter"}));
 }
 
 TEST(CaseSupport, NamesWhatIsMissing) {
@@ -236,24 +247,30 @@ TEST(CaseSupport, NamesWhatIsMissing) {
   auto fp8_old_sm = case_support(make("AllReduce", DType::f8e4m3, RedOp::sum), k2283, 22803, 80, 1);
   EXPECT_FALSE(fp8_old_sm.ok);
   EXPECT_NE(fp8_old_sm.reason.find("sm_90"), std::string::npos) << fp8_old_sm.reason;
-  EXPECT_TRUE(case_support(make("AllGather", DType::f8e4m3, std::nullopt), k2283, 22803, 80, 1).ok) << "copies need no sm_90";
-  auto bf16_old = case_support(make("AllReduce", DType::bf16, RedOp::sum), Version::parse("2.9.9"), 20909, 90, 1);
+  EXPECT_TRUE(case_support(make("AllGather", DType::f8e4m3, std::nullopt), k2283, 22803, 80, 1).ok)
+      << "copies need no sm_90";
+  auto bf16_old =
+      case_support(make("AllReduce", DType::bf16, RedOp::sum), Version::parse("2.9.9"), 20909, 90, 1);
   EXPECT_FALSE(bf16_old.ok);
   EXPECT_NE(bf16_old.reason.find("2.10.3"), std::string::npos) << bf16_old.reason;
   auto a2a = case_support(make("AlltoAll", DType::f32, std::nullopt), Version::parse("2.27.7"), 22707, 90, 2);
   EXPECT_FALSE(a2a.ok);
   EXPECT_NE(a2a.reason.find("2.28"), std::string::npos) << a2a.reason;
-  EXPECT_TRUE(case_support(make("AlltoAllSendRecv", DType::f32, std::nullopt), Version::parse("2.27.7"), 22707, 90, 2).ok);
+  EXPECT_TRUE(
+      case_support(make("AlltoAllSendRecv", DType::f32, std::nullopt), Version::parse("2.27.7"), 22707, 90, 2)
+          .ok);
   auto hdr = case_support(make("Gather", DType::f32, std::nullopt), k2283, 22707, 90, 2);
   EXPECT_FALSE(hdr.ok);
   EXPECT_NE(hdr.reason.find("header"), std::string::npos) << hdr.reason;
   auto avg8 = case_support(make("AllReduce", DType::f8e4m3, RedOp::avg), k2283, 22803, 90, 1);
   EXPECT_FALSE(avg8.ok) << "NCCL 2.28.3 rejects f8e4m3 avg (matrix data)";
-  EXPECT_TRUE(case_support(make("AllReduce", DType::f8e4m3, RedOp::avg, PayloadMode::mixed), k2283, 22803, 90, 2).ok)
+  EXPECT_TRUE(
+      case_support(make("AllReduce", DType::f8e4m3, RedOp::avg, PayloadMode::mixed), k2283, 22803, 90, 2).ok)
       << "the one-rank limitation of fp8 avg does not apply to 2 ranks (nccl_ops.csv)";
   auto avg3 = case_support(make("AllReduce", DType::f32, RedOp::avg), k2283, 22803, 90, 3);
   EXPECT_FALSE(avg3.ok);
-  EXPECT_TRUE(case_support(make("AllReduce", DType::f32, RedOp::avg, PayloadMode::mixed), k2283, 22803, 90, 3).ok);
+  EXPECT_TRUE(
+      case_support(make("AllReduce", DType::f32, RedOp::avg, PayloadMode::mixed), k2283, 22803, 90, 3).ok);
   CollCase g = make("AllGather", DType::f32, std::nullopt);
   g.variant = Variant::grouped;
   EXPECT_FALSE(case_support(g, k2283, 22803, 90, 2).ok);
@@ -272,7 +289,8 @@ TEST(CaseSupport, OneH200SkipsOnlyTheOneRankFp8PreMulSumFamily) {
     if (s.ok) continue;
     ++skipped;
     const bool fp8 = c.dtype == DType::f8e4m3 || c.dtype == DType::f8e5m2;
-    ASSERT_TRUE(fp8 && c.op && (*c.op == RedOp::avg || *c.op == RedOp::premulsum)) << c.suite() << "." << c.name() << ": " << s.reason;
+    ASSERT_TRUE(fp8 && c.op && (*c.op == RedOp::avg || *c.op == RedOp::premulsum))
+        << c.suite() << "." << c.name() << ": " << s.reason;
   }
   std::printf("world 1 on NCCL 2.28.3 / sm_90: %zu of %zu cases skip\n", skipped, total);
   EXPECT_GT(skipped, 0u);
@@ -288,16 +306,20 @@ TEST(CollectiveTable, VersionsAgreeWithTheMatrixData) {
     return f ? f->since.nccl_code() : -1;
   };
   for (const auto& t : kDTypes)
-    if (t.first_nccl > 0) EXPECT_EQ(t.first_nccl, since(t.name)) << t.name;
-    else EXPECT_GE(since(t.name), 0) << t.name;
+    if (t.first_nccl > 0)
+      EXPECT_EQ(t.first_nccl, since(t.name)) << t.name;
+    else
+      EXPECT_GE(since(t.name), 0) << t.name;
   for (const auto& o : kRedOps) {
     if (o.first_nccl > 0) {
       EXPECT_EQ(o.first_nccl, since(o.name)) << o.name;
     }
   }
   for (const auto& c : collectives())
-    if (c.native_since > 0) EXPECT_EQ(c.native_since, since(c.feature)) << c.name;
-    else EXPECT_GE(since(c.feature), 0) << c.name;
+    if (c.native_since > 0)
+      EXPECT_EQ(c.native_since, since(c.feature)) << c.name;
+    else
+      EXPECT_GE(since(c.feature), 0) << c.name;
 }
 
 TEST(Variants, EachHasItsOwnWorld) {

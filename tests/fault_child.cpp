@@ -14,8 +14,8 @@
 #include <string>
 #include <thread>
 
-#include "fixtures/mpi/mpi_world.hpp"
 #include "fixtures/gtest/require.hpp"
+#include "fixtures/mpi/mpi_world.hpp"
 #if GPUCTS_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -94,7 +94,8 @@ TEST(Faults, NcclPeerCrash) {
   cuda_ok("cudaMalloc", cudaMalloc(&buf, 1 << 20));
   for (int i = 0; i < 1000; ++i) {
     if (i == 10 && mine(f)) raise(SIGSEGV);
-    nccl_check("ncclAllReduce", ncclAllReduce(buf, buf, (1 << 20) / 4, ncclFloat, ncclSum, r.comm, r.stream), r.comm);
+    nccl_check("ncclAllReduce", ncclAllReduce(buf, buf, (1 << 20) / 4, ncclFloat, ncclSum, r.comm, r.stream),
+               r.comm);
     wait_streams({r.comm}, {r.stream}, deadline_after(case_timeout_s()), "ncclAllReduce");
   }
   cudaFree(buf);

@@ -1,5 +1,5 @@
-// Failure classification (fixtures/reliability/failure_class.hpp: out of memory = resource failure of the case)
-// and the fault-injection layer (fixtures/gtest/fault_inject.hpp: GPUCTS_INJECT). Host logic runs
+// Failure classification (fixtures/reliability/failure_class.hpp: out of memory = resource failure of the
+// case) and the fault-injection layer (fixtures/gtest/fault_inject.hpp: GPUCTS_INJECT). Host logic runs
 // anywhere; the *OnGpu cases allocate, fail and corrupt real device memory and skip without a GPU.
 #include <gtest/gtest.h>
 
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/reliability/failure_class.hpp"
 #include "fixtures/gtest/fault_inject.hpp"
 #include "fixtures/gtest/require.hpp"
+#include "fixtures/reliability/failure_class.hpp"
 
 #if GPUCTS_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -31,16 +31,34 @@ struct TextCase {
 
 // Texts as nccl_util's cuda_ok / nccl_check / waits word them, and as NCCL's last error does.
 const TextCase kTexts[] = {
-    {"cuda_malloc_oom", "cudaMalloc: cudaErrorMemoryAllocation: out of memory", false, FailureKind::resource, "resource: out of memory: cudaMalloc"},
-    {"nccl_unhandled_cuda_oom", "ncclGroupEnd: unhandled cuda error (run with NCCL_DEBUG=INFO for details) (code 1); last error: Cuda failure 2 'out of memory'", false, FailureKind::resource, "resource: out of memory: "},
-    {"nccl_calloc", "ncclCommInitRank: unhandled cuda error (code 1); last error: Failed to CUDA calloc async 4096 bytes", false, FailureKind::resource, "resource: out of memory: "},
-    {"shm_full", "ncclCommInitRank: unhandled system error (code 2); last error: Call to posix_fallocate failed: No space left on device", false, FailureKind::resource, "resource: out of host memory or /dev/shm: "},
-    {"host_enomem", "ncclCommInitRank: unhandled system error (code 2); last error: Cannot allocate memory", false, FailureKind::resource, "resource: out of host memory"},
-    {"wait_deadline", "ncclAllReduce: GPU work not finished at the deadline (30.000000 s)", false, FailureKind::timeout, "TIMEOUT: ncclAllReduce"},
+    {"cuda_malloc_oom", "cudaMalloc: cudaErrorMemoryAllocation: out of memory", false, FailureKind::resource,
+     "resource: out of memory: cudaMalloc"},
+    {"nccl_unhandled_cuda_oom",
+     "ncclGroupEnd: unhandled cuda error (run with NCCL_DEBUG=INFO for details) (code 1); last error: Cuda "
+     "failure 2 'out of memory'",
+     false, FailureKind::resource, "resource: out of memory: "},
+    {"nccl_calloc",
+     "ncclCommInitRank: unhandled cuda error (code 1); last error: Failed to CUDA calloc async 4096 bytes",
+     false, FailureKind::resource, "resource: out of memory: "},
+    {"shm_full",
+     "ncclCommInitRank: unhandled system error (code 2); last error: Call to posix_fallocate failed: No "
+     "space left on device",
+     false, FailureKind::resource, "resource: out of host memory or /dev/shm: "},
+    {"host_enomem", "ncclCommInitRank: unhandled system error (code 2); last error: Cannot allocate memory",
+     false, FailureKind::resource, "resource: out of host memory"},
+    {"wait_deadline", "ncclAllReduce: GPU work not finished at the deadline (30.000000 s)", false,
+     FailureKind::timeout, "TIMEOUT: ncclAllReduce"},
     {"flagged_timeout", "ncclGroupEnd: still in progress", true, FailureKind::timeout, "TIMEOUT: "},
-    {"nccl_invalid_argument", "ncclAllReduce: invalid argument (run with NCCL_DEBUG=WARN for details) (code 4)", false, FailureKind::nccl, "nccl: ncclAllReduce"},
-    {"nccl_remote", "ncclAllReduce: remote process exited or there was a network error (code 6); last error: Connection reset by peer", false, FailureKind::nccl, "nccl: "},
-    {"cuda_illegal_address", "graph replay: cudaErrorIllegalAddress: an illegal memory access was encountered", false, FailureKind::cuda, "cuda: graph replay"},
+    {"nccl_invalid_argument",
+     "ncclAllReduce: invalid argument (run with NCCL_DEBUG=WARN for details) (code 4)", false,
+     FailureKind::nccl, "nccl: ncclAllReduce"},
+    {"nccl_remote",
+     "ncclAllReduce: remote process exited or there was a network error (code 6); last error: Connection "
+     "reset by peer",
+     false, FailureKind::nccl, "nccl: "},
+    {"cuda_illegal_address",
+     "graph replay: cudaErrorIllegalAddress: an illegal memory access was encountered", false,
+     FailureKind::cuda, "cuda: graph replay"},
     {"other", "the world was never built", false, FailureKind::other, "the world was never built"},
 };
 
@@ -65,7 +83,8 @@ INSTANTIATE_TEST_SUITE_P(Text, FailureText, ::testing::ValuesIn(kTexts),
 TEST(FailureCode, CudaMemoryAllocationIsResource) {
   const FailureClass f = classify_failure(cudaErrorMemoryAllocation, "cudaMalloc");
   EXPECT_EQ(f.kind, FailureKind::resource);
-  EXPECT_EQ(f.message.rfind("resource: out of memory: cudaMalloc: cudaErrorMemoryAllocation", 0), 0u) << f.message;
+  EXPECT_EQ(f.message.rfind("resource: out of memory: cudaMalloc: cudaErrorMemoryAllocation", 0), 0u)
+      << f.message;
   EXPECT_EQ(classify_failure(cudaErrorIllegalAddress, "kernel").kind, FailureKind::cuda);
 }
 
@@ -73,7 +92,8 @@ TEST(FailureCode, NcclUnhandledCudaErrorIsResourceOnlyWhenTheLastErrorSaysOom) {
   const FailureClass oom = classify_failure(ncclUnhandledCudaError, "Cuda failure 2 'out of memory'");
   EXPECT_EQ(oom.kind, FailureKind::resource) << oom.message;
   EXPECT_NE(oom.message.find("(code 1)"), std::string::npos) << oom.message;
-  const FailureClass other = classify_failure(ncclUnhandledCudaError, "Cuda failure 700 'an illegal memory access was encountered'");
+  const FailureClass other =
+      classify_failure(ncclUnhandledCudaError, "Cuda failure 700 'an illegal memory access was encountered'");
   EXPECT_EQ(other.kind, FailureKind::nccl) << other.message;
   EXPECT_EQ(classify_failure(ncclInvalidUsage, "out of memory").kind, FailureKind::nccl)
       << "an invalid-usage error is the caller's, whatever the last error says";
@@ -86,7 +106,8 @@ TEST(InjectSpec, CorruptIndex) {
   EXPECT_EQ(p.action, InjectPlan::Action::corrupt_index);
   EXPECT_EQ(p.pattern, R"(^AllReduce\.i32_sum_.*:w1$)") << "the index follows the last colon";
   EXPECT_EQ(p.index, 7u);
-  EXPECT_EQ(element_to_corrupt(p, "AllReduce.i32_sum_1024_outofplace:w1", 1024), std::optional<std::size_t>(7));
+  EXPECT_EQ(element_to_corrupt(p, "AllReduce.i32_sum_1024_outofplace:w1", 1024),
+            std::optional<std::size_t>(7));
   EXPECT_EQ(element_to_corrupt(p, "AllGather.i32_1024_outofplace:w1", 1024), std::nullopt);
   std::string why;
   EXPECT_EQ(element_to_corrupt(p, "AllReduce.i32_sum_7_outofplace:w1", 7, &why), std::nullopt);
@@ -96,7 +117,8 @@ TEST(InjectSpec, CorruptIndex) {
 TEST(InjectSpec, CorruptLast) {
   const InjectPlan p = parse_inject_spec("corrupt-last:Broadcast");
   EXPECT_EQ(p.action, InjectPlan::Action::corrupt_last);
-  EXPECT_EQ(element_to_corrupt(p, "Broadcast.f32_1048575_inplace_root0_w1", 1048575), std::optional<std::size_t>(1048574));
+  EXPECT_EQ(element_to_corrupt(p, "Broadcast.f32_1048575_inplace_root0_w1", 1048575),
+            std::optional<std::size_t>(1048574));
   EXPECT_EQ(element_to_corrupt(p, "Broadcast.f32_0_inplace_root0_w1", 0), std::nullopt);
 }
 
@@ -155,7 +177,8 @@ TEST(FailureOnGpu, OutOfMemoryIsAResourceFailureAndTheProcessGoesOn) {
   ASSERT_EQ(e, cudaErrorMemoryAllocation) << cudaGetErrorName(e);
   EXPECT_EQ(classify_failure(e, "cudaMalloc").kind, FailureKind::resource);
   // What the case's catch does: classify the thrown text and clear the last error.
-  const FailureClass thrown = case_failure(std::string("cudaMalloc: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+  const FailureClass thrown =
+      case_failure(std::string("cudaMalloc: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
   EXPECT_EQ(thrown.kind, FailureKind::resource) << thrown.message;
   EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess) << "case_failure leaves no stale error for the next case";
   ASSERT_EQ(cudaMalloc(&p, 1 << 20), cudaSuccess) << "a failed allocation must not poison the context";
@@ -191,7 +214,8 @@ TEST(FaultInjectOnGpu, FlipsExactlyTheSelectedElement) {
   ASSERT_EQ(cudaMemcpy(dev, host.data(), n * sizeof(std::int32_t), cudaMemcpyHostToDevice), cudaSuccess);
   for (const char* spec : {"corrupt:^Inject\\.self$:7", "corrupt-last:^Inject\\.self$"}) {
     const InjectPlan plan = parse_inject_spec(spec);
-    EXPECT_EQ(maybe_corrupt(plan, "Inject.other", dev, n * sizeof(std::int32_t), sizeof(std::int32_t), s), std::nullopt);
+    EXPECT_EQ(maybe_corrupt(plan, "Inject.other", dev, n * sizeof(std::int32_t), sizeof(std::int32_t), s),
+              std::nullopt);
     const auto k = maybe_corrupt(plan, "Inject.self", dev, n * sizeof(std::int32_t), sizeof(std::int32_t), s);
     ASSERT_TRUE(k.has_value()) << spec;
     std::vector<std::int32_t> back(n);

@@ -3,8 +3,8 @@
 // what the harness did: which rank is named as the first cause, that nothing outlived its
 // deadline, and that the journals and the JUnit made from them are intact. Children are started
 // with posix_spawn in their own process group (never fork after CUDA init); every wait is bounded.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -12,18 +12,18 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
 #include <thread>
 
-#include "report/journal_report.hpp"
 #include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/probe.hpp"
+#include "report/journal_report.hpp"
 
 extern char** environ;
 
@@ -34,8 +34,9 @@ using Clock = std::chrono::steady_clock;
 
 // Short, ordered deadlines for the children: collective < watchdog < +grace < launcher < CTest.
 const std::map<std::string, std::string> kDeadlines = {
-    {"GPUCTS_COLLECTIVE_DEADLINE_S", "2"}, {"GPUCTS_WATCHDOG_S", "4"},       {"GPUCTS_ABORT_GRACE_S", "1"},
-    {"GPUCTS_LAUNCHER_KILL_S", "15"},      {"GPUCTS_CTEST_TIMEOUT_S", "30"}, {"GPUCTS_BOOTSTRAP_DEADLINE_S", "4"}};
+    {"GPUCTS_COLLECTIVE_DEADLINE_S", "2"}, {"GPUCTS_WATCHDOG_S", "4"},
+    {"GPUCTS_ABORT_GRACE_S", "1"},         {"GPUCTS_LAUNCHER_KILL_S", "15"},
+    {"GPUCTS_CTEST_TIMEOUT_S", "30"},      {"GPUCTS_BOOTSTRAP_DEADLINE_S", "4"}};
 constexpr double kLauncherKill = 15;  // nothing may outlive this
 
 struct RunResult {
@@ -43,8 +44,8 @@ struct RunResult {
   int code = -1;
   int sig = 0;
   double wall_s = 0;
-  bool hit_deadline = false;   // we had to SIGKILL it
-  bool group_left = false;     // members of its process group outlived it
+  bool hit_deadline = false;  // we had to SIGKILL it
+  bool group_left = false;    // members of its process group outlived it
   std::string output;
 };
 
@@ -91,7 +92,8 @@ class FaultTest : public ::testing::Test {
       auto eq = kv.find('=');
       if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
-    for (const char* drop : {"GPUCTS_EXPECT_RANKS", "GTEST_OUTPUT", "GPUCTS_FAULT", "GPUCTS_FAULT_SLOW_S"}) env.erase(drop);
+    for (const char* drop : {"GPUCTS_EXPECT_RANKS", "GTEST_OUTPUT", "GPUCTS_FAULT", "GPUCTS_FAULT_SLOW_S"})
+      env.erase(drop);
     env["GPUCTS_TEST_NAME"] = "child";
     env["GPUCTS_JOURNAL_DIR"] = dir_;
     env["GPUCTS_LOG_DIR"] = dir_;
@@ -108,8 +110,8 @@ class FaultTest : public ::testing::Test {
   }
 
   // Spawns argv in a new process group; `tick` runs every 10 ms while it lives.
-  RunResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, double deadline_s,
-                const std::function<void(pid_t, double)>& tick = {}) {
+  RunResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                double deadline_s, const std::function<void(pid_t, double)>& tick = {}) {
     RunResult r;
     std::vector<std::string> envs;
     for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
@@ -219,8 +221,8 @@ const JournalCase* find_case(const RankJournal& r, const std::string& name) {
 
 std::string describe(const RunResult& r, const TestRun& t) {
   std::string s = "exit " + std::to_string(r.code) + " signal " + std::to_string(r.sig) + " after " +
-                  std::to_string(r.wall_s) + " s; cause: " + first_cause(t).summary() + "\nlauncher output:\n" +
-                  r.output.substr(0, 3000);
+                  std::to_string(r.wall_s) + " s; cause: " + first_cause(t).summary() +
+                  "\nlauncher output:\n" + r.output.substr(0, 3000);
   return s;
 }
 
@@ -263,7 +265,8 @@ class RankDeath : public FaultTest, public ::testing::WithParamInterface<DeathCa
 
 TEST_P(RankDeath, NamesTheRankThatWentFirst) {
   const auto& p = GetParam();
-  RunResult r = run(mpiexec(p.ranks), child_env({{"GPUCTS_FAULT", std::string(p.fault) + ":" + std::to_string(p.culprit)}}),
+  RunResult r = run(mpiexec(p.ranks),
+                    child_env({{"GPUCTS_FAULT", std::string(p.fault) + ":" + std::to_string(p.culprit)}}),
                     kLauncherKill);
   TestRun t = journals();
   EXPECT_FALSE(r.hit_deadline) << "the run outlived the launcher-kill deadline: " << describe(r, t);
@@ -298,13 +301,18 @@ INSTANTIATE_TEST_SUITE_P(Faults, RankDeath,
                                            DeathCase{"segv_4ranks_rank0", "segv", 4, 0, "SIGSEGV"},
                                            DeathCase{"sigstop_2ranks", "stop", 2, 1, "did not answer"},
                                            DeathCase{"sigstop_4ranks", "stop", 4, 3, "did not answer"}),
-                         [](const ::testing::TestParamInfo<DeathCase>& i) { return std::string(i.param.name); });
+                         [](const ::testing::TestParamInfo<DeathCase>& i) {
+                           return std::string(i.param.name);
+                         });
 
 // Needs a GPU per rank (two ranks may not share one): waits for a machine with 2 GPUs.
 TEST_F(FaultTest, NcclPeerCrashSurvivorsAbortTheirCommunicator) {
   const int gpus = visible_gpu_count();
-  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs (one per rank), " << gpus << " visible" << (gpus ? "" : ": " + no_gpu_reason());
-  RunResult r = run(mpiexec(2), child_env({{"GPUCTS_FAULT", "nccl_segv:1"}, {"GPUCTS_FAULT_SLOW_S", "0"}}), kLauncherKill);
+  if (gpus < 2)
+    GTEST_SKIP() << "needs 2 GPUs (one per rank), " << gpus << " visible"
+                 << (gpus ? "" : ": " + no_gpu_reason());
+  RunResult r = run(mpiexec(2), child_env({{"GPUCTS_FAULT", "nccl_segv:1"}, {"GPUCTS_FAULT_SLOW_S", "0"}}),
+                    kLauncherKill);
   TestRun t = journals();
   EXPECT_FALSE(r.hit_deadline) << describe(r, t);
   EXPECT_FALSE(r.group_left) << describe(r, t);
@@ -330,7 +338,8 @@ TEST_F(FaultTest, RankNeverStartsEndsAtBootstrapDeadline) {
   EXPECT_EQ(c.rank, 1) << describe(r, t);
   EXPECT_EQ(c.what, "never started") << describe(r, t);
   bool bootstrap_line = false;
-  for (const auto& e : t.ranks.at(0).events) bootstrap_line |= e.event == "watchdog" && e.reason.find("bootstrap") != std::string::npos;
+  for (const auto& e : t.ranks.at(0).events)
+    bootstrap_line |= e.event == "watchdog" && e.reason.find("bootstrap") != std::string::npos;
   EXPECT_TRUE(bootstrap_line) << "rank 0 did not journal the bootstrap deadline";
   std::string xml = junit();
   EXPECT_TRUE(well_formed(xml)) << xml;
@@ -358,14 +367,14 @@ TEST_P(Interrupt, JournalsTheInterruptedCaseAndExits) {
   auto argv = p.ranks == 0 ? std::vector<std::string>{fault_child()} : mpiexec(p.ranks);
   // The signal, not the bootstrap, is under test: 4 ranks under ASan on a loaded 2-core machine
   // can take more than the 4 s the bootstrap cases use to get through MPI_Init.
-  RunResult r = run(argv, child_env({{"GPUCTS_FAULT_SLOW_S", "20"}, {"GPUCTS_BOOTSTRAP_DEADLINE_S", "12"}}), kLauncherKill,
-                    [&](pid_t pid, double el) {
-    if (!sent && all_started("Faults.Slow", want)) {
-      kill(p.to_group ? -pid : pid, p.sig);
-      sent = true;
-      sent_at = el;
-    }
-  });
+  RunResult r = run(argv, child_env({{"GPUCTS_FAULT_SLOW_S", "20"}, {"GPUCTS_BOOTSTRAP_DEADLINE_S", "12"}}),
+                    kLauncherKill, [&](pid_t pid, double el) {
+                      if (!sent && all_started("Faults.Slow", want)) {
+                        kill(p.to_group ? -pid : pid, p.sig);
+                        sent = true;
+                        sent_at = el;
+                      }
+                    });
   TestRun t = journals();
   ASSERT_TRUE(sent) << "the child never reached Faults.Slow: " << describe(r, t);
   EXPECT_FALSE(r.hit_deadline) << describe(r, t);
@@ -385,8 +394,10 @@ TEST_P(Interrupt, JournalsTheInterruptedCaseAndExits) {
       if (e.event == "interrupted") {
         ++interrupted;
         // Open MPI's mpiexec turns what it receives into SIGTERM for its ranks.
-        if (p.ranks == 0) EXPECT_EQ(e.signal, sig);
-        else EXPECT_TRUE(e.signal == sig || e.signal == "SIGTERM") << e.signal;
+        if (p.ranks == 0)
+          EXPECT_EQ(e.signal, sig);
+        else
+          EXPECT_TRUE(e.signal == sig || e.signal == "SIGTERM") << e.signal;
         EXPECT_EQ(e.case_name, "Faults.Slow");
       }
   }
@@ -404,7 +415,9 @@ INSTANTIATE_TEST_SUITE_P(Faults, Interrupt,
                                            SignalCase{"sigterm_launcher_2ranks", SIGTERM, false, 2},
                                            SignalCase{"sigint_group_2ranks", SIGINT, true, 2},
                                            SignalCase{"sigterm_group_4ranks", SIGTERM, true, 4}),
-                         [](const ::testing::TestParamInfo<SignalCase>& i) { return std::string(i.param.name); });
+                         [](const ::testing::TestParamInfo<SignalCase>& i) {
+                           return std::string(i.param.name);
+                         });
 
 // --- the watchdog and the argument check -------------------------------------------------
 
@@ -451,7 +464,8 @@ TEST_F(FaultTest, RanksOutOfStepAreStoppedTogether) {
       if (e.event == "diverged") {
         ++diverged;
         EXPECT_NE(e.reason.find("rank 0 is in the verdict of Faults.Inject"), std::string::npos) << e.reason;
-        EXPECT_NE(e.reason.find("rank 1 is in the argument check of Broadcast"), std::string::npos) << e.reason;
+        EXPECT_NE(e.reason.find("rank 1 is in the argument check of Broadcast"), std::string::npos)
+            << e.reason;
       }
   EXPECT_GE(diverged, 1) << describe(r, t);
   Cause c = first_cause(t);
@@ -459,10 +473,12 @@ TEST_F(FaultTest, RanksOutOfStepAreStoppedTogether) {
 }
 
 TEST_F(FaultTest, PreflightCatchesOneRankWithAnotherNccl) {
-  if (!GPUCTS_HAVE_CUDA) GTEST_SKIP() << "built without NCCL (the asan build): rank 0 has no NCCL runtime to differ from";
+  if (!GPUCTS_HAVE_CUDA)
+    GTEST_SKIP() << "built without NCCL (the asan build): rank 0 has no NCCL runtime to differ from";
   // One rank told (test mode only) that its libnccl is 2.27.3, through Open MPI's ':' form.
-  std::vector<std::string> argv = {mpiexec_exe(), "-n", "1", fault_child(), ":", "-n", "1",
-                                   "-x", "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3", fault_child()};
+  std::vector<std::string> argv = {
+      mpiexec_exe(), "-n", "1", fault_child(), ":", "-n", "1", "-x", "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3",
+      fault_child()};
   RunResult r = run(argv, child_env({{"GPUCTS_TEST_MODE", "1"}}), kLauncherKill);
   TestRun t = journals();
   EXPECT_TRUE(r.exited) << describe(r, t);
@@ -507,22 +523,27 @@ int count(const std::string& hay, const std::string& needle) {
 }
 
 TEST_F(FaultTest, CheckUnderMpiNamesTheRankWithAnotherNccl) {
-  if (!GPUCTS_HAVE_CUDA) GTEST_SKIP() << "built without NCCL (the asan build): rank 0 has no NCCL runtime to differ from";
-  std::vector<std::string> argv = {mpiexec_exe(), "-n", "1", cli(), "check", ":", "-n", "1",
-                                   "-x", "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3", cli(), "check"};
+  if (!GPUCTS_HAVE_CUDA)
+    GTEST_SKIP() << "built without NCCL (the asan build): rank 0 has no NCCL runtime to differ from";
+  std::vector<std::string> argv = {mpiexec_exe(), "-n",   "1", cli(), "check",
+                                   ":",           "-n",   "1", "-x",  "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3",
+                                   cli(),         "check"};
   RunResult r = run(argv, child_env({{"GPUCTS_TEST_MODE", "1"}}), kLauncherKill);
   EXPECT_TRUE(r.exited) << r.output;
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_EQ(count(r.output, "gpucts check: 2 fingerprints"), 1) << "rank 0 alone prints the report:\n" << r.output;
+  EXPECT_EQ(count(r.output, "gpucts check: 2 fingerprints"), 1) << "rank 0 alone prints the report:\n"
+                                                                << r.output;
   EXPECT_NE(r.output.find("cross-host-mismatch"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("2.27.3 on " + hostname() + " rank 1"), std::string::npos) << r.output;
 }
 
 TEST_F(FaultTest, CheckUnderMpiGivesEveryRankOneStatus) {
   // Four (fake) GPUs, so that four ranks on a machine with fewer do not add placement findings.
-  auto env = child_env({{"GPUCTS_TEST_MODE", "1"},
-                        {"GPUCTS_FAKE_GPUS", "GPU-00000000-0000-0000-0000-000000000001,GPU-00000000-0000-0000-0000-000000000002,"
-                                             "GPU-00000000-0000-0000-0000-000000000003,GPU-00000000-0000-0000-0000-000000000004"}});
+  auto env =
+      child_env({{"GPUCTS_TEST_MODE", "1"},
+                 {"GPUCTS_FAKE_GPUS",
+                  "GPU-00000000-0000-0000-0000-000000000001,GPU-00000000-0000-0000-0000-000000000002,"
+                  "GPU-00000000-0000-0000-0000-000000000003,GPU-00000000-0000-0000-0000-000000000004"}});
   RunResult alone = run({cli(), "check", "--json"}, env, 60);
   ASSERT_TRUE(alone.exited) << alone.output;
   RunResult four = run({mpiexec_exe(), "-n", "4", cli(), "check", "--json"}, env, kLauncherKill);
@@ -535,7 +556,8 @@ TEST_F(FaultTest, CheckUnderMpiGivesEveryRankOneStatus) {
 TEST_F(FaultTest, CheckUnderMpiCatchesTwoRanksOnOneGpu) {
   // Test mode: both ranks are shown the same single GPU.
   RunResult r = run({mpiexec_exe(), "-n", "2", cli(), "check"},
-                    child_env({{"GPUCTS_TEST_MODE", "1"}, {"GPUCTS_FAKE_GPUS", "GPU-00000000-0000-0000-0000-0000000000bb"}}),
+                    child_env({{"GPUCTS_TEST_MODE", "1"},
+                               {"GPUCTS_FAKE_GPUS", "GPU-00000000-0000-0000-0000-0000000000bb"}}),
                     kLauncherKill);
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("gpu-shared-by-ranks"), std::string::npos) << r.output;

@@ -3,8 +3,8 @@
 
 #include <fstream>
 
-#include "matrix/fingerprint.hpp"
 #include "fixtures/probe/probe.hpp"
+#include "matrix/fingerprint.hpp"
 
 namespace cts {
 namespace {
@@ -56,7 +56,8 @@ TEST(FingerprintJson, RoundTripKeepsEveryFieldAndExtras) {
 
 TEST(FingerprintJson, IntegerCodesAreAccepted) {
   auto fp = parse_fingerprint(R"({"schema":"gpucts.fingerprint/1","cuda_runtime":13000,
-    "nccl":{"runtime":22809},"torch":{"nccl":8591769609},"cudnn":91900})", "codes");
+    "nccl":{"runtime":22809},"torch":{"nccl":8591769609},"cudnn":91900})",
+                              "codes");
   EXPECT_EQ(fp.cuda_runtime->release_str(), "13.0");
   EXPECT_EQ(fp.nccl_runtime->str(), "2.28.9");
   EXPECT_EQ(fp.torch->nccl->str(), "2.28.9");
@@ -65,7 +66,8 @@ TEST(FingerprintJson, IntegerCodesAreAccepted) {
 
 TEST(FingerprintJson, AbsentFieldsStayUnknown) {
   auto fp = parse_fingerprint(R"({"schema":"gpucts.fingerprint/1"})", "empty");
-  EXPECT_FALSE(fp.driver_version || fp.cuda_runtime || fp.nccl_runtime || fp.torch || fp.gpus || fp.shm_bytes);
+  EXPECT_FALSE(fp.driver_version || fp.cuda_runtime || fp.nccl_runtime || fp.torch || fp.gpus ||
+               fp.shm_bytes);
 }
 
 struct BadInput {
@@ -101,7 +103,9 @@ const BadInput kBad[] = {
     {"bad_env", R"({"schema":"gpucts.fingerprint/1","env":{"NCCL_DEBUG":3}})", "env.NCCL_DEBUG"},
 };
 INSTANTIATE_TEST_SUITE_P(Inputs, FingerprintBad, ::testing::ValuesIn(kBad),
-                         [](const ::testing::TestParamInfo<BadInput>& i) { return std::string(i.param.name); });
+                         [](const ::testing::TestParamInfo<BadInput>& i) {
+                           return std::string(i.param.name);
+                         });
 
 TEST(FingerprintFile, MissingFileNamesThePath) {
   try {

@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "fixtures/gtest/flags.hpp"
-#include "fixtures/probe/scoped_env.hpp"
 #include "fixtures/gtest/perf_flags.hpp"
-#include "report/bandwidth.hpp"
 #include "fixtures/probe/paths.hpp"
+#include "fixtures/probe/scoped_env.hpp"
 #include "fixtures/probe/spawn.hpp"
+#include "report/bandwidth.hpp"
 
 namespace cts {
 namespace {
@@ -33,8 +33,12 @@ Parsed perf(const std::vector<std::string>& args) {
 
 // Unset for the scope: the variables the perf suite's flags fall back on.
 ScopedEnv no_perf_env() {
-  return ScopedEnv({{"GPUCTS_WORLD_SIZE", nullptr}, {"GPUCTS_BW_SWEEP", nullptr}, {"GPUCTS_BW_ITERS", nullptr},
-                    {"GPUCTS_BW_WARMUP", nullptr}, {"GPUCTS_BW_REPS", nullptr}, {"GPUCTS_BW_GRAPH", nullptr},
+  return ScopedEnv({{"GPUCTS_WORLD_SIZE", nullptr},
+                    {"GPUCTS_BW_SWEEP", nullptr},
+                    {"GPUCTS_BW_ITERS", nullptr},
+                    {"GPUCTS_BW_WARMUP", nullptr},
+                    {"GPUCTS_BW_REPS", nullptr},
+                    {"GPUCTS_BW_GRAPH", nullptr},
                     {"GPUCTS_BW_OUTPUT", nullptr}});
 }
 
@@ -92,9 +96,16 @@ TEST(Flags, SettingsFallBackToTheEnvironment) {
 
 TEST(Flags, BadValuesAreUsageErrors) {
   auto env = no_perf_env();
-  for (const std::vector<std::string>& bad :
-       {std::vector<std::string>{"-n", "0"}, {"--iters=x"}, {"--iters"}, {"-w", "1x"}, {"--reps=99999999999999999999"},
-        {"-b", "8Q"}, {"-f", "1"}, {"--sweep=8:1G"}, {"--world-size=0"}, {"--graph=1"}}) {
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"-n", "0"},
+                                              {"--iters=x"},
+                                              {"--iters"},
+                                              {"-w", "1x"},
+                                              {"--reps=99999999999999999999"},
+                                              {"-b", "8Q"},
+                                              {"-f", "1"},
+                                              {"--sweep=8:1G"},
+                                              {"--world-size=0"},
+                                              {"--graph=1"}}) {
     ::testing::internal::CaptureStderr();
     EXPECT_EQ(perf(bad).rc, 2) << bad.front();
     const std::string err = ::testing::internal::GetCapturedStderr();
@@ -126,7 +137,8 @@ TEST(Flags, AnUnknownFlagIsRefusedNamingTheKnownOnes) {
     EXPECT_EQ(perf({"-n", "3", unknown}).rc, 2) << unknown;
     const std::string err = ::testing::internal::GetCapturedStderr();
     EXPECT_NE(err.find(unknown), std::string::npos) << err;
-    EXPECT_NE(err.find("(known: -h/--help --version --world-size --sweep -b/--minbytes"), std::string::npos) << err;
+    EXPECT_NE(err.find("(known: -h/--help --version --world-size --sweep -b/--minbytes"), std::string::npos)
+        << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << "one line: " << err;
   }
 }
@@ -164,16 +176,19 @@ TEST(FlagsBinary, VersionHelpAndUnknownFlags) {
   for (const char* h : {"-h", "--help"}) {
     proc::Result r = self({h});
     EXPECT_EQ(r.exit_code, 0) << h << ": " << r.describe();
-    EXPECT_NE(r.output.find("--gtest_list_tests"), std::string::npos) << h << ": GoogleTest's help\n" << r.output;
+    EXPECT_NE(r.output.find("--gtest_list_tests"), std::string::npos) << h << ": GoogleTest's help\n"
+                                                                      << r.output;
     EXPECT_NE(r.output.find("--version"), std::string::npos) << h << ": our flags\n" << r.output;
   }
   proc::Result bad = self({"--gtest_brief=1", "--bogus"});
   EXPECT_EQ(bad.exit_code, 2) << bad.describe();
-  EXPECT_NE(bad.output.find("gpucts_flags: unknown flag --bogus (known: -h/--help --version;"), std::string::npos)
+  EXPECT_NE(bad.output.find("gpucts_flags: unknown flag --bogus (known: -h/--help --version;"),
+            std::string::npos)
       << bad.output;
   proc::Result list = self({"--gtest_list_tests", "--gtest_filter=FlagsBinary.*"});  // the last filter wins
   EXPECT_EQ(list.exit_code, 0) << list.describe();
-  EXPECT_NE(list.output.find("FlagsBinary.\n  VersionHelpAndUnknownFlags\n"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("FlagsBinary.\n  VersionHelpAndUnknownFlags\n"), std::string::npos)
+      << list.output;
 }
 
 }  // namespace

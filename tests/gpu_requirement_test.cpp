@@ -17,7 +17,8 @@ namespace {
 
 TEST(GpuRequirement, WordingIsTheOneReportsMatch) {
   EXPECT_EQ(gpu_shortfall(8, 1, ""), "needs 8 GPU(s), 1 visible");
-  EXPECT_EQ(gpu_shortfall(2, 0, "no CUDA device visible"), "needs 2 GPU(s), 0 visible (no CUDA device visible)");
+  EXPECT_EQ(gpu_shortfall(2, 0, "no CUDA device visible"),
+            "needs 2 GPU(s), 0 visible (no CUDA device visible)");
 }
 
 TEST(GpuRequirement, MissingGpusFollowsTheVisibleCount) {
@@ -97,10 +98,12 @@ TEST(GpuRequirement, SkipIfFewerGpusIsAskedForByTheEntry) {
 char g_prog[] = "gpucts_gpu_requirement";
 char* g_argv[] = {g_prog, nullptr};
 const int g_world = visible_gpu_count() + 1;
-const bool g_stood_in = !register_every_case(1, g_argv) && stand_in_for_world("DISABLED_StandIn", g_world, 40, 1, g_argv);
+const bool g_stood_in =
+    !register_every_case(1, g_argv) && stand_in_for_world("DISABLED_StandIn", g_world, 40, 1, g_argv);
 
 TEST(GpuRequirement, StandInForWorldRegistersOnePlaceholder) {
-  if (register_every_case(1, g_argv)) GTEST_SKIP() << "GPUCTS_REGISTER_ALL=1 or GTEST_FILTER set: every case is listed";
+  if (register_every_case(1, g_argv))
+    GTEST_SKIP() << "GPUCTS_REGISTER_ALL=1 or GTEST_FILTER set: every case is listed";
   ASSERT_TRUE(g_stood_in);
   const auto* unit = ::testing::UnitTest::GetInstance();
   const std::string name = "w" + std::to_string(g_world) + "_all_40_cases";

@@ -4,8 +4,8 @@
 // files, duplicate keys and out-of-range numbers with one line naming the file and line or field,
 // and the HTML summary escapes everything that came from outside. Runs gpucts, gpucts_version and
 // this binary's own DISABLED_Fixture cases as children.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,23 +22,23 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/bandwidth.hpp"
-#include "report/bundle.hpp"
-#include "matrix/csv.hpp"
-#include "report/doc.hpp"
-#include "report/file_names.hpp"
-#include "matrix/fingerprint.hpp"
-#include "matrix/input.hpp"
-#include "report/journal_report.hpp"
-#include "report/junit.hpp"
-#include "matrix/matrix.hpp"
-#include "report/output_file.hpp"
 #include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/probe.hpp"
-#include "matrix/rules.hpp"
 #include "fixtures/probe/spawn.hpp"
-#include "report/summary.hpp"
+#include "matrix/csv.hpp"
+#include "matrix/fingerprint.hpp"
+#include "matrix/input.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/rules.hpp"
 #include "matrix/version.hpp"
+#include "report/bandwidth.hpp"
+#include "report/bundle.hpp"
+#include "report/doc.hpp"
+#include "report/file_names.hpp"
+#include "report/journal_report.hpp"
+#include "report/junit.hpp"
+#include "report/output_file.hpp"
+#include "report/summary.hpp"
 #include "report/xml.hpp"
 
 namespace fs = std::filesystem;
@@ -48,9 +48,7 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Cases run only as children of the tests below (disabled in a plain run).
-TEST(DISABLED_Fixture, FailsWithScript) {
-  ADD_FAILURE() << "<script>alert('message')</script> failed here";
-}
+TEST(DISABLED_Fixture, FailsWithScript) { ADD_FAILURE() << "<script>alert('message')</script> failed here"; }
 TEST(DISABLED_Fixture, Passes) { SUCCEED(); }
 TEST(DISABLED_Fixture, Spins) {
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -61,10 +59,10 @@ TEST(DISABLED_Fixture, Spins) {
 std::string gpucts() { return find_beside("gpucts").value_or(""); }
 std::string version_binary() { return find_beside("gpucts_version").value_or(""); }
 
-#define REQUIRE_CLI()                                                                      \
-  do {                                                                                     \
-    if (gpucts().empty() || version_binary().empty())                                      \
-      GTEST_SKIP() << "gpucts or gpucts_version not found beside " << self_exe();          \
+#define REQUIRE_CLI()                                                             \
+  do {                                                                            \
+    if (gpucts().empty() || version_binary().empty())                             \
+      GTEST_SKIP() << "gpucts or gpucts_version not found beside " << self_exe(); \
   } while (0)
 
 std::string slurp(const fs::path& p) {
@@ -80,11 +78,12 @@ nlohmann::json json_in(const std::string& out) {
 }
 
 // Children of this suite must not take its journal or test name.
-proc::Result run(const std::vector<std::string>& argv, std::vector<std::string> env = {}, const std::string& cwd = "",
-                 double timeout_s = 120) {
+proc::Result run(const std::vector<std::string>& argv, std::vector<std::string> env = {},
+                 const std::string& cwd = "", double timeout_s = 120) {
   proc::Options o;
   o.set_env = std::move(env);
-  o.unset_env = {"GPUCTS_TEST_NAME", "GPUCTS_JOURNAL_DIR", "GPUCTS_BW_OUTPUT", "GPUCTS_LOG_DIR", "TEST_PREMATURE_EXIT_FILE"};
+  o.unset_env = {"GPUCTS_TEST_NAME", "GPUCTS_JOURNAL_DIR", "GPUCTS_BW_OUTPUT", "GPUCTS_LOG_DIR",
+                 "TEST_PREMATURE_EXIT_FILE"};
   o.working_dir = cwd;
   o.err = proc::Output::Capture;
   o.timeout_s = timeout_s;
@@ -102,8 +101,9 @@ std::map<std::string, std::string> tree(const fs::path& root, const fs::path& sk
     }
     auto st = it->symlink_status();
     std::string what = fs::is_symlink(st) ? "link:" + fs::read_symlink(it->path()).string()
-                       : fs::is_directory(st) ? "dir"
-                                              : "file:" + std::to_string(std::hash<std::string>{}(slurp(it->path())));
+                       : fs::is_directory(st)
+                           ? "dir"
+                           : "file:" + std::to_string(std::hash<std::string>{}(slurp(it->path())));
     out[fs::relative(it->path(), root).string()] = what;
   }
   return out;
@@ -175,10 +175,25 @@ TEST_F(SpawnTest, CapturedOutputIsBounded) {
 // File names from outside
 
 TEST(FileNames, EveryOutsideStringBecomesOneSafeDistinctFileName) {
-  const std::vector<std::string> names = {
-      "gpucts_collectives_w2", "..", ".", "../../etc/passwd", "/etc/passwd", "a/b", "a_b", "a%2Fb",
-      std::string("nul\0byte", 8), std::string(1000, 'x'), std::string(1000, 'x') + "y", std::string(300, '/'),
-      "\xff\xfe not utf-8", "node-a.rank3", ".hidden", "a b", "<script>", "~", std::string(199, 'z') + "/"};
+  const std::vector<std::string> names = {"gpucts_collectives_w2",
+                                          "..",
+                                          ".",
+                                          "../../etc/passwd",
+                                          "/etc/passwd",
+                                          "a/b",
+                                          "a_b",
+                                          "a%2Fb",
+                                          std::string("nul\0byte", 8),
+                                          std::string(1000, 'x'),
+                                          std::string(1000, 'x') + "y",
+                                          std::string(300, '/'),
+                                          "\xff\xfe not utf-8",
+                                          "node-a.rank3",
+                                          ".hidden",
+                                          "a b",
+                                          "<script>",
+                                          "~",
+                                          std::string(199, 'z') + "/"};
   std::set<std::string> seen;
   for (const auto& n : names) {
     std::string f = file_name_for(n);
@@ -189,7 +204,8 @@ TEST(FileNames, EveryOutsideStringBecomesOneSafeDistinctFileName) {
     EXPECT_NE(f, "..");
     EXPECT_NE(f[0], '.') << f;
     EXPECT_LE(f.size(), kMaxFileNameStem) << f;
-    for (unsigned char c : f) EXPECT_TRUE(std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '%' || c == '~') << f;
+    for (unsigned char c : f)
+      EXPECT_TRUE(std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '%' || c == '~') << f;
     EXPECT_TRUE(seen.insert(f).second) << "two names share the file " << f;
     if (n.size() < 60) {
       EXPECT_EQ(name_of_file(f), n);
@@ -295,7 +311,8 @@ const BadJson kBadJson[] = {
     {"too_deep", std::string(300, '[') + std::string(300, ']'), "1:257", "nested deeper than 256"},
     {"very_deep", std::string(200000, '{'), "1:2", "expected a quoted object key"},
     {"very_deep_arrays", std::string(200000, '['), "1:257", "nested deeper"},
-    {"newlines_then_bad_token", std::string(3000000, '\n') + "x", "3000001:1", "expected a JSON value, found 'x'"},
+    {"newlines_then_bad_token", std::string(3000000, '\n') + "x", "3000001:1",
+     "expected a JSON value, found 'x'"},
     {"truncated", "{\"a\": [1, 2", "1:12", "not closed (truncated?)"},
     {"trailing", "{} {}", "1:4", "content after the JSON value"},
     {"empty", "", "1:1", "empty input"},
@@ -382,7 +399,8 @@ TEST(FileNames, ASuiteWritesItsJournalInsideTheFolderWhateverItsName) {
   EXPECT_TRUE(tests.count("../escaped")) << "the journal reader gives the name back";
 }
 
-nlohmann::json entry(const std::string& name, std::vector<std::string> cmd, std::vector<std::string> env = {}) {
+nlohmann::json entry(const std::string& name, std::vector<std::string> cmd,
+                     std::vector<std::string> env = {}) {
   return {{"name", name},
           {"command", cmd},
           {"properties",
@@ -400,8 +418,13 @@ class QualifyTest : public Scratch {
   proc::Result qualify(const std::vector<nlohmann::json>& entries, const std::string& out,
                        std::vector<std::string> extra = {}) {
     put(dir() / "tests.json", tests_json(entries));
-    std::vector<std::string> argv{gpucts(), "qualify", "--no-python", "--tests-json", (dir() / "tests.json").string(),
-                                  "--output", (dir() / out).string()};
+    std::vector<std::string> argv{gpucts(),
+                                  "qualify",
+                                  "--no-python",
+                                  "--tests-json",
+                                  (dir() / "tests.json").string(),
+                                  "--output",
+                                  (dir() / out).string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return run(argv, {}, dir().string(), 300);
   }
@@ -414,29 +437,32 @@ TEST_F(QualifyTest, HostileNamesWriteNothingOutsideTheOutputFolder) {
   put(dir() / "sub" / "keep.txt", "untouched");
   const std::string abs = "/tmp/gpucts-hardening-escape-" + std::to_string(::getpid());
   auto before = tree(dir());
-  auto r = qualify({entry("../../escape", version_cmd()), entry(abs, version_cmd()), entry("a/b", version_cmd()),
-                    entry(std::string(300, 'n'), version_cmd()), entry("..", version_cmd())},
-                   "out");
+  auto r =
+      qualify({entry("../../escape", version_cmd()), entry(abs, version_cmd()), entry("a/b", version_cmd()),
+               entry(std::string(300, 'n'), version_cmd()), entry("..", version_cmd())},
+              "out");
   ASSERT_EQ(r.exit_code, 0) << r.describe() << "\n" << r.output;
   auto after_qualify = tree(dir(), dir() / "out");
   after_qualify.erase("out");
   auto expected = before;
   expected["tests.json"] = after_qualify["tests.json"];  // written by this test just before the run
   EXPECT_EQ(after_qualify, expected);
-  for (const char* suffix : {"", ".jsonl", ".log", ".xml", ".premature"}) EXPECT_FALSE(fs::exists(abs + suffix)) << abs << suffix;
+  for (const char* suffix : {"", ".jsonl", ".log", ".xml", ".premature"})
+    EXPECT_FALSE(fs::exists(abs + suffix)) << abs << suffix;
   auto b = bundle::load((dir() / "out").string());
   EXPECT_EQ(b.manifest.suites.size(), 5u);
   for (const auto& s : b.manifest.suites) EXPECT_EQ(s.status, "passed") << s.name << ": " << s.reason;
 
   // report --render and report --output, journal-to-junit: again nothing outside their outputs.
   auto before_report = tree(dir(), dir() / "rendered");
-  auto render = run({gpucts(), "report", "--render", (dir() / "out").string(), "--output", (dir() / "rendered").string()});
+  auto render = run(
+      {gpucts(), "report", "--render", (dir() / "out").string(), "--output", (dir() / "rendered").string()});
   EXPECT_EQ(render.exit_code, 0) << render.output;
-  auto diff = run({gpucts(), "report", "--baseline", (dir() / "out").string(), "--candidate", (dir() / "out").string(),
-                   "--output", (dir() / "rendered" / "diff").string()});
+  auto diff = run({gpucts(), "report", "--baseline", (dir() / "out").string(), "--candidate",
+                   (dir() / "out").string(), "--output", (dir() / "rendered" / "diff").string()});
   EXPECT_EQ(diff.exit_code, 0) << diff.output;
-  auto junit = run({gpucts(), "journal-to-junit", "--journal-dir", (dir() / "out" / "journal").string(), "--output",
-                    (dir() / "rendered" / "journals.xml").string()});
+  auto junit = run({gpucts(), "journal-to-junit", "--journal-dir", (dir() / "out" / "journal").string(),
+                    "--output", (dir() / "rendered" / "journals.xml").string()});
   EXPECT_EQ(junit.exit_code, 0) << junit.output;
   auto after_report = tree(dir(), dir() / "rendered");
   after_report.erase("rendered");
@@ -510,7 +536,8 @@ TEST(Fingerprint, OutOfRangeNumbersAndOverlongVersionsAreRefusedNamingTheField) 
       EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
     }
   }
-  EXPECT_EQ(parse_fingerprint(R"({"schema":"gpucts.fingerprint/1","rank":2147483647})", "x").rank, 2147483647);
+  EXPECT_EQ(parse_fingerprint(R"({"schema":"gpucts.fingerprint/1","rank":2147483647})", "x").rank,
+            2147483647);
   EXPECT_NO_THROW(Version::parse("9.1.0.70"));  // cuDNN has four parts
   EXPECT_THROW(Version::parse("2.28.3.4", VersionKind::Nccl), VersionError);
 }
@@ -519,7 +546,8 @@ TEST(CheckCli, DeepEndlessAndMissingFingerprintsExitTwoWithOneLine) {
   REQUIRE_CLI();
   ScratchDir d("hardening-check");
   fs::path deep = fs::path(d.path()) / "deep.json";
-  put(deep, "{\"schema\":\"gpucts.fingerprint/1\",\"x\":" + std::string(200000, '[') + std::string(200000, ']') + "}");
+  put(deep, "{\"schema\":\"gpucts.fingerprint/1\",\"x\":" + std::string(200000, '[') +
+                std::string(200000, ']') + "}");
   fs::path fifo = fs::path(d.path()) / "fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   for (const std::string& f : {deep.string(), std::string("/dev/zero")}) {
@@ -532,11 +560,12 @@ TEST(CheckCli, DeepEndlessAndMissingFingerprintsExitTwoWithOneLine) {
 
 TEST(CheckCli, ANonUtf8NcclValueIsNamedAndTheJsonStaysValid) {
   REQUIRE_CLI();
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"fingerprint", "--no-python"}, std::vector<std::string>{"check", "--json"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"fingerprint", "--no-python"},
+                                               std::vector<std::string>{"check", "--json"}}) {
     std::vector<std::string> argv{gpucts()};
     argv.insert(argv.end(), args.begin(), args.end());
-    auto r = run(argv, {"NCCL_HARDENING_TEST=ab\xff" "cd"});
+    auto r = run(argv, {"NCCL_HARDENING_TEST=ab\xff"
+                        "cd"});
     ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.describe() << "\n" << r.output;
     EXPECT_NE(r.output.find("NCCL_HARDENING_TEST: not valid UTF-8"), std::string::npos) << r.output;
     EXPECT_FALSE(json_in(r.output).is_discarded()) << r.output;
@@ -575,7 +604,8 @@ TEST(Thresholds, EveryCorruptFileIsRefusedNamingTheFileAndLine) {
       bw::load_thresholds_file(f.string());
       ADD_FAILURE() << "accepted " << text;
     } catch (const bw::BandwidthError& e) {
-      EXPECT_EQ(std::string(e.what()).rfind(f.string() + ":" + std::to_string(line) + ": ", 0), 0u) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(f.string() + ":" + std::to_string(line) + ": ", 0), 0u)
+          << e.what();
     }
   }
   try {
@@ -638,7 +668,6 @@ TEST(Junit, AHugeMessageIsCutSoTheFileStaysReadable) {
   EXPECT_NE(cases[0].detail.find("more bytes left out"), std::string::npos);
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Options
 
@@ -656,11 +685,13 @@ TEST(Options, NanAndInfinityAreNotNumbers) {
 
 // Journals of a process killed between cases and after its last case.
 std::string journal_lines(bool end_program, int planned, const std::vector<std::string>& finished) {
-  std::string s = "{\"event\":\"program_start\",\"cases\":" + std::to_string(planned) + ",\"time_ms\":1000}\n";
+  std::string s =
+      "{\"event\":\"program_start\",\"cases\":" + std::to_string(planned) + ",\"time_ms\":1000}\n";
   double t = 1001;
   for (const auto& c : finished) {
     s += "{\"event\":\"start\",\"case\":\"" + c + "\",\"time_ms\":" + std::to_string(t++) + "}\n";
-    s += "{\"event\":\"end\",\"case\":\"" + c + "\",\"result\":\"passed\",\"time_ms\":" + std::to_string(t++) + "}\n";
+    s += "{\"event\":\"end\",\"case\":\"" + c +
+         "\",\"result\":\"passed\",\"time_ms\":" + std::to_string(t++) + "}\n";
   }
   if (end_program) s += "{\"event\":\"program_end\",\"time_ms\":" + std::to_string(t) + "}\n";
   return s;
@@ -682,8 +713,10 @@ TEST(JournalToJunit, AProcessKilledBetweenCasesOrAfterItsLastIsAnError) {
   auto cases = junit::read_file(out.string(), "");
   std::map<std::string, std::string> status;
   for (const auto& c : cases) status[c.suite + "." + c.name] = c.status + ": " + c.message;
-  EXPECT_EQ(status["between.process_end"].rfind("error: did not end normally", 0), 0u) << status["between.process_end"];
-  EXPECT_NE(status["between.process_end"].find("after case S.a (2 planned case(s) did not run)"), std::string::npos)
+  EXPECT_EQ(status["between.process_end"].rfind("error: did not end normally", 0), 0u)
+      << status["between.process_end"];
+  EXPECT_NE(status["between.process_end"].find("after case S.a (2 planned case(s) did not run)"),
+            std::string::npos)
       << status["between.process_end"];
   EXPECT_EQ(status["after_last.process_end"].rfind("error:", 0), 0u) << status["after_last.process_end"];
   EXPECT_FALSE(status.count("fine.process_end"));
@@ -696,11 +729,12 @@ TEST_F(QualifyTest, AMissingBinaryOrASuiteOfZeroCasesIsNotAPass) {
   REQUIRE_CLI();
   // Writes a gtest XML with no case where --gtest_output says, and exits 0.
   const std::string zero =
-      "p=${1#--gtest_output=xml:}; printf '<?xml version=\"1.0\"?>\\n<testsuites tests=\"0\"></testsuites>\\n' > \"$p\"";
-  auto r = qualify({entry("gpucts_version", version_cmd()),
-                    entry("missing", {(dir() / "no-such-binary").string()}),
-                    entry("zero", {"/bin/sh", "-c", zero, "sh", "--gtest_output=xml:x.xml"})},
-                   "out");
+      "p=${1#--gtest_output=xml:}; printf '<?xml version=\"1.0\"?>\\n<testsuites "
+      "tests=\"0\"></testsuites>\\n' > \"$p\"";
+  auto r = qualify(
+      {entry("gpucts_version", version_cmd()), entry("missing", {(dir() / "no-such-binary").string()}),
+       entry("zero", {"/bin/sh", "-c", zero, "sh", "--gtest_output=xml:x.xml"})},
+      "out");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   auto b = bundle::load((dir() / "out").string());
   EXPECT_EQ(b.manifest.verdict, "fail");
@@ -715,9 +749,11 @@ TEST_F(QualifyTest, AMissingBinaryOrASuiteOfZeroCasesIsNotAPass) {
 
 TEST_F(QualifyTest, DeepXmlFromASuiteIsRecordedAndTheBundleSurvives) {
   REQUIRE_CLI();
-  const std::string deep = "p=${1#--gtest_output=xml:}; i=0; : > \"$p\"; while [ $i -lt 20000 ]; do printf '<a>'; "
-                           "i=$((i+1)); done > \"$p\"";
-  auto r = qualify({entry("gpucts_version", version_cmd()), entry("deep", {"/bin/sh", "-c", deep, "sh", "--gtest_output=xml:x.xml"})},
+  const std::string deep =
+      "p=${1#--gtest_output=xml:}; i=0; : > \"$p\"; while [ $i -lt 20000 ]; do printf '<a>'; "
+      "i=$((i+1)); done > \"$p\"";
+  auto r = qualify({entry("gpucts_version", version_cmd()),
+                    entry("deep", {"/bin/sh", "-c", deep, "sh", "--gtest_output=xml:x.xml"})},
                    "out");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   auto b = bundle::load((dir() / "out").string());  // the bundle reads back
@@ -735,8 +771,9 @@ TEST_F(QualifyTest, DeepXmlFromASuiteIsRecordedAndTheBundleSurvives) {
 TEST(SingleProcessDeadlines, TheWatchdogEndsACaseThatRunsPastItAndNamesIt) {
   ScratchDir d("hardening-watchdog");
   auto t0 = std::chrono::steady_clock::now();
-  auto r = run({self_exe(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Spins"},
-               {"GPUCTS_CTEST_TIMEOUT_S=3", "GPUCTS_JOURNAL_DIR=" + d.path(), "GPUCTS_TEST_NAME=spin"}, "", 60);
+  auto r =
+      run({self_exe(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Spins"},
+          {"GPUCTS_CTEST_TIMEOUT_S=3", "GPUCTS_JOURNAL_DIR=" + d.path(), "GPUCTS_TEST_NAME=spin"}, "", 60);
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.exit_code, 124) << r.describe() << "\n" << r.output;
   EXPECT_LT(took, 10.0);
@@ -776,7 +813,8 @@ TEST(FoundByFuzzing, AnIntegerFieldHoldingAFloatOrTooLargeIsRefused) {
   r.points = {p};
   const nlohmann::json run = bw::to_json(r);
   ASSERT_NO_THROW(bw::run_from_json(run, "bw.json"));
-  for (const nlohmann::json& bad : {nlohmann::json(2.01845e21), nlohmann::json(1.5), nlohmann::json(4294967296LL)}) {
+  for (const nlohmann::json& bad :
+       {nlohmann::json(2.01845e21), nlohmann::json(1.5), nlohmann::json(4294967296LL)}) {
     nlohmann::json j = run;
     j["points"][0]["iterations"] = bad;
     EXPECT_THROW(bw::run_from_json(j, "bw.json"), bw::BandwidthError) << bad;
@@ -788,7 +826,8 @@ TEST(FoundByFuzzing, AnIntegerFieldHoldingAFloatOrTooLargeIsRefused) {
 
 TEST(FoundByFuzzing, FieldsOfTheWrongTypeAreTheFormatsOwnErrors) {
   try {
-    parse_fingerprint(R"({"schema":"gpucts.fingerprint/1","interfaces":[{"name":"x","up":"yes"}]})", "fp.json");
+    parse_fingerprint(R"({"schema":"gpucts.fingerprint/1","interfaces":[{"name":"x","up":"yes"}]})",
+                      "fp.json");
     ADD_FAILURE() << "accepted up: \"yes\"";
   } catch (const FingerprintError& e) {
     EXPECT_NE(std::string(e.what()).find("interfaces.x.up"), std::string::npos) << e.what();
@@ -797,7 +836,8 @@ TEST(FoundByFuzzing, FieldsOfTheWrongTypeAreTheFormatsOwnErrors) {
   m.gpucts_version = "0";
   m.created = "now";
   m.verdict = "pass";
-  m.suites.push_back(bundle::SuiteRun{"s", {"x"}, {}, "passed", 0, std::nullopt, 1.0, {}, "", "", false, 1, 1});
+  m.suites.push_back(
+      bundle::SuiteRun{"s", {"x"}, {}, "passed", 0, std::nullopt, 1.0, {}, "", "", false, 1, 1});
   nlohmann::json j = bundle::to_json(m);
   j["suites"][0]["cases_total"] = "x";
   EXPECT_THROW(bundle::manifest_from_json(j, "manifest.json"), bundle::BundleError);
@@ -805,7 +845,8 @@ TEST(FoundByFuzzing, FieldsOfTheWrongTypeAreTheFormatsOwnErrors) {
   j["tree"] = 3;
   EXPECT_THROW(bundle::manifest_from_json(j, "manifest.json"), bundle::BundleError);
   EXPECT_THROW(bundle::check_from_json({{"verdict", 1}}, "check.json"), bundle::BundleError);
-  EXPECT_THROW(bundle::check_from_json({{"findings", {{{"severity", nullptr}}}}}, "check.json"), bundle::BundleError);
+  EXPECT_THROW(bundle::check_from_json({{"findings", {{{"severity", nullptr}}}}}, "check.json"),
+               bundle::BundleError);
 }
 
 TEST(FoundByFuzzing, AnArchListEntryTooLargeForAVersionIsNotAnArchitecture) {
@@ -825,10 +866,11 @@ TEST(FoundByFuzzing, AJournalTimeOutOfRangeIsShownNotCast) {
   EXPECT_EQ(iso_time_ms(1.79628603345018e32).rfind("(time ", 0), 0u);
   EXPECT_EQ(iso_time_ms(-5).rfind("(time ", 0), 0u);
   EXPECT_EQ(iso_time_ms(0), "1970-01-01T00:00:00.000Z");
-  RankJournal r = parse_journal("j", 0,
-                                "{\"event\":\"program_start\",\"cases\":1e30,\"time_ms\":1e40}\n"
-                                "{\"event\":\"rank_info\",\"world_size\":-3e20}\n"
-                                "{\"event\":\"peer_lost\",\"blamed\":[4294967296,-1,2],\"exit_code\":1e3,\"time_ms\":2}\n");
+  RankJournal r = parse_journal(
+      "j", 0,
+      "{\"event\":\"program_start\",\"cases\":1e30,\"time_ms\":1e40}\n"
+      "{\"event\":\"rank_info\",\"world_size\":-3e20}\n"
+      "{\"event\":\"peer_lost\",\"blamed\":[4294967296,-1,2],\"exit_code\":1e3,\"time_ms\":2}\n");
   EXPECT_EQ(r.planned_cases, -1);
   EXPECT_EQ(r.world_size, 0);
   ASSERT_EQ(r.events.size(), 1u);
@@ -845,7 +887,8 @@ TEST(FoundByFuzzing, ATorchCudaTagTooLongIsNoTag) {
   EXPECT_FALSE(Version::parse("1.7.0+cu" + std::string(50, '3')).torch_cuda_tag());
   EXPECT_EQ(Version::parse("2.11.0+cu130").torch_cuda_tag()->str(), "13.0");
   Fingerprint fp = parse_fingerprint(
-      R"({"schema":"gpucts.fingerprint/1","torch":{"version":"1.7.0+cu12333333333333333333333333333338"}})", "fp.json");
+      R"({"schema":"gpucts.fingerprint/1","torch":{"version":"1.7.0+cu12333333333333333333333333333338"}})",
+      "fp.json");
   EXPECT_NO_THROW(check_fingerprints(builtin_matrix(), {fp}));
 }
 
@@ -855,7 +898,8 @@ TEST(FoundByFuzzing, AHugeDurationInAManifestRenders) {
   b.manifest.gpucts_version = "0";
   b.manifest.verdict = "pass";
   b.manifest.elapsed_s = 1.40865e10;
-  b.manifest.suites.push_back(bundle::SuiteRun{"s", {"x"}, {}, "passed", 0, std::nullopt, 1e300, {}, "", "", false, 0, 0});
+  b.manifest.suites.push_back(
+      bundle::SuiteRun{"s", {"x"}, {}, "passed", 0, std::nullopt, 1e300, {}, "", "", false, 0, 0});
   b.check = nlohmann::json{{"available", false}, {"reason", "none"}};
   std::string md;
   ASSERT_NO_THROW(md = doc::to_markdown(summary::build(b)));
@@ -872,8 +916,10 @@ TEST(FoundByFuzzing, AHugeDurationInAManifestRenders) {
 TEST_F(QualifyTest, InvalidUtf8InASuitesXmlOrAnOutputPathNeverLosesTheBundle) {
   REQUIRE_CLI();
   // The suite's XML has a mismatched end tag whose name is not UTF-8; the reader's message quotes it.
-  const std::string bad_xml = "p=${1#--gtest_output=xml:}; printf '<testsuites><a></\\377></testsuites>' > \"$p\"";
-  auto r = qualify({entry("gpucts_version", version_cmd()), entry("latin1", {"/bin/sh", "-c", bad_xml, "sh", "--gtest_output=xml:x"})},
+  const std::string bad_xml =
+      "p=${1#--gtest_output=xml:}; printf '<testsuites><a></\\377></testsuites>' > \"$p\"";
+  auto r = qualify({entry("gpucts_version", version_cmd()),
+                    entry("latin1", {"/bin/sh", "-c", bad_xml, "sh", "--gtest_output=xml:x"})},
                    "out");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   auto b = bundle::load((dir() / "out").string());
@@ -885,8 +931,8 @@ TEST_F(QualifyTest, InvalidUtf8InASuitesXmlOrAnOutputPathNeverLosesTheBundle) {
       EXPECT_NE(s.reason.find("does not match"), std::string::npos) << s.reason;
     }
   EXPECT_TRUE(seen);
-  auto refused = run({gpucts(), "qualify", "--no-python", "--tests-json", (dir() / "tests.json").string(), "--output",
-                      (dir() / "out\xff").string()});
+  auto refused = run({gpucts(), "qualify", "--no-python", "--tests-json", (dir() / "tests.json").string(),
+                      "--output", (dir() / "out\xff").string()});
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find("not valid UTF-8"), std::string::npos) << refused.output;
   EXPECT_FALSE(fs::exists(dir() / "out\xff"));

@@ -11,9 +11,9 @@
 #include <set>
 #include <sstream>
 
-#include "matrix/csv.hpp"
 #include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/spawn.hpp"
+#include "matrix/csv.hpp"
 
 namespace cts {
 namespace {
@@ -42,13 +42,15 @@ ToolRun generate_check(const fs::path& data) {
   proc::Options o;
   o.err = proc::Output::Capture;
   o.timeout_s = 60;
-  proc::Result r = proc::run({"python3", (tools_dir() / "generate.py").string(), "--check", "--data", data.string()}, o);
+  proc::Result r =
+      proc::run({"python3", (tools_dir() / "generate.py").string(), "--check", "--data", data.string()}, o);
   return {r.exit_code.value_or(-1), r.output};
 }
 
 void require_tools() {
   if (!fs::exists(tools_dir() / "generate.py"))
-    GTEST_SKIP() << "no matrix/tools beside " << matrix_data_dir() << " (an install tree ships the data only)";
+    GTEST_SKIP() << "no matrix/tools beside " << matrix_data_dir()
+                 << " (an install tree ships the data only)";
   if (!proc::run({"python3", "-c", "import sys; sys.exit(sys.version_info < (3, 8))"}).ok())
     GTEST_SKIP() << "python3 (3.8 or newer) is not on PATH: the generator cannot run";
 }
@@ -56,9 +58,10 @@ void require_tools() {
 TEST(MatrixTools, GeneratedFilesAreWhatTheSnapshotsGive) {
   require_tools();
   ToolRun r = generate_check(matrix_data_dir());
-  EXPECT_EQ(r.rc, 0) << "regenerate with python3 matrix/tools/generate.py (and edit matrix/tools/curated, not the "
-                        "generated CSV):\n"
-                     << r.out;
+  EXPECT_EQ(r.rc, 0)
+      << "regenerate with python3 matrix/tools/generate.py (and edit matrix/tools/curated, not the "
+         "generated CSV):\n"
+      << r.out;
   EXPECT_NE(r.out.find("generated files match"), std::string::npos) << r.out;
 }
 
@@ -66,7 +69,8 @@ TEST(MatrixTools, HandEditOfAGeneratedFileIsCaught) {
   require_tools();
   const fs::path copy = fs::path(kScratch.path()) / "data";
   fs::create_directories(copy);
-  for (const auto& e : fs::directory_iterator(matrix_data_dir())) fs::copy_file(e.path(), copy / e.path().filename());
+  for (const auto& e : fs::directory_iterator(matrix_data_dir()))
+    fs::copy_file(e.path(), copy / e.path().filename());
   // NCCL_MIN_NRINGS is still read by the newest tag; marking it removed contradicts the source.
   std::string text = slurp(copy / "nccl_env.csv");
   const std::string row = "\nNCCL_MIN_NRINGS,2.3.5,,";
@@ -74,7 +78,8 @@ TEST(MatrixTools, HandEditOfAGeneratedFileIsCaught) {
   ASSERT_NE(at, std::string::npos) << "nccl_env.csv has no NCCL_MIN_NRINGS row read since 2.3.5";
   text.replace(at, row.size(), "\nNCCL_MIN_NRINGS,2.3.5,2.5.6,");
   std::ofstream(copy / "nccl_env.csv", std::ios::binary) << text;
-  const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at) + 1, '\n'));
+  const int line =
+      1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at) + 1, '\n'));
   ToolRun r = generate_check(copy);
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("nccl_env.csv:" + std::to_string(line) + ": differs"), std::string::npos) << r.out;
@@ -128,7 +133,8 @@ TEST(MatrixTools, EveryNcclVariableHasItsFirstRelease) {
     const std::string& type = r.at("type");
     if (type == "notnccl" || type == "ignore") continue;  // read by no release, by definition
     ++read;
-    EXPECT_FALSE(r.at("since").empty()) << "nccl_env.csv:" << r.line << ": " << r.at("name") << " has no since";
+    EXPECT_FALSE(r.at("since").empty())
+        << "nccl_env.csv:" << r.line << ": " << r.at("name") << " has no since";
   }
   EXPECT_GT(read, 250u);
 }

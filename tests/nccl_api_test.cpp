@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "matrix/matrix.hpp"
-#include "fixtures/probe/nccl_api.hpp"
-#include "matrix/nccl_support.hpp"
 #include "fixtures/nccl/nccl_util.hpp"
+#include "fixtures/probe/nccl_api.hpp"
 #include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/probe.hpp"
 #include "fixtures/probe/spawn.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/nccl_support.hpp"
 
 namespace fs = std::filesystem;
 
@@ -54,16 +54,19 @@ TEST(NcclApi, ResolvesFromTheLibraryThatServesGetVersion) {
 TEST(NcclApi, TableMatchesTheLoadedRelease) {
   const nccl::Api& a = nccl::api();
   const std::vector<std::pair<std::string, const void*>> slots = {
-      {"ncclAlltoAll", reinterpret_cast<const void*>(a.AlltoAll)},   {"ncclGather", reinterpret_cast<const void*>(a.Gather)},
-      {"ncclScatter", reinterpret_cast<const void*>(a.Scatter)},     {"ncclCommSplit", reinterpret_cast<const void*>(a.CommSplit)},
-      {"ncclMemAlloc", reinterpret_cast<const void*>(a.MemAlloc)},   {"ncclMemFree", reinterpret_cast<const void*>(a.MemFree)},
+      {"ncclAlltoAll", reinterpret_cast<const void*>(a.AlltoAll)},
+      {"ncclGather", reinterpret_cast<const void*>(a.Gather)},
+      {"ncclScatter", reinterpret_cast<const void*>(a.Scatter)},
+      {"ncclCommSplit", reinterpret_cast<const void*>(a.CommSplit)},
+      {"ncclMemAlloc", reinterpret_cast<const void*>(a.MemAlloc)},
+      {"ncclMemFree", reinterpret_cast<const void*>(a.MemFree)},
       {"ncclCommRegister", reinterpret_cast<const void*>(a.CommRegister)},
       {"ncclCommDeregister", reinterpret_cast<const void*>(a.CommDeregister)}};
   ASSERT_EQ(slots.size(), nccl::table_symbols().size());
   const Version v = nccl_runtime_version();
-  const std::map<std::string, std::string> feature = {{"ncclAlltoAll", "AlltoAll"}, {"ncclGather", "Gather"},
-                                                      {"ncclScatter", "Scatter"},   {"ncclCommSplit", "CommSplit"},
-                                                      {"ncclMemAlloc", "MemAlloc"}, {"ncclCommRegister", "CommRegister"}};
+  const std::map<std::string, std::string> feature = {
+      {"ncclAlltoAll", "AlltoAll"},   {"ncclGather", "Gather"},     {"ncclScatter", "Scatter"},
+      {"ncclCommSplit", "CommSplit"}, {"ncclMemAlloc", "MemAlloc"}, {"ncclCommRegister", "CommRegister"}};
   for (const auto& [name, ptr] : slots) {
     EXPECT_EQ(ptr != nullptr, nccl::exported(name)) << name;
     auto f = feature.find(name);
@@ -99,7 +102,8 @@ TEST(NcclApi, BinariesImportOnlyTheOldestReleasesApi) {
   int checked = 0;
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(self_dir()))
-    if (e.is_regular_file() && e.path().filename().string().rfind("gpucts_", 0) == 0 && e.path().extension().empty())
+    if (e.is_regular_file() && e.path().filename().string().rfind("gpucts_", 0) == 0 &&
+        e.path().extension().empty())
       files.push_back(e.path().string());
   if (auto cli = find_beside("gpucts")) files.push_back(*cli);
   for (const auto& f : files) {
@@ -109,11 +113,12 @@ TEST(NcclApi, BinariesImportOnlyTheOldestReleasesApi) {
     if (imports.empty()) continue;
     ++checked;
     for (const auto& s : imports)
-      EXPECT_TRUE(baseline.count(s)) << fs::path(f).filename().string() << " imports " << s
-                                     << ", which NCCL " << nccl::kOldestSupported
-                                     << " does not export: call it through nccl::api() (fixtures/probe/nccl_api.hpp)";
+      EXPECT_TRUE(baseline.count(s))
+          << fs::path(f).filename().string() << " imports " << s << ", which NCCL " << nccl::kOldestSupported
+          << " does not export: call it through nccl::api() (fixtures/probe/nccl_api.hpp)";
   }
-  EXPECT_GE(checked, 3) << "expected the NCCL suites (gpucts_collectives, gpucts_bandwidth, ...) beside " << self_dir();
+  EXPECT_GE(checked, 3) << "expected the NCCL suites (gpucts_collectives, gpucts_bandwidth, ...) beside "
+                        << self_dir();
 }
 
 }  // namespace

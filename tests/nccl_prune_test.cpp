@@ -34,7 +34,8 @@ std::vector<std::pair<std::size_t, std::size_t>> fatbin_ranges(const std::vector
   const char* names = f.data() + sh[eh->e_shstrndx].sh_offset;
   for (int i = 0; i < eh->e_shnum; ++i) {
     const std::string n = names + sh[i].sh_name;
-    if (n == ".nv_fatbin" || n == "__nv_relfatbin") out.emplace_back(sh[i].sh_offset, sh[i].sh_offset + sh[i].sh_size);
+    if (n == ".nv_fatbin" || n == "__nv_relfatbin")
+      out.emplace_back(sh[i].sh_offset, sh[i].sh_offset + sh[i].sh_size);
   }
   return out;
 }
@@ -42,7 +43,8 @@ std::vector<std::pair<std::size_t, std::size_t>> fatbin_ranges(const std::vector
 class NcclPrune : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(GPUCTS_NCCL_PRUNE)) GTEST_SKIP() << GPUCTS_NCCL_PRUNE << " not there (not a source checkout)";
+    if (!fs::exists(GPUCTS_NCCL_PRUNE))
+      GTEST_SKIP() << GPUCTS_NCCL_PRUNE << " not there (not a source checkout)";
     int rc = 0;
     proc::output_of({"python3", "--version"}, &rc);
     if (rc != 0) GTEST_SKIP() << "no python3";
@@ -69,7 +71,9 @@ TEST_F(NcclPrune, KeepsOneArchitectureInPlace) {
   EXPECT_EQ(rc, 0) << after;
   EXPECT_NE(after.find("elf sm_90"), std::string::npos) << after;
   EXPECT_EQ(after.find("sm_80"), std::string::npos) << after;
-  EXPECT_EQ(after.find("ptx"), std::string::npos) << "PTX is dropped where the cubin for the architecture is there:\n" << after;
+  EXPECT_EQ(after.find("ptx"), std::string::npos)
+      << "PTX is dropped where the cubin for the architecture is there:\n"
+      << after;
 
   const auto a = read(lib_), b = read(out);
   ASSERT_EQ(a.size(), b.size()) << "the file keeps its size and layout";
@@ -125,7 +129,9 @@ TEST_F(NcclPrune, RecompressedCodeDecompressesToTheOriginal) {
   std::sort(kept.begin(), kept.end());
   ASSERT_FALSE(kept.empty());
   EXPECT_EQ(kept, orig90) << "recompressed entries must decompress to the original code";
-  EXPECT_EQ(std::string(kept[0].data(), 4), "\x7f" "ELF");
+  EXPECT_EQ(std::string(kept[0].data(), 4),
+            "\x7f"
+            "ELF");
 }
 
 }  // namespace

@@ -22,8 +22,8 @@
 #include "fixtures/gtest/gtest_main.hpp"
 #include "fixtures/probe/nccl_api.hpp"
 #include "fixtures/probe/paths.hpp"
-#include "matrix/version.hpp"
 #include "fixtures/probe/spawn.hpp"
+#include "matrix/version.hpp"
 
 namespace fs = std::filesystem;
 
@@ -40,7 +40,8 @@ std::vector<std::string> cached_versions() {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(cache_dir(), ec))
     if (fs::exists(e.path() / "lib" / "libnccl.so.2"))
-      if (auto v = cts::Version::try_parse(e.path().filename().string(), cts::VersionKind::Nccl)) vs.push_back(*v);
+      if (auto v = cts::Version::try_parse(e.path().filename().string(), cts::VersionKind::Nccl))
+        vs.push_back(*v);
   std::sort(vs.begin(), vs.end());
   std::vector<std::string> out;
   for (const auto& v : vs) out.push_back(v.release_str());
@@ -69,7 +70,8 @@ class WheelLoad : public ::testing::Test {
   explicit WheelLoad(std::string v) : v_(std::move(v)) {}
   void TestBody() override {
     const fs::path lib = fs::path(cache_dir()) / v_ / "lib";
-    const std::vector<std::string> env = {"LD_BIND_NOW=1", "GPUCTS_REGISTER_ALL=1", "LD_LIBRARY_PATH=" + lib.string()};
+    const std::vector<std::string> env = {"LD_BIND_NOW=1", "GPUCTS_REGISTER_ALL=1",
+                                          "LD_LIBRARY_PATH=" + lib.string()};
     auto cli = cts::find_beside("gpucts");
     ASSERT_TRUE(cli) << "gpucts not found beside " << cts::self_dir();
     int rc = 0;
@@ -78,7 +80,8 @@ class WheelLoad : public ::testing::Test {
     const auto j = nlohmann::json::parse(out.substr(out.find('{')), nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << out;
     ASSERT_TRUE(j.contains("nccl")) << out;
-    EXPECT_EQ(j["nccl"].value("runtime", ""), v_) << "asked for the cache's " << v_ << ", gpucts loaded another";
+    EXPECT_EQ(j["nccl"].value("runtime", ""), v_)
+        << "asked for the cache's " << v_ << ", gpucts loaded another";
     EXPECT_EQ(fs::path(j["nccl"].value("library", "")).parent_path(), fs::canonical(lib))
         << "the fingerprint must name the library file that was loaded";
     ASSERT_TRUE(j.contains("nccl_symbols")) << out;
@@ -95,15 +98,17 @@ class WheelLoad : public ::testing::Test {
       EXPECT_EQ(rc, 0) << name << " did not start on NCCL " << v_ << ":\n" << list.substr(0, 2000);
       EXPECT_NE(list.find("\n  "), std::string::npos) << name << " listed no case on NCCL " << v_;
       if (name == "gpucts_collectives") {
-        EXPECT_NE(list.find("AlltoAll."), std::string::npos) << "the native AlltoAll row must be listed on every release";
+        EXPECT_NE(list.find("AlltoAll."), std::string::npos)
+            << "the native AlltoAll row must be listed on every release";
       }
     }
     // The run-time table on this release: each function there exactly where nccl_features.csv says.
     const std::string api = (fs::path(cts::self_dir()) / "gpucts_nccl_api").string();
     if (fs::exists(api)) {
-      const std::string o =
-          cts::proc::output_of({api, "--gtest_filter=NcclApi.ResolvesFrom*:NcclApi.TableMatches*:NcclApi.Fingerprint*"}, &rc, env);
-      EXPECT_EQ(rc, 0) << "gpucts_nccl_api on NCCL " << v_ << ":\n" << o.substr(o.size() > 3000 ? o.size() - 3000 : 0);
+      const std::string o = cts::proc::output_of(
+          {api, "--gtest_filter=NcclApi.ResolvesFrom*:NcclApi.TableMatches*:NcclApi.Fingerprint*"}, &rc, env);
+      EXPECT_EQ(rc, 0) << "gpucts_nccl_api on NCCL " << v_ << ":\n"
+                       << o.substr(o.size() > 3000 ? o.size() - 3000 : 0);
     }
   }
 
@@ -116,15 +121,17 @@ class WheelLoad : public ::testing::Test {
 int main(int argc, char** argv) {
   const auto versions = cached_versions();
   if (versions.empty()) {
-    ::testing::RegisterTest("WheelLoad", "NoCache", nullptr, nullptr, __FILE__, __LINE__, []() -> ::testing::Test* {
-      struct Skip : ::testing::Test {
-        void TestBody() override {
-          GTEST_SKIP() << "no NCCL release in " << cache_dir()
-                       << " (fill it with ci/fetch_nccl_wheels --default; set GPUCTS_NCCL_CACHE to use another folder)";
-        }
-      };
-      return new Skip;
-    });
+    ::testing::RegisterTest("WheelLoad", "NoCache", nullptr, nullptr, __FILE__, __LINE__,
+                            []() -> ::testing::Test* {
+                              struct Skip : ::testing::Test {
+                                void TestBody() override {
+                                  GTEST_SKIP() << "no NCCL release in " << cache_dir()
+                                               << " (fill it with ci/fetch_nccl_wheels --default; set "
+                                                  "GPUCTS_NCCL_CACHE to use another folder)";
+                                }
+                              };
+                              return new Skip;
+                            });
   }
   for (const auto& v : versions) {
     std::string name = v;

@@ -25,7 +25,10 @@ struct Param {
   int n;
 };
 // Named in listings and JUnit value_param by what it is, not as a byte dump.
-void PrintTo(const Param& c, std::ostream* os) { *os << c.coll->name << (c.op ? std::string("_") + c.op->name : std::string()) << "_" << name_of(c.mode) << "_n" << c.n; }
+void PrintTo(const Param& c, std::ostream* os) {
+  *os << c.coll->name << (c.op ? std::string("_") + c.op->name : std::string()) << "_" << name_of(c.mode)
+      << "_n" << c.n;
+}
 
 // The check of one rank's output, as make_check_spec builds it, from GenParams (which a test-only
 // op row gives as well as a row of kRedOps).
@@ -56,7 +59,8 @@ struct Model {
   std::vector<std::vector<T>> inputs() const {
     std::vector<std::vector<T>> in(p.n);
     for (int s = 0; s < p.n; ++s)
-      for (std::size_t i = 0; i < p.coll->send_count(count, p.n); ++i) in[s].push_back(from_double<T>(raw_value(g, s, i)));
+      for (std::size_t i = 0; i < p.coll->send_count(count, p.n); ++i)
+        in[s].push_back(from_double<T>(raw_value(g, s, i)));
     return in;
   }
   // Reduction in T in NCCL's order (the op's rules, dtypes.hpp), ranks visited forward or
@@ -119,8 +123,10 @@ void check_row(const Param& p) {
       constexpr DType D = decltype(tag)::value;
       using T = device_t<D>;
       const double scalar = op_scalar(p.op, D, p.mode);
-      if (p.op && p.mode == PayloadMode::exact && exact_limitation(D, *p.op, p.n)) return;  // listed as mixed instead
-      Model<D> m{p, make_gen_params(D, p.op, p.mode, 11, p.n, scalar), scalar, 37, p.coll->rooted ? p.n - 1 : 0};
+      if (p.op && p.mode == PayloadMode::exact && exact_limitation(D, *p.op, p.n))
+        return;  // listed as mixed instead
+      Model<D> m{p, make_gen_params(D, p.op, p.mode, 11, p.n, scalar), scalar, 37,
+                 p.coll->rooted ? p.n - 1 : 0};
       const auto in = m.inputs();
       for (int r = 0; r < p.n; ++r) {
         if (!p.coll->defined_at(r, m.root)) continue;
@@ -129,7 +135,8 @@ void check_row(const Param& p) {
         ASSERT_EQ(m.mismatches(out, r, &worst), 0u) << t.name << " rank " << r << " worst " << worst;
         // A never-written element (poison) is caught.
         auto poisoned = out;
-        std::memset(static_cast<void*>(&poisoned[5]), 0xFF, sizeof(T));  // void*: __half keeps its bits protected
+        std::memset(static_cast<void*>(&poisoned[5]), 0xFF,
+                    sizeof(T));  // void*: __half keeps its bits protected
         EXPECT_EQ(m.mismatches(poisoned, r, &worst), 1u) << t.name << ": poison not caught";
         // Exact mode: an element one unit off is caught.
         if (p.mode == PayloadMode::exact || !dtype_info(D).is_float) {
@@ -162,8 +169,8 @@ TEST(PayloadModelRow, ATestOnlyRowIsCheckedThroughItsOwnModel) {
   };
   ::testing::TestPartResultArray failures;
   {
-    ::testing::ScopedFakeTestPartResultReporter reporter(::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD,
-                                                         &failures);
+    ::testing::ScopedFakeTestPartResultReporter reporter(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
     check_row({&wrong, nullptr, PayloadMode::exact, 3});
   }
   EXPECT_GT(failures.size(), 0) << "a model that disagrees with the row's expectation passed";
@@ -171,8 +178,8 @@ TEST(PayloadModelRow, ATestOnlyRowIsCheckedThroughItsOwnModel) {
 
 INSTANTIATE_TEST_SUITE_P(AllRows, PayloadModel, ::testing::ValuesIn(params()), [](const auto& info) {
   const Param& p = info.param;
-  return std::string(p.coll->name) + (p.op ? std::string("_") + p.op->name : "") + "_" + name_of(p.mode) + "_n" +
-         std::to_string(p.n);
+  return std::string(p.coll->name) + (p.op ? std::string("_") + p.op->name : "") + "_" + name_of(p.mode) +
+         "_n" + std::to_string(p.n);
 });
 
 }  // namespace
@@ -248,7 +255,8 @@ TEST(ExactFastPath, EqualsTheReferenceLaneByLane) {
   for (const auto& t : kDTypes)
     for (int n : {1, 2, 3, 4, 8}) {
       std::vector<std::pair<std::optional<RedOp>, Expectation>> cases = {
-          {std::nullopt, Expectation::copy_from(n - 1, 5)}, {std::nullopt, Expectation::blocks(7, 3)},
+          {std::nullopt, Expectation::copy_from(n - 1, 5)},
+          {std::nullopt, Expectation::blocks(7, 3)},
           {std::nullopt, Expectation::blocks(1000, (1LL << 32) - 2000)}};
       for (const auto& o : kRedOps) cases.push_back({o.id, Expectation::reduce(11)});
       for (const auto& [op, e] : cases) {
@@ -280,14 +288,17 @@ TEST(ExactFastPath, SegmentsTileTheBufferAtTheIndexWrap) {
   for (std::int64_t base : {0LL, 11LL, (1LL << 32) - 5, (1LL << 33) + 7})
     for (std::int64_t count : {1LL, 100LL, (1LL << 32) + 10}) {
       detail::Exact<DType::f32> ex;
-      ASSERT_TRUE(detail::make_exact(detail::make_check_spec(pat, Expectation::reduce(base), nullptr, nullptr), &ex));
+      ASSERT_TRUE(
+          detail::make_exact(detail::make_check_spec(pat, Expectation::reduce(base), nullptr, nullptr), &ex));
       std::int64_t next = 0;
       int pieces = 0;
       ex.for_each_segment(count, [&](std::int64_t b, std::int64_t e, std::uint32_t seg) {
         EXPECT_EQ(b, next);
         EXPECT_LT(b, e);
-        EXPECT_EQ((base + b) >> 32, (base + e - 1) >> 32) << "base " << base << " piece [" << b << ", " << e << ")";
-        EXPECT_EQ(seg + static_cast<std::uint32_t>(e - 1) * kIndexMul, payload_bits(mix32(pat.seed), base + e - 1));
+        EXPECT_EQ((base + b) >> 32, (base + e - 1) >> 32)
+            << "base " << base << " piece [" << b << ", " << e << ")";
+        EXPECT_EQ(seg + static_cast<std::uint32_t>(e - 1) * kIndexMul,
+                  payload_bits(mix32(pat.seed), base + e - 1));
         next = e;
         ++pieces;
       });
@@ -303,13 +314,15 @@ TEST(VerifyResultText, AnUnwrittenTailIsNamedAsSuch) {
   r.poisoned = 1;
   r.first_bad = r.last_bad = 1048576;
   EXPECT_TRUE(r.unwritten_tail());
-  EXPECT_NE(r.describe().find("elements [1048576, 1048577) never written (poison value)"), std::string::npos) << r.describe();
+  EXPECT_NE(r.describe().find("elements [1048576, 1048577) never written (poison value)"), std::string::npos)
+      << r.describe();
   r.count = 8193;
   r.mismatches = 3;
   r.poisoned = 3;
   r.first_bad = 8190;
   r.last_bad = 8192;
-  EXPECT_NE(r.describe().find("elements [8190, 8193) never written (poison value)"), std::string::npos) << r.describe();
+  EXPECT_NE(r.describe().find("elements [8190, 8193) never written (poison value)"), std::string::npos)
+      << r.describe();
   r.poisoned = 2;  // one of them holds a wrong value: not a plain tail
   EXPECT_FALSE(r.unwritten_tail());
   EXPECT_NE(r.describe().find("2 of them still hold the poison"), std::string::npos) << r.describe();
@@ -366,12 +379,14 @@ TEST(TestOnlyOpRow, FlowsThroughTheModelTheReferenceAndTheFastPath) {
           constexpr DType D = decltype(tag)::value;
           auto spec = [&](const RedOpInfo& o) {
             const double scalar = op_scalar(&o, t.id, PayloadMode::exact);
-            return spec_of<D>(make_gen_params(t.id, &o, PayloadMode::exact, 29, n, scalar), Expectation::reduce(11), nullptr);
+            return spec_of<D>(make_gen_params(t.id, &o, PayloadMode::exact, 29, n, scalar),
+                              Expectation::reduce(11), nullptr);
           };
           const RedOpInfo& o = kTestOnlyOps[k];
           EXPECT_EQ(exact_mismatch<D>(spec(o)), "") << o.name << " " << t.name << " n=" << n;
           detail::Exact<D> ex;
-          EXPECT_EQ(detail::make_exact(spec(o), &ex), detail::make_exact(spec(kRedOps[k]), &ex)) << o.name << " " << t.name;
+          EXPECT_EQ(detail::make_exact(spec(o), &ex), detail::make_exact(spec(kRedOps[k]), &ex))
+              << o.name << " " << t.name;
         });
 }
 
@@ -379,8 +394,10 @@ TEST(TestOnlyOpRow, FlowsThroughTheModelTheReferenceAndTheFastPath) {
 TEST(TestOnlyOpRow, TheCheckReadsTheRowsColumns) {
   const Param as_max{find_collective("AllReduce"), &kTestOnlyOps[2], PayloadMode::exact, 4};
   const Param as_sum{find_collective("AllReduce"), &kTestOnlyOps[0], PayloadMode::exact, 4};
-  Model<DType::i32> max_model{as_max, make_gen_params(DType::i32, as_max.op, PayloadMode::exact, 11, 4, 1.0), 1.0, 37};
-  Model<DType::i32> sum_check{as_sum, make_gen_params(DType::i32, as_sum.op, PayloadMode::exact, 11, 4, 1.0), 1.0, 37};
+  Model<DType::i32> max_model{as_max, make_gen_params(DType::i32, as_max.op, PayloadMode::exact, 11, 4, 1.0),
+                              1.0, 37};
+  Model<DType::i32> sum_check{as_sum, make_gen_params(DType::i32, as_sum.op, PayloadMode::exact, 11, 4, 1.0),
+                              1.0, 37};
   double worst = 0;
   const auto out = max_model.output(max_model.inputs(), 0);
   EXPECT_EQ(max_model.mismatches(out, 0, &worst), 0u);
@@ -407,7 +424,7 @@ namespace {
 // f32 under another name and id behaves as f32, and a 16-bit integer, which NCCL does not have,
 // gets a device type and ranges that keep every partial result exact.
 constexpr DTypeInfo kF32Copy = {static_cast<DType>(200), "f32copy", 7, 4, true, true, 23, 16777216.0, 127,
-                                1.401298464324817e-45, 0, 0};
+                                1.401298464324817e-45,   0,         0};
 constexpr DTypeInfo kI16 = {static_cast<DType>(201), "i16", 12, 2, false, true, 0, 32767.0, 14, 1.0, 0, 0};
 static_assert(std::is_same_v<device_type_for<kF32Copy>, float>);
 static_assert(std::is_same_v<device_type_for<kI16>, std::int16_t>);
@@ -422,20 +439,28 @@ TEST(TestOnlyDTypeRow, RulesReadTheRowsColumns) {
         const std::string what = std::string(o.name) + " n=" + std::to_string(n) + " " + name_of(m);
         const double scalar = op_scalar(&o, kF32Copy, m);
         EXPECT_EQ(scalar, op_scalar(&o, f32, m)) << what;
-        const GenParams a = make_gen_params(kF32Copy, &o, m, 5, n, scalar), b = make_gen_params(f32, &o, m, 5, n, scalar);
-        EXPECT_EQ(std::tie(a.mode, a.combine, a.scaling, a.shape, a.lo, a.hi, a.ilo, a.span, a.pow2_levels, a.contributors),
-                  std::tie(b.mode, b.combine, b.scaling, b.shape, b.lo, b.hi, b.ilo, b.span, b.pow2_levels, b.contributors))
+        const GenParams a = make_gen_params(kF32Copy, &o, m, 5, n, scalar),
+                        b = make_gen_params(f32, &o, m, 5, n, scalar);
+        EXPECT_EQ(std::tie(a.mode, a.combine, a.scaling, a.shape, a.lo, a.hi, a.ilo, a.span, a.pow2_levels,
+                           a.contributors),
+                  std::tie(b.mode, b.combine, b.scaling, b.shape, b.lo, b.hi, b.ilo, b.span, b.pow2_levels,
+                           b.contributors))
             << what;
         for (int r = 0; r < n; ++r) ASSERT_EQ(raw_value(a, r, 12345), raw_value(b, r, 12345)) << what;
-        EXPECT_EQ(exact_limitation(kF32Copy, o, n).has_value(), exact_limitation(f32, o, n).has_value()) << what;
+        EXPECT_EQ(exact_limitation(kF32Copy, o, n).has_value(), exact_limitation(f32, o, n).has_value())
+            << what;
         // The new integer: exact in any order, clear of the all-ones poison.
         const ValueRange r = exact_range(kI16, &o, n, op_scalar(&o, kI16, PayloadMode::exact));
         const double amp = std::max(std::fabs(r.lo), r.hi);
         EXPECT_GE(r.lo, 0) << what;
         EXPECT_LT(r.hi, kI16.exact_int) << what;
         switch (value_shape(o.combine)) {
-          case ValueShape::products: EXPECT_LE(r.contributors, kI16.max_pow2) << what; break;
-          case ValueShape::selects: EXPECT_EQ(r.contributors, n) << what; break;
+          case ValueShape::products:
+            EXPECT_LE(r.contributors, kI16.max_pow2) << what;
+            break;
+          case ValueShape::selects:
+            EXPECT_EQ(r.contributors, n) << what;
+            break;
           case ValueShape::sums:
             EXPECT_LE(op_scalar(&o, kI16, PayloadMode::exact) * r.contributors * amp, kI16.exact_int) << what;
             break;

@@ -1,15 +1,15 @@
 // The payload kernels on one GPU, without NCCL: fill, expected and verify agree with each other for
 // every dtype, op and mode; poison, a wrong element and one rank's contribution too many are caught.
 // Run before the collectives so a kernel fault is not blamed on NCCL.
-#include <gtest/gtest.h>
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <vector>
 
-#include "kernels/payload.hpp"
 #include "fixtures/gtest/require.hpp"
+#include "kernels/payload.hpp"
 
 namespace {
 using namespace cts;
@@ -21,7 +21,10 @@ struct Param {
   int nranks;
 };
 // Named in listings and JUnit value_param by what it is, not as a byte dump.
-void PrintTo(const Param& c, std::ostream* os) { *os << name_of(c.dtype) << (c.op ? std::string("_") + name_of(*c.op) : std::string("_copy")) << "_" << name_of(c.mode) << "_r" << c.nranks; }
+void PrintTo(const Param& c, std::ostream* os) {
+  *os << name_of(c.dtype) << (c.op ? std::string("_") + name_of(*c.op) : std::string("_copy")) << "_"
+      << name_of(c.mode) << "_r" << c.nranks;
+}
 
 std::vector<Param> params() {
   std::vector<Param> out;
@@ -70,8 +73,10 @@ TEST_P(PayloadKernels, FillExpectedAndVerifyAgreeAndCatchErrors) {
     GTEST_SKIP() << *exact_limitation(prm.dtype, *prm.op, prm.nranks);
 
   // The expected buffer (reduction: fp64 reference rounded to the dtype; copy: rank 2's input).
-  if (prm.op) fill_expected(p, e, buf.get(), count, s);
-  else fill_input(p, 2, buf.get(), count, s);
+  if (prm.op)
+    fill_expected(p, e, buf.get(), count, s);
+  else
+    fill_input(p, 2, buf.get(), count, s);
   VerifyResult ok = verify(p, e, buf.get(), count, s);
   EXPECT_EQ(ok.mismatches, 0u) << ok.describe();
   if (prm.mode == PayloadMode::mixed) {
@@ -141,7 +146,8 @@ TEST(PayloadKernelsBuild, CarryCodeForThisGpuArchitecture) {
   const int gpu = prop.major * 10 + prop.minor;
   const KernelBuild k = kernel_build();
   EXPECT_EQ(k.ptx_arch / 10, prop.major)
-      << "the payload kernels were compiled from compute_" << k.ptx_arch << " PTX and JIT-compiled for this sm_" << gpu
+      << "the payload kernels were compiled from compute_" << k.ptx_arch
+      << " PTX and JIT-compiled for this sm_" << gpu
       << " GPU; configure with -DCMAKE_CUDA_ARCHITECTURES=" << gpu << " (or a list that holds it)";
   RecordProperty("kernel_ptx_arch", k.ptx_arch);
   RecordProperty("kernel_binary_arch", k.binary_arch);
@@ -171,7 +177,8 @@ TEST(PayloadKernelsBenchHook, EnqueueVerifyKernelsLeavesVerifyExactAndRefusesMix
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, PayloadKernels, ::testing::ValuesIn(params()), [](const auto& info) {
   const Param& p = info.param;
-  return std::string(name_of(p.dtype)) + (p.op ? std::string("_") + name_of(*p.op) : "_copy") + "_" + name_of(p.mode);
+  return std::string(name_of(p.dtype)) + (p.op ? std::string("_") + name_of(*p.op) : "_copy") + "_" +
+         name_of(p.mode);
 });
 
 }  // namespace

@@ -47,13 +47,15 @@ TEST(OpList, EveryRowIsWhollyDescribedByItsColumns) {
     EXPECT_EQ(find_op(o.name), o.id);
     EXPECT_EQ(o.nccl < 0, o.scaling == Scaling::premultiply) << o.name;
     EXPECT_EQ(combine_values(o.combine, fold_identity(o.combine), 5.0), 5.0) << o.name << ": the identity";
-    EXPECT_EQ(combine_values(o.combine, 3.0, 5.0), combine_values(o.combine, 5.0, 3.0)) << o.name << ": order-free";
+    EXPECT_EQ(combine_values(o.combine, 3.0, 5.0), combine_values(o.combine, 5.0, 3.0))
+        << o.name << ": order-free";
   }
   EXPECT_EQ(combine_values(op_info(RedOp::sum).combine, 3.0, 5.0), 8.0);
   EXPECT_EQ(combine_values(op_info(RedOp::prod).combine, 3.0, 5.0), 15.0);
   EXPECT_EQ(combine_values(op_info(RedOp::max).combine, 3.0, 5.0), 5.0);
   EXPECT_EQ(combine_values(op_info(RedOp::min).combine, 3.0, 5.0), 3.0);
-  EXPECT_EQ(reference_result(op_info(RedOp::avg).scaling, -7.0, 2, false), -3.0) << "integer avg truncates toward zero";
+  EXPECT_EQ(reference_result(op_info(RedOp::avg).scaling, -7.0, 2, false), -3.0)
+      << "integer avg truncates toward zero";
   EXPECT_EQ(reference_input(op_info(RedOp::premulsum).scaling, 3.0, 2.0), 6.0);
 }
 
@@ -95,7 +97,9 @@ TEST(ExactRange, EveryPartialResultStaysRepresentable) {
           case ValueShape::products:
             EXPECT_LE(r.contributors, t.max_pow2) << what;
             // integers: 2^c below the type's maximum (8*size bits, one fewer when signed)
-            EXPECT_LE(r.contributors, t.is_float ? t.max_pow2 : static_cast<int>(8 * t.size) - (t.is_signed ? 2 : 1)) << what;
+            EXPECT_LE(r.contributors,
+                      t.is_float ? t.max_pow2 : static_cast<int>(8 * t.size) - (t.is_signed ? 2 : 1))
+                << what;
             break;
           case ValueShape::selects:
             EXPECT_LE(std::max(std::fabs(r.lo), r.hi), t.exact_int) << what;
@@ -112,7 +116,8 @@ TEST(ExactRange, EveryPartialResultStaysRepresentable) {
 TEST(ExactRange, ValuesAreIntegersInRangeAndDependOnSeedRankIndex) {
   for (const auto& t : kDTypes)
     for (const auto& o : kRedOps) {
-      GenParams g = make_gen_params(t.id, &o, PayloadMode::exact, 7, 4, op_scalar(&o, t.id, PayloadMode::exact));
+      GenParams g =
+          make_gen_params(t.id, &o, PayloadMode::exact, 7, 4, op_scalar(&o, t.id, PayloadMode::exact));
       std::set<double> distinct;
       for (int r = 0; r < 4; ++r)
         for (std::int64_t i = 0; i < 2000; ++i) {
@@ -170,9 +175,11 @@ TEST(MixedBound, NeverFlagsCorrectRoundingAndCatchesARankTooMany) {
             ref = combine_values(o.combine, ref, term);
           }
           ref = reference_result(o.scaling, ref, n, true);
-          const double bound = mixed_bound(u, dtype_info(d).denorm_min, o.combine, o.scaling, n, sum_abs, std::fabs(ref));
+          const double bound =
+              mixed_bound(u, dtype_info(d).denorm_min, o.combine, o.scaling, n, sum_abs, std::fabs(ref));
           for (bool reverse : {false, true}) {  // NCCL's order, each step rounded
-            const double factor = round_bits(nccl_input_factor(o.scaling, s, round_bits(1.0 / n, frac), true), frac);
+            const double factor =
+                round_bits(nccl_input_factor(o.scaling, s, round_bits(1.0 / n, frac), true), frac);
             double acc = 0;
             for (int k = 0; k < n; ++k) {
               const double v = round_bits(x[reverse ? n - 1 - k : k] * factor, frac);

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "fixtures/probe/scoped_env.hpp"
 #include "fixtures/reliability/collective_args.hpp"
 #include "fixtures/reliability/deadlines.hpp"
-#include "report/journal_report.hpp"
 #include "fixtures/reliability/preflight.hpp"
-#include "fixtures/probe/scoped_env.hpp"
+#include "report/journal_report.hpp"
 
 namespace cts {
 namespace {
@@ -22,8 +22,9 @@ namespace {
 using Vars = std::vector<std::pair<const char*, const char*>>;
 
 const std::vector<std::pair<const char*, const char*>> kNoDeadlineEnv = {
-    {"GPUCTS_COLLECTIVE_DEADLINE_S", nullptr}, {"GPUCTS_WATCHDOG_S", nullptr},      {"GPUCTS_ABORT_GRACE_S", nullptr},
-    {"GPUCTS_LAUNCHER_KILL_S", nullptr},       {"GPUCTS_CTEST_TIMEOUT_S", nullptr}, {"GPUCTS_BOOTSTRAP_DEADLINE_S", nullptr}};
+    {"GPUCTS_COLLECTIVE_DEADLINE_S", nullptr}, {"GPUCTS_WATCHDOG_S", nullptr},
+    {"GPUCTS_ABORT_GRACE_S", nullptr},         {"GPUCTS_LAUNCHER_KILL_S", nullptr},
+    {"GPUCTS_CTEST_TIMEOUT_S", nullptr},       {"GPUCTS_BOOTSTRAP_DEADLINE_S", nullptr}};
 
 // The one environment guard: restores a set, an unset and a twice-set variable.
 TEST(ScopedEnvGuard, RestoresWhatWasThere) {
@@ -66,7 +67,9 @@ TEST(Deadlines, OutOfOrderIsRefusedNamingBoth) {
     Deadlines::from_env();
     FAIL() << "accepted a collective deadline above the watchdog";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("GPUCTS_WATCHDOG_S=120 must exceed GPUCTS_COLLECTIVE_DEADLINE_S=200"), std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("GPUCTS_WATCHDOG_S=120 must exceed GPUCTS_COLLECTIVE_DEADLINE_S=200"),
+        std::string::npos)
         << e.what();
   }
 }
@@ -91,13 +94,15 @@ TEST(Deadlines, PropertiesNameEveryLayer) {
 std::string line(const std::string& json) { return json + "\n"; }
 
 RankJournal rank_journal(int rank, const std::string& host, const std::string& body) {
-  return parse_journal("r" + std::to_string(rank), rank,
-                       line(R"({"event":"rank_info","host":")" + host + R"(","world_size":2,"time_ms":900})") +
-                           line(R"({"event":"program_start","cases":3,"time_ms":1000})") + body);
+  return parse_journal(
+      "r" + std::to_string(rank), rank,
+      line(R"({"event":"rank_info","host":")" + host + R"(","world_size":2,"time_ms":900})") +
+          line(R"({"event":"program_start","cases":3,"time_ms":1000})") + body);
 }
 
-const std::string kBeforePassed = line(R"({"event":"start","case":"S.Before","time_ms":1001})") +
-                                  line(R"({"event":"end","case":"S.Before","result":"passed","message":"","time_ms":1002})");
+const std::string kBeforePassed =
+    line(R"({"event":"start","case":"S.Before","time_ms":1001})") +
+    line(R"({"event":"end","case":"S.Before","result":"passed","message":"","time_ms":1002})");
 
 TEST(Journal, FinishedAndRunningCases) {
   auto r = rank_journal(0, "a", kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})"));
@@ -107,7 +112,8 @@ TEST(Journal, FinishedAndRunningCases) {
   EXPECT_EQ(r.running->name, "S.Mid");
   EXPECT_FALSE(r.program_ended);
   EXPECT_EQ(r.host, "a");
-  EXPECT_NE(r.abnormal_end().find("killed: the journal stops during S.Mid"), std::string::npos) << r.abnormal_end();
+  EXPECT_NE(r.abnormal_end().find("killed: the journal stops during S.Mid"), std::string::npos)
+      << r.abnormal_end();
 }
 
 TEST(Journal, TornLineIsCountedNotFatal) {
@@ -119,8 +125,9 @@ TEST(Journal, TornLineIsCountedNotFatal) {
 TEST(Journal, OnlyTheLastRunCounts) {
   std::string first = line(R"({"event":"program_start","cases":1,"time_ms":1})") +
                       line(R"({"event":"start","case":"Old.Case","time_ms":2})");
-  auto r = parse_journal("p", 0, first + line(R"({"event":"program_start","cases":3,"time_ms":1000})") + kBeforePassed +
-                                     line(R"({"event":"program_end","time_ms":1005})"));
+  auto r = parse_journal("p", 0,
+                         first + line(R"({"event":"program_start","cases":3,"time_ms":1000})") +
+                             kBeforePassed + line(R"({"event":"program_end","time_ms":1005})"));
   ASSERT_EQ(r.cases.size(), 1u);
   EXPECT_FALSE(r.running);
   EXPECT_TRUE(r.program_ended);
@@ -137,11 +144,13 @@ TestRun two_ranks(const std::string& r0, const std::string& r1) {
 
 TEST(FirstCause, EarliestCrashBeatsLouderPeerErrors) {
   // Rank 1 segfaults at t=1010; rank 0 sees the loss later and fails loudly.
-  auto t = two_ranks(kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})") +
-                         line(R"({"event":"end","case":"S.Mid","result":"failed","message":"ncclRemoteError: Connection reset by peer","time_ms":1020})") +
-                         line(R"({"event":"program_end","time_ms":1030})"),
-                     kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})") +
-                         line(R"({"event":"fault","kind":"signal","signal":"SIGSEGV","case":"S.Mid","time_ms":1010})"));
+  auto t = two_ranks(
+      kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})") +
+          line(
+              R"({"event":"end","case":"S.Mid","result":"failed","message":"ncclRemoteError: Connection reset by peer","time_ms":1020})") +
+          line(R"({"event":"program_end","time_ms":1030})"),
+      kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})") +
+          line(R"({"event":"fault","kind":"signal","signal":"SIGSEGV","case":"S.Mid","time_ms":1010})"));
   Cause c = first_cause(t);
   ASSERT_TRUE(c.found);
   EXPECT_EQ(c.rank, 1);
@@ -153,9 +162,11 @@ TEST(FirstCause, EarliestCrashBeatsLouderPeerErrors) {
 }
 
 TEST(FirstCause, BlamedRankOfAPeerLostLine) {
-  auto t = two_ranks(kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})") +
-                         line(R"({"event":"peer_lost","reason":"rank 1 did not answer","blamed":[1],"case":"S.Mid","time_ms":1500})"),
-                     kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})"));
+  auto t = two_ranks(
+      kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})") +
+          line(
+              R"({"event":"peer_lost","reason":"rank 1 did not answer","blamed":[1],"case":"S.Mid","time_ms":1500})"),
+      kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})"));
   Cause c = first_cause(t);
   EXPECT_EQ(c.rank, 1);
   EXPECT_EQ(c.what, "did not answer");
@@ -166,7 +177,9 @@ TEST(FirstCause, BlamedRankOfAPeerLostLine) {
 TEST(FirstCause, MissingJournalIsNeverStarted) {
   TestRun t;
   t.test = "gpucts_x";
-  t.ranks.push_back(rank_journal(0, "node-a", line(R"({"event":"watchdog","reason":"bootstrap: MPI_Init ran past its deadline","time_ms":5000})")));
+  t.ranks.push_back(rank_journal(
+      0, "node-a",
+      line(R"({"event":"watchdog","reason":"bootstrap: MPI_Init ran past its deadline","time_ms":5000})")));
   Cause c = first_cause(t);
   EXPECT_EQ(c.rank, 1);
   EXPECT_EQ(c.what, "never started");
@@ -174,8 +187,13 @@ TEST(FirstCause, MissingJournalIsNeverStarted) {
 
 TEST(FirstCause, InterruptedOnlyIsTheSignal) {
   std::string mid = kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})");
-  auto t = two_ranks(mid + line(R"({"event":"interrupted","signal":"SIGTERM","reason":"interrupted by SIGTERM during S.Mid","case":"S.Mid","time_ms":1100})"),
-                     mid + line(R"({"event":"interrupted","signal":"SIGTERM","reason":"interrupted by SIGTERM during S.Mid","case":"S.Mid","time_ms":1101})"));
+  auto t = two_ranks(
+      mid +
+          line(
+              R"({"event":"interrupted","signal":"SIGTERM","reason":"interrupted by SIGTERM during S.Mid","case":"S.Mid","time_ms":1100})"),
+      mid +
+          line(
+              R"({"event":"interrupted","signal":"SIGTERM","reason":"interrupted by SIGTERM during S.Mid","case":"S.Mid","time_ms":1101})"));
   Cause c = first_cause(t);
   EXPECT_EQ(c.rank, 0);
   EXPECT_EQ(c.what, "SIGTERM");
@@ -183,21 +201,29 @@ TEST(FirstCause, InterruptedOnlyIsTheSignal) {
 
 TEST(Junit, InterruptedCaseIsAnErrorNamingWhatRan) {
   std::string mid = kBeforePassed + line(R"({"event":"start","case":"S.Mid","time_ms":1003})");
-  auto t = two_ranks(mid + line(R"({"event":"interrupted","signal":"SIGTERM","reason":"interrupted by SIGTERM during S.Mid","case":"S.Mid","time_ms":1100})"),
-                     mid + line(R"({"event":"fault","kind":"signal","signal":"SIGSEGV","case":"S.Mid","time_ms":1050})"));
+  auto t = two_ranks(
+      mid +
+          line(
+              R"({"event":"interrupted","signal":"SIGTERM","reason":"interrupted by SIGTERM during S.Mid","case":"S.Mid","time_ms":1100})"),
+      mid + line(R"({"event":"fault","kind":"signal","signal":"SIGSEGV","case":"S.Mid","time_ms":1050})"));
   std::string x = journals_to_junit({t});
-  EXPECT_NE(x.find(R"(<testsuites name="gpucts journals" tests="2" failures="0" errors="1" skipped="0">)"), std::string::npos) << x;
-  EXPECT_NE(x.find(R"(<testcase classname="S" name="Before")"), std::string::npos) << x;
-  EXPECT_NE(x.find(R"(<error message="interrupted by SIGTERM (rank 0 (node-a) was running S.Mid); first cause: rank 1 (node-b): SIGSEGV)"),
+  EXPECT_NE(x.find(R"(<testsuites name="gpucts journals" tests="2" failures="0" errors="1" skipped="0">)"),
             std::string::npos)
+      << x;
+  EXPECT_NE(x.find(R"(<testcase classname="S" name="Before")"), std::string::npos) << x;
+  EXPECT_NE(
+      x.find(
+          R"(<error message="interrupted by SIGTERM (rank 0 (node-a) was running S.Mid); first cause: rank 1 (node-b): SIGSEGV)"),
+      std::string::npos)
       << x;
   EXPECT_NE(x.find(R"(name="gpucts.rank1.end" value="killed by SIGSEGV)"), std::string::npos) << x;
 }
 
 TEST(Junit, EscapesMessages) {
-  auto t = two_ranks(kBeforePassed + line(R"({"event":"start","case":"S.F","time_ms":1003})") +
-                         line(R"({"event":"end","case":"S.F","result":"failed","message":"a<b & \"c\"","time_ms":1004})"),
-                     kBeforePassed);
+  auto t = two_ranks(
+      kBeforePassed + line(R"({"event":"start","case":"S.F","time_ms":1003})") +
+          line(R"({"event":"end","case":"S.F","result":"failed","message":"a<b & \"c\"","time_ms":1004})"),
+      kBeforePassed);
   std::string x = journals_to_junit({t});
   EXPECT_NE(x.find("a&lt;b &amp; &quot;c&quot;"), std::string::npos) << x;
   EXPECT_EQ(x.find("a<b"), std::string::npos);
@@ -247,7 +273,8 @@ TEST(Preflight, SocketIfnamePrefixExcludeAndExact) {
     const char* spec;
     bool ok;
   };
-  for (Row row : {Row{"eth", true}, Row{"=eth0", true}, Row{"=eth", false}, Row{"^eth,lo", false}, Row{"ib", false}}) {
+  for (Row row :
+       {Row{"eth", true}, Row{"=eth0", true}, Row{"=eth", false}, Row{"^eth,lo", false}, Row{"ib", false}}) {
     auto b = fp(1, "b");
     (*b.env)["NCCL_SOCKET_IFNAME"] = row.spec;
     auto r = compare_fingerprints({fp(0, "a"), b});
@@ -283,14 +310,17 @@ TEST(Preflight, CapacityVersusMapping) {
   EXPECT_TRUE(has(few, "ranks-exceed-gpus")) << few.message();
   EXPECT_TRUE(few.only_capacity()) << few.message();
   // Two GPUs, but each rank was handed only the same one: a mapping bug, a failure.
-  auto collapsed = compare_fingerprints({with_gpus(0, 0, {"GPU-1", "GPU-2"}), with_gpus(1, 0, {"GPU-1", "GPU-2"})});
+  auto collapsed =
+      compare_fingerprints({with_gpus(0, 0, {"GPU-1", "GPU-2"}), with_gpus(1, 0, {"GPU-1", "GPU-2"})});
   EXPECT_TRUE(has(collapsed, "gpu-shared-by-ranks")) << collapsed.message();
   EXPECT_FALSE(collapsed.only_capacity()) << collapsed.message();
 }
 
 TEST(Preflight, EnvironmentHashIgnoresPerRankVariables) {
-  std::map<std::string, std::string> a = {{"NCCL_ALGO", "Ring"}, {"RANK", "0"}, {"CUDA_VISIBLE_DEVICES", "0"}};
-  std::map<std::string, std::string> b = {{"NCCL_ALGO", "Ring"}, {"RANK", "1"}, {"CUDA_VISIBLE_DEVICES", "1"}};
+  std::map<std::string, std::string> a = {
+      {"NCCL_ALGO", "Ring"}, {"RANK", "0"}, {"CUDA_VISIBLE_DEVICES", "0"}};
+  std::map<std::string, std::string> b = {
+      {"NCCL_ALGO", "Ring"}, {"RANK", "1"}, {"CUDA_VISIBLE_DEVICES", "1"}};
   EXPECT_EQ(preflight_env_hash(a), preflight_env_hash(b));
   b["NCCL_ALGO"] = "Tree";
   EXPECT_NE(preflight_env_hash(a), preflight_env_hash(b));
@@ -319,7 +349,8 @@ TEST(CollectiveArgs, EachDifferingRankIsNamedWithBothArguments) {
   b.root = 1;
   c.dtype = "f16";
   std::string m = compare_collective_args({a, b, c});
-  EXPECT_NE(m.find("rank 0 Broadcast(count=8, dtype=bf16, op=-, root=0, seq=4) vs rank 1 Broadcast(count=8, dtype=bf16, op=-, root=1, seq=4)"),
+  EXPECT_NE(m.find("rank 0 Broadcast(count=8, dtype=bf16, op=-, root=0, seq=4) vs rank 1 Broadcast(count=8, "
+                   "dtype=bf16, op=-, root=1, seq=4)"),
             std::string::npos)
       << m;
   EXPECT_NE(m.find("vs rank 2 Broadcast(count=8, dtype=f16"), std::string::npos) << m;

@@ -19,14 +19,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fixtures/probe/paths.hpp"
+#include "fixtures/probe/probe.hpp"
+#include "fixtures/probe/spawn.hpp"
+#include "matrix/matrix.hpp"
 #include "report/bandwidth.hpp"
 #include "report/bundle.hpp"
 #include "report/junit.hpp"
-#include "matrix/matrix.hpp"
-#include "fixtures/probe/paths.hpp"
-#include "fixtures/probe/probe.hpp"
 #include "report/report_diff.hpp"
-#include "fixtures/probe/spawn.hpp"
 #include "report/summary.hpp"
 #include "report/xml.hpp"
 
@@ -91,8 +91,7 @@ TEST(DISABLED_Fixture, Bandwidth) {
   }
   std::ofstream(std::string(out) + ".json") << bw::to_json(run).dump(2);
   std::ofstream(std::string(out) + ".csv") << bw::to_csv(run);
-  for (const auto& p : run.points)
-    EXPECT_NE(p.verdict, "fail") << p.key() << ": " << p.message;
+  for (const auto& p : run.points) EXPECT_NE(p.verdict, "fail") << p.key() << ": " << p.message;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -140,10 +139,10 @@ std::string self_path() { return self_exe(); }
 std::string version_binary() { return find_beside("gpucts_version").value_or(""); }
 std::string cli_binary() { return find_beside("gpucts").value_or(""); }
 
-#define REQUIRE_BINARIES()                                                                       \
-  do {                                                                                           \
-    if (version_binary().empty() || cli_binary().empty())                                        \
-      GTEST_SKIP() << "gpucts or gpucts_version not found beside " << self_path();                \
+#define REQUIRE_BINARIES()                                                         \
+  do {                                                                             \
+    if (version_binary().empty() || cli_binary().empty())                          \
+      GTEST_SKIP() << "gpucts or gpucts_version not found beside " << self_path(); \
   } while (0)
 
 std::string read(const fs::path& p) {
@@ -152,7 +151,8 @@ std::string read(const fs::path& p) {
 }
 
 // One entry of a CTest json-v1 suite list.
-nlohmann::json entry(const std::string& name, std::vector<std::string> cmd, std::vector<std::string> env, double timeout) {
+nlohmann::json entry(const std::string& name, std::vector<std::string> cmd, std::vector<std::string> env,
+                     double timeout) {
   return nlohmann::json{{"name", name},
                         {"command", cmd},
                         {"properties",
@@ -170,17 +170,20 @@ std::string tests_json(const std::string& fixture_env, bool with_crash_and_hang)
   std::stringstream ss(fixture_env);
   for (std::string kv; std::getline(ss, kv, ' ');)
     if (!kv.empty()) env.push_back(kv);
-  tests.push_back(entry("gpucts_fixture",
-                        {self_path(), "--gtest_also_run_disabled_tests",
-                         "--gtest_filter=DISABLED_Fixture.Toggle:DISABLED_Fixture.SkipToggle:DISABLED_Fixture.Bandwidth"},
-                        env, 60));
+  tests.push_back(
+      entry("gpucts_fixture",
+            {self_path(), "--gtest_also_run_disabled_tests",
+             "--gtest_filter=DISABLED_Fixture.Toggle:DISABLED_Fixture.SkipToggle:DISABLED_Fixture.Bandwidth"},
+            env, 60));
   if (with_crash_and_hang) {
-    tests.push_back(entry("gpucts_fixture_crash",
-                          {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Crash"},
-                          {"GPUCTS_FIXTURE_CRASH=1"}, 60));
-    tests.push_back(entry("gpucts_fixture_hang",
-                          {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Hang"},
-                          {"GPUCTS_FIXTURE_HANG=1"}, 1));
+    tests.push_back(
+        entry("gpucts_fixture_crash",
+              {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Crash"},
+              {"GPUCTS_FIXTURE_CRASH=1"}, 60));
+    tests.push_back(
+        entry("gpucts_fixture_hang",
+              {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Hang"},
+              {"GPUCTS_FIXTURE_HANG=1"}, 1));
   }
   return nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump(2);
 }
@@ -199,12 +202,12 @@ class BundleTest : public ::testing::Test {
     fs::remove_all(root_);
     fs::create_directories(root_);
     std::ofstream(root_ / "base.json") << tests_json("GPUCTS_FIXTURE_BW_SCALE=1.0", false);
-    std::ofstream(root_ / "cand.json") << tests_json(
-        "GPUCTS_FIXTURE_FAIL=1 GPUCTS_FIXTURE_SKIP=1 GPUCTS_FIXTURE_BW_SCALE=0.8", true);
-    base_run_ = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() + " --output " +
-                   base().string());
-    cand_run_ = sh(gpucts() + " qualify --no-python --grace 1 --tests-json " + (root_ / "cand.json").string() +
-                   " --output " + cand().string());
+    std::ofstream(root_ / "cand.json")
+        << tests_json("GPUCTS_FIXTURE_FAIL=1 GPUCTS_FIXTURE_SKIP=1 GPUCTS_FIXTURE_BW_SCALE=0.8", true);
+    base_run_ = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() +
+                   " --output " + base().string());
+    cand_run_ = sh(gpucts() + " qualify --no-python --grace 1 --tests-json " +
+                   (root_ / "cand.json").string() + " --output " + cand().string());
   }
   static void TearDownTestSuite() {
     if (!root_.empty() && !std::getenv("GPUCTS_KEEP_TEST_BUNDLES")) fs::remove_all(root_);
@@ -275,7 +278,8 @@ TEST_F(BundleTest, RenderWritesTheSummaryAgainElsewhere) {
   fs::path out = root_ / "rendered";
   auto r = sh(gpucts() + " report --render " + cand().string() + " --output " + out.string());
   ASSERT_EQ(r.rc, 0) << r.out;
-  EXPECT_EQ(read(out / "summary.md"), read(cand() / "summary.md")) << "the same bundle renders the same summary";
+  EXPECT_EQ(read(out / "summary.md"), read(cand() / "summary.md"))
+      << "the same bundle renders the same summary";
   EXPECT_NO_THROW(xml::parse(read(out / "summary.html"), "rendered/summary.html"));
   EXPECT_EQ(sh(gpucts() + " report --render " + cand().string() + " --baseline " + base().string()).rc, 2);
   EXPECT_EQ(sh(gpucts() + " report --render " + (root_ / "absent").string()).rc, 2);
@@ -285,8 +289,8 @@ TEST_F(BundleTest, RenderWritesTheSummaryAgainElsewhere) {
 // instead of passing on skips alone.
 TEST_F(BundleTest, ExpectGpusFailsTheVerdictWhenFewerAreVisible) {
   fs::path out = root_ / "expect";
-  Result r = sh(gpucts() + " qualify --no-python --expect-gpus 4096 --tests-json " + (root_ / "base.json").string() +
-                " --output " + out.string());
+  Result r = sh(gpucts() + " qualify --no-python --expect-gpus 4096 --tests-json " +
+                (root_ / "base.json").string() + " --output " + out.string());
   EXPECT_EQ(r.rc, 1) << r.out;
   auto b = load(out);
   EXPECT_EQ(b.manifest.verdict, "fail");
@@ -301,8 +305,8 @@ TEST_F(BundleTest, ExpectGpusFailsTheVerdictWhenFewerAreVisible) {
 }
 
 TEST_F(BundleTest, QualifyRefusesANonEmptyOutputFolder) {
-  auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() + " --output " +
-              base().string());
+  auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() +
+              " --output " + base().string());
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("not an empty folder"), std::string::npos) << r.out;
 }
@@ -315,14 +319,15 @@ TEST_F(BundleTest, ReportOfABundleAgainstItselfHasNoRegression) {
 
 TEST_F(BundleTest, ReportFindsNewFailuresSkipsAndSlowerPoints) {
   fs::path out = root_ / "report";
-  auto r = sh(gpucts() + " report --baseline " + base().string() + " --candidate " + cand().string() + " --candidate " +
-              base().string() + " --output " + out.string());
+  auto r = sh(gpucts() + " report --baseline " + base().string() + " --candidate " + cand().string() +
+              " --candidate " + base().string() + " --output " + out.string());
   EXPECT_EQ(r.rc, 1) << r.out;
   auto j = nlohmann::json::parse(read(out / "report.json"));
   EXPECT_TRUE(j["regressed"].get<bool>());
   ASSERT_EQ(j["candidates"].size(), 2u);
   EXPECT_FALSE(j["candidates"][0]["regressions"].empty());
-  EXPECT_TRUE(j["candidates"][1]["regressions"].empty()) << "the baseline itself as candidate 2 must not regress";
+  EXPECT_TRUE(j["candidates"][1]["regressions"].empty())
+      << "the baseline itself as candidate 2 must not regress";
   std::map<std::string, std::string> change;
   for (const auto& c : j["cases"]) change[c["case"]] = c["change"][0];
   EXPECT_EQ(change["gpucts_fixture/DISABLED_Fixture.Toggle"], "newly failing");
@@ -361,8 +366,8 @@ TEST_F(BundleTest, InterruptStillWritesACompleteBundle) {
     unsetenv("GPUCTS_TEST_NAME");
     unsetenv("GPUCTS_JOURNAL_DIR");
     std::string cli = cli_binary(), json = (root_ / "int.json").string(), o = out.string();
-    execl(cli.c_str(), cli.c_str(), "qualify", "--no-python", "--grace", "2", "--tests-json", json.c_str(), "--output",
-          o.c_str(), static_cast<char*>(nullptr));
+    execl(cli.c_str(), cli.c_str(), "qualify", "--no-python", "--grace", "2", "--tests-json", json.c_str(),
+          "--output", o.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   // Wait until the hanging case has started (its journal line), then interrupt.
@@ -374,7 +379,8 @@ TEST_F(BundleTest, InterruptStillWritesACompleteBundle) {
   kill(pid, SIGINT);
   int status = 0;
   pid_t done = 0;
-  while (std::chrono::steady_clock::now() < deadline + std::chrono::seconds(10) && (done = waitpid(pid, &status, WNOHANG)) == 0)
+  while (std::chrono::steady_clock::now() < deadline + std::chrono::seconds(10) &&
+         (done = waitpid(pid, &status, WNOHANG)) == 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   if (done == 0) {
     kill(pid, SIGKILL);
@@ -396,8 +402,9 @@ TEST_F(BundleTest, InterruptStillWritesACompleteBundle) {
 TEST_F(BundleTest, MpiRanksGiveOneFingerprintEachCheckedTogether) {
   if (sh("sh -c 'command -v mpiexec'").rc != 0) GTEST_SKIP() << "mpiexec not on PATH";
   fs::path out = root_ / "mpi";
-  auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() +
-              " --tests '^gpucts_version$' --mpi-ranks 2 --mpiexec-args --oversubscribe --output " + out.string());
+  auto r =
+      sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() +
+         " --tests '^gpucts_version$' --mpi-ranks 2 --mpiexec-args --oversubscribe --output " + out.string());
   EXPECT_EQ(r.rc, 0) << r.out;
   auto b = load(out);
   int ranks = 0;
@@ -410,7 +417,8 @@ TEST_F(BundleTest, MpiRanksGiveOneFingerprintEachCheckedTogether) {
 // turn an expected failure into a pass, a regex that does not match into a failure.
 TEST_F(BundleTest, CtestVerdictPropertiesAreHonoured) {
   auto failing = [&](const std::string& name, const char* prop, nlohmann::json value) {
-    auto e = entry(name, {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Toggle"},
+    auto e = entry(name,
+                   {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.Toggle"},
                    {"GPUCTS_FIXTURE_FAIL=1"}, 60);
     e["properties"].push_back({{"name", prop}, {"value", value}});
     return e;
@@ -422,7 +430,8 @@ TEST_F(BundleTest, CtestVerdictPropertiesAreHonoured) {
   });
   std::ofstream(root_ / "rules.json") << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
   fs::path out = root_ / "rules";
-  auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "rules.json").string() + " --output " + out.string());
+  auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "rules.json").string() +
+              " --output " + out.string());
   EXPECT_EQ(r.rc, 1) << r.out;
   std::map<std::string, std::string> status;
   for (const auto& s : load(out).manifest.suites) status[s.name] = s.status;
@@ -435,12 +444,13 @@ TEST_F(BundleTest, CtestVerdictPropertiesAreHonoured) {
 // a run with no GPU that is not a pass.
 TEST_F(BundleTest, AcceptKnownWaivesOnlyTheNamedDefect) {
   auto defect_entry = [&](const std::string& name, const std::string& filter, std::vector<std::string> env) {
-    return entry(name, {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=" + filter}, std::move(env), 60);
+    return entry(name, {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=" + filter},
+                 std::move(env), 60);
   };
   auto run = [&](const std::string& name, nlohmann::json tests, const std::string& extra) {
     std::ofstream(root_ / (name + ".json")) << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
-    return sh(gpucts() + " qualify --no-python " + extra + " --tests-json " + (root_ / (name + ".json")).string() +
-              " --output " + (root_ / name).string());
+    return sh(gpucts() + " qualify --no-python " + extra + " --tests-json " +
+              (root_ / (name + ".json")).string() + " --output " + (root_ / name).string());
   };
   nlohmann::json only_defect = nlohmann::json::array(
       {defect_entry("gpucts_defect", "DISABLED_Fixture.KnownDefect", {"GPUCTS_FIXTURE_DEFECT=1"})});
@@ -482,19 +492,21 @@ TEST_F(BundleTest, AcceptKnownWaivesOnlyTheNamedDefect) {
 TEST_F(BundleTest, NonGtestEntriesAreJudgedByTheirExitStatus) {
   nlohmann::json tests = nlohmann::json::array({entry("script_ok", {"/bin/true"}, {}, 30)});
   std::ofstream(root_ / "script.json") << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
-  Result ok = sh(gpucts() + " qualify --no-python --label cpu --tests-json " + (root_ / "script.json").string() +
-                 " --output " + (root_ / "script-ok").string());
+  Result ok = sh(gpucts() + " qualify --no-python --label cpu --tests-json " +
+                 (root_ / "script.json").string() + " --output " + (root_ / "script-ok").string());
   EXPECT_EQ(ok.rc, 0) << ok.out;
   EXPECT_EQ(load(root_ / "script-ok").manifest.verdict, "pass");
   tests = nlohmann::json::array({entry("script_bad", {"/bin/false"}, {}, 30)});
-  std::ofstream(root_ / "script.json", std::ios::trunc) << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
-  Result bad = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "script.json").string() + " --output " +
-                  (root_ / "script-bad").string());
+  std::ofstream(root_ / "script.json", std::ios::trunc)
+      << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
+  Result bad = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "script.json").string() +
+                  " --output " + (root_ / "script-bad").string());
   EXPECT_EQ(bad.rc, 1) << bad.out;
 }
 
 TEST_F(BundleTest, NoGpuVisibleIsNotAPass) {
-  if (visible_gpu_count() > 0) GTEST_SKIP() << "this machine has a GPU: the no-GPU verdict cannot be seen here";
+  if (visible_gpu_count() > 0)
+    GTEST_SKIP() << "this machine has a GPU: the no-GPU verdict cannot be seen here";
   fs::path dir = root_ / "nogpu-list";
   fs::create_directories(dir);
   nlohmann::json tests = nlohmann::json::array(
@@ -525,7 +537,8 @@ TEST_F(BundleTest, MergedJunitQualifiesClassnamesAndParsesWithXmllint) {
   // Counts of the merged file against the binaries' own files.
   int per_binary = 0;
   for (const auto& s : b.manifest.suites)
-    for (const auto& f : s.xml) per_binary += static_cast<int>(junit::read_file((base() / f).string(), s.name).size());
+    for (const auto& f : s.xml)
+      per_binary += static_cast<int>(junit::read_file((base() / f).string(), s.name).size());
   EXPECT_EQ(per_binary, static_cast<int>(b.cases.size()));
   if (!fs::exists("/usr/bin/xmllint")) GTEST_SKIP() << "xmllint (libxml2-utils) not installed";
   for (const auto& e : fs::recursive_directory_iterator(base()))
@@ -554,7 +567,8 @@ const BadInput kBadInputs[] = {
     {"truncated_junit", [](const fs::path& d) { truncate_file(d / "junit.xml", 0.5); }, "junit.xml:"},
     {"truncated_gtest_xml", [](const fs::path& d) { truncate_file(d / "gtest" / "gpucts_version.xml", 0.7); },
      "gpucts_version.xml:"},
-    {"truncated_manifest", [](const fs::path& d) { truncate_file(d / "manifest.json", 0.6); }, "malformed JSON"},
+    {"truncated_manifest", [](const fs::path& d) { truncate_file(d / "manifest.json", 0.6); },
+     "malformed JSON"},
     {"other_suite_version",
      [](const fs::path& d) {
        auto j = nlohmann::json::parse(read(d / "manifest.json"));
@@ -590,8 +604,9 @@ INSTANTIATE_TEST_SUITE_P(Bundles, ReportBadInput, ::testing::ValuesIn(kBadInputs
 
 TEST(ReportUsage, MissingOrBadOptionsExitTwo) {
   REQUIRE_BINARIES();
-  for (const char* args : {"report", "report --baseline /nonexistent --candidate /nonexistent",
-                           "report --baseline a --candidate b --tolerance x", "qualify", "qualify --output"}) {
+  for (const char* args :
+       {"report", "report --baseline /nonexistent --candidate /nonexistent",
+        "report --baseline a --candidate b --tolerance x", "qualify", "qualify --output"}) {
     auto r = sh(cli_binary() + " " + args);
     EXPECT_EQ(r.rc, 2) << args << ": " << r.out;
   }
@@ -601,7 +616,8 @@ TEST(ReportUsage, MissingOrBadOptionsExitTwo) {
 // The strict XML reader.
 TEST(XmlReader, ParsesElementsAttributesEntitiesCdataAndComments) {
   auto e = xml::parse(
-      "<?xml version=\"1.0\"?>\n<!-- c -->\n<a x=\"1 &amp; 2\" y='&#x41;&#66;'>t&lt;<b/><![CDATA[<raw>&]]><!--x--></a>\n",
+      "<?xml version=\"1.0\"?>\n<!-- c -->\n<a x=\"1 &amp; 2\" "
+      "y='&#x41;&#66;'>t&lt;<b/><![CDATA[<raw>&]]><!--x--></a>\n",
       "doc");
   EXPECT_EQ(e.name, "a");
   EXPECT_EQ(e.attr_or("x", ""), "1 & 2");
@@ -691,18 +707,20 @@ constexpr const char* kEqualityFailure =
     "  rank 0: 1 element(s) wrong, first at index 1048576: expected 10 got -1\n";
 
 TEST(MessageCleaning, EqualityBoilerplateAndLocationGoTheSentencesStay) {
-  EXPECT_EQ(junit::clean_message(kEqualityFailure),
-            "wrong elements over all ranks (1 rank(s) on GPU(s) 0 (nonblocking)) rank 0: 1 element(s) wrong, first "
-            "at index 1048576: expected 10 got -1");
+  EXPECT_EQ(
+      junit::clean_message(kEqualityFailure),
+      "wrong elements over all ranks (1 rank(s) on GPU(s) 0 (nonblocking)) rank 0: 1 element(s) wrong, first "
+      "at index 1048576: expected 10 got -1");
 }
 
 TEST(MessageCleaning, ValueOfActualExpectedAndFailedGo) {
   EXPECT_EQ(junit::clean_message("suites/a_test.cpp:12\nValue of: ok\n  Actual: false\nExpected: true\n"
                                  "the store did not answer within 5 s\n"),
             "the store did not answer within 5 s");
-  EXPECT_EQ(junit::clean_message("/src/suites/collectives_test.cpp:77\nFailed\ncannot create the world w1_split: "
-                                 "ncclCommSplit: child has 0 ranks, expected 1\n"),
-            "cannot create the world w1_split: ncclCommSplit: child has 0 ranks, expected 1");
+  EXPECT_EQ(
+      junit::clean_message("/src/suites/collectives_test.cpp:77\nFailed\ncannot create the world w1_split: "
+                           "ncclCommSplit: child has 0 ranks, expected 1\n"),
+      "cannot create the world w1_split: ncclCommSplit: child has 0 ranks, expected 1");
 }
 
 TEST(MessageCleaning, OneLineSkipReasonLosesItsLocationOnly) {
@@ -724,7 +742,9 @@ TEST(MessageKey, NumbersNanAndInfBecomeHash) {
   std::string k = "rank #: # element(s) wrong, first at index #: expected # got #";
   EXPECT_EQ(junit::message_key("rank 0: 1 element(s) wrong, first at index 1048576: expected 10 got -1"), k);
   EXPECT_EQ(junit::message_key("rank 0: 3 element(s) wrong, first at index 8190: expected -315 got -nan"), k);
-  EXPECT_EQ(junit::message_key("rank 0: 1 element(s) wrong, first at index 7: expected 1.5 got 1.8446744073709552e+19"), k);
+  EXPECT_EQ(junit::message_key(
+                "rank 0: 1 element(s) wrong, first at index 7: expected 1.5 got 1.8446744073709552e+19"),
+            k);
   EXPECT_EQ(junit::message_key("rank 2: 1 element(s) wrong, first at index 7: expected 4 got inf"), k);
   EXPECT_EQ(junit::message_key("cannot create the world w1_split"), "cannot create the world w#_split");
   EXPECT_EQ(junit::message_key("torch 2.11.0+cu130 (CUDA 13.0)"), "torch #+cu# (CUDA #)");
@@ -748,7 +768,8 @@ std::string gtest_xml(const std::vector<XCase>& cases) {
          (c.kind == "skipped" ? "skipped" : "completed") + "\" time=\"0\">";
     // gtest writes the text twice: in the message attribute and as CDATA.
     if (!c.kind.empty())
-      o += "<" + c.kind + " message=\"" + xml::escape(c.text) + "\"><![CDATA[" + c.text + "]]></" + c.kind + ">";
+      o += "<" + c.kind + " message=\"" + xml::escape(c.text) + "\"><![CDATA[" + c.text + "]]></" + c.kind +
+           ">";
     o += "</testcase>\n";
   }
   return o + "</testsuite>\n</testsuites>\n";
@@ -763,7 +784,8 @@ bundle::Bundle synthetic_bundle() {
   b.manifest.verdict = "fail";
   b.check = nlohmann::json{{"available", false}, {"reason", "not run in this test"}};
   auto wrong = [](int index, const std::string& expected, const std::string& got) {
-    return "/work/main/fixtures/nccl/collective_runner.cpp:345\nExpected equality of these values:\n  all_bad\n"
+    return "/work/main/fixtures/nccl/collective_runner.cpp:345\nExpected equality of these values:\n  "
+           "all_bad\n"
            "    Which is: 1\n  0\nwrong elements over all ranks (1 rank(s) on GPU(s) 0 (nonblocking))\n"
            "  rank 0: 1 element(s) wrong, first at index " +
            std::to_string(index) + ": expected " + expected + " got " + got + "\n";
@@ -774,12 +796,15 @@ bundle::Bundle synthetic_bundle() {
       {"AllReduce", "f16_avg_524289_outofplace_w1", "failure", wrong(524288, "-315", "nan")},
       {"AllReduce", "bf16_avg_524289_outofplace_w1", "failure", wrong(524288, "41", "-nan")},
       {"AllReduce", "f32_sum_1021_outofplace_split_w1", "failure",
-       "/work/main/suites/collectives_test.cpp:120\nFailed\ncannot create the world w1_split: ncclCommSplit: child "
+       "/work/main/suites/collectives_test.cpp:120\nFailed\ncannot create the world w1_split: ncclCommSplit: "
+       "child "
        "has 0 ranks, expected 1\n"},
       {"AllReduce", "f32_sum_0_inplace_w1", "", ""},
       // The same reason from two places in the code: one group.
-      {"AllReduce", "f8e4m3_sum_0_inplace_w1", "skipped", "/work/main/fixtures/nccl/collective_runner.cpp:106\nno fp8 on one rank\n"},
-      {"AllReduce", "f8e5m2_sum_0_inplace_w1", "skipped", "/work/main/suites/collectives_test.cpp:61\nno fp8 on one rank\n"},
+      {"AllReduce", "f8e4m3_sum_0_inplace_w1", "skipped",
+       "/work/main/fixtures/nccl/collective_runner.cpp:106\nno fp8 on one rank\n"},
+      {"AllReduce", "f8e5m2_sum_0_inplace_w1", "skipped",
+       "/work/main/suites/collectives_test.cpp:61\nno fp8 on one rank\n"},
   };
   std::vector<XCase> w8;
   for (int i = 0; i < 5; ++i)
@@ -788,7 +813,9 @@ bundle::Bundle synthetic_bundle() {
   std::vector<XCase> ok = {{"Version", "Parses", "", ""}};
   for (const auto& [bin, xcases, status] :
        std::vector<std::tuple<std::string, std::vector<XCase>, std::string>>{
-           {"gpucts_collectives", coll, "failed"}, {"gpucts_collectives_w8", w8, "skipped"}, {"gpucts_version", ok, "passed"}}) {
+           {"gpucts_collectives", coll, "failed"},
+           {"gpucts_collectives_w8", w8, "skipped"},
+           {"gpucts_version", ok, "passed"}}) {
     auto cs = junit::read(xml::parse(gtest_xml(xcases), bin + ".xml"), bin + ".xml", bin);
     b.cases.insert(b.cases.end(), cs.begin(), cs.end());
     bundle::SuiteRun s;
@@ -809,16 +836,19 @@ TEST(SummaryGrouping, FailuresGroupPerSuiteByMessageWithoutNumbers) {
   const auto& big = g[0].groups[0];
   EXPECT_EQ(big.count, 4);
   EXPECT_EQ(big.key,
-            "wrong elements over all ranks (# rank(s) on GPU(s) # (nonblocking)) rank #: # element(s) wrong, first at "
+            "wrong elements over all ranks (# rank(s) on GPU(s) # (nonblocking)) rank #: # element(s) wrong, "
+            "first at "
             "index #: expected # got #");
   EXPECT_EQ(big.example,
-            "wrong elements over all ranks (1 rank(s) on GPU(s) 0 (nonblocking)) rank 0: 1 element(s) wrong, first at "
+            "wrong elements over all ranks (1 rank(s) on GPU(s) 0 (nonblocking)) rank 0: 1 element(s) wrong, "
+            "first at "
             "index 1048576: expected 10 got -1");
   EXPECT_FALSE(big.uniform);
   ASSERT_EQ(big.items.size(), summary::kExamples);
   EXPECT_EQ(big.items[0], "AllReduce.i8_premulsum_1048577_outofplace_w1");
   EXPECT_EQ(g[0].groups[1].count, 1);
-  EXPECT_EQ(g[0].groups[1].example, "cannot create the world w1_split: ncclCommSplit: child has 0 ranks, expected 1");
+  EXPECT_EQ(g[0].groups[1].example,
+            "cannot create the world w1_split: ncclCommSplit: child has 0 ranks, expected 1");
 }
 
 TEST(SummaryGrouping, WholeSuiteSkipsAreOneLineAndLocationsDoNotSplitReasons) {
@@ -838,10 +868,12 @@ TEST(SummaryGrouping, MarkdownAndHtmlShowTheSameOverview) {
   auto d = summary::build(synthetic_bundle());
   std::string md = doc::to_markdown(d), html = doc::to_html(d);
   ASSERT_NO_THROW(xml::parse(html, "summary.html"));
-  const std::string headline = "3 suites: 1 passed, 1 failed, 1 skipped whole; 14 cases: 2 passed, 5 failed, 0 errors, 7 skipped";
+  const std::string headline =
+      "3 suites: 1 passed, 1 failed, 1 skipped whole; 14 cases: 2 passed, 5 failed, 0 errors, 7 skipped";
   const std::string overview =
       "gpucts_collectives: 5 failed \u2014 4 \u00d7 'wrong elements over all ranks (# rank(s) on GPU(s) # "
-      "(nonblocking)) rank #: # element(s) wrong, first at index #: expected # got #'; 1 \u00d7 'cannot create the "
+      "(nonblocking)) rank #: # element(s) wrong, first at index #: expected # got #'; 1 \u00d7 'cannot "
+      "create the "
       "world w#_split: ncclCommSplit: child has # ranks, expected #'";
   const std::string whole = "gpucts_collectives_w8: all 5 cases \u2014 needs 8 GPU(s), 1 visible";
   for (const auto* text : {&md, &html}) {
@@ -858,10 +890,12 @@ TEST(SummaryGrouping, MarkdownAndHtmlShowTheSameOverview) {
   ASSERT_NE(what, std::string::npos);
   EXPECT_LT(what, failed);
   EXPECT_LT(failed, skipped);
-  EXPECT_NE(md.find("| gpucts_collectives/AllReduce.u32_premulsum_262145_outofplace_w1 | wrong elements over all ranks "
-                    "(1 rank(s) on GPU(s) 0 (nonblocking)) rank 0: 1 element(s) wrong, first at index 262144: expected "
-                    "1422 got 4294967295 |"),
-            std::string::npos)
+  EXPECT_NE(
+      md.find(
+          "| gpucts_collectives/AllReduce.u32_premulsum_262145_outofplace_w1 | wrong elements over all ranks "
+          "(1 rank(s) on GPU(s) 0 (nonblocking)) rank 0: 1 element(s) wrong, first at index 262144: expected "
+          "1422 got 4294967295 |"),
+      std::string::npos)
       << "the detailed table shows the cleaned message";
   EXPECT_NE(md.find("| no fp8 on one rank | 2 |"), std::string::npos) << md;
 }
@@ -875,7 +909,8 @@ TEST(SummaryGrouping, RawTextStaysInTheMergedJunit) {
 
 // ---------------------------------------------------------------------------------------------
 // The comparison itself, on bundles built in memory.
-bundle::Bundle synthetic(const std::string& dir, std::vector<junit::Case> cases, std::vector<bw::Point> points = {}) {
+bundle::Bundle synthetic(const std::string& dir, std::vector<junit::Case> cases,
+                         std::vector<bw::Point> points = {}) {
   bundle::Bundle b;
   b.dir = dir;
   b.manifest.gpucts_version = "1.0";
@@ -912,10 +947,12 @@ bw::Point bp(std::uint64_t bytes, double t_us, double spread_pct) {
 }
 
 TEST(ReportCompare, AMissingPassingCaseIsARegressionCountedPerSuite) {
-  auto base = synthetic("base", {tc("gpucts_collectives", "a", "passed"), tc("gpucts_collectives", "b", "passed"),
-                                 tc("gpucts_collectives", "c", "skipped"), tc("gpucts_mp_collectives_w2", "a", "passed")});
-  auto cand = synthetic("cand", {tc("gpucts_collectives", "a", "passed"), tc("gpucts_mp_collectives_w2", "a", "passed"),
-                                 tc("gpucts_mp_collectives_w2", "z", "passed")});
+  auto base = synthetic(
+      "base", {tc("gpucts_collectives", "a", "passed"), tc("gpucts_collectives", "b", "passed"),
+               tc("gpucts_collectives", "c", "skipped"), tc("gpucts_mp_collectives_w2", "a", "passed")});
+  auto cand = synthetic(
+      "cand", {tc("gpucts_collectives", "a", "passed"), tc("gpucts_mp_collectives_w2", "a", "passed"),
+               tc("gpucts_mp_collectives_w2", "z", "passed")});
   auto c = report::compare(base, {cand}, 5);
   ASSERT_TRUE(c.regressed());
   ASSERT_EQ(c.regressions[0].size(), 1u) << "one line per binary, and the skipped case is not a loss";
@@ -933,10 +970,12 @@ TEST(ReportCompare, AMissingPassingCaseIsARegressionCountedPerSuite) {
 TEST(ReportCompare, SlowerOnlyBeyondToleranceAndRecordedSpread) {
   const std::uint64_t gib = 1ull << 30;
   // 8% slower: beyond 5% tolerance, but within the 12% its repetitions ranged: not a regression.
-  auto noisy = report::compare(synthetic("b", {}, {bp(gib, 1000, 12)}), {synthetic("c", {}, {bp(gib, 1080, 12)})}, 5);
+  auto noisy =
+      report::compare(synthetic("b", {}, {bp(gib, 1000, 12)}), {synthetic("c", {}, {bp(gib, 1080, 12)})}, 5);
   EXPECT_FALSE(noisy.regressed());
   // The same 8% with tight repetitions is.
-  auto tight = report::compare(synthetic("b", {}, {bp(gib, 1000, 1)}), {synthetic("c", {}, {bp(gib, 1080, 1)})}, 5);
+  auto tight =
+      report::compare(synthetic("b", {}, {bp(gib, 1000, 1)}), {synthetic("c", {}, {bp(gib, 1080, 1)})}, 5);
   ASSERT_TRUE(tight.regressed());
   ASSERT_EQ(tight.bandwidth.size(), 1u);
   EXPECT_EQ(tight.bandwidth[0].label, "gpucts_bandwidth: AllReduce f32 1 GiB out of place");
@@ -963,14 +1002,15 @@ TEST(ReportCompare, AVerdictThatStopsPassingIsARegression) {
 
 // Characters XML 1.0 forbids, and UTF-8 that is not shortest form, never reach the JUnit.
 TEST(XmlWriter, NonCharactersAndOverlongUtf8AreReplaced) {
-  const std::string bad[] = {"\xEF\xBF\xBE", "\xEF\xBF\xBF", "\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80",
-                             "\xF4\x90\x80\x80", "\xC3"};
+  const std::string bad[] = {"\xEF\xBF\xBE", "\xEF\xBF\xBF",     "\xC0\xAF", "\xE0\x80\xAF",
+                             "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xC3"};
   for (const auto& b : bad) {
     std::string escaped = xml::escape("a" + b + "z");
     EXPECT_EQ(escaped, "a?z") << "bytes of " << b.size();
     EXPECT_NO_THROW(xml::parse("<r v=\"" + escaped + "\"/>", "w"));
   }
-  EXPECT_EQ(xml::escape("\xF0\x9F\x98\x80 \xE2\x82\xAC"), "\xF0\x9F\x98\x80 \xE2\x82\xAC") << "real characters stay";
+  EXPECT_EQ(xml::escape("\xF0\x9F\x98\x80 \xE2\x82\xAC"), "\xF0\x9F\x98\x80 \xE2\x82\xAC")
+      << "real characters stay";
 }
 
 }  // namespace

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <set>
 
-#include "matrix/matrix.hpp"
-#include "matrix/nccl_support.hpp"
 #include "fixtures/probe/paths.hpp"
+#include "matrix/matrix.hpp"
 #include "matrix/nccl_defects.hpp"
+#include "matrix/nccl_support.hpp"
 #include "matrix/rules.hpp"
 
 namespace cts {
@@ -46,133 +46,254 @@ struct RuleCase {
   const char* name;
   const char* id;
   bool raises;
-  const char* patch;              // JSON merge patch over base_fingerprint()
-  const char* severity = nullptr; // expected severity when it raises (nullptr: the contract's)
+  const char* patch;               // JSON merge patch over base_fingerprint()
+  const char* severity = nullptr;  // expected severity when it raises (nullptr: the contract's)
   const char* message_has = nullptr;
 };
 
-const RuleCase kCases[] = {
-    {"runtime13_on_575", "driver-too-old-for-cuda-runtime", true, R"({"driver": {"version": "575.57.08", "cuda": "12.9"}})", "error", "580"},
-    {"runtime13_driver_cuda_only", "driver-too-old-for-cuda-runtime", true, R"({"driver": {"version": null, "cuda": "12.9"}})", "error"},
-    {"runtime13_on_580", "driver-too-old-for-cuda-runtime", false, "{}"},
-    {"runtime110_on_its_ga_driver", "driver-too-old-for-cuda-runtime", false, R"({"cuda_runtime": "11.0", "torch": null, "driver": {"version": "450.51.05", "cuda": null}})"},
-    {"runtime110_on_rc_driver", "driver-too-old-for-cuda-runtime", true, R"({"cuda_runtime": "11.0", "torch": null, "driver": {"version": "450.36.06", "cuda": null}})", "error", "below 450.51.05, the CUDA 11.0 GA driver"},
-    {"runtime124_on_r535", "driver-cuda-minor-older", true, R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": "12.2"}})", "warning", "minor-version compatibility"},
-    {"runtime114_unknown_ga_driver", "driver-cuda-minor-older", true, R"({"cuda_runtime": "11.4", "torch": null, "driver": {"version": "460.27.04", "cuda": "11.2"}})", "warning", "11.2-level"},
-    {"runtime124_on_r535_level_from_driver", "driver-cuda-minor-older", true, R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": null}})", "warning", "12.2-level"},
-    {"runtime122_on_r535", "driver-cuda-minor-older", false, R"({"cuda_runtime": "12.2", "torch": null, "driver": {"version": "535.104.05", "cuda": "12.2"}})"},
-    {"runtime124_on_r535_not_too_old", "driver-too-old-for-cuda-runtime", false, R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": "12.2"}})"},
-    {"torch_cu130_on_575", "driver-too-old-for-torch-cuda", true, R"({"cuda_runtime": "12.9", "driver": {"version": "575.57.08", "cuda": "12.9"}})", "error", "CUDA 13.0"},
-    {"torch_cu128_on_575", "driver-too-old-for-torch-cuda", false, R"({"cuda_runtime": "12.9", "driver": {"version": "575.57.08", "cuda": "12.9"}, "torch": {"version": "2.11.0+cu128", "cuda": "12.8", "cudnn": "9.17.1"}, "cudnn": "9.17.1"})"},
-    {"header_minor_differs", "nccl-header-library-mismatch", true, R"({"nccl": {"header": "2.27.5"}})", "error", "2.27.5"},
-    {"header_patch_differs", "nccl-header-library-mismatch", true, R"({"nccl": {"header": "2.28.3"}})", "warning"},
-    {"header_same", "nccl-header-library-mismatch", false, "{}"},
-    {"system_nccl_loaded", "torch-nccl-differs-from-loaded", true, R"({"nccl": {"header": "2.28.3", "runtime": "2.28.3", "library": "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3"}})", "warning", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3"},
-    {"torch_nccl_loaded", "torch-nccl-differs-from-loaded", false, "{}"},
-    {"torch_nccl_older", "nccl-below-matrix", true, R"({"nccl": {"header": "2.27.5", "runtime": "2.27.5"}, "torch": {"nccl": "2.27.5"}})", "warning", "2.28.9"},
-    {"torch_nccl_as_shipped", "nccl-below-matrix", false, "{}"},
-    {"torch_3_0", "torch-release-unknown", true, R"({"torch": {"version": "3.0.0+cu130"}})", "info"},
-    {"torch_2_11_cu129", "torch-release-unknown", true, R"({"torch": {"version": "2.11.0+cu129", "cuda": "12.9"}})", "info", "cu126"},
-    {"torch_2_11_cu130", "torch-release-unknown", false, "{}"},
-    {"volta_on_cu130_wheel", "gpu-arch-not-in-torch-build", true, R"({"gpus": [{"index": 0, "name": "Tesla V100", "cc": "7.0"}]})", "error", "sm_70"},
-    {"volta_arch_from_row", "gpu-arch-not-in-torch-build", true, R"({"gpus": [{"index": 0, "cc": "7.0"}], "torch": {"arch_list": null}})", "error", "sm_70"},
-    {"unconfirmed_row_arch_warns", "gpu-arch-not-in-torch-build", true, R"({"cuda_runtime": "12.6", "driver": {"version": "560.35.03", "cuda": "12.6"}, "gpus": [{"index": 0, "cc": "10.0"}], "torch": {"version": "2.6.0+cu126", "cuda": "12.6", "nccl": "2.21.5", "cudnn": "9.5.1", "arch_list": null}, "cudnn": "9.5.1", "nccl": {"header": "2.21.5", "runtime": "2.21.5"}})", "warning", "UNCONFIRMED"},
-    {"wheel_read_row_arch_errs", "gpu-arch-not-in-torch-build", true, R"({"cuda_runtime": "12.4", "driver": {"version": "550.54.15", "cuda": "12.4"}, "gpus": [{"index": 0, "cc": "10.0"}], "torch": {"version": "2.6.0+cu124", "cuda": "12.4", "nccl": "2.21.5", "cudnn": "9.1.0", "arch_list": null}, "cudnn": "9.1.0", "nccl": {"header": "2.21.5", "runtime": "2.21.5"}})", "error", "sm_100"},
-    {"hopper_in_list", "gpu-arch-not-in-torch-build", false, "{}"},
-    {"ptx_jits_forward", "gpu-arch-not-in-torch-build", false, R"({"gpus": [{"index": 0, "cc": "10.3"}], "torch": {"arch_list": ["sm_90", "compute_90"]}})"},
-    {"same_major_sass", "gpu-arch-not-in-torch-build", false, R"({"gpus": [{"index": 0, "cc": "8.9"}]})"},
-    {"volta_under_cuda13", "gpu-arch-unsupported-by-cuda", true, R"({"gpus": [{"index": 0, "cc": "7.0"}]})", "error", "CUDA 13.0"},
-    {"volta_under_cuda128", "gpu-arch-unsupported-by-cuda", false, R"({"cuda_runtime": "12.8", "driver": {"version": "570.124.06", "cuda": "12.8"}, "torch": null, "gpus": [{"index": 0, "cc": "7.0"}]})"},
-    {"cudnn_older", "cudnn-differs-from-torch", true, R"({"cudnn": "9.10.2"})", "warning", "9.19.0"},
-    {"cudnn_same", "cudnn-differs-from-torch", false, "{}"},
-    {"lightning_2_3_torch_1_13", "lightning-torch-incompatible", true, R"({"lightning": {"lightning": "2.3.3"}, "torch": {"version": "1.13.1+cu117", "cuda": "11.7", "nccl": null, "cudnn": null}})", "error", ">= 2.0"},
-    {"lightning_2_6_1_torch_2_9", "lightning-torch-incompatible", false, R"({"lightning": {"lightning": "2.6.1", "pytorch_lightning": "2.6.1"}, "torch": {"version": "2.9.1+cu130", "nccl": "2.27.7", "cudnn": "9.13.0"}})"},
-    {"lightning_2_6_6_torch_2_11", "lightning-torch-untested", true, R"({"lightning": {"lightning": "2.6.6", "pytorch_lightning": "2.6.6"}})", "warning", "< 2.10"},
-    {"lightning_2_6_1_torch_2_9_tested", "lightning-torch-untested", false, R"({"lightning": {"lightning": "2.6.1"}, "torch": {"version": "2.9.1+cu130", "nccl": "2.27.7", "cudnn": "9.13.0"}})"},
-    {"ifname_ib_on_eth_host", "nccl-socket-ifname-no-match", true, R"({"env": {"NCCL_SOCKET_IFNAME": "ib"}})", "error", "lo, eth0"},
-    {"ifname_exact_prefix_only", "nccl-socket-ifname-no-match", true, R"({"env": {"NCCL_SOCKET_IFNAME": "=eth"}})", "error"},
-    {"ifname_eth", "nccl-socket-ifname-no-match", false, R"({"env": {"NCCL_SOCKET_IFNAME": "eth"}})"},
-    {"ifname_exclude_docker", "nccl-socket-ifname-no-match", false, R"({"env": {"NCCL_SOCKET_IFNAME": "^docker"}})"},
-    {"p2p_disable_1", "nccl-p2p-disabled", true, R"({"env": {"NCCL_P2P_DISABLE": "1"}})", "warning"},
-    {"p2p_disable_0", "nccl-p2p-disabled", false, R"({"env": {"NCCL_P2P_DISABLE": "0"}})"},
-    {"ib_disable_1", "nccl-ib-disabled", true, R"({"env": {"NCCL_IB_DISABLE": "1"}})", "warning"},
-    {"ib_disable_0", "nccl-ib-disabled", false, R"({"env": {"NCCL_IB_DISABLE": "0"}})"},
-    {"buffsize_12abc", "nccl-env-invalid-value", true, R"({"env": {"NCCL_BUFFSIZE": "12abc"}})", "error", "not an integer"},
-    {"ib_timeout_abc", "nccl-env-invalid-value", true, R"({"env": {"NCCL_IB_TIMEOUT": "abc"}})", "error"},
-    {"ib_timeout_40", "nccl-env-invalid-value", true, R"({"env": {"NCCL_IB_TIMEOUT": "40"}})", "error", "maximum 31"},
-    {"socket_family_unix", "nccl-env-invalid-value", true, R"({"env": {"NCCL_SOCKET_FAMILY": "AF_UNIX"}})", "error", "AF_INET6"},
-    {"algo_bogus", "nccl-env-invalid-value", true, R"({"env": {"NCCL_ALGO": "bogus"}})", "error", "'bogus'"},
-    {"algo_per_function_bogus", "nccl-env-invalid-value", true, R"({"env": {"NCCL_ALGO": "Ring;allreduce:bogus"}})", "error", "'bogus'"},
-    {"algo_unknown_function", "nccl-env-invalid-value", true, R"({"env": {"NCCL_ALGO": "allgaher:ring"}})", "error", "not a collective"},
-    {"algo_pat_before_2_23", "nccl-env-invalid-value", true, R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_ALGO": "PAT"}})", "error", "needs NCCL 2.23"},
-    {"algo_per_function_before_2_24", "nccl-env-invalid-value", true, R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_ALGO": "allreduce:tree"}})", "error", "2.24"},
-    {"proto_ll64", "nccl-env-invalid-value", true, R"({"env": {"NCCL_PROTO": "LL64"}})", "error", "LL128"},
-    {"debug_loud", "nccl-env-invalid-value", true, R"({"env": {"NCCL_DEBUG": "LOUD"}})", "error", "TRACE"},
-    {"debug_subsys_bogus", "nccl-env-invalid-value", true, R"({"env": {"NCCL_DEBUG_SUBSYS": "INIT,BOGUS"}})", "error"},
-    {"valid_values", "nccl-env-invalid-value", false, R"({"env": {"NCCL_BUFFSIZE": "8388608", "NCCL_IB_TIMEOUT": "22", "NCCL_ALGO": "Ring,Tree", "NCCL_PROTO": "^LL128", "NCCL_DEBUG": "info", "NCCL_SOCKET_FAMILY": "AF_INET6", "NCCL_DEBUG_SUBSYS": "^INIT,COLL", "NCCL_P2P_LEVEL": "NVL", "NCCL_NET_GDR_LEVEL": "3"}})"},
-    {"valid_per_function_2_28", "nccl-env-invalid-value", false, R"({"env": {"NCCL_ALGO": "allreduce:tree,ring;broadcast:ring", "NCCL_PROTO": "allreduce:^LL128"}})"},
-    {"ifnames_typo", "nccl-env-unknown", true, R"({"env": {"NCCL_SOCKET_IFNAMES": "eth0"}})", "warning", "did you mean NCCL_SOCKET_IFNAME"},
-    {"nccl_timeout", "nccl-env-unknown", true, R"({"env": {"NCCL_TIMEOUT": "1800"}})", "warning", "init_process_group"},
-    {"ifname_spelled_right", "nccl-env-unknown", false, R"({"env": {"NCCL_SOCKET_IFNAME": "eth0", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}})"},
-    {"container_nccl_version", "nccl-env-unknown", false, R"({"env": {"NCCL_VERSION": "2.28.3-1"}})"},
-    {"torch_legacy_spelling", "nccl-env-unknown", true, R"({"env": {"NCCL_ASYNC_ERROR_HANDLING": "1"}})", "warning", "TORCH_NCCL_ASYNC_ERROR_HANDLING"},
-    {"ras_on_2_21", "nccl-env-newer-than-library", true, R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_RAS_ENABLE": "1"}})", "warning", "2.24.3"},
-    {"ras_on_2_28", "nccl-env-newer-than-library", false, R"({"env": {"NCCL_RAS_ENABLE": "1"}})"},
-    {"ib_gdr_level_renamed", "nccl-env-removed", true, R"({"env": {"NCCL_IB_GDR_LEVEL": "PHB"}})", "warning", "2.4.2"},
-    {"min_nrings_still_read", "nccl-env-removed", false, R"({"env": {"NCCL_MIN_NRINGS": "4"}})"},
-    {"ll_threshold_gone_in_2_5", "nccl-env-removed", true, R"({"env": {"NCCL_LL_THRESHOLD": "16384"}})", "warning", "2.5.6"},
-    {"net_gdr_level", "nccl-env-removed", false, R"({"env": {"NCCL_NET_GDR_LEVEL": "PHB"}})"},
-    {"sockets_8x16", "nccl-socket-threads-product", true, R"({"env": {"NCCL_NSOCKS_PERTHREAD": "8", "NCCL_SOCKET_NTHREADS": "16"}})", "warning", "128"},
-    {"sockets_4x16", "nccl-socket-threads-product", false, R"({"env": {"NCCL_NSOCKS_PERTHREAD": "4", "NCCL_SOCKET_NTHREADS": "16"}})"},
-    // NCCL_ALGO / NCCL_PROTO against the device implementations of the loaded release (nccl_algos.csv).
-    {"algo_tree_2_28", "nccl-collective-without-algorithm", true, R"({"env": {"NCCL_ALGO": "Tree"}})", "error", "leaves Broadcast, Reduce, AllGather, ReduceScatter without"},
-    {"algo_not_ring_2_28", "nccl-collective-without-algorithm", true, R"({"env": {"NCCL_ALGO": "^Ring"}})", "error", "leaves Broadcast, Reduce without"},
-    {"algo_nvls_proto_ll_2_28", "nccl-collective-without-algorithm", true, R"({"env": {"NCCL_ALGO": "NVLS", "NCCL_PROTO": "LL"}})", "error", "AllReduce without"},
-    // Up to 2.18 NCCL_ALGO never takes Ring from a collective other than AllReduce (tuning.cc "Never disable
-    // ring for non-allreduce operations. That allows to run real apps with NCCL_ALGO=TREE.").
-    {"algo_tree_2_18_ring_kept", "nccl-collective-without-algorithm", false, R"({"nccl": {"header": "2.18.1", "runtime": "2.18.1"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})"},
-    {"algo_tree_2_12_ring_kept", "nccl-collective-without-algorithm", false, R"({"nccl": {"header": "2.12.12", "runtime": "2.12.12"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})"},
-    {"algo_nvls_ll_2_18_allreduce", "nccl-collective-without-algorithm", true, R"({"nccl": {"header": "2.18.1", "runtime": "2.18.1"}, "torch": null, "env": {"NCCL_ALGO": "NVLS", "NCCL_PROTO": "LL"}})", "error", "leaves AllReduce without any algorithm/protocol NCCL 2.18.1 implements"},
-    {"algo_tree_2_24_no_fallback", "nccl-collective-without-algorithm", true, R"({"nccl": {"header": "2.24.3", "runtime": "2.24.3"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})", "error", "ncclInvalidUsage"},
-    {"algo_tree_2_23_ring_fallback", "nccl-collective-without-algorithm", true, R"({"nccl": {"header": "2.23.4", "runtime": "2.23.4"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})", "warning", "Ring back"},
-    {"algo_tree_2_21_ring_fallback", "nccl-collective-without-algorithm", true, R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})", "warning", "Ring back"},
-    {"algo_tree_ring_2_28", "nccl-collective-without-algorithm", false, R"({"env": {"NCCL_ALGO": "Tree,Ring"}})"},
-    {"algo_per_collective_2_28", "nccl-collective-without-algorithm", false, R"({"env": {"NCCL_ALGO": "allreduce:tree;broadcast:ring", "NCCL_PROTO": "^LL128;allreduce:LL128"}})"},
-    {"algo_unset", "nccl-collective-without-algorithm", false, "{}"},
-    {"algo_second_entry_without_prefix", "nccl-env-invalid-value", true, R"({"env": {"NCCL_ALGO": "Tree;Ring"}})", "error", "'func:' prefix"},
-    {"algo_sendrecv_prefix", "nccl-env-invalid-value", true, R"({"env": {"NCCL_ALGO": "sendrecv:ring"}})", "error", "not a collective"},
-    // Values NCCL clamps (nccl_env.csv out_of_range=clamp) warn; they are not invalid.
-    {"socket_nthreads_32_clamped", "nccl-env-clamped", true, R"({"env": {"NCCL_SOCKET_NTHREADS": "32"}})", "warning", "above the maximum 16"},
-    {"socket_nthreads_32_not_invalid", "nccl-env-invalid-value", false, R"({"env": {"NCCL_SOCKET_NTHREADS": "32"}})"},
-    {"nthreads_1024_clamped", "nccl-env-clamped", true, R"({"env": {"NCCL_NTHREADS": "1024"}})", "warning", "above the maximum 512"},
-    {"nthreads_100_clamped", "nccl-env-clamped", true, R"({"env": {"NCCL_NTHREADS": "100"}})", "warning", "not a multiple of 32"},
-    {"nthreads_96_accepted", "nccl-env-clamped", false, R"({"env": {"NCCL_NTHREADS": "96", "NCCL_SOCKET_NTHREADS": "16"}})"},
-    {"nthreads_96_valid", "nccl-env-invalid-value", false, R"({"env": {"NCCL_NTHREADS": "96", "NCCL_NSOCKS_PERTHREAD": "128"}})"},
-    {"nsocks_128_product", "nccl-socket-threads-product", true, R"({"env": {"NCCL_NSOCKS_PERTHREAD": "128"}})", "warning", "128"},
-    // GPU family -> driver floor (gpu_families.csv) and driver branch end of life (driver_branches.csv).
-    {"rtx5090_on_r560", "driver-too-old-for-gpu", true, R"({"driver": {"version": "560.35.03", "cuda": "12.6"}, "cuda_runtime": "12.8", "torch": {"version": "2.7.0+cu128", "cuda": "12.8", "nccl": "2.26.2", "cudnn": "9.7.1", "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]}, "nccl": {"header": "2.26.2", "runtime": "2.26.2"}, "cudnn": "9.7.1", "gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "cc": "12.0"}]})", "error", "needs an R570 or newer driver"},
-    {"rtx5090_on_r570", "driver-too-old-for-gpu", false, R"({"driver": {"version": "570.124.06", "cuda": "12.8"}, "cuda_runtime": "12.8", "torch": {"version": "2.7.0+cu128", "cuda": "12.8", "nccl": "2.26.2", "cudnn": "9.7.1", "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]}, "nccl": {"header": "2.26.2", "runtime": "2.26.2"}, "cudnn": "9.7.1", "gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "cc": "12.0"}]})"},
-    {"h100_on_r515_unconfirmed_floor", "driver-too-old-for-gpu", true, R"({"driver": {"version": "515.65.01", "cuda": "11.7"}, "cuda_runtime": "11.7", "torch": null, "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "cc": "9.0"}]})", "warning", "UNCONFIRMED"},
-    {"r535_after_its_eol", "driver-branch-eol", true, R"({"probed_at": "2026-12-02T21:00:00Z", "driver": {"version": "535.274.02", "cuda": "12.2"}, "cuda_runtime": "12.2", "torch": null})", "warning", "since 2026-06"},
-    {"r550_listed_eol", "driver-branch-eol", true, R"({"probed_at": "2026-12-02", "driver": {"version": "550.163.01", "cuda": "12.4"}, "cuda_runtime": "12.4", "torch": null})", "warning", "end of life"},
-    {"r535_before_its_eol", "driver-branch-eol", false, R"({"probed_at": "2026-05-15", "driver": {"version": "535.274.02", "cuda": "12.2"}, "cuda_runtime": "12.2", "torch": null})"},
-    {"r580_supported", "driver-branch-eol", false, R"({"probed_at": "2026-12-02"})"},
-    // Known NCCL defects (nccl_defects.csv): the loaded library and torch's own.
-    {"defect_1950_on_2_28_9", "nccl-known-defect", true, R"({"nccl": {"header": "2.28.9", "runtime": "2.28.9"}, "torch": null})", nullptr, "nccl-1950"},
-    {"defect_1950_names_fix", "nccl-known-defect", true, R"({"nccl": {"header": "2.28.3", "runtime": "2.28.3"}, "torch": null})", nullptr, "https://github.com/NVIDIA/nccl/issues/1950"},
-    {"defect_1950_in_torch_nccl", "nccl-known-defect", true, R"({"nccl": {"header": "2.30.7", "runtime": "2.30.7"}, "torch": {"version": "2.11.0+cu130", "cuda": "13.0", "nccl": "2.28.9"}})", nullptr, "torch's NCCL 2.28.9 has nccl-1950"},
-    {"defect_env_only_warns", "nccl-known-defect", true, R"({"nccl": {"header": "2.30.7", "runtime": "2.30.7"}, "torch": null})", "warning", "only where"},
-    {"defect_none_on_2_32_3", "nccl-known-defect", false, R"({"nccl": {"header": "2.32.3", "runtime": "2.32.3"}, "torch": null})"},
-    {"driver_library_mismatch", "driver-library-mismatch", true, R"({"driver": {"nvml_error": "nvmlInit_v2: NVML_ERROR_LIB_RM_VERSION_MISMATCH (18): Driver/library version mismatch"}})", "error", "Driver/library version mismatch"},
-    {"driver_library_match", "driver-library-mismatch", false, R"({"driver": {"version": "580.159.04", "cuda": "13.0"}})"},
-    {"shm_64mib", "shm-too-small", true, R"({"shm_bytes": 67108864})", "warning", "64 MiB"},
-    {"shm_128gib", "shm-too-small", false, "{}"},    // CUDA_VISIBLE_DEVICES as fixtures/visible_devices resolved it (fp "visible_devices").
-    {"cvd_7_0_expecting_1", "cuda-visible-devices-odd", true, R"({"visible_devices": {"spec": "7,0", "resolved": [], "problems": [{"kind": "invalid-entry", "position": 1, "message": "entry 1 '7': no GPU 7 on this host (1 GPU(s)): CUDA stops the list there; entry 2 after it is ignored too"}], "expected": 1, "expected_from": "GPUCTS_EXPECT_GPUS", "one_per_rank_ok": false}})", "error", "resolves to 0 GPU(s), fewer than the 1 expected by GPUCTS_EXPECT_GPUS"},
-    {"cvd_duplicate_warns", "cuda-visible-devices-odd", true, R"({"visible_devices": {"spec": "0,0", "resolved": [], "problems": [{"kind": "duplicate", "position": 2, "message": "entry 2 '0' names GPU 0 again: with a device named twice CUDA shows NO device"}]}})", "warning", "NO device"},
-    {"cvd_0_7_two_expected", "cuda-visible-devices-odd", true, R"({"visible_devices": {"spec": "0,7", "resolved": [{"index": 0, "uuid": "GPU-d76a", "pci": "0000:00:06.0"}], "problems": [{"kind": "invalid-entry", "position": 2, "message": "entry 2 '7': no GPU 7"}], "expected": 2, "expected_from": "GPUCTS_EXPECT_GPUS"}})", "error", "[0 GPU-d76a (0000:00:06.0)]"},
-    {"cvd_two_of_four_local_ranks", "cuda-visible-devices-odd", true, R"({"visible_devices": {"spec": "0,1", "resolved": [{"index": 0}, {"index": 1}], "problems": [], "expected": 4, "expected_from": "OMPI_COMM_WORLD_LOCAL_SIZE", "one_per_rank_ok": true}})", "error", "each rank needs its own GPU"},
-    {"cvd_one_per_rank", "cuda-visible-devices-odd", false, R"({"visible_devices": {"spec": "3", "resolved": [{"index": 3}], "problems": [], "expected": 8, "expected_from": "LOCAL_WORLD_SIZE", "one_per_rank_ok": true}})"},
-    {"cvd_clean_list", "cuda-visible-devices-odd", false, R"({"visible_devices": {"spec": "0", "resolved": [{"index": 0, "uuid": "GPU-d76a"}], "problems": [], "expected": 1, "expected_from": "GPUCTS_EXPECT_GPUS"}})"},
+const RuleCase kCases[] =
+    {
+        {"runtime13_on_575", "driver-too-old-for-cuda-runtime", true,
+         R"({"driver": {"version": "575.57.08", "cuda": "12.9"}})", "error", "580"},
+        {"runtime13_driver_cuda_only", "driver-too-old-for-cuda-runtime", true,
+         R"({"driver": {"version": null, "cuda": "12.9"}})", "error"},
+        {"runtime13_on_580", "driver-too-old-for-cuda-runtime", false, "{}"},
+        {"runtime110_on_its_ga_driver", "driver-too-old-for-cuda-runtime", false,
+         R"({"cuda_runtime": "11.0", "torch": null, "driver": {"version": "450.51.05", "cuda": null}})"},
+        {"runtime110_on_rc_driver", "driver-too-old-for-cuda-runtime", true,
+         R"({"cuda_runtime": "11.0", "torch": null, "driver": {"version": "450.36.06", "cuda": null}})",
+         "error", "below 450.51.05, the CUDA 11.0 GA driver"},
+        {"runtime124_on_r535", "driver-cuda-minor-older", true,
+         R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": "12.2"}})",
+         "warning", "minor-version compatibility"},
+        {"runtime114_unknown_ga_driver", "driver-cuda-minor-older", true,
+         R"({"cuda_runtime": "11.4", "torch": null, "driver": {"version": "460.27.04", "cuda": "11.2"}})",
+         "warning", "11.2-level"},
+        {"runtime124_on_r535_level_from_driver", "driver-cuda-minor-older", true,
+         R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": null}})",
+         "warning", "12.2-level"},
+        {"runtime122_on_r535", "driver-cuda-minor-older", false,
+         R"({"cuda_runtime": "12.2", "torch": null, "driver": {"version": "535.104.05", "cuda": "12.2"}})"},
+        {"runtime124_on_r535_not_too_old", "driver-too-old-for-cuda-runtime", false,
+         R"({"cuda_runtime": "12.4", "torch": null, "driver": {"version": "535.104.05", "cuda": "12.2"}})"},
+        {"torch_cu130_on_575", "driver-too-old-for-torch-cuda", true,
+         R"({"cuda_runtime": "12.9", "driver": {"version": "575.57.08", "cuda": "12.9"}})", "error",
+         "CUDA 13.0"},
+        {"torch_cu128_on_575", "driver-too-old-for-torch-cuda", false,
+         R"({"cuda_runtime": "12.9", "driver": {"version": "575.57.08", "cuda": "12.9"}, "torch": {"version": "2.11.0+cu128", "cuda": "12.8", "cudnn": "9.17.1"}, "cudnn": "9.17.1"})"},
+        {"header_minor_differs", "nccl-header-library-mismatch", true, R"({"nccl": {"header": "2.27.5"}})",
+         "error", "2.27.5"},
+        {"header_patch_differs", "nccl-header-library-mismatch", true, R"({"nccl": {"header": "2.28.3"}})",
+         "warning"},
+        {"header_same", "nccl-header-library-mismatch", false, "{}"},
+        {"system_nccl_loaded", "torch-nccl-differs-from-loaded", true,
+         R"({"nccl": {"header": "2.28.3", "runtime": "2.28.3", "library": "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3"}})",
+         "warning", "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3"},
+        {"torch_nccl_loaded", "torch-nccl-differs-from-loaded", false, "{}"},
+        {"torch_nccl_older", "nccl-below-matrix", true,
+         R"({"nccl": {"header": "2.27.5", "runtime": "2.27.5"}, "torch": {"nccl": "2.27.5"}})", "warning",
+         "2.28.9"},
+        {"torch_nccl_as_shipped", "nccl-below-matrix", false, "{}"},
+        {"torch_3_0", "torch-release-unknown", true, R"({"torch": {"version": "3.0.0+cu130"}})", "info"},
+        {"torch_2_11_cu129", "torch-release-unknown", true,
+         R"({"torch": {"version": "2.11.0+cu129", "cuda": "12.9"}})", "info", "cu126"},
+        {"torch_2_11_cu130", "torch-release-unknown", false, "{}"},
+        {"volta_on_cu130_wheel", "gpu-arch-not-in-torch-build", true,
+         R"({"gpus": [{"index": 0, "name": "Tesla V100", "cc": "7.0"}]})", "error", "sm_70"},
+        {"volta_arch_from_row", "gpu-arch-not-in-torch-build", true,
+         R"({"gpus": [{"index": 0, "cc": "7.0"}], "torch": {"arch_list": null}})", "error", "sm_70"},
+        {"unconfirmed_row_arch_warns", "gpu-arch-not-in-torch-build", true,
+         R"({"cuda_runtime": "12.6", "driver": {"version": "560.35.03", "cuda": "12.6"}, "gpus": [{"index": 0, "cc": "10.0"}], "torch": {"version": "2.6.0+cu126", "cuda": "12.6", "nccl": "2.21.5", "cudnn": "9.5.1", "arch_list": null}, "cudnn": "9.5.1", "nccl": {"header": "2.21.5", "runtime": "2.21.5"}})",
+         "warning", "UNCONFIRMED"},
+        {"wheel_read_row_arch_errs", "gpu-arch-not-in-torch-build", true,
+         R"({"cuda_runtime": "12.4", "driver": {"version": "550.54.15", "cuda": "12.4"}, "gpus": [{"index": 0, "cc": "10.0"}], "torch": {"version": "2.6.0+cu124", "cuda": "12.4", "nccl": "2.21.5", "cudnn": "9.1.0", "arch_list": null}, "cudnn": "9.1.0", "nccl": {"header": "2.21.5", "runtime": "2.21.5"}})",
+         "error", "sm_100"},
+        {"hopper_in_list", "gpu-arch-not-in-torch-build", false, "{}"},
+        {"ptx_jits_forward", "gpu-arch-not-in-torch-build", false,
+         R"({"gpus": [{"index": 0, "cc": "10.3"}], "torch": {"arch_list": ["sm_90", "compute_90"]}})"},
+        {"same_major_sass", "gpu-arch-not-in-torch-build", false, R"({"gpus": [{"index": 0, "cc": "8.9"}]})"},
+        {"volta_under_cuda13", "gpu-arch-unsupported-by-cuda", true,
+         R"({"gpus": [{"index": 0, "cc": "7.0"}]})", "error", "CUDA 13.0"},
+        {"volta_under_cuda128", "gpu-arch-unsupported-by-cuda", false,
+         R"({"cuda_runtime": "12.8", "driver": {"version": "570.124.06", "cuda": "12.8"}, "torch": null, "gpus": [{"index": 0, "cc": "7.0"}]})"},
+        {"cudnn_older", "cudnn-differs-from-torch", true, R"({"cudnn": "9.10.2"})", "warning", "9.19.0"},
+        {"cudnn_same", "cudnn-differs-from-torch", false, "{}"},
+        {"lightning_2_3_torch_1_13", "lightning-torch-incompatible", true,
+         R"({"lightning": {"lightning": "2.3.3"}, "torch": {"version": "1.13.1+cu117", "cuda": "11.7", "nccl": null, "cudnn": null}})",
+         "error", ">= 2.0"},
+        {"lightning_2_6_1_torch_2_9", "lightning-torch-incompatible", false,
+         R"({"lightning": {"lightning": "2.6.1", "pytorch_lightning": "2.6.1"}, "torch": {"version": "2.9.1+cu130", "nccl": "2.27.7", "cudnn": "9.13.0"}})"},
+        {"lightning_2_6_6_torch_2_11", "lightning-torch-untested", true,
+         R"({"lightning": {"lightning": "2.6.6", "pytorch_lightning": "2.6.6"}})", "warning", "< 2.10"},
+        {"lightning_2_6_1_torch_2_9_tested", "lightning-torch-untested", false,
+         R"({"lightning": {"lightning": "2.6.1"}, "torch": {"version": "2.9.1+cu130", "nccl": "2.27.7", "cudnn": "9.13.0"}})"},
+        {"ifname_ib_on_eth_host", "nccl-socket-ifname-no-match", true,
+         R"({"env": {"NCCL_SOCKET_IFNAME": "ib"}})", "error", "lo, eth0"},
+        {"ifname_exact_prefix_only", "nccl-socket-ifname-no-match", true,
+         R"({"env": {"NCCL_SOCKET_IFNAME": "=eth"}})", "error"},
+        {"ifname_eth", "nccl-socket-ifname-no-match", false, R"({"env": {"NCCL_SOCKET_IFNAME": "eth"}})"},
+        {"ifname_exclude_docker", "nccl-socket-ifname-no-match", false,
+         R"({"env": {"NCCL_SOCKET_IFNAME": "^docker"}})"},
+        {"p2p_disable_1", "nccl-p2p-disabled", true, R"({"env": {"NCCL_P2P_DISABLE": "1"}})", "warning"},
+        {"p2p_disable_0", "nccl-p2p-disabled", false, R"({"env": {"NCCL_P2P_DISABLE": "0"}})"},
+        {"ib_disable_1", "nccl-ib-disabled", true, R"({"env": {"NCCL_IB_DISABLE": "1"}})", "warning"},
+        {"ib_disable_0", "nccl-ib-disabled", false, R"({"env": {"NCCL_IB_DISABLE": "0"}})"},
+        {"buffsize_12abc", "nccl-env-invalid-value", true, R"({"env": {"NCCL_BUFFSIZE": "12abc"}})", "error",
+         "not an integer"},
+        {"ib_timeout_abc", "nccl-env-invalid-value", true, R"({"env": {"NCCL_IB_TIMEOUT": "abc"}})", "error"},
+        {"ib_timeout_40", "nccl-env-invalid-value", true, R"({"env": {"NCCL_IB_TIMEOUT": "40"}})", "error",
+         "maximum 31"},
+        {"socket_family_unix", "nccl-env-invalid-value", true,
+         R"({"env": {"NCCL_SOCKET_FAMILY": "AF_UNIX"}})", "error", "AF_INET6"},
+        {"algo_bogus", "nccl-env-invalid-value", true, R"({"env": {"NCCL_ALGO": "bogus"}})", "error",
+         "'bogus'"},
+        {"algo_per_function_bogus", "nccl-env-invalid-value", true,
+         R"({"env": {"NCCL_ALGO": "Ring;allreduce:bogus"}})", "error", "'bogus'"},
+        {"algo_unknown_function", "nccl-env-invalid-value", true,
+         R"({"env": {"NCCL_ALGO": "allgaher:ring"}})", "error", "not a collective"},
+        {"algo_pat_before_2_23", "nccl-env-invalid-value", true,
+         R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_ALGO": "PAT"}})",
+         "error", "needs NCCL 2.23"},
+        {"algo_per_function_before_2_24", "nccl-env-invalid-value", true,
+         R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_ALGO": "allreduce:tree"}})",
+         "error", "2.24"},
+        {"proto_ll64", "nccl-env-invalid-value", true, R"({"env": {"NCCL_PROTO": "LL64"}})", "error",
+         "LL128"},
+        {"debug_loud", "nccl-env-invalid-value", true, R"({"env": {"NCCL_DEBUG": "LOUD"}})", "error",
+         "TRACE"},
+        {"debug_subsys_bogus", "nccl-env-invalid-value", true,
+         R"({"env": {"NCCL_DEBUG_SUBSYS": "INIT,BOGUS"}})", "error"},
+        {"valid_values", "nccl-env-invalid-value", false,
+         R"({"env": {"NCCL_BUFFSIZE": "8388608", "NCCL_IB_TIMEOUT": "22", "NCCL_ALGO": "Ring,Tree", "NCCL_PROTO": "^LL128", "NCCL_DEBUG": "info", "NCCL_SOCKET_FAMILY": "AF_INET6", "NCCL_DEBUG_SUBSYS": "^INIT,COLL", "NCCL_P2P_LEVEL": "NVL", "NCCL_NET_GDR_LEVEL": "3"}})"},
+        {"valid_per_function_2_28", "nccl-env-invalid-value", false,
+         R"({"env": {"NCCL_ALGO": "allreduce:tree,ring;broadcast:ring", "NCCL_PROTO": "allreduce:^LL128"}})"},
+        {"ifnames_typo", "nccl-env-unknown", true, R"({"env": {"NCCL_SOCKET_IFNAMES": "eth0"}})", "warning",
+         "did you mean NCCL_SOCKET_IFNAME"},
+        {"nccl_timeout", "nccl-env-unknown", true, R"({"env": {"NCCL_TIMEOUT": "1800"}})", "warning",
+         "init_process_group"},
+        {"ifname_spelled_right", "nccl-env-unknown", false,
+         R"({"env": {"NCCL_SOCKET_IFNAME": "eth0", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}})"},
+        {"container_nccl_version", "nccl-env-unknown", false, R"({"env": {"NCCL_VERSION": "2.28.3-1"}})"},
+        {"torch_legacy_spelling", "nccl-env-unknown", true, R"({"env": {"NCCL_ASYNC_ERROR_HANDLING": "1"}})",
+         "warning", "TORCH_NCCL_ASYNC_ERROR_HANDLING"},
+        {"ras_on_2_21", "nccl-env-newer-than-library", true,
+         R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_RAS_ENABLE": "1"}})",
+         "warning", "2.24.3"},
+        {"ras_on_2_28", "nccl-env-newer-than-library", false, R"({"env": {"NCCL_RAS_ENABLE": "1"}})"},
+        {"ib_gdr_level_renamed", "nccl-env-removed", true, R"({"env": {"NCCL_IB_GDR_LEVEL": "PHB"}})",
+         "warning", "2.4.2"},
+        {"min_nrings_still_read", "nccl-env-removed", false, R"({"env": {"NCCL_MIN_NRINGS": "4"}})"},
+        {"ll_threshold_gone_in_2_5", "nccl-env-removed", true, R"({"env": {"NCCL_LL_THRESHOLD": "16384"}})",
+         "warning", "2.5.6"},
+        {"net_gdr_level", "nccl-env-removed", false, R"({"env": {"NCCL_NET_GDR_LEVEL": "PHB"}})"},
+        {"sockets_8x16", "nccl-socket-threads-product", true,
+         R"({"env": {"NCCL_NSOCKS_PERTHREAD": "8", "NCCL_SOCKET_NTHREADS": "16"}})", "warning", "128"},
+        {"sockets_4x16", "nccl-socket-threads-product", false,
+         R"({"env": {"NCCL_NSOCKS_PERTHREAD": "4", "NCCL_SOCKET_NTHREADS": "16"}})"},
+        // NCCL_ALGO / NCCL_PROTO against the device implementations of the loaded release (nccl_algos.csv).
+        {"algo_tree_2_28", "nccl-collective-without-algorithm", true, R"({"env": {"NCCL_ALGO": "Tree"}})",
+         "error", "leaves Broadcast, Reduce, AllGather, ReduceScatter without"},
+        {"algo_not_ring_2_28", "nccl-collective-without-algorithm", true,
+         R"({"env": {"NCCL_ALGO": "^Ring"}})", "error", "leaves Broadcast, Reduce without"},
+        {"algo_nvls_proto_ll_2_28", "nccl-collective-without-algorithm", true,
+         R"({"env": {"NCCL_ALGO": "NVLS", "NCCL_PROTO": "LL"}})", "error", "AllReduce without"},
+        // Up to 2.18 NCCL_ALGO never takes Ring from a collective other than AllReduce (tuning.cc "Never
+        // disable ring for non-allreduce operations. That allows to run real apps with NCCL_ALGO=TREE.").
+        {"algo_tree_2_18_ring_kept", "nccl-collective-without-algorithm", false,
+         R"({"nccl": {"header": "2.18.1", "runtime": "2.18.1"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})"},
+        {"algo_tree_2_12_ring_kept", "nccl-collective-without-algorithm", false,
+         R"({"nccl": {"header": "2.12.12", "runtime": "2.12.12"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})"},
+        {"algo_nvls_ll_2_18_allreduce", "nccl-collective-without-algorithm", true,
+         R"({"nccl": {"header": "2.18.1", "runtime": "2.18.1"}, "torch": null, "env": {"NCCL_ALGO": "NVLS", "NCCL_PROTO": "LL"}})",
+         "error", "leaves AllReduce without any algorithm/protocol NCCL 2.18.1 implements"},
+        {"algo_tree_2_24_no_fallback", "nccl-collective-without-algorithm", true,
+         R"({"nccl": {"header": "2.24.3", "runtime": "2.24.3"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})",
+         "error", "ncclInvalidUsage"},
+        {"algo_tree_2_23_ring_fallback", "nccl-collective-without-algorithm", true,
+         R"({"nccl": {"header": "2.23.4", "runtime": "2.23.4"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})",
+         "warning", "Ring back"},
+        {"algo_tree_2_21_ring_fallback", "nccl-collective-without-algorithm", true,
+         R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "torch": null, "env": {"NCCL_ALGO": "Tree"}})",
+         "warning", "Ring back"},
+        {"algo_tree_ring_2_28", "nccl-collective-without-algorithm", false,
+         R"({"env": {"NCCL_ALGO": "Tree,Ring"}})"},
+        {"algo_per_collective_2_28", "nccl-collective-without-algorithm", false,
+         R"({"env": {"NCCL_ALGO": "allreduce:tree;broadcast:ring", "NCCL_PROTO": "^LL128;allreduce:LL128"}})"},
+        {"algo_unset", "nccl-collective-without-algorithm", false, "{}"},
+        {"algo_second_entry_without_prefix", "nccl-env-invalid-value", true,
+         R"({"env": {"NCCL_ALGO": "Tree;Ring"}})", "error", "'func:' prefix"},
+        {"algo_sendrecv_prefix", "nccl-env-invalid-value", true, R"({"env": {"NCCL_ALGO": "sendrecv:ring"}})",
+         "error", "not a collective"},
+        // Values NCCL clamps (nccl_env.csv out_of_range=clamp) warn; they are not invalid.
+        {"socket_nthreads_32_clamped", "nccl-env-clamped", true, R"({"env": {"NCCL_SOCKET_NTHREADS": "32"}})",
+         "warning", "above the maximum 16"},
+        {"socket_nthreads_32_not_invalid", "nccl-env-invalid-value", false,
+         R"({"env": {"NCCL_SOCKET_NTHREADS": "32"}})"},
+        {"nthreads_1024_clamped", "nccl-env-clamped", true, R"({"env": {"NCCL_NTHREADS": "1024"}})",
+         "warning", "above the maximum 512"},
+        {"nthreads_100_clamped", "nccl-env-clamped", true, R"({"env": {"NCCL_NTHREADS": "100"}})", "warning",
+         "not a multiple of 32"},
+        {"nthreads_96_accepted", "nccl-env-clamped", false,
+         R"({"env": {"NCCL_NTHREADS": "96", "NCCL_SOCKET_NTHREADS": "16"}})"},
+        {"nthreads_96_valid", "nccl-env-invalid-value", false,
+         R"({"env": {"NCCL_NTHREADS": "96", "NCCL_NSOCKS_PERTHREAD": "128"}})"},
+        {"nsocks_128_product", "nccl-socket-threads-product", true,
+         R"({"env": {"NCCL_NSOCKS_PERTHREAD": "128"}})", "warning", "128"},
+        // GPU family -> driver floor (gpu_families.csv) and driver branch end of life (driver_branches.csv).
+        {"rtx5090_on_r560", "driver-too-old-for-gpu", true,
+         R"({"driver": {"version": "560.35.03", "cuda": "12.6"}, "cuda_runtime": "12.8", "torch": {"version": "2.7.0+cu128", "cuda": "12.8", "nccl": "2.26.2", "cudnn": "9.7.1", "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]}, "nccl": {"header": "2.26.2", "runtime": "2.26.2"}, "cudnn": "9.7.1", "gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "cc": "12.0"}]})",
+         "error", "needs an R570 or newer driver"},
+        {"rtx5090_on_r570", "driver-too-old-for-gpu", false,
+         R"({"driver": {"version": "570.124.06", "cuda": "12.8"}, "cuda_runtime": "12.8", "torch": {"version": "2.7.0+cu128", "cuda": "12.8", "nccl": "2.26.2", "cudnn": "9.7.1", "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]}, "nccl": {"header": "2.26.2", "runtime": "2.26.2"}, "cudnn": "9.7.1", "gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "cc": "12.0"}]})"},
+        {"h100_on_r515_unconfirmed_floor", "driver-too-old-for-gpu", true,
+         R"({"driver": {"version": "515.65.01", "cuda": "11.7"}, "cuda_runtime": "11.7", "torch": null, "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "cc": "9.0"}]})",
+         "warning", "UNCONFIRMED"},
+        {"r535_after_its_eol", "driver-branch-eol", true,
+         R"({"probed_at": "2026-12-02T21:00:00Z", "driver": {"version": "535.274.02", "cuda": "12.2"}, "cuda_runtime": "12.2", "torch": null})",
+         "warning", "since 2026-06"},
+        {"r550_listed_eol", "driver-branch-eol", true,
+         R"({"probed_at": "2026-12-02", "driver": {"version": "550.163.01", "cuda": "12.4"}, "cuda_runtime": "12.4", "torch": null})",
+         "warning", "end of life"},
+        {"r535_before_its_eol", "driver-branch-eol", false,
+         R"({"probed_at": "2026-05-15", "driver": {"version": "535.274.02", "cuda": "12.2"}, "cuda_runtime": "12.2", "torch": null})"},
+        {"r580_supported", "driver-branch-eol", false, R"({"probed_at": "2026-12-02"})"},
+        // Known NCCL defects (nccl_defects.csv): the loaded library and torch's own.
+        {"defect_1950_on_2_28_9", "nccl-known-defect", true,
+         R"({"nccl": {"header": "2.28.9", "runtime": "2.28.9"}, "torch": null})", nullptr, "nccl-1950"},
+        {"defect_1950_names_fix", "nccl-known-defect", true,
+         R"({"nccl": {"header": "2.28.3", "runtime": "2.28.3"}, "torch": null})", nullptr,
+         "https://github.com/NVIDIA/nccl/issues/1950"},
+        {"defect_1950_in_torch_nccl", "nccl-known-defect", true,
+         R"({"nccl": {"header": "2.30.7", "runtime": "2.30.7"}, "torch": {"version": "2.11.0+cu130", "cuda": "13.0", "nccl": "2.28.9"}})",
+         nullptr, "torch's NCCL 2.28.9 has nccl-1950"},
+        {"defect_env_only_warns", "nccl-known-defect", true,
+         R"({"nccl": {"header": "2.30.7", "runtime": "2.30.7"}, "torch": null})", "warning", "only where"},
+        {"defect_none_on_2_32_3", "nccl-known-defect", false,
+         R"({"nccl": {"header": "2.32.3", "runtime": "2.32.3"}, "torch": null})"},
+        {"driver_library_mismatch", "driver-library-mismatch", true,
+         R"({"driver": {"nvml_error": "nvmlInit_v2: NVML_ERROR_LIB_RM_VERSION_MISMATCH (18): Driver/library version mismatch"}})",
+         "error", "Driver/library version mismatch"},
+        {"driver_library_match", "driver-library-mismatch", false,
+         R"({"driver": {"version": "580.159.04", "cuda": "13.0"}})"},
+        {"shm_64mib", "shm-too-small", true, R"({"shm_bytes": 67108864})", "warning", "64 MiB"},
+        {"shm_128gib", "shm-too-small", false,
+         "{}"},  // CUDA_VISIBLE_DEVICES as fixtures/visible_devices resolved it (fp "visible_devices").
+        {"cvd_7_0_expecting_1",
+         "cuda-visible-devices-odd", true, R"({"visible_devices": {"spec": "7,0", "resolved": [], "problems": [{"kind": "invalid-entry", "position": 1, "message": "entry 1 '7': no GPU 7 on this host (1 GPU(s)): CUDA stops the list there; entry 2 after it is ignored too"}], "expected": 1, "expected_from": "GPUCTS_EXPECT_GPUS", "one_per_rank_ok": false}})",
+         "error", "resolves to 0 GPU(s), fewer than the 1 expected by GPUCTS_EXPECT_GPUS"},
+        {"cvd_duplicate_warns", "cuda-visible-devices-odd", true,
+         R"({"visible_devices": {"spec": "0,0", "resolved": [], "problems": [{"kind": "duplicate", "position": 2, "message": "entry 2 '0' names GPU 0 again: with a device named twice CUDA shows NO device"}]}})",
+         "warning", "NO device"},
+        {"cvd_0_7_two_expected", "cuda-visible-devices-odd", true,
+         R"({"visible_devices": {"spec": "0,7", "resolved": [{"index": 0, "uuid": "GPU-d76a", "pci": "0000:00:06.0"}], "problems": [{"kind": "invalid-entry", "position": 2, "message": "entry 2 '7': no GPU 7"}], "expected": 2, "expected_from": "GPUCTS_EXPECT_GPUS"}})",
+         "error", "[0 GPU-d76a (0000:00:06.0)]"},
+        {"cvd_two_of_four_local_ranks", "cuda-visible-devices-odd", true,
+         R"({"visible_devices": {"spec": "0,1", "resolved": [{"index": 0}, {"index": 1}], "problems": [], "expected": 4, "expected_from": "OMPI_COMM_WORLD_LOCAL_SIZE", "one_per_rank_ok": true}})",
+         "error", "each rank needs its own GPU"},
+        {"cvd_one_per_rank", "cuda-visible-devices-odd", false,
+         R"({"visible_devices": {"spec": "3", "resolved": [{"index": 3}], "problems": [], "expected": 8, "expected_from": "LOCAL_WORLD_SIZE", "one_per_rank_ok": true}})"},
+        {"cvd_clean_list", "cuda-visible-devices-odd", false,
+         R"({"visible_devices": {"spec": "0", "resolved": [{"index": 0, "uuid": "GPU-d76a"}], "problems": [], "expected": 1, "expected_from": "GPUCTS_EXPECT_GPUS"}})"},
 };
 
 void PrintTo(const RuleCase& c, std::ostream* os) { *os << c.name; }
@@ -227,7 +348,9 @@ struct FixtureCase {
   const char* severity;
 };
 // Named in listings and JUnit value_param by what it is, not as a byte dump.
-void PrintTo(const FixtureCase& c, std::ostream* os) { *os << c.file << (c.raises ? " raises " : " clears ") << c.id; }
+void PrintTo(const FixtureCase& c, std::ostream* os) {
+  *os << c.file << (c.raises ? " raises " : " clears ") << c.id;
+}
 
 const FixtureCase kFixtures[] = {
     {"rtx5090_driver_560.json", "driver-too-old-for-gpu", true, "error"},
@@ -238,7 +361,8 @@ const FixtureCase kFixtures[] = {
     {"h200_socket_nthreads_16.json", "nccl-env-clamped", false, nullptr},
     {"a100_driver_535_2026_12.json", "driver-branch-eol", true, "warning"},
     {"a100_driver_535_2026_05.json", "driver-branch-eol", false, nullptr},
-    // NCCL_ALGO=Tree by release: 2.18 keeps Ring for the other collectives, 2.19-2.23 give it back, 2.24+ refuse.
+    // NCCL_ALGO=Tree by release: 2.18 keeps Ring for the other collectives, 2.19-2.23 give it back, 2.24+
+    // refuse.
     {"a100_torch_2_1_nccl_2_18_algo_tree.json", "nccl-collective-without-algorithm", false, nullptr},
     {"a100_torch_2_5_nccl_2_21_algo_tree.json", "nccl-collective-without-algorithm", true, "warning"},
     // Values NCCL clamps warn and are not invalid; a multiple of 32 in [64, 512] is accepted.
@@ -261,7 +385,8 @@ const FixtureCase kFixtures[] = {
     {"h200_cuda_13_5_on_r580.json", "driver-cuda-minor-older", true, "warning"},
     {"h200_cuda_13_5_on_r580.json", "driver-too-old-for-cuda-runtime", false, nullptr},
     {"h200_cuda_13_5_on_r580.json", "nccl-known-defect", false, nullptr},
-    // CUDA 11.0 runs on its GA driver 450.51.05 (below the 11.x MVC floor 450.80.02), not on the RC's 450.36.06.
+    // CUDA 11.0 runs on its GA driver 450.51.05 (below the 11.x MVC floor 450.80.02), not on the RC's
+    // 450.36.06.
     {"a100_cuda_11_0_driver_450_51_05.json", "driver-too-old-for-cuda-runtime", false, nullptr},
     {"a100_cuda_11_0_driver_450_36_06.json", "driver-too-old-for-cuda-runtime", true, "error"},
     // CUDA 12.8 GA needs 570.26 (NVIDIA Table 3), not the 570.86.10 of the 12.8.0 runfile.
@@ -280,14 +405,16 @@ class RulesFixture : public ::testing::TestWithParam<FixtureCase> {};
 
 TEST_P(RulesFixture, RaisesOrClears) {
   const FixtureCase& c = GetParam();
-  CheckResult r = check_fingerprints(builtin_matrix(), {load_fingerprint_file(test_data_dir() + "/check/" + c.file)});
+  CheckResult r =
+      check_fingerprints(builtin_matrix(), {load_fingerprint_file(test_data_dir() + "/check/" + c.file)});
   std::string all;
   const Finding* hit = nullptr;
   for (const auto& f : r.findings) {
     all += "\n  " + f.id + " (" + f.severity + "): " + f.message + " [" + f.source + "]";
     if (f.id == c.id) hit = &f;
   }
-  EXPECT_EQ(std::count(r.not_evaluated.begin(), r.not_evaluated.end(), c.id), 0) << c.id << " must be evaluated";
+  EXPECT_EQ(std::count(r.not_evaluated.begin(), r.not_evaluated.end(), c.id), 0)
+      << c.id << " must be evaluated";
   if (!c.raises) {
     EXPECT_EQ(hit, nullptr) << c.file << " must not raise " << c.id << all;
     return;
@@ -318,13 +445,26 @@ TEST(RulesTable, EveryIdRaisedAndNotRaised) {
 }
 
 TEST(RulesTable, ContractIdsAreProduced) {
-  const char* contract[] = {"driver-too-old-for-cuda-runtime", "driver-cuda-minor-older", "driver-too-old-for-torch-cuda",
-                            "nccl-header-library-mismatch", "torch-nccl-differs-from-loaded", "nccl-below-matrix",
-                            "torch-release-unknown", "gpu-arch-not-in-torch-build", "gpu-arch-unsupported-by-cuda",
-                            "cudnn-differs-from-torch", "lightning-torch-incompatible", "nccl-socket-ifname-no-match",
-                            "nccl-p2p-disabled", "nccl-ib-disabled", "nccl-env-invalid-value",
-                            "nccl-socket-threads-product", "nccl-env-unknown", "nccl-env-newer-than-library",
-                            "shm-too-small", "cross-host-mismatch"};
+  const char* contract[] = {"driver-too-old-for-cuda-runtime",
+                            "driver-cuda-minor-older",
+                            "driver-too-old-for-torch-cuda",
+                            "nccl-header-library-mismatch",
+                            "torch-nccl-differs-from-loaded",
+                            "nccl-below-matrix",
+                            "torch-release-unknown",
+                            "gpu-arch-not-in-torch-build",
+                            "gpu-arch-unsupported-by-cuda",
+                            "cudnn-differs-from-torch",
+                            "lightning-torch-incompatible",
+                            "nccl-socket-ifname-no-match",
+                            "nccl-p2p-disabled",
+                            "nccl-ib-disabled",
+                            "nccl-env-invalid-value",
+                            "nccl-socket-threads-product",
+                            "nccl-env-unknown",
+                            "nccl-env-newer-than-library",
+                            "shm-too-small",
+                            "cross-host-mismatch"};
   for (const char* id : contract)
     EXPECT_NE(std::find(finding_ids().begin(), finding_ids().end(), id), finding_ids().end()) << id;
 }
@@ -351,9 +491,11 @@ TEST(RulesNotEvaluated, EmptyFingerprintEvaluatesNothing) {
 
 TEST(RulesNotEvaluated, NoDriverSkipsDriverRules) {
   CheckResult r = check_fingerprints(builtin_matrix(), {make(json::parse(R"({"driver": null})"))});
-  for (const char* id : {"driver-too-old-for-cuda-runtime", "driver-cuda-minor-older", "driver-too-old-for-torch-cuda"})
+  for (const char* id :
+       {"driver-too-old-for-cuda-runtime", "driver-cuda-minor-older", "driver-too-old-for-torch-cuda"})
     EXPECT_NE(std::find(r.not_evaluated.begin(), r.not_evaluated.end(), id), r.not_evaluated.end()) << id;
-  EXPECT_EQ(std::find(r.not_evaluated.begin(), r.not_evaluated.end(), "nccl-below-matrix"), r.not_evaluated.end());
+  EXPECT_EQ(std::find(r.not_evaluated.begin(), r.not_evaluated.end(), "nccl-below-matrix"),
+            r.not_evaluated.end());
 }
 
 TEST(RulesOrder, ErrorsFirstThenWarningsThenInfo) {
@@ -399,17 +541,19 @@ TEST(CrossHost, EightRanksOneDriverDiffers) {
   EXPECT_EQ(hits[0]->subject, "driver");
   EXPECT_NE(hits[0]->message.find("580.65.06 on node-1 rank 5"), std::string::npos) << hits[0]->message;
   EXPECT_NE(hits[0]->message.find("580.159.04 on node-0 rank 0, node-0 rank 1, node-0 rank 2, node-0 rank 3, "
-                                   "node-1 rank 4, node-1 rank 6, node-1 rank 7"),
+                                  "node-1 rank 4, node-1 rank 6, node-1 rank 7"),
             std::string::npos)
       << hits[0]->message;
 }
 
 TEST(CrossHost, EightIdenticalRanksAgree) {
   std::vector<Fingerprint> fps;
-  for (int rank = 0; rank < 8; ++rank) fps.push_back(make(json::object(), "node-" + std::to_string(rank / 4), rank));
+  for (int rank = 0; rank < 8; ++rank)
+    fps.push_back(make(json::object(), "node-" + std::to_string(rank / 4), rank));
   CheckResult r = check_fingerprints(builtin_matrix(), fps);
   for (const auto& f : r.findings)
-    if (f.id != "nccl-known-defect") ADD_FAILURE() << f.id << ": " << f.message;  // NCCL 2.28.9's own (RulesBase)
+    if (f.id != "nccl-known-defect")
+      ADD_FAILURE() << f.id << ": " << f.message;  // NCCL 2.28.9's own (RulesBase)
   EXPECT_EQ(std::count(r.not_evaluated.begin(), r.not_evaluated.end(), "cross-host-mismatch"), 0);
 }
 
@@ -466,7 +610,9 @@ struct OpCase {
   int nranks = 0;
 };
 // Named in listings and JUnit value_param by what it is, not as a byte dump.
-void PrintTo(const OpCase& c, std::ostream* os) { *os << c.dtype << " " << c.op << " on " << c.nccl << " ranks=" << c.nranks; }
+void PrintTo(const OpCase& c, std::ostream* os) {
+  *os << c.dtype << " " << c.op << " on " << c.nccl << " ranks=" << c.nranks;
+}
 
 const OpCase kOps[] = {
     {"f32", "sum", "2.7.8", true, ""},
@@ -512,10 +658,10 @@ struct FeatureCase {
 void PrintTo(const FeatureCase& c, std::ostream* os) { *os << c.feature << " on " << c.nccl; }
 
 const FeatureCase kFeatures[] = {
-    {"AlltoAll", "2.27.7", false}, {"AlltoAll", "2.28.3", true},   {"Gather", "2.28.9", true},
-    {"Scatter", "2.27.3", false},  {"CommSplit", "2.17.1", false}, {"CommSplit", "2.18.1", true},
-    {"PreMulSum", "2.11.4", true}, {"PreMulSum", "2.10.3", false}, {"nonblocking", "2.14.3", true},
-    {"bf16", "2.10.3", true},      {"fp8", "2.23.4", false},       {"fp8", "2.24.3", true},
+    {"AlltoAll", "2.27.7", false},    {"AlltoAll", "2.28.3", true},   {"Gather", "2.28.9", true},
+    {"Scatter", "2.27.3", false},     {"CommSplit", "2.17.1", false}, {"CommSplit", "2.18.1", true},
+    {"PreMulSum", "2.11.4", true},    {"PreMulSum", "2.10.3", false}, {"nonblocking", "2.14.3", true},
+    {"bf16", "2.10.3", true},         {"fp8", "2.23.4", false},       {"fp8", "2.24.3", true},
     {"NoSuchThing", "2.28.9", false},
 };
 
@@ -536,7 +682,6 @@ INSTANTIATE_TEST_SUITE_P(Feature, NcclFeatures, ::testing::ValuesIn(kFeatures), 
   return n;
 });
 
-
 // Which collective NCCL refuses under a forced NCCL_ALGO / NCCL_PROTO (what the collective suites
 // expect of a forced-algorithm case on 2 or more ranks), per nccl_algos.csv and the fallback rows.
 TEST(NcclAlgoRefusal, TreeLeavesTheRingOnlyCollectivesFrom2_24) {
@@ -553,14 +698,17 @@ TEST(NcclAlgoRefusal, TreeLeavesTheRingOnlyCollectivesFrom2_24) {
   for (const char* nccl : {"2.21.5", "2.18.6", "2.14.3"})
     EXPECT_FALSE(nccl_algo_refusal(m, tree, Version::parse(nccl), "Broadcast")) << nccl;
   // Up to 2.18 AllReduce has no fallback.
-  EXPECT_TRUE(nccl_algo_refusal(m, {{"NCCL_ALGO", "NVLS"}, {"NCCL_PROTO", "LL"}}, Version::parse("2.18.6"), "AllReduce"));
-  EXPECT_FALSE(nccl_algo_refusal(m, {{"NCCL_ALGO", "allreduce:tree;broadcast:ring;reduce:ring;allgather:ring;reducescatter:ring"}},
-                                 Version::parse("2.28.9"), "Broadcast"));
+  EXPECT_TRUE(nccl_algo_refusal(m, {{"NCCL_ALGO", "NVLS"}, {"NCCL_PROTO", "LL"}}, Version::parse("2.18.6"),
+                                "AllReduce"));
+  EXPECT_FALSE(nccl_algo_refusal(
+      m, {{"NCCL_ALGO", "allreduce:tree;broadcast:ring;reduce:ring;allgather:ring;reducescatter:ring"}},
+      Version::parse("2.28.9"), "Broadcast"));
 }
 
 // A fingerprint whose visible_devices field is malformed is bad input (gpucts check: exit 2).
 TEST(RulesVisibleDevices, MalformedRecordIsBadInput) {
-  for (const char* patch : {R"({"visible_devices": {"spec": "0"}})", R"({"visible_devices": {"resolved": [{"index": "0"}], "problems": []}})",
+  for (const char* patch : {R"({"visible_devices": {"spec": "0"}})",
+                            R"({"visible_devices": {"resolved": [{"index": "0"}], "problems": []}})",
                             R"({"visible_devices": {"resolved": [], "problems": [{"kind": "x"}]}})"}) {
     try {
       check_fingerprints(builtin_matrix(), {make(json::parse(patch))});
@@ -587,7 +735,8 @@ TEST(KnownDefects, OneRankAvgMatchesOnlyTheCasesItHits) {
   const Matrix& m = builtin_matrix();
   auto ids = [&](const char* nccl, DefectCase c) {
     std::string out;
-    for (const NcclDefect* d : matching_defects(m, Version::parse(nccl), c)) out += (out.empty() ? "" : ",") + d->id;
+    for (const NcclDefect* d : matching_defects(m, Version::parse(nccl), c))
+      out += (out.empty() ? "" : ",") + d->id;
     return out;
   };
   const DefectCase f32_avg{"AllReduce", "f32", "avg", 262145, false, 1};

@@ -50,21 +50,26 @@ const ParseCase kParseCases[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(RealStrings, VersionParse, ::testing::ValuesIn(kParseCases),
-                         [](const ::testing::TestParamInfo<ParseCase>& i) { return "case" + std::to_string(i.index); });
+                         [](const ::testing::TestParamInfo<ParseCase>& i) {
+                           return "case" + std::to_string(i.index);
+                         });
 
 class VersionGarbage : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(VersionGarbage, Rejected) {
   std::string err;
-  EXPECT_FALSE(Version::try_parse(GetParam(), VersionKind::Generic, &err).has_value()) << "'" << GetParam() << "'";
+  EXPECT_FALSE(Version::try_parse(GetParam(), VersionKind::Generic, &err).has_value())
+      << "'" << GetParam() << "'";
   EXPECT_NE(err.find("invalid version"), std::string::npos) << err;
   EXPECT_THROW(Version::parse(GetParam()), VersionError);
 }
 
-const char* kGarbage[] = {"", "latest", "v2", "2.x", "2.11.0 ", " 2.11", "2..1", "2.1.", "+cu130", "2.1.0+",
-                          "abc", "1.2.3-", "2.1.0-x", "12.4 .1", "2.1.0#1"};
+const char* kGarbage[] = {"",       "latest", "v2",  "2.x",    "2.11.0 ", " 2.11",   "2..1",   "2.1.",
+                          "+cu130", "2.1.0+", "abc", "1.2.3-", "2.1.0-x", "12.4 .1", "2.1.0#1"};
 INSTANTIATE_TEST_SUITE_P(Strings, VersionGarbage, ::testing::ValuesIn(kGarbage),
-                         [](const ::testing::TestParamInfo<const char*>& i) { return "case" + std::to_string(i.index); });
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           return "case" + std::to_string(i.index);
+                         });
 
 TEST(VersionCodes, GarbageCodesAreErrorsNotZero) {
   EXPECT_THROW(Version::parse("12", VersionKind::Cuda), VersionError);
@@ -88,20 +93,18 @@ TEST_P(VersionOrder, StrictlyLess) {
 }
 
 const OrderCase kOrder[] = {
-    {"12.4", "12.10"},            // numeric, never lexical
-    {"2.9.0", "2.10.0"},
-    {"2.1.0a0+git4c55dc5", "2.1.0"},  // pre-release below its final
-    {"2.1.0rc3", "2.1.0"},
-    {"2.1.0a0", "2.1.0b1"},
-    {"2.1.0", "2.1.0+cu121"},     // a local version sorts above its base
-    {"2.26.2", "2.26.2.post1"},
-    {"2.6.0.dev20241112", "2.6.0a0"},
-    {"535.104.05", "580.65.06"},
-    {"2.19.3-1", "2.19.3-2"},
+    {"12.4", "12.10"},                                             // numeric, never lexical
+    {"2.9.0", "2.10.0"},         {"2.1.0a0+git4c55dc5", "2.1.0"},  // pre-release below its final
+    {"2.1.0rc3", "2.1.0"},       {"2.1.0a0", "2.1.0b1"},
+    {"2.1.0", "2.1.0+cu121"},  // a local version sorts above its base
+    {"2.26.2", "2.26.2.post1"},  {"2.6.0.dev20241112", "2.6.0a0"},
+    {"535.104.05", "580.65.06"}, {"2.19.3-1", "2.19.3-2"},
     {"9.1.0.70", "9.10.2.21"},
 };
 INSTANTIATE_TEST_SUITE_P(Pairs, VersionOrder, ::testing::ValuesIn(kOrder),
-                         [](const ::testing::TestParamInfo<OrderCase>& i) { return "case" + std::to_string(i.index); });
+                         [](const ::testing::TestParamInfo<OrderCase>& i) {
+                           return "case" + std::to_string(i.index);
+                         });
 
 TEST(VersionCompare, ReleasePrecisionAndCodesAgree) {
   EXPECT_TRUE(Version::parse("12.4.1").same_release(Version::parse("12040", VersionKind::Cuda), 2));

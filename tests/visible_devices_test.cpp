@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "matrix/matrix.hpp"
-#include "fixtures/probe/probe.hpp"
 #include "fixtures/gtest/require.hpp"
-#include "matrix/rules.hpp"
+#include "fixtures/probe/probe.hpp"
 #include "fixtures/probe/scoped_env.hpp"
 #include "fixtures/probe/visible_devices.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/rules.hpp"
 
 namespace cts {
 namespace {
@@ -41,15 +41,20 @@ const std::vector<GpuInfo>& fake_host() {
 struct CvdCase {
   const char* name;
   std::optional<std::string> spec;
-  std::vector<int> indices;              // physical indices CUDA enumerates, in its order
-  std::vector<std::string> kinds;        // problem kinds, in order
-  std::vector<int> positions = {};       // their 1-based entries (checked when given)
+  std::vector<int> indices;         // physical indices CUDA enumerates, in its order
+  std::vector<std::string> kinds;   // problem kinds, in order
+  std::vector<int> positions = {};  // their 1-based entries (checked when given)
   const char* message_has = "";
 };
 
 const CvdCase kCvd[] = {
     {"unset_all_gpus", std::nullopt, {0, 1}, {}},
-    {"seven_zero_nothing", "7,0", {}, {"invalid-entry"}, {1}, "no GPU 7 on this host (2 GPU(s)): CUDA stops the list there; entry 2 after it is ignored too"},
+    {"seven_zero_nothing",
+     "7,0",
+     {},
+     {"invalid-entry"},
+     {1},
+     "no GPU 7 on this host (2 GPU(s)): CUDA stops the list there; entry 2 after it is ignored too"},
     {"zero_seven_one", "0,7", {0}, {"invalid-entry"}, {2}, "no GPU 7"},
     {"reordered", "1,0", {1, 0}, {}},
     {"duplicate_nothing", "0,0", {}, {"duplicate"}, {2}, "CUDA shows NO device"},
@@ -143,7 +148,9 @@ TEST(CudaVisibleDevicesRule, FewerThanExpectedIsAnError) {
   const Finding* f = finding(r);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, "error");
-  EXPECT_NE(f->message.find("CUDA_VISIBLE_DEVICES='0,7' resolves to 1 GPU(s), fewer than the 2 expected"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("CUDA_VISIBLE_DEVICES='0,7' resolves to 1 GPU(s), fewer than the 2 expected"),
+            std::string::npos)
+      << f->message;
   EXPECT_NE(f->message.find("0000:00:06.0"), std::string::npos) << f->message;
   EXPECT_NE(f->message.find("no GPU 7"), std::string::npos) << f->message;
   EXPECT_TRUE(r.failed());
@@ -178,8 +185,8 @@ TEST(CudaVisibleDevicesExpected, ExplicitCountWins) {
 }
 
 TEST(CudaVisibleDevicesExpected, LauncherLocalSize) {
-  ScopedEnv a("GPUCTS_EXPECT_GPUS", nullptr), o("OMPI_COMM_WORLD_LOCAL_SIZE", nullptr), m("MPI_LOCALNRANKS", nullptr),
-      b("LOCAL_WORLD_SIZE", "8");
+  ScopedEnv a("GPUCTS_EXPECT_GPUS", nullptr), o("OMPI_COMM_WORLD_LOCAL_SIZE", nullptr),
+      m("MPI_LOCALNRANKS", nullptr), b("LOCAL_WORLD_SIZE", "8");
   VisibleDevices vd;
   apply_expected_gpus(vd);
   ASSERT_TRUE(vd.expected.has_value());
@@ -200,7 +207,8 @@ TEST(CudaVisibleDevicesExpected, GarbageCountIsAProblemNotAGuess) {
 // to what CUDA enumerated (CTest's entry runs with CUDA_VISIBLE_DEVICES from its resource group).
 TEST(CudaVisibleDevicesLive, ProbeRecordAgreesWithCuda) {
   CTS_REQUIRE_GPUS(1);
-  ASSERT_TRUE(nvml_physical_gpus().has_value()) << "a GPU is visible but NVML (libnvidia-ml.so.1) did not answer";
+  ASSERT_TRUE(nvml_physical_gpus().has_value())
+      << "a GPU is visible but NVML (libnvidia-ml.so.1) did not answer";
   ProbeOptions o;
   o.python = false;
   o.toolkit = false;

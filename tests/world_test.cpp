@@ -17,8 +17,8 @@ namespace {
 // What the fake processes do: this process's members (or why it cannot take part), the answers of
 // the others to each agreement, and a log of what World asked.
 struct Script {
-  std::string cannot;                 // members() throws this when not empty
-  std::vector<bool> others_agree;     // per all() call, in order (missing: they agree)
+  std::string cannot;              // members() throws this when not empty
+  std::vector<bool> others_agree;  // per all() call, in order (missing: they agree)
   std::vector<std::string> log;
   int made = 0;
 };
@@ -35,7 +35,9 @@ class Fake : public Bootstrap {
     s_.log.push_back("unique_id");
     return ncclUniqueId{};
   }
-  void init_blocking(std::vector<LocalRank>&, int, Clock::time_point) override { s_.log.push_back("init_blocking"); }
+  void init_blocking(std::vector<LocalRank>&, int, Clock::time_point) override {
+    s_.log.push_back("init_blocking");
+  }
   long long sum(long long local) override { return local * 3; }  // three processes alike
   bool all(bool local) override {
     const std::size_t k = calls_++;
@@ -44,8 +46,10 @@ class Fake : public Bootstrap {
     return local && others;
   }
   World& parent(int) override { throw std::logic_error("no split here"); }
-  std::string describe(const WorldConfig& cfg, int nranks, const std::vector<LocalRank>& ranks) const override {
-    return "fake " + std::to_string(nranks) + " rank(s), " + std::to_string(ranks.size()) + " here" + (cfg.init_all ? " (blocking)" : "");
+  std::string describe(const WorldConfig& cfg, int nranks,
+                       const std::vector<LocalRank>& ranks) const override {
+    return "fake " + std::to_string(nranks) + " rank(s), " + std::to_string(ranks.size()) + " here" +
+           (cfg.init_all ? " (blocking)" : "");
   }
   void destroying() override { s_.log.push_back("destroying"); }
 

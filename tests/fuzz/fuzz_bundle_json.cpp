@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <string>
 
+#include "matrix/input.hpp"
 #include "report/bundle.hpp"
 #include "report/doc.hpp"
-#include "matrix/input.hpp"
 #include "report/summary.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -14,9 +14,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   cts::TestRun run;
   run.test = "gpucts_fuzz";
   run.ranks.push_back(cts::parse_journal("fuzz.rank0.jsonl", 0, text));
-  run.ranks.push_back(cts::parse_journal(
-      "fuzz.rank1.jsonl", 1,
-      "{\"event\":\"program_start\",\"cases\":1,\"time_ms\":5}\n{\"event\":\"start\",\"case\":\"S.a\",\"time_ms\":6}\n"));
+  run.ranks.push_back(cts::parse_journal("fuzz.rank1.jsonl", 1,
+                                         "{\"event\":\"program_start\",\"cases\":1,\"time_ms\":5}\n{"
+                                         "\"event\":\"start\",\"case\":\"S.a\",\"time_ms\":6}\n"));
   cts::TestRun single;
   single.test = "gpucts_fuzz_single";
   single.ranks.push_back(cts::parse_journal("fuzz.jsonl", -1, text));

@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const cts::xml::XmlError&) {
     return 0;
   }
-  for (const auto& c : cases) (void)cts::junit::message_key(cts::junit::clean_message(c.detail + "\n" + c.message));
+  for (const auto& c : cases)
+    (void)cts::junit::message_key(cts::junit::clean_message(c.detail + "\n" + c.message));
   const std::string merged = cts::junit::write(cases, "fuzz");
   std::vector<cts::junit::Case> again;
   try {
@@ -27,6 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // The merged file groups cases by binary and suite: the same cases, with the same outcomes.
   auto a = cts::junit::count(cases), b = cts::junit::count(again);
-  if (a.passed != b.passed || a.failed != b.failed || a.errors != b.errors || a.skipped != b.skipped) __builtin_trap();
+  if (a.passed != b.passed || a.failed != b.failed || a.errors != b.errors || a.skipped != b.skipped)
+    __builtin_trap();
   return 0;
 }

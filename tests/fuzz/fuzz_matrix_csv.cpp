@@ -7,8 +7,8 @@
 #include <map>
 #include <string>
 
-#include "report/bandwidth.hpp"
 #include "matrix/matrix.hpp"
+#include "report/bandwidth.hpp"
 
 namespace cts {
 extern const std::map<std::string, std::string>& builtin_matrix_files();  // matrix/embed_data.cmake
@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       auto t = cts::bw::parse_thresholds(text, "bandwidth_thresholds.csv");
       if (t.empty()) __builtin_trap();  // a table without rows must have been refused
     } catch (const cts::bw::BandwidthError& e) {
-      if (std::string(e.what()).rfind("bandwidth_thresholds.csv:", 0) != 0) __builtin_trap();  // names file:line
+      if (std::string(e.what()).rfind("bandwidth_thresholds.csv:", 0) != 0)
+        __builtin_trap();  // names file:line
     }
     return 0;
   }

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "report/file_names.hpp"
 #include "cli/qualify_run.hpp"
+#include "report/file_names.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& t : tests) {
     if (t.name.empty() || t.command.empty() || !(t.timeout_s > 0)) __builtin_trap();
     std::string f = cts::file_name_for(t.name);
-    if (f.find('/') != std::string::npos || f == "." || f == ".." || f.size() > cts::kMaxFileNameStem) __builtin_trap();
+    if (f.find('/') != std::string::npos || f == "." || f == ".." || f.size() > cts::kMaxFileNameStem)
+      __builtin_trap();
   }
   return 0;
 }
