@@ -44,6 +44,14 @@ int pre_rank(const std::string& label) {  // dev handled separately
   return 4;  // final
 }
 
+// NCCL's and cuDNN's codes: 1000*major + 100*minor + patch below 10000 (NCCL up to 2.8, cuDNN up
+// to 8), 10000*major + 100*minor + patch from there.
+std::vector<long> split_code(long long code) {
+  const long long major_unit = code < 10000 ? 1000 : 10000;
+  return {static_cast<long>(code / major_unit), static_cast<long>((code % major_unit) / 100),
+          static_cast<long>(code % 100)};
+}
+
 }  // namespace
 
 Version Version::from_code(long long code, VersionKind kind) {
@@ -61,21 +69,11 @@ Version Version::from_code(long long code, VersionKind kind) {
       break;
     case VersionKind::Nccl:
       if (code < 1000) throw VersionError("invalid NCCL version code " + std::to_string(code));
-      if (code < 10000)  // old formula, up to 2.8.x
-        v.release = {static_cast<long>(code / 1000), static_cast<long>((code % 1000) / 100),
-                     static_cast<long>(code % 100)};
-      else
-        v.release = {static_cast<long>(code / 10000), static_cast<long>((code % 10000) / 100),
-                     static_cast<long>(code % 100)};
+      v.release = split_code(code);  // 1000*major + 100*minor + patch up to 2.8.x
       break;
     case VersionKind::Cudnn:
       if (code < 1000) throw VersionError("invalid cuDNN version code " + std::to_string(code));
-      if (code < 10000)  // cuDNN 8 and older: 1000*major + 100*minor + patch
-        v.release = {static_cast<long>(code / 1000), static_cast<long>((code % 1000) / 100),
-                     static_cast<long>(code % 100)};
-      else
-        v.release = {static_cast<long>(code / 10000), static_cast<long>((code % 10000) / 100),
-                     static_cast<long>(code % 100)};
+      v.release = split_code(code);  // 1000*major + 100*minor + patch in cuDNN 8 and older
       break;
     case VersionKind::TorchNccl:
       v.release = {static_cast<long>(code >> 32), static_cast<long>((code >> 16) & 0xffff),

@@ -5,9 +5,7 @@
 // a store of stand-in releases (every one the library this machine has, so a campaign must notice
 // that the release it asked for is not the one that was loaded).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>

@@ -3,7 +3,6 @@
 // imports an NCCL function that 2.18.1 lacks.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <string>

@@ -4,9 +4,7 @@
 // the architecture asked for, and its code for it is byte for byte the original's.
 #include <elf.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -54,6 +52,21 @@ class NcclPrune : public ::testing::Test {
     args.insert(args.begin(), {"python3", GPUCTS_NCCL_PRUNE});
     return proc::output_of(args, rc);
   }
+  // The sm_90 code entries of the original library and every entry of `pruned`, each extracted by
+  // the tool and sorted, so that a test compares what was kept with what it came from.
+  void extracted_code(const std::string& pruned, std::vector<std::vector<char>>& orig90,
+                      std::vector<std::vector<char>>& kept) {
+    int rc = 0;
+    const std::string x1 = tmp_.path() + "/x-orig",
+                      x2 = tmp_.path() + "/x-" + fs::path(pruned).stem().string();
+    ASSERT_EQ((tool({"extract", lib_, x1}, &rc), rc), 0);
+    ASSERT_EQ((tool({"extract", pruned, x2}, &rc), rc), 0);
+    for (const auto& e : fs::directory_iterator(x1))
+      if (e.path().string().find("elf.sm_90") != std::string::npos) orig90.push_back(read(e.path().string()));
+    for (const auto& e : fs::directory_iterator(x2)) kept.push_back(read(e.path().string()));
+    std::sort(orig90.begin(), orig90.end());
+    std::sort(kept.begin(), kept.end());
+  }
   std::string lib_;
   ScratchDir tmp_{"nccl-prune"};
 };
@@ -90,15 +103,8 @@ TEST_F(NcclPrune, KeepsOneArchitectureInPlace) {
   EXPECT_GT(inside, 0u);
 
   // The sm_90 code is the original's, byte for byte.
-  const std::string x1 = tmp_.path() + "/orig", x2 = tmp_.path() + "/pruned";
-  ASSERT_EQ((tool({"extract", lib_, x1}, &rc), rc), 0);
-  ASSERT_EQ((tool({"extract", out, x2}, &rc), rc), 0);
   std::vector<std::vector<char>> orig90, kept;
-  for (const auto& e : fs::directory_iterator(x1))
-    if (e.path().string().find("elf.sm_90") != std::string::npos) orig90.push_back(read(e.path().string()));
-  for (const auto& e : fs::directory_iterator(x2)) kept.push_back(read(e.path().string()));
-  std::sort(orig90.begin(), orig90.end());
-  std::sort(kept.begin(), kept.end());
+  ASSERT_NO_FATAL_FAILURE(extracted_code(out, orig90, kept));
   EXPECT_EQ(kept, orig90);
 }
 
@@ -118,15 +124,8 @@ TEST_F(NcclPrune, RecompressedCodeDecompressesToTheOriginal) {
   const std::string out = tmp_.path() + "/rc.so";
   const std::string msg = tool({"prune", "--arch", "90", "--recompress", "19", lib_, out}, &rc);
   ASSERT_EQ(rc, 0) << msg;
-  const std::string x1 = tmp_.path() + "/o", x2 = tmp_.path() + "/r";
-  ASSERT_EQ((tool({"extract", lib_, x1}, &rc), rc), 0);
-  ASSERT_EQ((tool({"extract", out, x2}, &rc), rc), 0);
   std::vector<std::vector<char>> orig90, kept;
-  for (const auto& e : fs::directory_iterator(x1))
-    if (e.path().string().find("elf.sm_90") != std::string::npos) orig90.push_back(read(e.path().string()));
-  for (const auto& e : fs::directory_iterator(x2)) kept.push_back(read(e.path().string()));
-  std::sort(orig90.begin(), orig90.end());
-  std::sort(kept.begin(), kept.end());
+  ASSERT_NO_FATAL_FAILURE(extracted_code(out, orig90, kept));
   ASSERT_FALSE(kept.empty());
   EXPECT_EQ(kept, orig90) << "recompressed entries must decompress to the original code";
   EXPECT_EQ(std::string(kept[0].data(), 4),

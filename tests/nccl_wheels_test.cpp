@@ -9,7 +9,6 @@
 // One case per release. Without a cache every case skips with the reason; nothing is downloaded.
 // Cache: $GPUCTS_NCCL_CACHE, else ~/.cache/gpucts/nccl.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
