@@ -8,6 +8,7 @@
 #include "fixtures/mpi/mpi_world.hpp"
 #include "fixtures/probe/environment.hpp"
 #include "fixtures/probe/probe.hpp"
+#include "fixtures/probe/simulated_hosts.hpp"
 #include "fixtures/reliability/watchdog.hpp"
 #endif
 
@@ -17,7 +18,7 @@ namespace cts::cli {
 namespace {
 
 // Problems only the gathered view can see, as findings beside the matrix's own.
-void add_preflight_findings(const std::vector<Fingerprint>& fps, CheckResult& r) {
+PreflightResult add_preflight_findings(const std::vector<Fingerprint>& fps, CheckResult& r) {
   PreflightResult pf = compare_fingerprints(fps);
   for (const auto& p : pf.problems) {
     if (p.id == "cross-host-mismatch" || p.id == "nccl-socket-ifname-no-match")
@@ -26,6 +27,7 @@ void add_preflight_findings(const std::vector<Fingerprint>& fps, CheckResult& r)
                       Finding{p.id, "error", "ranks", p.message, "rule:preflight",
                               "give each rank its own GPU and the same stack and environment"});
   }
+  return pf;
 }
 
 }  // namespace
@@ -36,6 +38,7 @@ std::optional<int> check_over_mpi(const Matrix& m, bool json) {
   Deadlines d = Deadlines::from_env();
   Watchdog::instance().start(d, "", launcher_rank());
   const auto& ctx = mpi::init(nullptr, nullptr);
+  apply_simulated_host_env(ctx.rank);
   Fingerprint fp = probe_fingerprint();
   apply_preflight_test_overrides(fp);
   RankPlacement p{ctx.rank, ctx.local_rank, ctx.size, -1};
@@ -49,7 +52,9 @@ std::optional<int> check_over_mpi(const Matrix& m, bool json) {
     for (size_t r = 0; r < all.size(); ++r)
       fps.push_back(parse_fingerprint(all[r], "rank " + std::to_string(r)));
     CheckResult r = check_fingerprints(m, fps);
-    add_preflight_findings(fps, r);
+    const PreflightResult pf = add_preflight_findings(fps, r);
+    if (pf.simulated_hosts() && !json)
+      std::cout << "gpucts check: " << simulated_hosts_note(pf.nccl_hosts) << " (" << pf.host_ids << ")\n";
     if (json)
       std::cout << r.to_json().dump(2) << "\n";
     else

@@ -4,6 +4,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "fixtures/probe/probe.hpp"
+#include "fixtures/reliability/preflight.hpp"
 #include "report/output_file.hpp"
 
 namespace cts::cli {
@@ -11,7 +12,9 @@ namespace cts::cli {
 // Prints the number of visible GPUs. With --resource-spec FILE also writes CTest's resource spec
 // for them (one "gpus" resource of one slot per GPU); with none visible it writes no file, because
 // an empty "gpus" list makes every GPU test "Not Run", which CTest counts as failed.
-const CommandSpec kGpusSpec = {{"resource-spec"}, {}, "usage: gpucts gpus [--resource-spec FILE]"};
+// With --host a second line names this process's host as NCCL tells hosts apart (NCCL_HOSTID where
+// set, else host name and boot id): ranks of one host identity may not share a GPU.
+const CommandSpec kGpusSpec = {{"resource-spec"}, {"host"}, "usage: gpucts gpus [--resource-spec FILE] [--host]"};
 
 int cmd_gpus(const Args& a) {
   int n = visible_gpu_count();
@@ -27,6 +30,12 @@ int cmd_gpus(const Args& a) {
     }
   }
   std::printf("%d\n", n);
+  if (a.flag("host")) {
+    ProbeOptions o;
+    o.toolkit = false;
+    o.python = false;
+    std::printf("host %s\n", nccl_host_identity(probe_fingerprint(o)).c_str());
+  }
   return 0;
 }
 
