@@ -61,7 +61,7 @@ class BandwidthCase : public ::testing::Test {
 
 int main(int argc, char** argv) {
   cts::SuiteFlags flags("gpucts_bandwidth");
-  cts::bw::SettingsFlags settings(flags);
+  cts::bw::SettingsFlags settings(flags, cts::bw::known_names());
   if (auto rc = flags.parse(argc, argv)) return *rc;
   try {
     g_settings = cts::bw::settings_for_run(settings);

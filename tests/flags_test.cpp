@@ -12,6 +12,7 @@
 #include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/scoped_env.hpp"
 #include "fixtures/probe/spawn.hpp"
+#include "kernels/dtypes.hpp"
 #include "report/bandwidth.hpp"
 
 namespace cts {
@@ -22,9 +23,17 @@ struct Parsed {
   std::optional<int> rc;
   bw::Settings s;
 };
+// The names -d / -o accept, from the one dtype and reduction lists.
+bw::Names known() {
+  bw::Names n;
+  for (const auto& t : kDTypes) n.dtypes.push_back(t.name);
+  for (const auto& o : kRedOps) n.ops.push_back(o.name);
+  return n;
+}
+
 Parsed perf(const std::vector<std::string>& args) {
   SuiteFlags flags("gpucts_bandwidth");
-  bw::SettingsFlags settings(flags);
+  bw::SettingsFlags settings(flags, known());
   Parsed p;
   p.rc = flags.parse(args);
   if (!p.rc) p.s = settings.settings();
@@ -96,7 +105,7 @@ TEST(Flags, DtypeOpWorldAndCommunicatorMode) {
   EXPECT_EQ(perf({"--dtype=all"}).s.dtypes.size(), kNumDTypes);
   EXPECT_EQ(perf({"-o", "all"}).s.ops.size(), kNumRedOps);
   EXPECT_EQ(perf({"-g", "all"}).s.world, 0);
-  EXPECT_EQ(bw::parse_ops("sum,sum"), std::vector<std::string>{"sum"}) << "each once";
+  EXPECT_EQ(bw::parse_names("sum,sum", known().ops, "op"), std::vector<std::string>{"sum"}) << "each once";
   {
     ScopedEnv e({{"GPUCTS_BW_DTYPE", "u8"}, {"GPUCTS_BW_NONBLOCKING", "1"}});
     EXPECT_EQ(perf({}).s.dtypes, std::vector<std::string>{"u8"});
@@ -188,7 +197,7 @@ TEST(Flags, VersionAndHelpEndTheRun) {
   EXPECT_EQ(::testing::internal::GetCapturedStdout(), version_line() + "\n");
   EXPECT_EQ(version_line().rfind("gpucts ", 0), 0u);
   SuiteFlags perf_flags("gpucts_bandwidth");
-  bw::SettingsFlags settings(perf_flags);
+  bw::SettingsFlags settings(perf_flags, known());
   ::testing::internal::CaptureStdout();
   EXPECT_EQ(perf_flags.parse({"-h"}), 0);
   const std::string help = ::testing::internal::GetCapturedStdout();
