@@ -116,7 +116,8 @@ std::vector<std::uint64_t> parse_sweep(const std::string& spec) {
     return out;
   }
   const std::vector<std::string> parts = sweep_parts(spec);
-  if (parts.size() != 3) throw BandwidthError("sweep '" + spec + "': expected MIN:MAX:FACTOR, e.g. 8:1G:2");
+  if (parts.size() != 3)
+    throw BandwidthError("sweep '" + spec + "': expected MIN:MAX:FACTOR (8:1G:2) or a list (8,1M,1G)");
   std::uint64_t lo = parse_bytes(parts[0]), hi = parse_bytes(parts[1]);
   double f = parse_double(parts[2], "sweep '" + spec + "' factor");
   if (lo == 0) throw BandwidthError("sweep '" + spec + "': the minimum must be at least 1 byte");
