@@ -21,6 +21,8 @@
 #   --require         exit 1 when a blocking goal point (8 B, 1 GiB, out of place) misses 0.9-1.1x
 # Output: $OUT/vs_nccl_tests.md (the table), .csv, nccl-tests/<binary>.log, gpucts logs and
 # bandwidth files. About 2-3 minutes on one H200 with one rank (nccl-tests' build included).
+# Simulated ranks move data over sockets (about 1.8 GB/s at 2 ranks): keep to the goal sizes,
+# e.g. --ranks 2 --sweep 8:1G:134217728 --iters 5 --warmup 1 (8 B and 1 GiB only).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src="" ranks=1 nccl_home=/usr nccl_lib="" colls="all_reduce,all_gather,broadcast,reduce_scatter,reduce,alltoall,scatter,gather,sendrecv"
@@ -47,9 +49,12 @@ done
 case "$ranks" in ''|*[!0-9]*|0) echo "vs_nccl_tests.sh: --ranks '$ranks': expected a number >= 1" >&2; exit 2 ;; esac
 IFS=: read -r b e f <<<"$sweep"
 [ -n "$b" ] && [ -n "$e" ] && [ -n "$f" ] || { echo "vs_nccl_tests.sh: --sweep '$sweep': expected B:E:F" >&2; exit 2; }
+src=$(cd "$src" && pwd)
+[ -n "${OUT:-}" ] && mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
+[ -n "$build" ] && mkdir -p "$build" && build=$(cd "$build" && pwd)
+cd "$here/.."  # the repository root: gpucts builds from here, nccl-tests into build/
 OUT_DEFAULT=gpu-out source "$here/device_env.sh"
 [ -n "$build" ] && B=$build
-src=$(cd "$src" && pwd)
 t0=$SECONDS
 stamp() { echo "== [$((SECONDS - t0)) s] $*"; }
 [ -n "$nccl_lib" ] && export LD_LIBRARY_PATH="$nccl_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -117,13 +122,13 @@ if [ "$ranks" -eq 1 ]; then
   "$B/suites/gpucts_bandwidth" "${gb_args[@]}" --output="$OUT/gpucts_blocking" >"$OUT/gpucts_blocking.log" 2>&1
   echo "exit $?" | tee -a "$OUT/gpucts_blocking.log"
   head -3 "$OUT/gpucts_blocking.log"
-  ours+=(--gpucts "$OUT/gpucts_blocking.json")
+  [ -f "$OUT/gpucts_blocking.json" ] && ours+=(--gpucts "$OUT/gpucts_blocking.json")
   if [ "$nonblocking" = 1 ]; then
     stamp "gpucts_bandwidth --nonblocking"
     "$B/suites/gpucts_bandwidth" "${gb_args[@]}" --nonblocking --output="$OUT/gpucts_nonblocking" \
       >"$OUT/gpucts_nonblocking.log" 2>&1
     echo "exit $?" | tee -a "$OUT/gpucts_nonblocking.log"
-    ours+=(--gpucts "$OUT/gpucts_nonblocking.json")
+    [ -f "$OUT/gpucts_nonblocking.json" ] && ours+=(--gpucts "$OUT/gpucts_nonblocking.json")
   fi
 else
   echo "gpucts_bandwidth is single-process: $ranks simulated ranks are measured by nccl-tests only"
