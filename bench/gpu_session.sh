@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (device tool): build, run every suite and the benchmarks, keep logs.
 #   bench/gpu_session.sh [stage...]   stages: build ctest collectives payload repro wheel mpcheck check qualify
+#   (not run by default: levels = `gpucts qualify --level quick|standard|full`, each timed;
+#    vsnccl = bench/vs_nccl_tests.sh on the nccl-tests source carried in .nccl-tests/)
 # Logs go to $OUT (the device tool's folder) or ./gpu-out; at most 8 files come back, so the XML
 # and journals are packed into one tarball.
 set -uo pipefail
@@ -58,6 +60,21 @@ if has qualify; then
   stamp qualify
   "$B/cli/gpucts" qualify --build-dir "$B" --output "$OUT/bundle" 2>&1 | tail -30
   tar czf "$OUT/bundle.tgz" -C "$OUT" bundle && rm -rf "$OUT/bundle"
+fi
+if has levels; then
+  for level in quick standard full; do
+    stamp "qualify --level $level"
+    s0=$SECONDS
+    "$B/cli/gpucts" qualify --build-dir "$B" --level "$level" --accept-known nccl-1950 \
+      --output "$OUT/level-$level" >"$OUT/level-$level.log" 2>&1
+    echo "level $level: exit $?, $((SECONDS - s0)) s wall" | tee -a "$OUT/levels.txt"
+    tail -4 "$OUT/level-$level.log"
+    rm -rf "$OUT/level-$level"
+  done
+fi
+if has vsnccl; then
+  stamp "gpucts_bandwidth beside nccl-tests"
+  bash bench/vs_nccl_tests.sh --nccl-tests .nccl-tests --build "$B" --out "$OUT/vs_nccl_tests" 2>&1 | tail -40
 fi
 tar czf "$OUT/xml.tgz" -C "$B" gtest-xml journal rank-logs ctest-junit.xml 2>/dev/null
 stamp done

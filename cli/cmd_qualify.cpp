@@ -32,9 +32,9 @@ namespace cts::cli {
 const CommandSpec kQualifySpec = {
     {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout",
      "grace", "fingerprint", "python", "mpi-ranks", "mpiexec-args", "probe-rank-into", "expect-gpus",
-     "accept-known"},
+     "accept-known", "level"},
     {"no-python", "list", "run-all"},
-    "usage: gpucts qualify --output DIR [--build-dir DIR | --tests-json FILE]\n"
+    "usage: gpucts qualify --output DIR [--build-dir DIR | --tests-json FILE] [--level quick|standard|full]\n"
     "                      [--label REGEX] [--exclude-label REGEX] [--tests REGEX] [--exclude-tests REGEX]\n"
     "                      [--timeout S] [--grace S] [--fingerprint FILE]... [--mpi-ranks N\n"
     "                      [--mpiexec-args ARGS]] [--expect-gpus N] [--no-python] [--run-all] [--list]\n"
@@ -43,6 +43,9 @@ const CommandSpec kQualifySpec = {
     "its own process group with its CTest TIMEOUT (or --timeout), and writes the bundle into DIR (new\n"
     "or empty): manifest.json, junit.xml, gtest/, journal/, logs/, fingerprints/, check.json,\n"
     "bandwidth/, summary.md, summary.html, plots/ (docs/qualify.md).\n"
+    "--level (as dcgmi diag -r): quick = the check, the one-rank collectives at one size per (collective,\n"
+    "dtype, op) and 3 bandwidth points (entries labelled quick); standard (default) = every suite of the\n"
+    "stack; full = standard and the simulated multi-rank suites (label multi-rank-sim).\n"
     "--label/--tests select like ctest -L/-R (regex, searched). SIGINT/SIGTERM stop the running suite\n"
     "(forwarded to its group, killed after --grace s, default 10) and still write the bundle.\n"
     "--mpi-ranks N also probes N ranks under mpiexec (ARGS e.g. '--host a,b'), one fingerprint each,\n"
@@ -72,12 +75,6 @@ std::regex make_regex(const std::string& opt, const std::string& text) {
   } catch (const std::regex_error& e) {
     throw UsageError("--" + opt + " '" + text + "' is not a valid regular expression");
   }
-}
-
-bool any_label_matches(const std::vector<std::string>& labels, const std::regex& re) {
-  for (const auto& l : labels)
-    if (std::regex_search(l, re)) return true;
-  return false;
 }
 
 // <dir>/<name>.json for a fingerprint given by the user: its file name made safe, and "-2", "-3" ...
@@ -190,6 +187,14 @@ int cmd_qualify(const Args& a) {
       throw UsageError(std::string("--") + opt + " '" + excerpt(*v) +
                        "': not valid UTF-8 (the bundle records it in JSON)");
 
+  qualify::Level level = qualify::Level::standard;
+  if (auto l = a.value("level")) {
+    try {
+      level = qualify::parse_level(*l);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--") + e.what());
+    }
+  }
   qualify::Tree tree;
   std::vector<qualify::TestEntry> tests;
   std::string how;
@@ -210,30 +215,18 @@ int cmd_qualify(const Args& a) {
     std::fprintf(stderr, "gpucts qualify: %s\n", e.what());
     return 2;
   }
-  auto keep = [&](const qualify::TestEntry& t) {
-    // Harness self-tests (cases that must fail on purpose, the install-tree test) describe gpucts,
-    // not the stack under qualification: left out unless a --label selects them.
-    // `--label cpu` does not pull them in through their other labels: the regex must name them.
-    bool harness = false, asked = false;
-    for (const auto& l : t.labels)
-      if (l == "self-test" || l == "install-only") {
-        harness = true;
-        if (auto sel = a.value("label")) asked |= std::regex_search(l, make_regex("label", *sel));
-      }
-    if (harness && !asked) return false;
-    if (auto l = a.value("label"); l && !any_label_matches(t.labels, make_regex("label", *l))) return false;
-    if (auto l = a.value("exclude-label"); l && any_label_matches(t.labels, make_regex("exclude-label", *l)))
-      return false;
-    if (auto r = a.value("tests"); r && !std::regex_search(t.name, make_regex("tests", *r))) return false;
-    if (auto r = a.value("exclude-tests"); r && std::regex_search(t.name, make_regex("exclude-tests", *r)))
-      return false;
-    return true;
-  };
-  std::vector<qualify::TestEntry> selected;
-  for (const auto& t : tests)
-    if (keep(t)) selected.push_back(t);
+  qualify::Selection sel;
+  sel.level = level;
+  sel.label = a.value("label");
+  sel.exclude_label = a.value("exclude-label");
+  sel.tests = a.value("tests");
+  sel.exclude_tests = a.value("exclude-tests");
+  for (const char* opt : {"label", "exclude-label", "tests", "exclude-tests"})
+    if (auto v = a.value(opt)) make_regex(opt, *v);  // a bad expression is a usage error naming it
+  const std::vector<qualify::TestEntry> selected = qualify::select_tests(tests, sel);
   if (a.flag("list")) {
-    std::printf("# %s tree %s; suites from %s\n", tree.kind.c_str(), tree.root.c_str(), how.c_str());
+    std::printf("# %s tree %s; suites from %s; level %s\n", tree.kind.c_str(), tree.root.c_str(), how.c_str(),
+                qualify::level_name(level));
     for (const auto& t : selected) {
       std::string labels;
       for (const auto& l : t.labels) labels += (labels.empty() ? "" : ",") + l;
@@ -258,8 +251,9 @@ int cmd_qualify(const Args& a) {
   auto t0 = std::chrono::steady_clock::now();
   auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   bool tty = ::isatty(2);
-  std::fprintf(stderr, "gpucts qualify: %zu suite(s) from %s (%s tree %s) -> %s\n", selected.size(),
-               how.c_str(), tree.kind.c_str(), tree.root.c_str(), dir.c_str());
+  std::fprintf(stderr, "gpucts qualify: level %s, %zu suite(s) from %s (%s tree %s) -> %s\n",
+               qualify::level_name(level), selected.size(), how.c_str(), tree.kind.c_str(), tree.root.c_str(),
+               dir.c_str());
 
   // Fingerprint of this host first: it says what is being qualified even if a suite hangs.
   ProbeOptions po;

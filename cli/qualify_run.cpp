@@ -349,6 +349,73 @@ bool TestEntry::is_gtest() const {
   return false;
 }
 
+namespace {
+constexpr Level kLevels[] = {Level::quick, Level::standard, Level::full};
+constexpr const char* kLevelNames[] = {"quick", "standard", "full"};  // in Level's order
+}  // namespace
+
+Level parse_level(const std::string& text) {
+  for (Level l : kLevels)
+    if (text == level_name(l)) return l;
+  throw std::invalid_argument("level '" + text + "': expected quick, standard or full");
+}
+
+const char* level_name(Level l) { return kLevelNames[static_cast<int>(l)]; }
+
+namespace {
+
+bool any_label_matches(const std::vector<std::string>& labels, const std::regex& re) {
+  for (const auto& l : labels)
+    if (std::regex_search(l, re)) return true;
+  return false;
+}
+
+bool has_label(const TestEntry& t, const char* label) {
+  return std::find(t.labels.begin(), t.labels.end(), label) != t.labels.end();
+}
+
+}  // namespace
+
+std::vector<TestEntry> select_tests(const std::vector<TestEntry>& all, const Selection& s) {
+  std::optional<std::regex> label, exclude_label, tests, exclude_tests;
+  if (s.label) label.emplace(*s.label);
+  if (s.exclude_label) exclude_label.emplace(*s.exclude_label);
+  if (s.tests) tests.emplace(*s.tests);
+  if (s.exclude_tests) exclude_tests.emplace(*s.exclude_tests);
+  auto keep = [&](const TestEntry& t) {
+    // Labels outside the level are taken only when --label names them: `--label cpu` does not
+    // pull a self-test in through its other labels.
+    bool outside = false, asked = false;
+    for (const auto& l : t.labels)
+      if (l == "self-test" || l == "install-only" || (l == kSimLabel && s.level != Level::full)) {
+        outside = true;
+        asked |= label && std::regex_search(l, *label);
+      }
+    if (outside && !asked) return false;
+    if (s.level == Level::quick && !has_label(t, kQuickLabel)) return false;
+    if (label && !any_label_matches(t.labels, *label)) return false;
+    if (exclude_label && any_label_matches(t.labels, *exclude_label)) return false;
+    if (tests && !std::regex_search(t.name, *tests)) return false;
+    if (exclude_tests && std::regex_search(t.name, *exclude_tests)) return false;
+    return true;
+  };
+  std::vector<TestEntry> out;
+  for (const auto& t : all)
+    if (keep(t)) out.push_back(t);
+  if (s.level == Level::quick) {
+    const std::map<std::string, std::string> set = {{"GPUCTS_COLL_SWEEP", "smoke"},
+                                                    {"GPUCTS_BW_SWEEP", kQuickBandwidthSweep}};
+    for (auto& t : out) {
+      std::vector<std::string> env;
+      for (const auto& kv : t.env)
+        if (!set.count(kv.substr(0, kv.find('=')))) env.push_back(kv);
+      for (const auto& [k, v] : set) env.push_back(k + "=" + v);
+      t.env = env;
+    }
+  }
+  return out;
+}
+
 TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {
   TestEntry r = e;
   r.command.clear();

@@ -60,6 +60,32 @@ struct RunPaths {
   std::string fingerprints;  // bundle/fingerprints
 };
 
+// How much a qualification runs, as `dcgmi diag -r` has levels:
+//   quick     the entries labelled `quick` (the one-rank collectives with one size per (collective,
+//             dtype, op): GPUCTS_COLL_SWEEP=smoke; the one-rank bandwidth at 3 points:
+//             GPUCTS_BW_SWEEP=kQuickBandwidthSweep), after the check
+//   standard  every entry of the stack (the default), without the simulated multi-rank ones
+//   full      standard and the entries labelled `multi-rank-sim` (several ranks on one GPU)
+// Harness self-tests (`self-test`, `install-only`) are in no level: a --label that names them asks.
+enum class Level { quick, standard, full };
+inline constexpr const char* kQuickLabel = "quick";
+inline constexpr const char* kSimLabel = "multi-rank-sim";
+inline constexpr const char* kQuickBandwidthSweep = "8,1M,1G";
+// "quick", "standard", "full"; throws std::invalid_argument naming the levels.
+Level parse_level(const std::string& text);
+const char* level_name(Level l);
+
+// What `gpucts qualify` selects: the level, then --label / --exclude-label / --tests /
+// --exclude-tests as ctest -L/-LE/-R/-E (regular expressions, searched). A label outside the
+// level (a harness label, multi-rank-sim below full) is still taken when --label names it.
+struct Selection {
+  Level level = Level::standard;
+  std::optional<std::string> label, exclude_label, tests, exclude_tests;
+};
+// The selected entries in their order, with the environment their level sets added (an entry's
+// own value of the same variable is replaced). Throws std::regex_error on a bad expression.
+std::vector<TestEntry> select_tests(const std::vector<TestEntry>& all, const Selection& s);
+
 // Reads "<test>=<n>" lines (the build's gpucts_gpu_needs.txt) into the entries' `gpus`.
 void apply_gpu_needs(std::vector<TestEntry>& tests, const std::string& needs_file);
 

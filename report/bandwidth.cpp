@@ -100,8 +100,24 @@ std::vector<std::string> sweep_parts(const std::string& spec) {
 }
 
 std::vector<std::uint64_t> parse_sweep(const std::string& spec) {
+  if (spec.find(',') != std::string::npos) {
+    std::vector<std::uint64_t> out;
+    std::string item;
+    std::istringstream in(spec);
+    while (std::getline(in, item, ',')) {
+      if (item.empty()) throw BandwidthError("sweep '" + spec + "': an empty size in the list");
+      const std::uint64_t b = parse_bytes(item);
+      if (b == 0) throw BandwidthError("sweep '" + spec + "': every size must be at least 1 byte");
+      out.push_back(b);
+    }
+    if (spec.back() == ',') throw BandwidthError("sweep '" + spec + "': an empty size in the list");
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
   const std::vector<std::string> parts = sweep_parts(spec);
-  if (parts.size() != 3) throw BandwidthError("sweep '" + spec + "': expected MIN:MAX:FACTOR, e.g. 8:1G:2");
+  if (parts.size() != 3)
+    throw BandwidthError("sweep '" + spec + "': expected MIN:MAX:FACTOR (8:1G:2) or a list (8,1M,1G)");
   std::uint64_t lo = parse_bytes(parts[0]), hi = parse_bytes(parts[1]);
   double f = parse_double(parts[2], "sweep '" + spec + "' factor");
   if (lo == 0) throw BandwidthError("sweep '" + spec + "': the minimum must be at least 1 byte");
@@ -122,7 +138,7 @@ std::vector<Threshold> parse_thresholds(const std::string& csv, const std::strin
     t = parse_csv(csv, origin,
                   {"gpu", "link", "nvls", "world_size", "collective", "placement", "min_bytes", "metric",
                    "expected", "tolerance_pct", "source"},
-                  {"launch"});
+                  {"launch", "comm"});
   } catch (const MatrixError& e) {
     throw BandwidthError(e.what());
   }
@@ -147,6 +163,7 @@ std::vector<Threshold> parse_thresholds(const std::string& csv, const std::strin
     th.collective = row.at("collective");
     th.placement = row.at("placement");
     th.launch = row.at("launch").empty() ? "any" : row.at("launch");
+    th.comm = row.at("comm").empty() ? kBlocking : row.at("comm");
     try {
       th.min_bytes = parse_bytes(row.at("min_bytes"));
     } catch (const BandwidthError& e) {
@@ -162,6 +179,8 @@ std::vector<Threshold> parse_thresholds(const std::string& csv, const std::strin
       throw BandwidthError(where + ": placement must be in_place, out_of_place or any");
     if (th.launch != "eager" && th.launch != "graph" && th.launch != "any")
       throw BandwidthError(where + ": launch must be eager, graph or any");
+    if (th.comm != kBlocking && th.comm != kNonblocking && th.comm != "any")
+      throw BandwidthError(where + ": comm must be blocking, nonblocking or any");
     if (th.metric != "busbw_gbps" && th.metric != "algbw_vs_copy")
       throw BandwidthError(where + ": metric must be busbw_gbps or algbw_vs_copy");
     if (th.expected <= 0 || th.tolerance_pct < 0 || th.tolerance_pct >= 100)
@@ -199,8 +218,26 @@ void check_collectives(const std::vector<Threshold>& table, const std::vector<st
                            th.collective + "'");
 }
 
+void check_comm_mode(const std::string& comm) {
+  if (comm != kBlocking && comm != kNonblocking)
+    throw BandwidthError("communicator mode '" + comm + "': expected blocking or nonblocking");
+}
+
+std::string case_name(const CaseName& c) {
+  check_comm_mode(c.comm);
+  std::string n = c.dtype;
+  if (!c.op.empty() && c.op != "sum") n += "_" + c.op;
+  n += "_" + std::to_string(c.bytes) + "B_" + (c.in_place ? "inplace" : "outofplace");
+  if (c.graph) n += "_graph";
+  if (c.comm == kNonblocking) n += "_nonblocking";
+  return n + "_w" + std::to_string(c.world);
+}
+
 std::string Point::key() const {
-  return collective + "/" + dtype + "/" + std::to_string(bytes) + "/" + placement() + (graph ? "/graph" : "");
+  std::string type = dtype;
+  if (!op.empty() && op != "sum") type += "_" + op;
+  return collective + "/" + type + "/" + std::to_string(bytes) + "/" + placement() + (graph ? "/graph" : "") +
+         (comm == kNonblocking ? "/nonblocking" : "");
 }
 
 void compute_rates(Point& p, BusFactor family) {
@@ -223,6 +260,7 @@ void judge(Point& p, const Context& ctx, const std::vector<Threshold>& table) {
     if (th.world_size && th.world_size != p.ranks) continue;
     if (th.placement != "any" && th.placement != p.placement()) continue;
     if (th.launch != "any" && th.launch != (p.graph ? "graph" : "eager")) continue;
+    if (th.comm != "any" && th.comm != p.comm) continue;
     if (th.min_bytes > p.bytes) continue;
     if (!best || th.min_bytes > best->min_bytes) best = &th;
   }
@@ -294,6 +332,8 @@ nlohmann::json to_json(const Run& r) {
   for (const auto& p : r.points) {
     pts.push_back({{"collective", p.collective},
                    {"dtype", p.dtype},
+                   {"op", p.op},
+                   {"comm", p.comm},
                    {"bytes", p.bytes},
                    {"in_place", p.in_place},
                    {"graph", p.graph},
@@ -344,6 +384,13 @@ Run run_from_json(const nlohmann::json& j, const std::string& origin) {
     Point p;
     p.collective = get<std::string>(q, "collective", o);
     p.dtype = get<std::string>(q, "dtype", o);
+    p.op = json_maybe<BandwidthError, std::string>(q, "op", o).value_or("");
+    p.comm = json_maybe<BandwidthError, std::string>(q, "comm", o).value_or(kBlocking);
+    try {
+      check_comm_mode(p.comm);
+    } catch (const BandwidthError& e) {
+      throw BandwidthError(o + ": " + e.what());
+    }
     p.bytes = get<std::uint64_t>(q, "bytes", o);
     p.in_place = get<bool>(q, "in_place", o);
     p.graph = get<bool>(q, "graph", o);
@@ -371,7 +418,7 @@ Run run_from_json(const nlohmann::json& j, const std::string& origin) {
 std::string to_csv(const Run& r) {
   std::ostringstream o;
   o << "collective,dtype,bytes,placement,graph,ranks,iterations,repetitions,time_us,time_us_min,time_us_max,"
-       "spread_pct,algbw_gbps,busbw_gbps,verdict,threshold_gbps\n";
+       "spread_pct,algbw_gbps,busbw_gbps,verdict,threshold_gbps,op,comm\n";
   o.precision(6);
   for (const auto& p : r.points) {
     o << p.collective << ',' << p.dtype << ',' << p.bytes << ',' << p.placement() << ',' << (p.graph ? 1 : 0)
@@ -383,7 +430,7 @@ std::string to_csv(const Run& r) {
       o << "n/a (1 rank)";
     o << ',' << p.verdict << ',';
     if (p.threshold_gbps) o << *p.threshold_gbps;
-    o << '\n';
+    o << ',' << p.op << ',' << p.comm << '\n';
   }
   return o.str();
 }

@@ -60,7 +60,8 @@ std::vector<BwPoint> bw_points(const bundle::Bundle& b) {
       if (p.ranks == 1 && p.in_place) continue;  // a no-op in NCCL with one rank: not a rate to compare
       const std::string label = name + ": " + p.collective + " " + p.dtype + " " + bw::format_bytes(p.bytes) +
                                 " " + (p.in_place ? "in place" : "out of place") +
-                                (p.graph ? " (graph)" : "");
+                                (p.graph ? " (graph)" : "") +
+                                (p.comm == bw::kNonblocking ? " (nonblocking)" : "");
       if (p.bytes < kLatencyBelowBytes) {
         out.push_back({name + ": " + p.key(), label, "time_us", p.time_us.median, p.time_us.spread_pct});
         continue;

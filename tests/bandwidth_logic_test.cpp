@@ -240,6 +240,83 @@ TEST(Judge, ThresholdsApplyToTheirLaunchMode) {
                BandwidthError);
 }
 
+TEST(Sizes, AListSweepIsItsSizesAscendingEachOnce) {
+  EXPECT_EQ(parse_sweep("8,1M,1G"), (std::vector<std::uint64_t>{8, 1u << 20, 1u << 30}));
+  EXPECT_EQ(parse_sweep("1G,8,8"), (std::vector<std::uint64_t>{8, 1u << 30}));
+  for (const char* bad : {"8,,1G", "8,", "0,8", "8,1Q"})
+    EXPECT_THROW(parse_sweep(bad), BandwidthError) << bad;
+}
+
+// The default (blocking) cases keep the names and keys they always had; the op is named only
+// when it is not sum; the nonblocking variant has names and keys of its own.
+TEST(Variants, CaseNamesKeepTheDefaultAndMarkTheVariant) {
+  CaseName n;
+  n.bytes = 1u << 30;
+  EXPECT_EQ(case_name(n), "f32_1073741824B_outofplace_w1");
+  n.op = "sum";
+  EXPECT_EQ(case_name(n), "f32_1073741824B_outofplace_w1");
+  n.op = "max";
+  n.dtype = "bf16";
+  n.bytes = 8;
+  n.in_place = true;
+  n.graph = true;
+  n.world = 4;
+  EXPECT_EQ(case_name(n), "bf16_max_8B_inplace_graph_w4");
+  n.comm = kNonblocking;
+  EXPECT_EQ(case_name(n), "bf16_max_8B_inplace_graph_nonblocking_w4");
+  n.comm = "polling";
+  EXPECT_THROW(case_name(n), BandwidthError);
+}
+
+TEST(Variants, NonblockingPointsHaveTheirOwnKeyAndThresholds) {
+  Context one{"NVIDIA H200", "none", "off", 1, 2118.0};
+  auto blocking = point("AllReduce", 1u << 30, 1, 1900);
+  auto nonblocking = blocking;
+  nonblocking.comm = kNonblocking;
+  EXPECT_EQ(blocking.key(), "AllReduce/f32/1073741824/out_of_place");
+  EXPECT_EQ(nonblocking.key(), "AllReduce/f32/1073741824/out_of_place/nonblocking");
+  auto max = blocking;
+  max.op = "max";
+  EXPECT_EQ(max.key(), "AllReduce/f32_max/1073741824/out_of_place");
+  // The shipped rows are blocking figures: the nonblocking point is recorded, not judged.
+  judge(blocking, one, builtin_thresholds());
+  EXPECT_EQ(blocking.verdict, "fail") << blocking.message;
+  judge(nonblocking, one, builtin_thresholds());
+  EXPECT_EQ(nonblocking.verdict, "unjudged") << nonblocking.message;
+  const std::string head =
+      "gpu,link,nvls,world_size,collective,placement,comm,min_bytes,metric,expected,tolerance_pct,source\n";
+  auto rows = parse_thresholds(
+      head + "any,none,any,1,AllReduce,out_of_place,nonblocking,1G,algbw_vs_copy,0.5,3,t\n", "t.csv");
+  judge(nonblocking, one, rows);
+  EXPECT_EQ(nonblocking.verdict, "pass") << nonblocking.message;
+  judge(blocking, one, rows);
+  EXPECT_EQ(blocking.verdict, "unjudged") << "a nonblocking row does not judge the default";
+  auto any = parse_thresholds(head + "any,none,any,1,AllReduce,out_of_place,any,1G,algbw_vs_copy,0.5,3,t\n",
+                              "t.csv");
+  judge(blocking, one, any);
+  EXPECT_EQ(blocking.verdict, "pass");
+  EXPECT_THROW(parse_thresholds(
+                   head + "any,none,any,1,AllReduce,out_of_place,async,1G,algbw_vs_copy,0.5,3,t\n", "t.csv"),
+               BandwidthError);
+  // The files carry the mode; a file without it (older runs) reads as blocking.
+  bw::Run r;
+  r.ctx = one;
+  r.points = {blocking, nonblocking, max};
+  auto j = to_json(r);
+  bw::Run back = run_from_json(j, "mem");
+  ASSERT_EQ(back.points.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(back.points[i].key(), r.points[i].key());
+  j["points"][1].erase("comm");
+  j["points"][2].erase("op");
+  back = run_from_json(j, "mem");
+  EXPECT_EQ(back.points[1].comm, kBlocking);
+  EXPECT_EQ(back.points[2].op, "");
+  j["points"][0]["comm"] = "sometimes";
+  EXPECT_THROW(run_from_json(j, "mem"), BandwidthError);
+  EXPECT_NE(to_csv(r).find(",max,blocking\n"), std::string::npos) << to_csv(r);
+  EXPECT_NE(to_csv(r).find(",nonblocking\n"), std::string::npos);
+}
+
 TEST(RunFiles, JsonRoundTripAndCsvSayBusbwIsUndefinedForOneRank) {
   bw::Run r;
   r.host = "h";

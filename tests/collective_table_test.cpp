@@ -6,6 +6,7 @@
 #include <set>
 
 #include "fixtures/nccl/collectives.hpp"
+#include "fixtures/probe/scoped_env.hpp"
 #include "matrix/matrix.hpp"
 #include "report/bandwidth.hpp"
 
@@ -200,6 +201,23 @@ TEST(CaseList, SizedForTheOneMinuteBudget) {
   std::printf("world 1: %zu cases (full sweep), %zu (quick)\n", full, quick);
   EXPECT_LT(quick, full);
   EXPECT_LT(full, 40000u);
+}
+
+// The smoke sweep (qualify --level quick): exactly one out-of-place case per (row, dtype, op).
+TEST(CaseList, SmokeIsOneSizePerRowDtypeAndOp) {
+  const auto smoke = collective_cases(1, Sweep::smoke);
+  std::size_t expect = 0;
+  for (const auto& row : collectives()) expect += kNumDTypes * (row.reduces ? kNumRedOps : 1);
+  EXPECT_EQ(smoke.size(), expect);
+  std::set<std::string> seen;
+  for (const auto& c : smoke) {
+    EXPECT_FALSE(c.in_place);
+    EXPECT_EQ(c.variant, Variant::plain);
+    EXPECT_TRUE(
+        seen.insert(std::string(c.coll->name) + name_of(c.dtype) + (c.op ? name_of(*c.op) : "")).second);
+  }
+  ScopedEnv e("GPUCTS_COLL_SWEEP", "smoke");
+  EXPECT_EQ(sweep_from_env(), Sweep::smoke);
 }
 
 CollCase make(const char* row, DType d, std::optional<RedOp> op, PayloadMode m = PayloadMode::exact) {

@@ -12,6 +12,7 @@
 #include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/scoped_env.hpp"
 #include "fixtures/probe/spawn.hpp"
+#include "kernels/dtypes.hpp"
 #include "report/bandwidth.hpp"
 
 namespace cts {
@@ -22,9 +23,17 @@ struct Parsed {
   std::optional<int> rc;
   bw::Settings s;
 };
+// The names -d / -o accept, from the one dtype and reduction lists.
+bw::Names known() {
+  bw::Names n;
+  for (const auto& t : kDTypes) n.dtypes.push_back(t.name);
+  for (const auto& o : kRedOps) n.ops.push_back(o.name);
+  return n;
+}
+
 Parsed perf(const std::vector<std::string>& args) {
   SuiteFlags flags("gpucts_bandwidth");
-  bw::SettingsFlags settings(flags);
+  bw::SettingsFlags settings(flags, known());
   Parsed p;
   p.rc = flags.parse(args);
   if (!p.rc) p.s = settings.settings();
@@ -39,6 +48,9 @@ ScopedEnv no_perf_env() {
                     {"GPUCTS_BW_WARMUP", nullptr},
                     {"GPUCTS_BW_REPS", nullptr},
                     {"GPUCTS_BW_GRAPH", nullptr},
+                    {"GPUCTS_BW_DTYPE", nullptr},
+                    {"GPUCTS_BW_OP", nullptr},
+                    {"GPUCTS_BW_NONBLOCKING", nullptr},
                     {"GPUCTS_BW_OUTPUT", nullptr}});
 }
 
@@ -72,6 +84,40 @@ TEST(Flags, NcclTestsShortSpellingsParseAsTheLongOnes) {
   EXPECT_EQ(perf({"-e", "64K", "--sweep=1K:1G:4"}).s.sizes, bw::parse_sweep("1K:64K:4"));
   EXPECT_EQ(perf({"-b4", "-f4"}).s.sizes, bw::parse_sweep("4:1G:4")) << "a value attached to its letter";
   EXPECT_THROW(perf({"-b", "1G", "-e", "8"}), bw::BandwidthError) << "minimum above maximum";
+}
+
+// nccl-tests' -d (dtype) and -o (op), each a name, a list or "all"; -g the world of one process;
+// blocking communicators unless --nonblocking.
+TEST(Flags, DtypeOpWorldAndCommunicatorMode) {
+  auto env = no_perf_env();
+  const Parsed def = perf({});
+  ASSERT_FALSE(def.rc);
+  EXPECT_EQ(def.s.dtypes, std::vector<std::string>{"f32"});
+  EXPECT_EQ(def.s.ops, std::vector<std::string>{"sum"});
+  EXPECT_EQ(def.s.comm, bw::kBlocking) << "blocking by default, as nccl-tests and PyTorch";
+  EXPECT_EQ(def.s.world, 1);
+  const Parsed p = perf({"-d", "f32,bf16", "-o", "max", "-g", "4", "--nonblocking"});
+  ASSERT_FALSE(p.rc);
+  EXPECT_EQ(p.s.dtypes, (std::vector<std::string>{"bf16", "f32"})) << "in the dtype list's order";
+  EXPECT_EQ(p.s.ops, std::vector<std::string>{"max"});
+  EXPECT_EQ(p.s.world, 4);
+  EXPECT_EQ(p.s.comm, bw::kNonblocking);
+  EXPECT_EQ(perf({"--dtype=all"}).s.dtypes.size(), kNumDTypes);
+  EXPECT_EQ(perf({"-o", "all"}).s.ops.size(), kNumRedOps);
+  EXPECT_EQ(perf({"-g", "all"}).s.world, 0);
+  EXPECT_EQ(bw::parse_names("sum,sum", known().ops, "op"), std::vector<std::string>{"sum"}) << "each once";
+  {
+    ScopedEnv e({{"GPUCTS_BW_DTYPE", "u8"}, {"GPUCTS_BW_NONBLOCKING", "1"}});
+    EXPECT_EQ(perf({}).s.dtypes, std::vector<std::string>{"u8"});
+    EXPECT_EQ(perf({}).s.comm, bw::kNonblocking);
+  }
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"-d", "f33"}, {"-o", "mean"}, {"-d", "f32,"}, {"-g", "0"}}) {
+    ::testing::internal::CaptureStderr();
+    EXPECT_EQ(perf(bad).rc, 2) << bad.front() << " " << bad.back();
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err.rfind("gpucts_bandwidth: ", 0), 0u) << err;
+  }
 }
 
 TEST(Flags, SettingsFallBackToTheEnvironment) {
@@ -137,7 +183,8 @@ TEST(Flags, AnUnknownFlagIsRefusedNamingTheKnownOnes) {
     EXPECT_EQ(perf({"-n", "3", unknown}).rc, 2) << unknown;
     const std::string err = ::testing::internal::GetCapturedStderr();
     EXPECT_NE(err.find(unknown), std::string::npos) << err;
-    EXPECT_NE(err.find("(known: -h/--help --version --world-size --sweep -b/--minbytes"), std::string::npos)
+    EXPECT_NE(err.find("(known: -h/--help --version -g/--world-size --sweep -b/--minbytes"),
+              std::string::npos)
         << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << "one line: " << err;
   }
@@ -150,7 +197,7 @@ TEST(Flags, VersionAndHelpEndTheRun) {
   EXPECT_EQ(::testing::internal::GetCapturedStdout(), version_line() + "\n");
   EXPECT_EQ(version_line().rfind("gpucts ", 0), 0u);
   SuiteFlags perf_flags("gpucts_bandwidth");
-  bw::SettingsFlags settings(perf_flags);
+  bw::SettingsFlags settings(perf_flags, known());
   ::testing::internal::CaptureStdout();
   EXPECT_EQ(perf_flags.parse({"-h"}), 0);
   const std::string help = ::testing::internal::GetCapturedStdout();

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""gpucts_bandwidth beside nccl-tests: the ratio per collective, size and placement.
+
+  vs_nccl_tests.py compare --nccl-tests LOG [--nccl-tests LOG ...] --gpucts JSON [--gpucts JSON ...]
+                           --out PREFIX [--require]
+
+Each LOG is the standard output of one nccl-tests binary (its name, e.g. all_reduce_perf.log, says
+which collective it measured); each JSON a gpucts bandwidth results file (gpucts.bandwidth/1), its
+points carrying "comm" (blocking, the default, or nonblocking). Writes PREFIX.md (a table a person
+reads) and PREFIX.csv. The ratio is nccl-tests' time over gpucts' time (= gpucts' algbw over
+nccl-tests'): 1.0 means the same, below 1 gpucts is slower. The goal is 0.9-1.1 out of place at
+8 B and at 1 GiB; --require exits 1 when a goal point of the blocking runs misses it (or is absent
+from one side). Python 3 standard library only (the GPU machine has no packages to install).
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import sys
+
+# nccl-tests binary -> the gpucts collective-table row measuring the same thing. sendrecv_perf
+# sends to rank+1 and receives from rank-1: gpucts' SendRecvRing.
+BINARY_ROWS = {
+    "all_reduce": "AllReduce",
+    "all_gather": "AllGather",
+    "broadcast": "Broadcast",
+    "reduce_scatter": "ReduceScatter",
+    "reduce": "Reduce",
+    "alltoall": "AlltoAll",
+    "scatter": "Scatter",
+    "gather": "Gather",
+    "sendrecv": "SendRecvRing",
+}
+GOAL_SIZES = (8, 1 << 30)
+GOAL_LOW, GOAL_HIGH = 0.9, 1.1
+LATENCY_BELOW = 64 << 10  # below this a point reads as a time (us), above as GB/s
+
+
+class ParseError(Exception):
+    pass
+
+
+def row_of_log(path):
+    """The collective a log measured, from its file name (all_reduce_perf.log, all_reduce_perf_mpi.txt)."""
+    base = os.path.basename(path)
+    m = re.match(r"([a-z_]+?)_perf", base)
+    if not m or m.group(1) not in BINARY_ROWS:
+        raise ParseError("%s: the file name does not name a nccl-tests binary (%s)" %
+                         (path, ", ".join(k + "_perf" for k in BINARY_ROWS)))
+    return BINARY_ROWS[m.group(1)]
+
+
+def _number(text, where):
+    if text == "N/A":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ParseError("%s: '%s' is not a number" % (where, text))
+
+
+def parse_nccl_tests(text, origin="nccl-tests"):
+    """The result rows of one nccl-tests run: dicts with bytes, count, type, redop, root and, per
+    placement ("out_of_place", "in_place"), time_us, algbw_gbps, busbw_gbps, wrong. Also the
+    versions of its banner ("nccl-headers=22803 nccl-library=22803") when present."""
+    rows = []
+    meta = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        where = "%s:%d" % (origin, n)
+        m = re.search(r"nccl-headers=(\d+) nccl-library=(\d+)", line)
+        if m:
+            meta["nccl_header"], meta["nccl_library"] = int(m.group(1)), int(m.group(2))
+        fields = line.split()
+        if not fields or line.lstrip().startswith("#") or not fields[0].isdigit():
+            continue
+        # size count type redop root | time algbw busbw #wrong (out of place) | the same in place
+        if len(fields) < 13:
+            raise ParseError("%s: a result row with %d fields, expected 13: %s" % (where, len(fields), line.strip()))
+        row = {"bytes": int(fields[0]), "count": int(fields[1]), "type": fields[2], "redop": fields[3],
+               "root": fields[4]}
+        for i, placement in ((5, "out_of_place"), (9, "in_place")):
+            row[placement] = {"time_us": _number(fields[i], where), "algbw_gbps": _number(fields[i + 1], where),
+                              "busbw_gbps": _number(fields[i + 2], where), "wrong": _number(fields[i + 3], where)}
+        rows.append(row)
+    if not rows:
+        raise ParseError("%s: no result rows (did the run fail? its output is the file)" % origin)
+    return rows, meta
+
+
+def load_gpucts(path):
+    """The points of a gpucts bandwidth file, each (collective, bytes, placement, comm) -> point."""
+    with open(path) as f:
+        try:
+            j = json.load(f)
+        except ValueError as e:
+            raise ParseError("%s: malformed JSON: %s" % (path, e))
+    if j.get("schema") != "gpucts.bandwidth/1":
+        raise ParseError("%s: schema is not gpucts.bandwidth/1" % path)
+    out = {}
+    for p in j.get("points", []):
+        if p.get("graph"):
+            continue
+        if p.get("dtype") != "f32" or p.get("op", "") not in ("", "sum"):
+            continue  # nccl-tests' default run is float sum
+        placement = "in_place" if p["in_place"] else "out_of_place"
+        out[(p["collective"], int(p["bytes"]), placement, p.get("comm", "blocking"))] = p
+    return out, j
+
+
+def compare(logs, gpucts_files):
+    """One row per (collective, size, placement) nccl-tests measured, with each gpucts mode found."""
+    ours = {}
+    runs = []
+    for g in gpucts_files:
+        pts, j = load_gpucts(g)
+        ours.update(pts)
+        runs.append(j)
+    modes = sorted({k[3] for k in ours}, key=lambda m: (m != "blocking", m))
+    table = []
+    for log in logs:
+        coll = row_of_log(log)
+        with open(log, errors="replace") as f:
+            rows, meta = parse_nccl_tests(f.read(), log)
+        for r in rows:
+            for placement in ("out_of_place", "in_place"):
+                theirs = r[placement]
+                entry = {"collective": coll, "bytes": r["bytes"], "placement": placement,
+                         "nccl_tests_us": theirs["time_us"], "nccl_tests_algbw": theirs["algbw_gbps"],
+                         "nccl_tests_busbw": theirs["busbw_gbps"], "modes": {}}
+                for m in modes:
+                    p = ours.get((coll, r["bytes"], placement, m))
+                    if p is None:
+                        continue
+                    ratio = None
+                    if theirs["time_us"] and p["time_us"] > 0:
+                        ratio = theirs["time_us"] / p["time_us"]
+                    entry["modes"][m] = {"time_us": p["time_us"], "algbw_gbps": p["algbw_gbps"],
+                                         "spread_pct": p.get("spread_pct"), "ratio": ratio}
+                table.append(entry)
+    return table, modes, runs
+
+
+def is_goal(e):
+    return e["placement"] == "out_of_place" and e["bytes"] in GOAL_SIZES
+
+
+def misses(table, mode="blocking"):
+    """The goal points of `mode` outside 0.9-1.1 or not measured by gpucts, as text."""
+    out = []
+    for e in table:
+        if not is_goal(e):
+            continue
+        m = e["modes"].get(mode)
+        if m is None or m["ratio"] is None:
+            out.append("%s %s: not measured by gpucts (%s)" % (e["collective"], size_str(e["bytes"]), mode))
+        elif not GOAL_LOW <= m["ratio"] <= GOAL_HIGH:
+            out.append("%s %s: %.2fx" % (e["collective"], size_str(e["bytes"]), m["ratio"]))
+    return out
+
+
+def size_str(b):
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if b >= 1 << shift and b % (1 << shift) == 0:
+            return "%d %s" % (b >> shift, unit)
+    return "%d B" % b
+
+
+def fmt(v, spec):
+    return "" if v is None else spec % v
+
+
+def write(table, modes, runs, prefix, title):
+    with open(prefix + ".csv", "w", newline="") as f:
+        w = csv.writer(f)
+        head = ["collective", "bytes", "placement", "nccl_tests_time_us", "nccl_tests_algbw_gbps"]
+        for m in modes:
+            head += ["gpucts_%s_time_us" % m, "gpucts_%s_algbw_gbps" % m, "ratio_%s" % m]
+        w.writerow(head)
+        for e in table:
+            row = [e["collective"], e["bytes"], e["placement"], fmt(e["nccl_tests_us"], "%.3f"),
+                   fmt(e["nccl_tests_algbw"], "%.2f")]
+            for m in modes:
+                x = e["modes"].get(m, {})
+                row += [fmt(x.get("time_us"), "%.3f"), fmt(x.get("algbw_gbps"), "%.3f"), fmt(x.get("ratio"), "%.3f")]
+            w.writerow(row)
+    lines = ["# %s" % title, ""]
+    for j in runs:
+        lines.append("gpucts: %s, NCCL %s, %s rank(s), host %s" %
+                     (j.get("gpu", "?"), j.get("nccl", "?"), j.get("world_size", "?"), j.get("host", "?")))
+    lines += ["", "Ratio = nccl-tests' time / gpucts' time (gpucts' algbw / nccl-tests'); goal %.1f-%.1fx out of "
+              "place at 8 B and 1 GiB. Times in us below 64 KiB, else algbw in GB/s." % (GOAL_LOW, GOAL_HIGH), ""]
+    head = "| collective | size | placement | nccl-tests |"
+    sep = "| --- | --- | --- | --- |"
+    for m in modes:
+        head += " gpucts %s | ratio %s |" % (m, m)
+        sep += " --- | --- |"
+    lines += [head, sep]
+    for e in table:
+        lat = e["bytes"] < LATENCY_BELOW
+        def val(us, bw):
+            return fmt(us, "%.2f us") if lat else fmt(bw, "%.1f GB/s")
+        cells = [e["collective"], size_str(e["bytes"]), e["placement"].replace("_", " "),
+                 val(e["nccl_tests_us"], e["nccl_tests_algbw"])]
+        for m in modes:
+            x = e["modes"].get(m)
+            if x is None:
+                cells += ["", ""]
+                continue
+            r = fmt(x["ratio"], "%.2fx")
+            if is_goal(e) and x["ratio"] is not None:
+                r = ("**%s**" % r) if not GOAL_LOW <= x["ratio"] <= GOAL_HIGH else r + " ok"
+            cells += [val(x["time_us"], x["algbw_gbps"]), r]
+        lines.append("| " + " | ".join(cells) + " |")
+    for m in modes:
+        miss = misses(table, m)
+        goal_n = sum(1 for e in table if is_goal(e))
+        lines += ["", "%s: %d of %d goal points within %.1f-%.1fx%s" %
+                  (m, goal_n - len(miss), goal_n, GOAL_LOW, GOAL_HIGH, (": outside " + "; ".join(miss)) if miss else "")]
+    if not modes:
+        lines += ["", "no gpucts points to compare (nccl-tests only)"]
+    with open(prefix + ".md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return "\n".join(lines)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="vs_nccl_tests.py")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("compare")
+    c.add_argument("--nccl-tests", action="append", required=True, metavar="LOG")
+    c.add_argument("--gpucts", action="append", default=[], metavar="JSON")
+    c.add_argument("--out", required=True, metavar="PREFIX")
+    c.add_argument("--title", default="gpucts_bandwidth beside nccl-tests")
+    c.add_argument("--require", action="store_true", help="exit 1 when a blocking goal point misses 0.9-1.1x")
+    a = ap.parse_args(argv)
+    try:
+        table, modes, runs = compare(a.nccl_tests, a.gpucts)
+    except (ParseError, OSError) as e:
+        print("vs_nccl_tests.py: %s" % e, file=sys.stderr)
+        return 2
+    print(write(table, modes, runs, a.out, a.title))
+    if a.require and misses(table, "blocking"):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

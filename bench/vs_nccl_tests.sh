@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# gpucts_bandwidth beside nccl-tests on the GPU machine, in one call: builds nccl-tests from its
+# source, runs both on the same sizes and the same NCCL, writes the ratio per collective and size.
+#   bash bench/vs_nccl_tests.sh --nccl-tests DIR [--build DIR] [--out DIR] [--ranks N]
+#        [--nccl-home DIR] [--nccl-lib DIR] [--colls LIST] [--sweep B:E:F] [--iters N] [--warmup N]
+#        [--no-nonblocking] [--require]
+#   --nccl-tests DIR  the NVIDIA/nccl-tests source (never committed here: carry it as .nccl-tests/)
+#   --build DIR       gpucts build folder (default build/gpu; configured if absent; gpucts_bandwidth built)
+#   --out DIR         where logs and the table go (default $OUT of the device tool, or ./gpu-out)
+#   --ranks N         the simulated multi-rank mode: N processes on the one GPU, each its own
+#                     NCCL_HOSTID, over NCCL's socket transport on lo (nccl-tests built with MPI=1,
+#                     run under mpirun). gpucts' bandwidth suite is single-process: with N > 1
+#                     only nccl-tests' figures are written.
+#   --nccl-home DIR   NCCL headers (DIR/include) and library (DIR/lib) nccl-tests is built with
+#                     (default /usr, the system NCCL); --nccl-lib DIR is put first on
+#                     LD_LIBRARY_PATH for both tools (default: the loader's choice)
+#   --colls LIST      nccl-tests binaries (default all_reduce,all_gather,broadcast,reduce_scatter,
+#                     reduce,alltoall,scatter,gather,sendrecv)
+#   --sweep B:E:F     sizes, nccl-tests' -b/-e/-f (default 8:1G:2); -n/-w: --iters (20), --warmup (5)
+#   --no-nonblocking  leave out gpucts' nonblocking variant (default: run it too, a column of its own)
+#   --require         exit 1 when a blocking goal point (8 B, 1 GiB, out of place) misses 0.9-1.1x
+# Output: $OUT/vs_nccl_tests.md (the table), .csv, nccl-tests/<binary>.log, gpucts logs and
+# bandwidth files. About 2-3 minutes on one H200 with one rank (nccl-tests' build included).
+# Simulated ranks move data over sockets (about 1.8 GB/s at 2 ranks): keep to the goal sizes,
+# e.g. --ranks 2 --sweep 8:1G:134217728 --iters 5 --warmup 1 (8 B and 1 GiB only).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src="" ranks=1 nccl_home=/usr nccl_lib="" colls="all_reduce,all_gather,broadcast,reduce_scatter,reduce,alltoall,scatter,gather,sendrecv"
+sweep="8:1G:2" iters=20 warmup=5 nonblocking=1 require=0 build=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nccl-tests) src=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    --ranks) ranks=$2; shift 2 ;;
+    --nccl-home) nccl_home=$2; shift 2 ;;
+    --nccl-lib) nccl_lib=$2; shift 2 ;;
+    --colls) colls=$2; shift 2 ;;
+    --sweep) sweep=$2; shift 2 ;;
+    --iters) iters=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --no-nonblocking) nonblocking=0; shift ;;
+    --require) require=1; shift ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "vs_nccl_tests.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+[ -n "$src" ] && [ -f "$src/src/Makefile" ] || { echo "vs_nccl_tests.sh: --nccl-tests DIR must be nccl-tests' source (DIR/src/Makefile)" >&2; exit 2; }
+case "$ranks" in ''|*[!0-9]*|0) echo "vs_nccl_tests.sh: --ranks '$ranks': expected a number >= 1" >&2; exit 2 ;; esac
+IFS=: read -r b e f <<<"$sweep"
+[ -n "$b" ] && [ -n "$e" ] && [ -n "$f" ] || { echo "vs_nccl_tests.sh: --sweep '$sweep': expected B:E:F" >&2; exit 2; }
+src=$(cd "$src" && pwd)
+[ -n "${OUT:-}" ] && mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
+[ -n "$build" ] && mkdir -p "$build" && build=$(cd "$build" && pwd)
+cd "$here/.."  # the repository root: gpucts builds from here, nccl-tests into build/
+OUT_DEFAULT=gpu-out source "$here/device_env.sh"
+[ -n "$build" ] && B=$build
+t0=$SECONDS
+stamp() { echo "== [$((SECONDS - t0)) s] $*"; }
+[ -n "$nccl_lib" ] && export LD_LIBRARY_PATH="$nccl_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+# nccl-tests, built out of its source tree (which may be read-only) into $OUT's sibling folder.
+ntb=$PWD/build/nccl-tests-$([ "$ranks" -gt 1 ] && echo mpi || echo single)
+mkdir -p "$ntb" "$OUT/nccl-tests"
+stamp "build nccl-tests ($src -> $ntb)"
+mpi_args=(MPI=0)
+if [ "$ranks" -gt 1 ]; then
+  # Open MPI's headers and libraries where its wrapper says (Debian/Ubuntu keep them outside
+  # one prefix): a folder with include/ and lib/ links for the Makefile's MPI_HOME.
+  mh=$ntb/mpi-home
+  mkdir -p "$mh"
+  ln -sfn "$(mpicc --showme:incdirs | awk '{print $1}')" "$mh/include"
+  ln -sfn "$(mpicc --showme:libdirs | awk '{print $1}')" "$mh/lib"
+  mpi_args=(MPI=1 MPI_HOME="$mh")
+fi
+# A wheel's lib/ has libnccl.so.2 only: the link needs libnccl.so beside it.
+nh=$nccl_home
+if [ ! -e "$nccl_home/lib/libnccl.so" ] && [ -e "$nccl_home/lib/libnccl.so.2" ]; then
+  nh=$ntb/nccl-home
+  mkdir -p "$nh/lib"
+  ln -sfn "$nccl_home/include" "$nh/include"
+  ln -sfn "$nccl_home/lib/libnccl.so.2" "$nh/lib/libnccl.so"
+fi
+make -C "$src/src" -j"$(nproc)" BUILDDIR="$ntb" "${mpi_args[@]}" NCCL_HOME="$nh" CUDA_HOME=/usr/local/cuda \
+  NVCC_GENCODE=-gencode=arch=compute_90,code=sm_90 >"$OUT/nccl-tests-build.log" 2>&1 \
+  || { tail -40 "$OUT/nccl-tests-build.log"; exit 1; }
+
+# gpucts_bandwidth up to date in $B (configured first where the folder has no build).
+stamp "build gpucts_bandwidth in $B"
+{ [ -f "$B/CMakeCache.txt" ] || cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90; } >"$OUT/gpucts-build.log" 2>&1 \
+  && cmake --build "$B" -t gpucts_bandwidth -j"$(nproc)" >>"$OUT/gpucts-build.log" 2>&1 \
+  || { tail -40 "$OUT/gpucts-build.log"; exit 1; }
+
+# nccl-tests: one binary per collective, the same sizes, iterations and warm-up as gpucts.
+nt_args=(-b "$b" -e "$e" -f "$f" -g 1 -n "$iters" -w "$warmup" -c 0)
+logs=()
+for c in ${colls//,/ }; do
+  exe=$ntb/${c}_perf
+  [ -x "$exe" ] || { echo "vs_nccl_tests.sh: no $exe (--colls names nccl-tests binaries)" >&2; exit 2; }
+  stamp "nccl-tests ${c}_perf, $ranks rank(s)"
+  log=$OUT/nccl-tests/${c}_perf.log
+  if [ "$ranks" -gt 1 ]; then
+    mpirun --oversubscribe -np "$ranks" -x NCCL_SOCKET_IFNAME=lo -x NCCL_IB_DISABLE=1 -x NCCL_NVLS_ENABLE \
+      -x LD_LIBRARY_PATH sh -c 'NCCL_HOSTID=simhost$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$exe" "${nt_args[@]}" >"$log" 2>&1
+  else
+    "$exe" "${nt_args[@]}" >"$log" 2>&1
+  fi
+  echo "exit $?" >>"$log"
+  grep -E '^ +(8|1073741824) ' "$log" | head -2
+  logs+=(--nccl-tests "$log")
+done
+# The gpucts rows of those binaries (python's table, bench/vs_nccl_tests.py).
+filter=$(python3 -c '
+import sys; sys.path.insert(0, sys.argv[1]); import vs_nccl_tests as v
+print(":".join(v.BINARY_ROWS[c] + ".*" for c in sys.argv[2].split(",")))' "$here" "$colls")
+
+ours=()
+if [ "$ranks" -eq 1 ]; then
+  gb_args=(-g 1 -b "$b" -e "$e" -f "$f" -n "$iters" -w "$warmup" --gtest_filter="$filter" --gtest_brief=1)
+  stamp "gpucts_bandwidth (blocking communicators)"
+  "$B/suites/gpucts_bandwidth" "${gb_args[@]}" --output="$OUT/gpucts_blocking" >"$OUT/gpucts_blocking.log" 2>&1
+  echo "exit $?" | tee -a "$OUT/gpucts_blocking.log"
+  head -3 "$OUT/gpucts_blocking.log"
+  [ -f "$OUT/gpucts_blocking.json" ] && ours+=(--gpucts "$OUT/gpucts_blocking.json")
+  if [ "$nonblocking" = 1 ]; then
+    stamp "gpucts_bandwidth --nonblocking"
+    "$B/suites/gpucts_bandwidth" "${gb_args[@]}" --nonblocking --output="$OUT/gpucts_nonblocking" \
+      >"$OUT/gpucts_nonblocking.log" 2>&1
+    echo "exit $?" | tee -a "$OUT/gpucts_nonblocking.log"
+    [ -f "$OUT/gpucts_nonblocking.json" ] && ours+=(--gpucts "$OUT/gpucts_nonblocking.json")
+  fi
+else
+  echo "gpucts_bandwidth is single-process: $ranks simulated ranks are measured by nccl-tests only"
+fi
+
+stamp "ratio table"
+req=()
+[ "$require" = 1 ] && req=(--require)
+python3 "$here/vs_nccl_tests.py" compare "${logs[@]}" "${ours[@]}" --out "$OUT/vs_nccl_tests" \
+  --title "gpucts_bandwidth beside nccl-tests, $ranks rank(s), sizes $sweep, -n $iters -w $warmup" "${req[@]}"
+rc=$?
+stamp "done (exit $rc): $OUT/vs_nccl_tests.md"
+exit $rc

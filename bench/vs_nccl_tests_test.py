@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""CPU test of vs_nccl_tests.py on the samples in bench/samples/ (CTest entry gpucts_vs_nccl_tests)."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import vs_nccl_tests as v  # noqa: E402
+
+SAMPLES = os.path.join(HERE, "samples")
+LOGS = [os.path.join(SAMPLES, "all_reduce_perf.log"), os.path.join(SAMPLES, "sendrecv_perf.log")]
+OURS = os.path.join(SAMPLES, "gpucts_bandwidth.bandwidth.json")
+
+
+class ParseNcclTests(unittest.TestCase):
+    def test_rows_and_banner(self):
+        with open(LOGS[0]) as f:
+            rows, meta = v.parse_nccl_tests(f.read(), "all_reduce_perf.log")
+        self.assertEqual([r["bytes"] for r in rows], [8, 16, 1 << 30])
+        self.assertEqual(rows[0]["type"], "float")
+        self.assertEqual(rows[0]["out_of_place"]["time_us"], 6.31)
+        self.assertIsNone(rows[0]["out_of_place"]["wrong"], "N/A without a check")
+        self.assertEqual(rows[2]["out_of_place"]["algbw_gbps"], 2103.6)
+        self.assertEqual(rows[2]["in_place"]["algbw_gbps"], 5e6, "nccl-tests' exponent form")
+        self.assertEqual(meta, {"nccl_header": 22803, "nccl_library": 22803})
+
+    def test_file_names_name_the_row(self):
+        self.assertEqual(v.row_of_log("/x/all_reduce_perf.log"), "AllReduce")
+        self.assertEqual(v.row_of_log("reduce_perf_mpi.txt"), "Reduce")
+        self.assertEqual(v.row_of_log("reduce_scatter_perf.log"), "ReduceScatter")
+        self.assertEqual(v.row_of_log("sendrecv_perf.log"), "SendRecvRing")
+        with self.assertRaises(v.ParseError):
+            v.row_of_log("hypercube_perf.log")
+
+    def test_bad_output_is_an_error(self):
+        with self.assertRaises(v.ParseError):
+            v.parse_nccl_tests("# only a banner\n", "empty")
+        with self.assertRaises(v.ParseError):
+            v.parse_nccl_tests("           8             2     float     sum      -1     6.31\n", "short")
+        with self.assertRaises(v.ParseError):
+            v.parse_nccl_tests("8 2 float sum -1 x 0 0 0 1 1 1 0\n", "nan")
+
+
+class Compare(unittest.TestCase):
+    def test_ratio_per_collective_size_and_mode_kept_apart(self):
+        table, modes, runs = v.compare(LOGS, [OURS])
+        self.assertEqual(modes, ["blocking", "nonblocking"], "the default first")
+        by = {(e["collective"], e["bytes"], e["placement"]): e for e in table}
+        sr8 = by[("SendRecvRing", 8, "out_of_place")]
+        self.assertAlmostEqual(sr8["modes"]["blocking"]["ratio"], 9.69 / 9.5)
+        self.assertAlmostEqual(sr8["modes"]["nonblocking"]["ratio"], 9.69 / 51.1)
+        self.assertEqual(v.misses(table, "blocking"), [])
+        self.assertIn("SendRecvRing 8 B: 0.19x", v.misses(table, "nonblocking"))
+        self.assertIn("AllReduce 1 GiB: not measured by gpucts (nonblocking)", v.misses(table, "nonblocking"))
+        self.assertEqual(runs[0]["nccl"], "2.28.3")
+
+    def test_outputs_and_require(self):
+        with tempfile.TemporaryDirectory() as d:
+            args = ["compare", "--gpucts", OURS, "--out", os.path.join(d, "vs")]
+            for log in LOGS:
+                args += ["--nccl-tests", log]
+            self.assertEqual(v.main(args + ["--require"]), 0)
+            with open(os.path.join(d, "vs.md")) as f:
+                md = f.read()
+            self.assertIn("| SendRecvRing | 8 B | out of place | 9.69 us | 9.50 us | 1.02x ok | 51.10 us | **0.19x** |", md)
+            self.assertIn("blocking: 4 of 4 goal points within 0.9-1.1x", md)
+            with open(os.path.join(d, "vs.csv")) as f:
+                head = f.readline().strip().split(",")
+            self.assertEqual(head[:3], ["collective", "bytes", "placement"])
+            self.assertIn("ratio_nonblocking", head)
+            # A blocking goal point 20% slower than nccl-tests fails --require.
+            with open(OURS) as f:
+                j = json.load(f)
+            for p in j["points"]:
+                if p["collective"] == "AllReduce" and p["bytes"] == 1 << 30:
+                    p["time_us"] *= 1.25
+            slow = os.path.join(d, "slow.json")
+            with open(slow, "w") as f:
+                json.dump(j, f)
+            args[2] = slow
+            self.assertEqual(v.main(args + ["--require"]), 1)
+            self.assertEqual(v.main(args), 0, "without --require the table is written, the run passes")
+            with open(os.path.join(d, "bad.json"), "w") as f:
+                f.write("{")
+            args[2] = os.path.join(d, "bad.json")
+            self.assertEqual(v.main(args), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
