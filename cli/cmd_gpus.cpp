@@ -14,7 +14,8 @@ namespace cts::cli {
 // an empty "gpus" list makes every GPU test "Not Run", which CTest counts as failed.
 // With --host a second line names this process's host as NCCL tells hosts apart (NCCL_HOSTID where
 // set, else host name and boot id): ranks of one host identity may not share a GPU.
-const CommandSpec kGpusSpec = {{"resource-spec"}, {"host"}, "usage: gpucts gpus [--resource-spec FILE] [--host]"};
+const CommandSpec kGpusSpec = {
+    {"resource-spec"}, {"host"}, "usage: gpucts gpus [--resource-spec FILE] [--host]"};
 
 int cmd_gpus(const Args& a) {
   int n = visible_gpu_count();

@@ -20,6 +20,8 @@ set(GPUCTS_SKIP_RETURN_CODE 77)
 set(GPUCTS_KNOWN_LABELS cpu single-gpu multi-gpu multi-process matrix torch perf self-test)
 # quick: the entries of `gpucts qualify --level quick` (cli/qualify_run.hpp), with the environment it sets.
 list(APPEND GPUCTS_KNOWN_LABELS quick)
+# multi-rank-sim: N ranks on one GPU, each its own host to NCCL (GPUCTS_SIMULATED_HOSTS=1).
+list(APPEND GPUCTS_KNOWN_LABELS multi-rank-sim)
 set(GPUCTS_XML_DIR "${CMAKE_BINARY_DIR}/gtest-xml")
 set(GPUCTS_JOURNAL_DIR "${CMAKE_BINARY_DIR}/journal")
 set(GPUCTS_LOG_DIR "${CMAKE_BINARY_DIR}/rank-logs")

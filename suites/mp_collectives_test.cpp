@@ -21,6 +21,7 @@ class MpiCollectiveCase : public ::testing::Test {
   explicit MpiCollectiveCase(cts::CollCase c) : c_(std::move(c)) {}
   void TestBody() override {
     CTS_REQUIRE_PREFLIGHT();
+    if (!cts::mpi::not_runnable_reason().empty()) GTEST_SKIP() << cts::mpi::not_runnable_reason();
     cts::CollectiveArgs args{c_.coll->name,
                              static_cast<long long>(c_.count),
                              cts::name_of(c_.dtype),
@@ -52,8 +53,9 @@ void register_cases(const cts::mpi::Context& ctx) {
     why = "needs a GPU per rank; none visible to " + none;
   // Where the cases cannot run at all, one case says why instead of thousands of skips; decided
   // alike on every rank. A listing still names every case (a CI job plans with it).
+  // A listing or a filter still registers every case; each then skips with the reason.
+  if (!why.empty() && pf && pf->ok()) cts::mpi::set_not_runnable(why);
   if (!why.empty() && !cts::register_every_case(0, nullptr)) {
-    if (pf && pf->ok()) cts::mpi::set_not_runnable(why);
     cts::register_skipping_case("MpiCollectives", "w" + std::to_string(ctx.size) + "_not_runnable", why);
     return;
   }

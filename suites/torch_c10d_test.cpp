@@ -47,11 +47,11 @@ double seconds_since(Clock::time_point t0) {
 }
 
 // Skips unless `b` can run with this world here: built into libtorch, and one GPU per rank.
-#define CTS_REQUIRE_BACKEND(b)                                                  \
-  do {                                                                          \
-    std::string cts_why_ = ca::backend_unavailable_reason(b);                   \
-    if (!cts_why_.empty()) GTEST_SKIP() << cts_why_;                            \
-    if ((b) == BackendKind::nccl) CTS_REQUIRE_GPUS(ca::world().env.world_size); \
+#define CTS_REQUIRE_BACKEND(b)                                                                        \
+  do {                                                                                                \
+    std::string cts_why_ = ca::backend_unavailable_reason(b);                                         \
+    if (!cts_why_.empty()) GTEST_SKIP() << cts_why_;                                                  \
+    if ((b) == BackendKind::nccl) CTS_REQUIRE_GPUS(ca::nccl_gpus_needed(ca::world().env.world_size)); \
   } while (0)
 
 // ---- payloads, exact by construction ----------------------------------------------------------
@@ -342,7 +342,7 @@ TEST_P(Refused, ClearError) {
   ca::World& w = ca::world();
   static int round = 0;
   auto own = ca::make_group(k.backend, w.store, w.env.rank, w.env.world_size, Millis(30000),
-                            "refused/" + std::to_string(round++), w.env.local_rank);
+                            "refused/" + std::to_string(round++), ca::nccl_device_of(w.env.local_rank));
   ca::Group& g = *own;
   at::Tensor t = at::ones({8}, at::TensorOptions().dtype(*d->type).device(g.device()));
   auto t0 = Clock::now();
@@ -515,7 +515,7 @@ TEST_P(Timeouts, CollectiveOneRankNeverJoins) {
   auto g =
       ca::make_group(GetParam(), w.store, w.env.rank, w.env.world_size, timeout,
                      std::string("timeout/") + ca::backend_name(GetParam()) + "/" + std::to_string(round++),
-                     w.env.local_rank);
+                     ca::nccl_device_of(w.env.local_rank));
   const bool absent = g->rank() == g->size() - 1;
   if (!absent) {
     at::Tensor t = at::ones({1024}, at::TensorOptions().dtype(at::kFloat).device(g->device()));

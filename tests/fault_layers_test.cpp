@@ -122,6 +122,17 @@ TEST(InjectSpec, CorruptLast) {
   EXPECT_EQ(element_to_corrupt(p, "Broadcast.f32_0_inplace_root0_w1", 0), std::nullopt);
 }
 
+TEST(InjectSpec, OneRankOnly) {
+  const InjectPlan p = parse_inject_spec(R"(rank=1:corrupt:^AllReduce\.i32_sum_1021_outofplace_w2$:7)");
+  EXPECT_EQ(p.rank, 1);
+  EXPECT_EQ(p.index, 7u);
+  const std::string c = "AllReduce.i32_sum_1021_outofplace_w2";
+  EXPECT_EQ(element_to_corrupt(p, c, 1021, nullptr, 1), std::optional<std::size_t>(7));
+  EXPECT_EQ(element_to_corrupt(p, c, 1021, nullptr, 0), std::nullopt);
+  EXPECT_EQ(element_to_corrupt(p, c, 1021, nullptr, -1), std::nullopt) << "outside a launcher";
+  EXPECT_EQ(parse_inject_spec("corrupt:x:7").rank, -1) << "without rank=: every process";
+}
+
 TEST(InjectSpec, UnsetDoesNothing) {
   const InjectPlan p = parse_inject_spec("");
   EXPECT_FALSE(p.active());
@@ -144,6 +155,8 @@ const BadSpec kBadSpecs[] = {
     {"empty_index", "corrupt:AllReduce:", "'' is not a number"},
     {"empty_regex", "corrupt-last:", "empty case regex"},
     {"bad_regex", "corrupt:AllReduce(:3", "does not compile"},
+    {"rank_not_number", "rank=x:corrupt:AllReduce:3", "rank 'x' is not a number"},
+    {"rank_without_action", "rank=1", "rank '1' is not a number >= 0 followed by ':'"},
 };
 
 class InjectBadSpec : public ::testing::TestWithParam<BadSpec> {};

@@ -23,6 +23,7 @@
 
 #include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/probe.hpp"
+#include "fixtures/probe/simulated_hosts.hpp"
 #include "report/journal_report.hpp"
 
 extern char** environ;
@@ -305,13 +306,17 @@ INSTANTIATE_TEST_SUITE_P(Faults, RankDeath,
                            return std::string(i.param.name);
                          });
 
-// Needs a GPU per rank (two ranks may not share one): waits for a machine with 2 GPUs.
+// A GPU per rank, or with one GPU the two ranks as simulated hosts (each its own NCCL_HOSTID, NCCL's
+// socket transport): the survivor is inside NCCL traffic either way.
 TEST_F(FaultTest, NcclPeerCrashSurvivorsAbortTheirCommunicator) {
   const int gpus = visible_gpu_count();
-  if (gpus < 2)
-    GTEST_SKIP() << "needs 2 GPUs (one per rank), " << gpus << " visible"
-                 << (gpus ? "" : ": " + no_gpu_reason());
-  RunResult r = run(mpiexec(2), child_env({{"GPUCTS_FAULT", "nccl_segv:1"}, {"GPUCTS_FAULT_SLOW_S", "0"}}),
+  if (gpus < 1) GTEST_SKIP() << "needs a GPU, 0 visible: " << no_gpu_reason();
+  const char* simulated = gpus < 2 ? "1" : "0";
+  if (gpus < 2) std::printf("1 GPU: the 2 ranks run as %s\n", simulated_hosts_note(2).c_str());
+  RunResult r = run(mpiexec(2),
+                    child_env({{"GPUCTS_FAULT", "nccl_segv:1"},
+                               {"GPUCTS_FAULT_SLOW_S", "0"},
+                               {"GPUCTS_SIMULATED_HOSTS", simulated}}),
                     kLauncherKill);
   TestRun t = journals();
   EXPECT_FALSE(r.hit_deadline) << describe(r, t);
@@ -562,6 +567,21 @@ TEST_F(FaultTest, CheckUnderMpiCatchesTwoRanksOnOneGpu) {
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("gpu-shared-by-ranks"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("ranks 0,1 on " + hostname()), std::string::npos) << r.output;
+}
+
+// The same two ranks on one GPU as simulated hosts: each its own NCCL_HOSTID, so NCCL (and the
+// check) take them for two hosts; the report says what the mode is.
+TEST_F(FaultTest, CheckUnderMpiTakesSimulatedHostsForTwoHosts) {
+  RunResult r = run({mpiexec_exe(), "-n", "2", cli(), "check"},
+                    child_env({{"GPUCTS_TEST_MODE", "1"},
+                               {"GPUCTS_SIMULATED_HOSTS", "1"},
+                               {"GPUCTS_FAKE_GPUS", "GPU-00000000-0000-0000-0000-0000000000bb"}}),
+                    kLauncherKill);
+  EXPECT_EQ(r.output.find("gpu-shared-by-ranks"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("ranks-exceed-gpus"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2 simulated hosts on one GPU"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("NCCL_HOSTID=" + hostname() + "-simhost1 on rank 1"), std::string::npos)
+      << r.output;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fixtures/probe/scoped_env.hpp"
+#include "fixtures/probe/simulated_hosts.hpp"
 #include "fixtures/reliability/collective_args.hpp"
 #include "fixtures/reliability/deadlines.hpp"
 #include "fixtures/reliability/preflight.hpp"
@@ -314,6 +315,93 @@ TEST(Preflight, CapacityVersusMapping) {
       compare_fingerprints({with_gpus(0, 0, {"GPU-1", "GPU-2"}), with_gpus(1, 0, {"GPU-1", "GPU-2"})});
   EXPECT_TRUE(has(collapsed, "gpu-shared-by-ranks")) << collapsed.message();
   EXPECT_FALSE(collapsed.only_capacity()) << collapsed.message();
+}
+
+// Ranks on one machine and one GPU, as `mpirun -np N` on a one-GPU node places them; `hostid`
+// empty leaves NCCL_HOSTID unset.
+Fingerprint on_one_gpu(int rank, const std::string& hostid) {
+  Fingerprint f = fp(rank, "vm");
+  GpuInfo g;
+  g.index = 0;
+  g.uuid = "GPU-1";
+  f.gpus = std::vector<GpuInfo>{g};
+  (*f.env)["NCCL_SOCKET_IFNAME"] = "lo";
+  if (!hostid.empty()) (*f.env)["NCCL_HOSTID"] = hostid;
+  annotate_for_preflight(f, {rank, rank, 2, select_device(rank, 1)});
+  return f;
+}
+
+TEST(HostIdentity, NcclHostidReplacesHostNameAndBootId) {
+  EXPECT_EQ(nccl_host_identity(fp(0, "a")), "a/a-boot");
+  EXPECT_EQ(nccl_host_identity(on_one_gpu(0, "sim0")), "NCCL_HOSTID=sim0");
+  // NCCL hashes the value alone: one id on two machines is one host to it.
+  auto a = fp(0, "a"), b = fp(1, "b");
+  (*a.env)["NCCL_HOSTID"] = (*b.env)["NCCL_HOSTID"] = "rack1";
+  EXPECT_EQ(nccl_host_identity(a), nccl_host_identity(b));
+}
+
+TEST(HostIdentity, DistinctHostidsOnOneGpuAreSimulatedHostsAndPass) {
+  auto r = compare_fingerprints({on_one_gpu(0, "sim0"), on_one_gpu(1, "sim1")});
+  EXPECT_TRUE(r.ok()) << r.message();
+  EXPECT_TRUE(r.simulated_hosts());
+  EXPECT_EQ(r.nccl_hosts, 2);
+  EXPECT_EQ(r.machines, 1);
+  // Per host by nature: out of the environment comparison, still listed rank by rank.
+  EXPECT_EQ(r.host_ids, "NCCL_HOSTID=sim0 on rank 0 (vm); NCCL_HOSTID=sim1 on rank 1 (vm)");
+  EXPECT_FALSE(has(r, "env-differs"));
+  // Loopback joins the simulated hosts: they are one machine.
+  EXPECT_FALSE(has(r, "nccl-socket-ifname-loopback")) << r.message();
+}
+
+TEST(HostIdentity, TwoRanksOnOneGpuWithoutDistinctHostidsStillFail) {
+  for (const char* id : {"", "same"}) {
+    auto r = compare_fingerprints({on_one_gpu(0, id), on_one_gpu(1, id)});
+    EXPECT_FALSE(r.simulated_hosts()) << id;
+    ASSERT_TRUE(has(r, "gpu-shared-by-ranks")) << id << ": " << r.message();
+    EXPECT_TRUE(has(r, "ranks-exceed-gpus")) << id << ": " << r.message();
+    EXPECT_NE(r.message().find("ranks 0,1 on vm would share GPU GPU-1 (NCCL: \"Duplicate GPU detected\")"),
+              std::string::npos)
+        << r.message();
+  }
+}
+
+TEST(HostIdentity, LoopbackAcrossRealMachinesIsRefusedWhateverTheHostids) {
+  auto a = fp(0, "a"), b = fp(1, "b");
+  (*a.env)["NCCL_SOCKET_IFNAME"] = (*b.env)["NCCL_SOCKET_IFNAME"] = "lo";
+  (*a.env)["NCCL_HOSTID"] = "x";
+  (*b.env)["NCCL_HOSTID"] = "y";
+  EXPECT_TRUE(has(compare_fingerprints({a, b}), "nccl-socket-ifname-loopback"));
+}
+
+TEST(HostIdentity, HostidIsLeftOutOfTheEnvironmentHash) {
+  EXPECT_EQ(preflight_env_hash({{"NCCL_ALGO", "Ring"}, {"NCCL_HOSTID", "sim0"}}),
+            preflight_env_hash({{"NCCL_ALGO", "Ring"}, {"NCCL_HOSTID", "sim1"}}));
+}
+
+TEST(SimulatedHosts, EachRankItsOwnHostidOnLoopbackUnlessTheUserSetThem) {
+  {
+    ScopedEnv g(
+        Vars{{"NCCL_HOSTID", nullptr}, {"NCCL_SOCKET_IFNAME", nullptr}, {"NCCL_IB_DISABLE", nullptr}});
+    auto e0 = simulated_host_env(0), e1 = simulated_host_env(1);
+    ASSERT_TRUE(e0.count("NCCL_HOSTID") && e1.count("NCCL_HOSTID"));
+    EXPECT_NE(e0["NCCL_HOSTID"], e1["NCCL_HOSTID"]);
+    EXPECT_EQ(e0["NCCL_SOCKET_IFNAME"], "lo");
+    EXPECT_EQ(e0["NCCL_IB_DISABLE"], "1");
+  }
+  {
+    ScopedEnv g(Vars{{"NCCL_HOSTID", "mine"}, {"NCCL_SOCKET_IFNAME", "eth0"}, {"NCCL_IB_DISABLE", nullptr}});
+    auto e = simulated_host_env(3);
+    EXPECT_FALSE(e.count("NCCL_HOSTID"));
+    EXPECT_FALSE(e.count("NCCL_SOCKET_IFNAME"));
+  }
+  {
+    ScopedEnv g(Vars{{"GPUCTS_SIMULATED_HOSTS", nullptr}, {"NCCL_HOSTID", nullptr}});
+    EXPECT_EQ(apply_simulated_host_env(0), "");
+    EXPECT_EQ(std::getenv("NCCL_HOSTID"), nullptr);
+  }
+  EXPECT_EQ(simulated_hosts_note(4),
+            "4 simulated hosts on one GPU over NCCL's socket transport: proves the multi-rank cases and the "
+            "harness, not NVLink, P2P or SHM transports, nor bandwidth");
 }
 
 TEST(Preflight, EnvironmentHashIgnoresPerRankVariables) {
