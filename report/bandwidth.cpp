@@ -294,6 +294,7 @@ nlohmann::json to_json(const Run& r) {
   for (const auto& p : r.points) {
     pts.push_back({{"collective", p.collective},
                    {"dtype", p.dtype},
+                   {"comm", p.comm},
                    {"bytes", p.bytes},
                    {"in_place", p.in_place},
                    {"graph", p.graph},
@@ -344,6 +345,7 @@ Run run_from_json(const nlohmann::json& j, const std::string& origin) {
     Point p;
     p.collective = get<std::string>(q, "collective", o);
     p.dtype = get<std::string>(q, "dtype", o);
+    p.comm = json_maybe<BandwidthError, std::string>(q, "comm", o).value_or(kBlocking);
     p.bytes = get<std::uint64_t>(q, "bytes", o);
     p.in_place = get<bool>(q, "in_place", o);
     p.graph = get<bool>(q, "graph", o);
@@ -377,10 +379,7 @@ std::string to_csv(const Run& r) {
     o << p.collective << ',' << p.dtype << ',' << p.bytes << ',' << p.placement() << ',' << (p.graph ? 1 : 0)
       << ',' << p.ranks << ',' << p.iterations << ',' << p.time_us.n << ',' << p.time_us.median << ','
       << p.time_us.min << ',' << p.time_us.max << ',' << p.time_us.spread_pct << ',' << p.algbw_gbps << ',';
-    if (p.busbw_gbps)
-      o << *p.busbw_gbps;
-    else
-      o << "n/a (1 rank)";
+    if (p.busbw_gbps) o << *p.busbw_gbps;  // empty where busbw is not defined (one rank)
     o << ',' << p.verdict << ',';
     if (p.threshold_gbps) o << *p.threshold_gbps;
     o << '\n';
