@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/across_runs.hpp"
 #include "report/bundle.hpp"
 #include "report/doc.hpp"
 
@@ -58,6 +59,10 @@ struct Comparison {
   std::vector<SuiteDelta> suites;       // every binary of any run
   std::vector<BandwidthRow> bandwidth;  // only rows that moved beyond the tolerance in some candidate
   std::vector<std::vector<std::string>> regressions;  // per candidate, one line per regression
+  // Points that moved from one run to the next in the order baseline, candidate 1, candidate 2, ...
+  std::vector<across::PerfChange> adjacent;
+  // The runs by what differs between them ("NCCL 2.21.5"): baseline first, then each candidate.
+  std::vector<std::string> names;
   bool regressed() const;
 };
 
