@@ -53,7 +53,8 @@ Move judge_move(const PerfPoint& before, const PerfPoint& after, double toleranc
   return m;
 }
 
-std::vector<PerfChange> adjacent_changes(const std::vector<const bundle::Bundle*>& runs, double tolerance_pct) {
+std::vector<PerfChange> adjacent_changes(const std::vector<const bundle::Bundle*>& runs,
+                                         double tolerance_pct) {
   std::vector<PerfChange> out;
   for (std::size_t i = 0; i + 1 < runs.size(); ++i) {
     std::map<std::string, PerfPoint> next;
@@ -94,11 +95,12 @@ doc::Table change_table(const std::vector<PerfChange>& changes, const std::vecto
     char spread[48];
     std::snprintf(spread, sizeof spread, "%.1f%% / %.1f%%", c.before.spread_pct, c.after.spread_pct);
     const std::string metric = c.before.metric == "time_us" ? "latency" : c.before.metric.substr(0, 5);
-    t.rows.push_back({between, c.before.test, c.before.collective, c.before.dtype, bw::format_bytes(c.before.bytes),
-                      c.before.placement + (c.before.graph ? " graph" : "") +
-                          (c.before.variant.empty() ? "" : " " + c.before.variant),
-                      metric, value_text(c.before.value, c.before.metric), value_text(c.after.value, c.after.metric),
-                      percent_text(c.move.change_pct) + " " + c.move.change, spread});
+    t.rows.push_back(
+        {between, c.before.test, c.before.collective, c.before.dtype, bw::format_bytes(c.before.bytes),
+         c.before.placement + (c.before.graph ? " graph" : "") +
+             (c.before.variant.empty() ? "" : " " + c.before.variant),
+         metric, value_text(c.before.value, c.before.metric), value_text(c.after.value, c.after.metric),
+         percent_text(c.move.change_pct) + " " + c.move.change, spread});
     t.row_class.push_back(c.move.change == "slower" ? "fail" : "pass");
   }
   return t;
@@ -106,10 +108,15 @@ doc::Table change_table(const std::vector<PerfChange>& changes, const std::vecto
 
 std::vector<std::string> run_names(const std::vector<const bundle::Bundle*>& runs) {
   // The fields a person tells runs apart by, in the order they are named, with a short name.
-  static const std::vector<std::pair<std::string, std::string>> fields = {
-      {"NCCL runtime", "NCCL"}, {"driver", "driver"},   {"CUDA runtime", "CUDA"},
-      {"torch", "torch"},       {"torch NCCL", "torch NCCL"}, {"cuDNN", "cuDNN"},
-      {"lightning", "lightning"}, {"GPUs", "GPUs"},     {"host", "host"}};
+  static const std::vector<std::pair<std::string, std::string>> fields = {{"NCCL runtime", "NCCL"},
+                                                                          {"driver", "driver"},
+                                                                          {"CUDA runtime", "CUDA"},
+                                                                          {"torch", "torch"},
+                                                                          {"torch NCCL", "torch NCCL"},
+                                                                          {"cuDNN", "cuDNN"},
+                                                                          {"lightning", "lightning"},
+                                                                          {"GPUs", "GPUs"},
+                                                                          {"host", "host"}};
   std::vector<std::map<std::string, std::string>> env;
   for (const auto* b : runs) {
     std::map<std::string, std::string> m;
@@ -125,7 +132,8 @@ std::vector<std::string> run_names(const std::vector<const bundle::Bundle*>& run
     if (values.size() < 2) continue;
     ++named;
     for (std::size_t i = 0; i < runs.size(); ++i)
-      names[i] += (names[i].empty() ? "" : ", ") + shown + " " + (env[i].count(field) ? env[i].at(field) : "absent");
+      names[i] +=
+          (names[i].empty() ? "" : ", ") + shown + " " + (env[i].count(field) ? env[i].at(field) : "absent");
   }
   auto folder = [&](std::size_t i) { return std::filesystem::path(runs[i]->dir).filename().string(); };
   std::map<std::string, int> uses;

@@ -46,7 +46,8 @@ struct PerfChange {
 };
 // Points of the same test and key (so of the same variant) in runs i and i + 1, for every i, that
 // moved; in run order, then in the order the suite measured them.
-std::vector<PerfChange> adjacent_changes(const std::vector<const bundle::Bundle*>& runs, double tolerance_pct);
+std::vector<PerfChange> adjacent_changes(const std::vector<const bundle::Bundle*>& runs,
+                                         double tolerance_pct);
 
 // "8.60 us", "1900.0 GB/s", "absent" for NaN.
 std::string value_text(double v, const std::string& metric);

@@ -125,10 +125,11 @@ std::string render(const Plot& p) {
     o << "<text class=\"ytick\" x=\"" << left - 6 << "\" y=\"" << num(Y(y) + 4) << "\" text-anchor=\"end\">"
       << tick(y) << "</text>\n";
   }
-  // x ticks every power of 4 (every other power of 2) so labels do not collide.
-  int step = (xmax - xmin) > 16 ? 4 : 2;
+  // x ticks every other power of 2, or over a wide sweep at 1, 8 and 64 of each unit (8B 64B 1K 8K
+  // 64K 1M ... 1G), so labels do not collide.
+  const bool wide = (xmax - xmin) > 16;
   for (int e = static_cast<int>(std::ceil(xmin)); e <= static_cast<int>(std::floor(xmax)); ++e) {
-    if (e % step) continue;
+    if (wide ? (e % 10 != 0 && e % 10 != 3 && e % 10 != 6) : e % 2 != 0) continue;
     double x = X(std::ldexp(1.0, e));
     o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << top << "\" y2=\"" << top + h
       << "\" stroke=\"#f0f0f0\"/>\n";
