@@ -390,8 +390,9 @@ int cmd_campaign(const Args& a) {
   campaign::Report r = campaign::build(std::move(releases), builtin_matrix());
   r.problems.insert(r.problems.end(), failed.begin(), failed.end());
   campaign::write(r, out.string());
-  std::printf("%s: %zu release(s), %zu behaviour change(s)%s\n", (out / "campaign.html").c_str(),
-              r.releases.size(), r.changes.size(), r.problems.empty() ? "" : ", problems (see the report)");
+  std::printf("%s: %zu release(s), %zu performance change(s), %zu behaviour change(s)%s\n",
+              (out / "campaign.html").c_str(), r.releases.size(), r.perf.size(), r.case_changes.size(),
+              r.problems.empty() ? "" : ", problems (see the report)");
   return r.problems.empty() ? 0 : 1;
 }
 
