@@ -2,8 +2,8 @@
 // cases newly failing / passing / skipped / missing, bandwidth points that moved more than a
 // tolerance; one table with a column per run. A candidate regresses when a case newly fails, a
 // case that passed in the baseline is missing (coverage lost is not a pass), its verdict turns
-// from pass to fail, or a bandwidth point gets slower by more than both the tolerance and the
-// spread either run recorded for it.
+// from pass to fail, or a bandwidth point of the default variant gets slower by more than both the
+// tolerance and the spread either run recorded for it (a variant, e.g. nonblocking, is shown only).
 #pragma once
 #include <string>
 #include <vector>

@@ -1061,6 +1061,8 @@ TEST(ReportCompare, NonblockingPointsAreNeverComparedWithBlockingOnes) {
   EXPECT_NE(c.bandwidth[0].label.find("(nonblocking)"), std::string::npos) << c.bandwidth[0].label;
   EXPECT_NEAR(c.bandwidth[0].baseline, 9, 1e-6);
   EXPECT_NEAR(c.bandwidth[0].candidates[0], 65, 1e-6);
+  EXPECT_EQ(c.bandwidth[0].change[0], "slower");
+  EXPECT_FALSE(c.regressed()) << "a variant is shown, it does not gate";
   // A nonblocking point with no nonblocking counterpart is compared with nothing.
   auto only_default = release_bundle("2.26.2", {}, {bp(8, 65, 1)});
   auto d = report::compare(release_bundle("2.21.5", {}, {nb(bp(8, 9, 1))}), {only_default}, 5);
