@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace cts::across {
 
@@ -59,11 +60,12 @@ std::vector<PerfChange> adjacent_changes(const std::vector<const bundle::Bundle*
   for (std::size_t i = 0; i + 1 < runs.size(); ++i) {
     std::map<std::string, PerfPoint> next;
     for (auto& p : perf_points(*runs[i + 1])) next.emplace(p.key, std::move(p));
-    for (const auto& p : perf_points(*runs[i])) {
-      auto it = next.find(p.key);
+    const std::vector<PerfPoint> here = perf_points(*runs[i]);
+    for (std::size_t k = 0; k < here.size(); ++k) {
+      auto it = next.find(here[k].key);
       if (it == next.end()) continue;
-      Move m = judge_move(p, it->second, tolerance_pct);
-      if (!m.change.empty()) out.push_back({i, p, it->second, m});
+      Move m = judge_move(here[k], it->second, tolerance_pct);
+      if (!m.change.empty()) out.push_back({i, k, here[k], it->second, m});
     }
   }
   return out;
@@ -89,19 +91,37 @@ doc::Table change_table(const std::vector<PerfChange>& changes, const std::vecto
                 "change", "spread before/after"},
                {},
                {}};
-  for (const auto& c : changes) {
-    if (t.rows.size() == max_rows) break;
-    const std::string between = c.from + 1 < names.size() ? names[c.from] + " -> " + names[c.from + 1] : "";
+  // The same series, the next point, the same run pair and direction: one row.
+  auto continues = [](const PerfChange& a, const PerfChange& b) {
+    return a.from == b.from && b.index == a.index + 1 && a.move.change == b.move.change &&
+           std::tie(a.before.test, a.before.collective, a.before.dtype, a.before.placement, a.before.graph,
+                    a.before.variant, a.before.metric) ==
+               std::tie(b.before.test, b.before.collective, b.before.dtype, b.before.placement,
+                        b.before.graph, b.before.variant, b.before.metric);
+  };
+  for (std::size_t i = 0; i < changes.size() && t.rows.size() < max_rows;) {
+    std::size_t j = i;
+    while (j + 1 < changes.size() && continues(changes[j], changes[j + 1])) ++j;
+    const PerfChange &a = changes[i], &z = changes[j];
+    auto span = [&](const std::string& x, const std::string& y) { return i == j ? x : x + " .. " + y; };
+    const std::string between = a.from + 1 < names.size() ? names[a.from] + " -> " + names[a.from + 1] : "";
     char spread[48];
-    std::snprintf(spread, sizeof spread, "%.1f%% / %.1f%%", c.before.spread_pct, c.after.spread_pct);
-    const std::string metric = c.before.metric == "time_us" ? "latency" : c.before.metric.substr(0, 5);
+    std::snprintf(spread, sizeof spread, "%.1f%% / %.1f%%", a.before.spread_pct, a.after.spread_pct);
+    const std::string metric = a.before.metric == "time_us" ? "latency" : a.before.metric.substr(0, 5);
+    std::string size = bw::format_bytes(a.before.bytes);
+    if (i != j)
+      size += " - " + bw::format_bytes(z.before.bytes) + " (" + std::to_string(j - i + 1) + " sizes)";
     t.rows.push_back(
-        {between, c.before.test, c.before.collective, c.before.dtype, bw::format_bytes(c.before.bytes),
-         c.before.placement + (c.before.graph ? " graph" : "") +
-             (c.before.variant.empty() ? "" : " " + c.before.variant),
-         metric, value_text(c.before.value, c.before.metric), value_text(c.after.value, c.after.metric),
-         percent_text(c.move.change_pct) + " " + c.move.change, spread});
-    t.row_class.push_back(c.move.change == "slower" ? "fail" : "pass");
+        {between, a.before.test, a.before.collective, a.before.dtype, size,
+         a.before.placement + (a.before.graph ? " graph" : "") +
+             (a.before.variant.empty() ? "" : " " + a.before.variant),
+         metric,
+         span(value_text(a.before.value, a.before.metric), value_text(z.before.value, z.before.metric)),
+         span(value_text(a.after.value, a.after.metric), value_text(z.after.value, z.after.metric)),
+         span(percent_text(a.move.change_pct), percent_text(z.move.change_pct)) + " " + a.move.change,
+         spread});
+    t.row_class.push_back(a.move.change == "slower" ? "fail" : "pass");
+    i = j + 1;
   }
   return t;
 }

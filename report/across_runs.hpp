@@ -41,6 +41,7 @@ Move judge_move(const PerfPoint& before, const PerfPoint& after, double toleranc
 // One point that moved between two runs next to each other in `runs` (from, from + 1).
 struct PerfChange {
   std::size_t from = 0;
+  std::size_t index = 0;  // of `before` among perf_points(runs[from]): neighbours are next sizes
   PerfPoint before, after;
   Move move;
 };
@@ -55,7 +56,9 @@ std::string value_text(double v, const std::string& metric);
 std::string percent_text(double v);
 
 // The table of `changes`: between which runs (by `names`), what, size, the two values, the
-// change and its direction. At most `max_rows` rows.
+// change and its direction. Points measured one after the other (the next size of one series) that
+// moved the same way are one row: "2 MiB - 1 GiB (10 sizes)", the values and changes at both ends.
+// At most `max_rows` rows.
 doc::Table change_table(const std::vector<PerfChange>& changes, const std::vector<std::string>& names,
                         std::size_t max_rows);
 

@@ -653,10 +653,14 @@ doc::Doc to_doc(const Report& r) {
     d.paragraph("one release: nothing to compare");
   else if (perf.empty())
     d.paragraph("no point moved beyond the tolerance and the spread");
-  else
-    d.table(across::change_table(perf, names, kMaxRows));
-  if (perf.size() > kMaxRows)
-    d.paragraph("... and " + std::to_string(perf.size() - kMaxRows) + " more: every one is in campaign.json");
+  else {
+    doc::Table t = across::change_table(perf, names, kMaxRows);
+    const bool cut = t.rows.size() == kMaxRows;
+    d.table(std::move(t));
+    if (cut)
+      d.paragraph("the table stops at " + std::to_string(kMaxRows) +
+                  " rows: every point is in campaign.json");
+  }
   if (!perf_variants.empty()) {
     d.heading("Performance of the other variants between adjacent releases (" +
                   std::to_string(perf_variants.size()) + ")",

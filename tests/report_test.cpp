@@ -25,6 +25,7 @@
 #include "fixtures/probe/probe.hpp"
 #include "fixtures/probe/spawn.hpp"
 #include "matrix/matrix.hpp"
+#include "report/across_runs.hpp"
 #include "report/bandwidth.hpp"
 #include "report/bundle.hpp"
 #include "report/junit.hpp"
@@ -1068,6 +1069,25 @@ TEST(ReportCompare, NonblockingPointsAreNeverComparedWithBlockingOnes) {
   auto d = report::compare(release_bundle("2.21.5", {}, {nb(bp(8, 9, 1))}), {only_default}, 5);
   EXPECT_TRUE(d.bandwidth.empty());
   EXPECT_FALSE(d.regressed());
+}
+
+TEST(ReportCompare, NextSizesThatMovedTogetherAreOneRow) {
+  // 1, 2 and 4 MiB faster together, 8 MiB not, 16 MiB faster again: two rows.
+  std::vector<bw::Point> before, after;
+  for (int k = 0; k < 5; ++k) {
+    const std::uint64_t bytes = (1ull << 20) << k;
+    before.push_back(bp(bytes, 100.0 * (1 << k), 1));
+    after.push_back(bp(bytes, (k == 3 ? 100.0 : 60.0) * (1 << k), 1));
+  }
+  auto a = release_bundle("2.21.5", {}, before), b = release_bundle("2.26.2", {}, after);
+  const auto changes = across::adjacent_changes({&a, &b}, 5);
+  ASSERT_EQ(changes.size(), 4u);
+  const auto t = across::change_table(changes, {"NCCL 2.21.5", "NCCL 2.26.2"}, 100);
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0][4], "1 MiB - 4 MiB (3 sizes)");
+  EXPECT_EQ(t.rows[0][9], "+66.7% .. +66.7% faster");
+  EXPECT_EQ(t.rows[1][4], "16 MiB");
+  EXPECT_EQ(t.rows[0][0], "NCCL 2.21.5 -> NCCL 2.26.2");
 }
 
 // The tick labels of one axis ("ytick" / "xtick") with their positions (y for ytick, x for xtick).
