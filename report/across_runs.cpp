@@ -60,12 +60,14 @@ std::vector<PerfChange> adjacent_changes(const std::vector<const bundle::Bundle*
   for (std::size_t i = 0; i + 1 < runs.size(); ++i) {
     std::map<std::string, PerfPoint> next;
     for (auto& p : perf_points(*runs[i + 1])) next.emplace(p.key, std::move(p));
-    const std::vector<PerfPoint> here = perf_points(*runs[i]);
-    for (std::size_t k = 0; k < here.size(); ++k) {
-      auto it = next.find(here[k].key);
+    std::map<std::string, std::size_t> in_series;  // points seen so far of each series
+    for (const auto& p : perf_points(*runs[i])) {
+      const std::size_t k = in_series[p.test + "|" + p.collective + "|" + p.dtype + "|" + p.placement + "|" +
+                                      (p.graph ? "graph" : "") + "|" + p.variant]++;
+      auto it = next.find(p.key);
       if (it == next.end()) continue;
-      Move m = judge_move(here[k], it->second, tolerance_pct);
-      if (!m.change.empty()) out.push_back({i, k, here[k], it->second, m});
+      Move m = judge_move(p, it->second, tolerance_pct);
+      if (!m.change.empty()) out.push_back({i, k, p, it->second, m});
     }
   }
   return out;

@@ -41,7 +41,7 @@ Move judge_move(const PerfPoint& before, const PerfPoint& after, double toleranc
 // One point that moved between two runs next to each other in `runs` (from, from + 1).
 struct PerfChange {
   std::size_t from = 0;
-  std::size_t index = 0;  // of `before` among perf_points(runs[from]): neighbours are next sizes
+  std::size_t index = 0;  // of `before` in its series (collective, dtype, placement, variant) of run `from`
   PerfPoint before, after;
   Move move;
 };

@@ -645,7 +645,7 @@ doc::Doc to_doc(const Report& r) {
 
   char tol[32];
   std::snprintf(tol, sizeof tol, "%g%%", r.tolerance_pct);
-  d.heading("Performance between adjacent releases (" + std::to_string(perf.size()) + ")");
+  d.heading("Performance between adjacent releases (" + std::to_string(perf.size()) + " point(s))");
   d.paragraph("bandwidth points that moved from one release to the next by more than " + std::string(tol) +
               " and more than the spread either run recorded: latency in us under 64 KiB, GB/s at and above "
               "(busbw, or algbw with one rank)");
@@ -663,7 +663,7 @@ doc::Doc to_doc(const Report& r) {
   }
   if (!perf_variants.empty()) {
     d.heading("Performance of the other variants between adjacent releases (" +
-                  std::to_string(perf_variants.size()) + ")",
+                  std::to_string(perf_variants.size()) + " point(s))",
               3);
     d.paragraph(
         "a variant (e.g. nonblocking communicators, polled after every call) is a measurement of its "
