@@ -153,8 +153,8 @@ svg::Plot bandwidth_plot(const bw::Run& run, const std::string& collective, cons
     // With one rank NCCL skips an in-place call (nothing to move): its "bandwidth" is not a rate
     // and would flatten every other line, so it stays in the tables and out of the plot.
     if (!bus && pt.in_place) continue;
-    std::string mode =
-        pt.placement() + (pt.graph ? " graph" : "") + (pt.comm == bw::kBlocking ? "" : " " + pt.comm);
+    std::string mode = std::string(pt.in_place ? "in place" : "out of place") + (pt.graph ? ", graph" : "") +
+                       (pt.comm == bw::kBlocking ? "" : ", " + pt.comm);
     auto& s = by_mode[mode];
     s.name = mode;
     double y = bus && pt.busbw_gbps ? *pt.busbw_gbps : pt.algbw_gbps;

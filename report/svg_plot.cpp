@@ -66,8 +66,14 @@ std::string tick(double v) {
 }  // namespace
 
 std::string render(const Plot& p) {
-  const double left = 64, right = 150, top = 30, bottom = 48;
-  const double w = p.width - left - right, h = p.height - top - bottom;
+  // The legend's column grows with its longest name (about 6.5 px a character at 11 px), the plot
+  // area keeps its size.
+  std::size_t longest = 0;
+  for (const auto& s : p.series) longest = std::max(longest, s.name.size());
+  const double right = std::max(150.0, 44 + 6.5 * static_cast<double>(longest));
+  const double left = 64, top = 30, bottom = 48;
+  const int width = p.width + static_cast<int>(right - 150);
+  const double w = width - left - right, h = p.height - top - bottom;
   double xmin = 0, xmax = 0, ymax = 0, ymin_pos = 0;
   bool any = false;
   for (const auto& s : p.series)
@@ -94,10 +100,9 @@ std::string render(const Plot& p) {
   };
   auto plotted = [&](double y) { return std::isfinite(y) && (!ylog.on || y > 0); };
   std::ostringstream o;
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << p.width << "\" height=\"" << p.height
-    << "\" viewBox=\"0 0 " << p.width << ' ' << p.height
-    << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-  o << "<rect x=\"0\" y=\"0\" width=\"" << p.width << "\" height=\"" << p.height << "\" fill=\"#fff\"/>\n";
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << p.height
+    << "\" viewBox=\"0 0 " << width << ' ' << p.height << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  o << "<rect x=\"0\" y=\"0\" width=\"" << width << "\" height=\"" << p.height << "\" fill=\"#fff\"/>\n";
   o << "<text x=\"" << left << "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" << xml::escape(p.title)
     << "</text>\n";
   if (!any) {
