@@ -384,7 +384,7 @@ int cmd_campaign(const Args& a) {
     if (!err.empty())
       line += " -- " + err;
     else if (!releases.empty())
-      line += " -- " + releases.back().bundle.manifest.verdict;
+      line += " -- " + campaign::release_verdict(releases.back().bundle);
     std::fprintf(stderr, "%s\n", line.c_str());
   }
   campaign::Report r = campaign::build(std::move(releases), builtin_matrix());

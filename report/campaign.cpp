@@ -548,6 +548,8 @@ std::string release_verdict(const bundle::Bundle& b, std::vector<std::string>* e
     }
     check["findings"] = std::move(kept);
   }
+  // no_gpu is qualify's to decide (it knows what it could not run): it stays.
+  if (b.manifest.verdict == bundle::kVerdictNoGpu) return b.manifest.verdict;
   return bundle::verdict(b.manifest, b.cases, check, b.bandwidth);
 }
 

@@ -482,6 +482,10 @@ TEST(CampaignPerformance, AReleaseWithOnlyTheExpectedMismatchPasses) {
   EXPECT_NE(md.find("| 2.29.7 | pass |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 2.27.7 | fail |"), std::string::npos) << md;
   EXPECT_EQ(campaign::to_json(r)["releases"][1]["verdict"], "pass");
+  // A run that could not reach a GPU never turns into a pass.
+  auto nogpu = r.releases[1].bundle;
+  nogpu.manifest.verdict = bundle::kVerdictNoGpu;
+  EXPECT_EQ(campaign::release_verdict(nogpu), bundle::kVerdictNoGpu);
 }
 
 TEST(CampaignPerformance, ChangesGroupPerDefectAndPerCollectiveDtypeOp) {
