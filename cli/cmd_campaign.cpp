@@ -384,14 +384,15 @@ int cmd_campaign(const Args& a) {
     if (!err.empty())
       line += " -- " + err;
     else if (!releases.empty())
-      line += " -- " + releases.back().bundle.manifest.verdict;
+      line += " -- " + campaign::release_verdict(releases.back().bundle);
     std::fprintf(stderr, "%s\n", line.c_str());
   }
   campaign::Report r = campaign::build(std::move(releases), builtin_matrix());
   r.problems.insert(r.problems.end(), failed.begin(), failed.end());
   campaign::write(r, out.string());
-  std::printf("%s: %zu release(s), %zu behaviour change(s)%s\n", (out / "campaign.html").c_str(),
-              r.releases.size(), r.changes.size(), r.problems.empty() ? "" : ", problems (see the report)");
+  std::printf("%s: %zu release(s), %zu performance change(s), %zu behaviour change(s)%s\n",
+              (out / "campaign.html").c_str(), r.releases.size(), r.perf.size(), r.case_changes.size(),
+              r.problems.empty() ? "" : ", problems (see the report)");
   return r.problems.empty() ? 0 : 1;
 }
 

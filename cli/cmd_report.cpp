@@ -19,16 +19,20 @@ const CommandSpec kReportSpec = {
     "usage: gpucts report --baseline DIR --candidate DIR [--candidate DIR]... [--tolerance PCT]\n"
     "                     [--output DIR | --json]\n"
     "       gpucts report --render BUNDLE [--output DIR]\n"
-    "       gpucts report --campaign --candidate DIR [--candidate DIR]... [--output DIR | --json]\n"
+    "       gpucts report --campaign --candidate DIR [--candidate DIR]... [--tolerance PCT]\n"
+    "                     [--output DIR | --json]\n"
     "Compares qualification bundles: environment differences, cases newly failing/passing/skipped,\n"
     "bandwidth points that moved more than PCT percent (default 5). Several candidates give one table\n"
     "with a column per run. --output DIR writes report.md, report.html and report.json; otherwise\n"
     "Markdown (or with --json the JSON) goes to standard output.\n"
     "--render writes a bundle's summary.md, summary.html and plots again (into DIR, or the bundle).\n"
     "--campaign: the candidates are runs of one suite against several NCCL releases (gpucts campaign);\n"
-    "one column per release in version order: pass/fail/skip per collective x dtype x op, behaviour\n"
-    "changes with the first release where each changed, bandwidth at 1 GiB and 8 B latency, and the\n"
-    "matrix claims against what the runs saw. --output DIR writes campaign.md, campaign.html,\n"
+    "one column per release in version order: a verdict per release (the expected header mismatch set\n"
+    "aside), bandwidth points that moved between adjacent releases beyond PCT and both runs' spread,\n"
+    "pass/fail/skip per collective x dtype x op, behaviour changes grouped per known defect and per\n"
+    "collective x dtype x op with the first release where each changed, bandwidth at 1 GiB and 8 B\n"
+    "latency, and the matrix claims against what the runs saw. --output DIR writes campaign.md, "
+    "campaign.html,\n"
     "campaign.json and plots/; exit status 1 when a matrix claim disagrees with a run.\n"
     "Exit status: 0 no regression, 1 a candidate regresses, 2 bad usage or bad input."};
 
@@ -56,7 +60,9 @@ int cmd_report(const Args& a) {
     try {
       std::vector<campaign::Release> rel;
       for (const auto& d : a.values("candidate")) rel.push_back(campaign::load_release(d));
-      r = campaign::build(std::move(rel), builtin_matrix());
+      const double tol = a.number("tolerance", 5);
+      if (tol < 0 || tol >= 100) throw UsageError("--tolerance must be a percentage in [0, 100)");
+      r = campaign::build(std::move(rel), builtin_matrix(), tol);
     } catch (const bundle::BundleError& e) {
       std::fprintf(stderr, "gpucts report: %s\n", e.what());
       return 2;
@@ -70,8 +76,9 @@ int cmd_report(const Args& a) {
         std::fprintf(stderr, "gpucts report: %s\n", e.what());
         return 2;
       }
-      std::printf("%s: %zu release(s), %zu behaviour change(s)\n", (fs::path(*out) / "campaign.html").c_str(),
-                  r.releases.size(), r.changes.size());
+      std::printf("%s: %zu release(s), %zu performance change(s), %zu behaviour change(s)\n",
+                  (fs::path(*out) / "campaign.html").c_str(), r.releases.size(), r.perf.size(),
+                  r.case_changes.size());
     } else if (a.flag("json")) {
       std::cout << campaign::to_json(r).dump(2) << "\n";
     } else {

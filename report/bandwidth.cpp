@@ -424,10 +424,7 @@ std::string to_csv(const Run& r) {
     o << p.collective << ',' << p.dtype << ',' << p.bytes << ',' << p.placement() << ',' << (p.graph ? 1 : 0)
       << ',' << p.ranks << ',' << p.iterations << ',' << p.time_us.n << ',' << p.time_us.median << ','
       << p.time_us.min << ',' << p.time_us.max << ',' << p.time_us.spread_pct << ',' << p.algbw_gbps << ',';
-    if (p.busbw_gbps)
-      o << *p.busbw_gbps;
-    else
-      o << "n/a (1 rank)";
+    if (p.busbw_gbps) o << *p.busbw_gbps;  // empty where busbw is not defined (one rank)
     o << ',' << p.verdict << ',';
     if (p.threshold_gbps) o << *p.threshold_gbps;
     o << ',' << p.op << ',' << p.comm << '\n';

@@ -430,19 +430,24 @@ void build_changes(Report& r) {
       if (from == to) continue;
       const junit::Case& k = *b->second;
       const CaseAxes ax = case_axes(k.suite, k.name);
-      // The failing or skipping side says what happened.
+      // The failing or skipping side says what happened, and names the defect that explains it.
+      const std::size_t told_side = to == "pass" ? i : i + 1;
       const junit::Case& told = to == "pass" ? *a->second : k;
       const std::string msg = junit::clean_message(told.message.empty() ? told.detail : told.message);
-      const std::string gk = k.binary + "|" + (ax.collective.empty() ? k.suite : ax.collective) + "|" +
-                             ax.dtype + "|" + ax.op + "|" + from + ">" + to + "|" + std::to_string(i + 1) +
-                             "|" + junit::message_key(msg);
+      const std::string defect =
+          join(defect_ids(prop(r.releases[told_side], key, "gpucts.known_defect")), ", ");
+      const std::string coll = ax.collective.empty() ? k.suite : ax.collective;
+      r.case_changes.push_back({key, from, to, i + 1, msg, defect});
+      const std::string change = from + ">" + to + "|" + std::to_string(i + 1);
+      const std::string gk = defect.empty() ? "axes|" + coll + "|" + ax.dtype + "|" + ax.op + "|" + change
+                                            : "defect|" + defect + "|" + change;
       auto it = group.find(gk);
       if (it == group.end()) {
         Change c;
-        c.collective = ax.collective.empty() ? k.suite : ax.collective;
+        c.defect = defect;
+        c.collective = coll;
         c.dtype = ax.dtype;
         c.op = ax.op;
-        c.binary = k.binary;
         c.from = from;
         c.to = to;
         c.at = i + 1;
@@ -453,6 +458,12 @@ void build_changes(Report& r) {
       }
       Change& c = r.changes[it->second];
       ++c.cases;
+      if (std::find(c.collectives.begin(), c.collectives.end(), coll) == c.collectives.end())
+        c.collectives.push_back(coll);
+      if (c.dtype != ax.dtype) c.dtype = "*";
+      if (c.op != ax.op) c.op = "*";
+      if (("," + c.binary + ",").find("," + k.binary + ",") == std::string::npos)
+        c.binary += (c.binary.empty() ? "" : ",") + k.binary;
       for (std::size_t side : {i, i + 1})
         for (const char* p : {"gpucts.known_defect", "gpucts.known_defect_not_seen"})
           for (const auto& id : defect_ids(prop(r.releases[side], key, p)))
@@ -461,8 +472,18 @@ void build_changes(Report& r) {
   }
   std::stable_sort(r.changes.begin(), r.changes.end(), [](const Change& a, const Change& b) {
     if (a.at != b.at) return a.at < b.at;
-    return std::tie(a.binary, a.collective, a.dtype, a.op) < std::tie(b.binary, b.collective, b.dtype, b.op);
+    if (a.defect.empty() != b.defect.empty()) return !a.defect.empty();
+    return std::tie(a.defect, a.collective, a.dtype, a.op, a.from, a.to) <
+           std::tie(b.defect, b.collective, b.dtype, b.op, b.from, b.to);
   });
+  std::stable_sort(r.case_changes.begin(), r.case_changes.end(),
+                   [](const CaseChange& a, const CaseChange& b) { return a.at < b.at; });
+}
+
+// The points of the headline table and the plots: out of place, the default variant, graph
+// launches only in a graph test.
+bool headline_point(const std::string& test, const bw::Point& p) {
+  return !p.in_place && p.comm == bw::kBlocking && p.graph == (test.find("graph") != std::string::npos);
 }
 
 void build_bandwidth(Report& r) {
@@ -471,7 +492,7 @@ void build_bandwidth(Report& r) {
   for (std::size_t i = 0; i < n; ++i)
     for (const auto& [test, run] : r.releases[i].bundle.bandwidth)
       for (const auto& p : run.points) {
-        if (p.in_place || p.graph != (test.find("graph") != std::string::npos)) continue;
+        if (!headline_point(test, p)) continue;
         if (p.bytes != (std::uint64_t(1) << 30) && p.bytes != 8) continue;
         auto key = std::make_pair(test, p.collective);
         auto it = index.find(key);
@@ -510,12 +531,35 @@ std::string axes_text(const std::string& coll, const std::string& dtype, const s
 
 }  // namespace
 
-Report build(std::vector<Release> releases, const Matrix& m) {
+std::string release_verdict(const bundle::Bundle& b, std::vector<std::string>* expected_seen) {
+  nlohmann::json check = b.check;
+  if (check.is_object() && check.contains("findings") && check["findings"].is_array()) {
+    nlohmann::json kept = nlohmann::json::array();
+    for (const auto& f : check["findings"]) {
+      const std::string id = f.is_object() ? str_field(f, "id") : "";
+      const bool expected =
+          std::find(kExpectedInCampaign.begin(), kExpectedInCampaign.end(), id) != kExpectedInCampaign.end();
+      if (!expected) {
+        kept.push_back(f);
+      } else if (expected_seen && str_field(f, "severity") == "error" &&
+                 std::find(expected_seen->begin(), expected_seen->end(), id) == expected_seen->end()) {
+        expected_seen->push_back(id);
+      }
+    }
+    check["findings"] = std::move(kept);
+  }
+  // no_gpu is qualify's to decide (it knows what it could not run): it stays.
+  if (b.manifest.verdict == bundle::kVerdictNoGpu) return b.manifest.verdict;
+  return bundle::verdict(b.manifest, b.cases, check, b.bandwidth);
+}
+
+Report build(std::vector<Release> releases, const Matrix& m, double tolerance_pct) {
   Report r;
+  r.tolerance_pct = tolerance_pct;
   std::stable_sort(releases.begin(), releases.end(),
                    [](const Release& a, const Release& b) { return a.version < b.version; });
   r.releases = std::move(releases);
-  for (const auto& rel : r.releases) {
+  for (auto& rel : r.releases) {
     if (!rel.requested.empty()) {
       auto want = Version::try_parse(rel.requested, VersionKind::Nccl);
       if (want && !want->same_release(rel.version))
@@ -523,6 +567,8 @@ Report build(std::vector<Release> releases, const Matrix& m) {
                              rel.version.release_str() + " (" + rel.library + ")");
     }
     if (!rel.problem.empty()) r.problems.push_back(label(rel) + ": " + rel.problem);
+    rel.expected.clear();
+    rel.verdict = release_verdict(rel.bundle, &rel.expected);
   }
   build_grid(r);
   build_changes(r);
@@ -532,19 +578,31 @@ Report build(std::vector<Release> releases, const Matrix& m) {
   std::stable_sort(r.claims.begin(), r.claims.end(),
                    [](const Claim& a, const Claim& b) { return a.disagrees() > b.disagrees(); });
   build_bandwidth(r);
+  std::vector<const bundle::Bundle*> runs;
+  for (const auto& rel : r.releases) runs.push_back(&rel.bundle);
+  r.perf = across::adjacent_changes(runs, tolerance_pct);
   return r;
 }
 
 doc::Doc to_doc(const Report& r) {
   doc::Doc d;
   const std::size_t n = r.releases.size();
-  std::vector<std::string> versions;
-  for (const auto& rel : r.releases) versions.push_back(label(rel));
+  std::vector<std::string> versions, names;
+  for (const auto& rel : r.releases) {
+    versions.push_back(label(rel));
+    names.push_back("NCCL " + label(rel));
+  }
   d.title = "gpucts NCCL campaign: " + join(versions, ", ");
-  int disagree = 0;
+  int disagree = 0, passing = 0;
   for (const auto& c : r.claims) disagree += c.disagrees();
-  d.verdict(std::to_string(n) + " release(s), " + std::to_string(r.changes.size()) +
-                " behaviour change(s), " + std::to_string(disagree) + " matrix disagreement(s)" +
+  for (const auto& rel : r.releases) passing += bundle::verdict_exit_code(rel.verdict) == 0;
+  std::vector<across::PerfChange> perf, perf_variants;
+  for (const auto& p : r.perf) (p.before.variant.empty() ? perf : perf_variants).push_back(p);
+  d.verdict(std::to_string(n) + " release(s), " + std::to_string(passing) + " passing; " +
+                std::to_string(perf.size()) + " performance change(s); " +
+                std::to_string(r.case_changes.size()) + " case(s) changed behaviour, in " +
+                std::to_string(r.changes.size()) + " group(s); " + std::to_string(disagree) +
+                " matrix disagreement(s)" +
                 (r.problems.empty() ? "" : ", PROBLEMS: " + std::to_string(r.problems.size())),
             r.problems.empty() && disagree == 0 ? "pass" : "fail");
   if (!r.problems.empty()) {
@@ -553,8 +611,8 @@ doc::Doc to_doc(const Report& r) {
   }
 
   d.heading("Releases");
-  doc::Table runs{{"NCCL", "library loaded", "verdict", "check errors", "cases pass/fail/err/skip", "fetch s",
-                   "build s", "unpack s", "run s", "how"},
+  doc::Table runs{{"NCCL", "verdict", "cases pass/fail/err/skip", "check errors", "expected in a campaign",
+                   "fetch s", "build s", "unpack s", "run s", "how", "library loaded"},
                   {},
                   {}};
   for (const auto& rel : r.releases) {
@@ -563,27 +621,129 @@ doc::Doc to_doc(const Report& r) {
     std::vector<nlohmann::json> findings;
     collect_findings(rel.bundle.check, findings);
     std::vector<std::string> errors;
-    for (const auto& f : findings)
+    for (const auto& f : findings) {
+      const std::string id = str_field(f, "id");
       if (str_field(f, "severity") == "error" &&
-          std::find(errors.begin(), errors.end(), str_field(f, "id")) == errors.end())
-        errors.push_back(str_field(f, "id"));
+          std::find(errors.begin(), errors.end(), id) == errors.end() &&
+          std::find(rel.expected.begin(), rel.expected.end(), id) == rel.expected.end())
+        errors.push_back(id);
+    }
     runs.rows.push_back(
-        {label(rel), rel.library, rel.bundle.manifest.verdict, errors.empty() ? "-" : join(errors, ", "),
+        {label(rel), rel.verdict,
          std::to_string(k.passed) + "/" + std::to_string(k.failed) + "/" + std::to_string(k.errors) + "/" +
              std::to_string(k.skipped),
+         errors.empty() ? "-" : join(errors, ", "), rel.expected.empty() ? "-" : join(rel.expected, ", "),
          opt_text(t.fetch, "%.1f"), opt_text(t.build, "%.1f"), opt_text(t.unpack, "%.1f"),
-         opt_text(t.run ? t.run : std::optional<double>(rel.bundle.manifest.elapsed_s), "%.1f"), t.how});
-    runs.row_class.push_back(rel.bundle.manifest.verdict == "pass" ? "pass" : "fail");
+         opt_text(t.run ? t.run : std::optional<double>(rel.bundle.manifest.elapsed_s), "%.1f"), t.how,
+         rel.library});
+    runs.row_class.push_back(bundle::verdict_exit_code(rel.verdict) == 0 ? "pass" : "fail");
   }
   d.table(std::move(runs));
   d.paragraph(
-      "A release other than the header the suites were built against fails its bundle's check with "
-      "nccl-header-library-mismatch: expected in a campaign, which runs one build on every release.");
+      "verdict: the bundle's, with the findings every campaign has set aside (" +
+      join(kExpectedInCampaign, ", ") +
+      ": the suites are built against one NCCL header and run on every release); a release passes when "
+      "nothing else failed.");
+
+  char tol[32];
+  std::snprintf(tol, sizeof tol, "%g%%", r.tolerance_pct);
+  d.heading("Performance between adjacent releases (" + std::to_string(perf.size()) + " point(s))");
+  d.paragraph("bandwidth points that moved from one release to the next by more than " + std::string(tol) +
+              " and more than the spread either run recorded: latency in us under 64 KiB, GB/s at and above "
+              "(busbw, or algbw with one rank)");
+  if (n < 2)
+    d.paragraph("one release: nothing to compare");
+  else if (perf.empty())
+    d.paragraph("no point moved beyond the tolerance and the spread");
+  else {
+    doc::Table t = across::change_table(perf, names, kMaxRows);
+    const bool cut = t.rows.size() == kMaxRows;
+    d.table(std::move(t));
+    if (cut)
+      d.paragraph("the table stops at " + std::to_string(kMaxRows) +
+                  " rows: every point is in campaign.json");
+  }
+  if (!perf_variants.empty()) {
+    d.heading("Performance of the other variants between adjacent releases (" +
+                  std::to_string(perf_variants.size()) + " point(s))",
+              3);
+    d.paragraph(
+        "a variant (e.g. nonblocking communicators, polled after every call) is a measurement of its "
+        "own: compared only with itself, never with the default");
+    d.table(across::change_table(perf_variants, names, kMaxRows));
+  }
 
   auto header = [&](std::vector<std::string> first) {
     first.insert(first.end(), versions.begin(), versions.end());
     return first;
   };
+
+  d.heading("Bandwidth at 1 GiB and latency at 8 B (out of place)");
+  if (r.bandwidth.empty()) {
+    d.paragraph("no bandwidth results in these bundles");
+  } else {
+    doc::Table t{{"suite", "collective"}, {}, {}};
+    for (const auto& v : versions) t.header.push_back(v + " GB/s");
+    for (const auto& v : versions) t.header.push_back(v + " 8 B us");
+    for (const auto& b : r.bandwidth) {
+      std::vector<std::string> row{b.test, b.collective + (b.metric.empty() ? "" : " (" + b.metric + ")")};
+      for (const auto& v : b.gbps_1g) row.push_back(opt_text(v, "%.1f"));
+      for (const auto& v : b.latency_8b) row.push_back(opt_text(v, "%.2f"));
+      t.rows.push_back(std::move(row));
+      t.row_class.push_back("");
+    }
+    d.table(std::move(t));
+    // One plot per (suite, collective): bandwidth against size, a line per release.
+    std::set<std::pair<std::string, std::string>> done;
+    for (const auto& b : r.bandwidth) {
+      if (!done.insert({b.test, b.collective}).second) continue;
+      svg::Plot plot;
+      plot.title = b.collective + " (" + b.test + ")";
+      plot.x_label = "message size";
+      plot.y_label = b.metric == "busbw" ? "busbw (GB/s)" : "algbw (GB/s); busbw n/a for 1 rank";
+      for (std::size_t i = 0; i < n; ++i) {
+        svg::Series s{names[i], {}, false};
+        for (const auto& [test, run] : r.releases[i].bundle.bandwidth)
+          if (test == b.test)
+            for (const auto& p : run.points)
+              if (p.collective == b.collective && headline_point(test, p))
+                s.points.emplace_back(static_cast<double>(p.bytes),
+                                      p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps);
+        plot.series.push_back(std::move(s));
+      }
+      std::string file = "plots/" + b.test + "_" + b.collective + ".svg";
+      for (auto& ch : file)
+        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '/' && ch != '.' && ch != '_' && ch != '-')
+          ch = '_';
+      d.svg(svg::render(plot), plot.title, file);
+    }
+  }
+
+  d.heading("Behaviour changes between adjacent releases (" + std::to_string(r.case_changes.size()) +
+            " case(s) in " + std::to_string(r.changes.size()) + " group(s))");
+  if (r.changes.empty()) {
+    d.paragraph(n < 2 ? "one release: nothing to compare"
+                      : "every case has the same status on every release");
+  } else {
+    d.paragraph(
+        "one row per known defect, and one per collective x dtype x op and change; every case is under "
+        "\"Every case that changed\" at the end and in campaign.json");
+    doc::Table t{{"first changed in", "before", "known defect", "what", "change", "cases", "binary",
+                  "example", "message"},
+                 {},
+                 {}};
+    for (const auto& c : r.changes) {
+      if (t.rows.size() == kMaxRows) break;
+      const std::string what = c.defect.empty()
+                                   ? axes_text(c.collective, c.dtype, c.op)
+                                   : join(c.collectives, ", ") + (c.dtype == "*" ? "" : " " + c.dtype) +
+                                         (c.op == "*" || c.op.empty() ? "" : " " + c.op);
+      t.rows.push_back({versions[c.at], versions[c.at - 1], c.defect.empty() ? "-" : c.defect, what,
+                        c.from + " -> " + c.to, std::to_string(c.cases), c.binary, c.example, c.message});
+      t.row_class.push_back(c.to == "fail" ? "fail" : c.to == "pass" ? "pass" : "skip");
+    }
+    d.table(std::move(t));
+  }
 
   d.heading("Observed against the matrix (" + std::to_string(disagree) + " disagreement(s) first)");
   if (r.claims.empty()) {
@@ -606,31 +766,6 @@ doc::Doc to_doc(const Report& r) {
       t.row_class.push_back(c.disagrees() ? "fail" : "pass");
     }
     d.table(std::move(t));
-  }
-
-  d.heading("Behaviour changes between adjacent releases (" + std::to_string(r.changes.size()) + ")");
-  if (r.changes.empty()) {
-    d.paragraph(n < 2 ? "one release: nothing to compare"
-                      : "every case has the same status on every release");
-  } else {
-    doc::Table t{{"first changed in", "before", "binary", "what", "change", "cases", "known defect",
-                  "message", "example"},
-                 {},
-                 {}};
-    for (const auto& c : r.changes) {
-      if (t.rows.size() == kMaxRows) {
-        d.table(std::move(t));
-        t = doc::Table{};
-        d.paragraph("... and " + std::to_string(r.changes.size() - kMaxRows) +
-                    " more: every change is in campaign.json");
-        break;
-      }
-      t.rows.push_back({versions[c.at], versions[c.at - 1], c.binary, axes_text(c.collective, c.dtype, c.op),
-                        c.from + " -> " + c.to, std::to_string(c.cases), join(c.defects, ", "), c.message,
-                        c.example});
-      t.row_class.push_back(c.to == "fail" ? "fail" : c.to == "pass" ? "pass" : "skip");
-    }
-    if (!t.rows.empty()) d.table(std::move(t));
   }
 
   d.heading("Pass/fail/skip by collective, dtype and op");
@@ -665,47 +800,19 @@ doc::Doc to_doc(const Report& r) {
       d.table(std::move(t));
   }
 
-  d.heading("Bandwidth at 1 GiB and latency at 8 B (out of place)");
-  if (r.bandwidth.empty()) {
-    d.paragraph("no bandwidth results in these bundles");
-  } else {
-    doc::Table t{header({"suite", "collective", "1 GiB, GB/s"}), {}, {}};
-    t.header.clear();
-    t.header = {"suite", "collective"};
-    for (const auto& v : versions) t.header.push_back(v + " GB/s");
-    for (const auto& v : versions) t.header.push_back(v + " 8 B us");
-    for (const auto& b : r.bandwidth) {
-      std::vector<std::string> row{b.test, b.collective + (b.metric.empty() ? "" : " (" + b.metric + ")")};
-      for (const auto& v : b.gbps_1g) row.push_back(opt_text(v, "%.1f"));
-      for (const auto& v : b.latency_8b) row.push_back(opt_text(v, "%.2f"));
-      t.rows.push_back(std::move(row));
-      t.row_class.push_back("");
+  if (!r.case_changes.empty()) {
+    d.heading("Every case that changed (" + std::to_string(r.case_changes.size()) + ")");
+    doc::Table t{{"first changed in", "before", "case", "change", "known defect", "message"}, {}, {}};
+    for (const auto& c : r.case_changes) {
+      if (t.rows.size() == kMaxRows) break;
+      t.rows.push_back({versions[c.at], versions[c.at - 1], c.key, c.from + " -> " + c.to,
+                        c.defect.empty() ? "-" : c.defect, c.message});
+      t.row_class.push_back(c.to == "fail" ? "fail" : c.to == "pass" ? "pass" : "skip");
     }
     d.table(std::move(t));
-    // One plot per (suite, collective): bandwidth against size, a line per release.
-    std::set<std::pair<std::string, std::string>> done;
-    for (const auto& b : r.bandwidth) {
-      if (!done.insert({b.test, b.collective}).second) continue;
-      svg::Plot plot;
-      plot.title = b.collective + " (" + b.test + ")";
-      plot.x_label = "message size (log scale)";
-      plot.y_label = b.metric == "busbw" ? "busbw (GB/s)" : "algbw (GB/s); busbw n/a for 1 rank";
-      for (const auto& rel : r.releases) {
-        svg::Series s{label(rel), {}, false};
-        for (const auto& [test, run] : rel.bundle.bandwidth)
-          if (test == b.test)
-            for (const auto& p : run.points)
-              if (p.collective == b.collective && !p.in_place)
-                s.points.emplace_back(static_cast<double>(p.bytes),
-                                      p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps);
-        plot.series.push_back(std::move(s));
-      }
-      std::string file = "plots/" + b.test + "_" + b.collective + ".svg";
-      for (auto& ch : file)
-        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '/' && ch != '.' && ch != '_' && ch != '-')
-          ch = '_';
-      d.svg(svg::render(plot), plot.title, file);
-    }
+    if (r.case_changes.size() > kMaxRows)
+      d.paragraph("... and " + std::to_string(r.case_changes.size() - kMaxRows) +
+                  " more: every case is in campaign.json");
   }
   return d;
 }
@@ -722,7 +829,9 @@ nlohmann::json to_json(const Report& r) {
          {"requested", rel.requested},
          {"library", rel.library},
          {"bundle", rel.bundle.dir},
-         {"verdict", rel.bundle.manifest.verdict},
+         {"verdict", rel.verdict},
+         {"bundle_verdict", rel.bundle.manifest.verdict},
+         {"expected_findings", rel.expected},
          {"passed", k.passed},
          {"failed", k.failed},
          {"errors", k.errors},
@@ -741,6 +850,8 @@ nlohmann::json to_json(const Report& r) {
     j["changes"].push_back({{"first_changed_in", label(r.releases[c.at])},
                             {"before", label(r.releases[c.at - 1])},
                             {"binary", c.binary},
+                            {"defect", c.defect},
+                            {"collectives", c.collectives},
                             {"collective", c.collective},
                             {"dtype", c.dtype},
                             {"op", c.op},
@@ -750,6 +861,34 @@ nlohmann::json to_json(const Report& r) {
                             {"example", c.example},
                             {"message", c.message},
                             {"defects", c.defects}});
+  j["case_changes"] = nlohmann::json::array();
+  for (const auto& c : r.case_changes)
+    j["case_changes"].push_back({{"case", c.key},
+                                 {"first_changed_in", label(r.releases[c.at])},
+                                 {"before", label(r.releases[c.at - 1])},
+                                 {"from", c.from},
+                                 {"to", c.to},
+                                 {"defect", c.defect},
+                                 {"message", c.message}});
+  j["tolerance_pct"] = r.tolerance_pct;
+  j["performance"] = nlohmann::json::array();
+  for (const auto& p : r.perf)
+    j["performance"].push_back({{"first_changed_in", label(r.releases[p.from + 1])},
+                                {"before", label(r.releases[p.from])},
+                                {"suite", p.before.test},
+                                {"collective", p.before.collective},
+                                {"dtype", p.before.dtype},
+                                {"bytes", p.before.bytes},
+                                {"placement", p.before.placement},
+                                {"graph", p.before.graph},
+                                {"variant", p.before.variant.empty() ? bw::kBlocking : p.before.variant},
+                                {"metric", p.before.metric},
+                                {"before_value", p.before.value},
+                                {"after_value", p.after.value},
+                                {"before_spread_pct", p.before.spread_pct},
+                                {"after_spread_pct", p.after.spread_pct},
+                                {"change_pct", p.move.change_pct},
+                                {"change", p.move.change}});
   j["claims"] = nlohmann::json::array();
   for (const auto& c : r.claims)
     j["claims"].push_back({{"file", c.file},

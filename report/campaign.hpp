@@ -2,8 +2,13 @@
 // qualification bundle per release, read back here into one report with a column per release:
 //   - per collective x dtype x op family, pass/fail/skip counts per release;
 //   - every behaviour that changes between adjacent releases (a case's status going from one to
-//     another), grouped, with the first release where it changed;
-//   - bandwidth at 1 GiB and 8 B latency per release, with plots;
+//     another), grouped (one row per known defect, one per collective x dtype x op x change), with
+//     the first release where it changed; each case in a details section and campaign.json;
+//   - the bandwidth points that moved between adjacent releases beyond the tolerance and both
+//     runs' spread (only within one variant: blocking and nonblocking are never compared);
+//   - bandwidth at 1 GiB and 8 B latency per release (the default variant), with plots;
+//   - a verdict per release that sets aside what a campaign expects (the header the suites were
+//     built against differs from the release loaded);
 //   - observed against the matrix: each nccl_features.csv / nccl_ops.csv claim for each release
 //     against what the run saw (an exported function, a rejected or accepted (dtype, op) pair),
 //     and the nccl_defects.csv ids the cases name (JUnit properties gpucts.known_defect /
@@ -18,6 +23,7 @@
 
 #include "matrix/matrix.hpp"
 #include "matrix/version.hpp"
+#include "report/across_runs.hpp"
 #include "report/bundle.hpp"
 #include "report/doc.hpp"
 
@@ -39,7 +45,15 @@ struct Release {
   std::map<std::string, std::map<std::string, std::string>> properties;
   Timing timing;
   std::string problem;  // e.g. the library loaded is not the one asked for
+  // Filled by build(): the bundle's verdict once the findings a campaign expects are set aside
+  // (kExpectedInCampaign), and which of those the bundle's check had.
+  std::string verdict;
+  std::vector<std::string> expected;
 };
+
+// Check findings every campaign has, since each release is loaded under one build of the suites:
+// they do not make a release fail.
+inline const std::vector<std::string> kExpectedInCampaign = {"nccl-header-library-mismatch"};
 
 // Reads one bundle as a release of the campaign: its version from the fingerprints' NCCL runtime.
 // Throws bundle::BundleError.
@@ -67,15 +81,27 @@ struct GridRow {
   std::vector<Cell> cells;  // per release
 };
 
-// One behaviour change: cases that went from `from` to `to` between two adjacent releases.
-struct Change {
-  std::string collective, dtype, op;  // "" where the cases are not collective cases
-  std::string binary;
+// One case whose status changed between two adjacent releases.
+struct CaseChange {
+  std::string key;       // binary/Suite.name
   std::string from, to;  // status classes
-  std::size_t at = 0;    // index of the first release with the new status
+  std::size_t at = 0;    // index of the release with the new status
+  std::string message;   // the failure or skip text of the failing/skipping side
+  std::string defect;    // the known defect id(s) its failing side names, "" when none
+};
+
+// One group of behaviour changes between two adjacent releases: the cases a known defect explains
+// (defect set: one row per defect), or else those of one collective x dtype x op with one change.
+struct Change {
+  std::string defect;                    // the known defect id(s) the group is of, "" otherwise
+  std::string collective, dtype, op;     // the group's; for a defect group, the first case's
+  std::vector<std::string> collectives;  // every collective among the cases (a defect spans several)
+  std::string binary;                    // the binaries of its cases, comma-separated
+  std::string from, to;                  // status classes
+  std::size_t at = 0;                    // index of the first release with the new status
   int cases = 0;
   std::string example;               // one case key
-  std::string message;               // the failure or skip text of the failing/skipping side
+  std::string message;               // the failure or skip text of the example's failing/skipping side
   std::vector<std::string> defects;  // known defect ids the cases carry (either side)
 };
 
@@ -101,16 +127,24 @@ struct BandwidthRow {
 };
 
 struct Report {
+  double tolerance_pct = 5;
   std::vector<Release> releases;  // oldest first
   std::vector<GridRow> grid;
-  std::vector<Change> changes;  // in release order, then collective
-  std::vector<Claim> claims;    // disagreements first
+  std::vector<Change> changes;           // in release order, defect groups first, then collective
+  std::vector<CaseChange> case_changes;  // every case of every change, in release order
+  // Bandwidth points that moved between adjacent releases; `from` indexes `releases`.
+  std::vector<across::PerfChange> perf;
+  std::vector<Claim> claims;  // disagreements first
   std::vector<BandwidthRow> bandwidth;
   std::vector<std::string> problems;  // releases that did not run as asked
 };
 
-// Orders the releases by version and builds every table. `m` is the matrix the claims come from.
-Report build(std::vector<Release> releases, const Matrix& m);
+// Orders the releases by version and builds every table. `m` is the matrix the claims come from;
+// a bandwidth point has moved when it changed by more than `tolerance_pct` and either run's spread.
+Report build(std::vector<Release> releases, const Matrix& m, double tolerance_pct = 5);
+// A release's verdict with kExpectedInCampaign set aside: what bundle::verdict says of it (no_gpu,
+// which only qualify can tell, stays).
+std::string release_verdict(const bundle::Bundle& b, std::vector<std::string>* expected_seen = nullptr);
 
 doc::Doc to_doc(const Report& r);
 nlohmann::json to_json(const Report& r);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "report/across_runs.hpp"
 #include "report/svg_plot.hpp"
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace cts::report {
 
@@ -36,49 +38,8 @@ std::string run_label(const bundle::Bundle& b) {
          b.manifest.created + ")";
 }
 
-std::string pct(double v) {
-  if (std::isnan(v)) return "";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", v);
-  return buf;
-}
-
-// Below this size a point is a latency (time per call), as nccl-tests' small sizes are read.
-constexpr std::uint64_t kLatencyBelowBytes = 64 * 1024;
-
-struct BwPoint {
-  std::string key, label, metric;
-  double value;
-  double spread_pct;
-};
-
-// In the order the suite measured them (collective, then size), not sorted as text.
-std::vector<BwPoint> bw_points(const bundle::Bundle& b) {
-  std::vector<BwPoint> out;
-  for (const auto& [name, run] : b.bandwidth)
-    for (const auto& p : run.points) {
-      if (p.ranks == 1 && p.in_place) continue;  // a no-op in NCCL with one rank: not a rate to compare
-      const std::string label = name + ": " + p.collective + " " + p.dtype + " " + bw::format_bytes(p.bytes) +
-                                " " + (p.in_place ? "in place" : "out of place") +
-                                (p.graph ? " (graph)" : "") +
-                                (p.comm == bw::kNonblocking ? " (nonblocking)" : "");
-      if (p.bytes < kLatencyBelowBytes) {
-        out.push_back({name + ": " + p.key(), label, "time_us", p.time_us.median, p.time_us.spread_pct});
-        continue;
-      }
-      bool bus = p.busbw_gbps.has_value();
-      out.push_back({name + ": " + p.key(), label, bus ? "busbw_gbps" : "algbw_gbps",
-                     bus ? *p.busbw_gbps : p.algbw_gbps, p.time_us.spread_pct});
-    }
-  return out;
-}
-
-std::string value_str(double v, const std::string& metric) {
-  if (std::isnan(v)) return "absent";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, metric == "time_us" ? "%.2f us" : "%.1f GB/s", v);
-  return buf;
-}
+std::string value_str(double v, const std::string& metric) { return across::value_text(v, metric); }
+std::string pct(double v) { return across::percent_text(v); }
 
 }  // namespace
 
@@ -191,52 +152,62 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
       c.regressions[i].push_back("missing: " + std::to_string(l.first) + " case(s) of " + binary +
                                  " that passed in the baseline are absent (first: " + l.second + ")");
 
-  // Bandwidth: points present in the baseline, compared by key.
-  std::vector<std::map<std::string, BwPoint>> cpts(n);
+  // Bandwidth: points present in the baseline, compared by key (so never across variants).
+  std::vector<std::map<std::string, across::PerfPoint>> cpts(n);
   for (size_t i = 0; i < n; ++i)
-    for (const auto& p : bw_points(c.candidates[i])) cpts[i].emplace(p.key, p);
-  for (const auto& bp : bw_points(c.baseline)) {
+    for (auto& p : across::perf_points(c.candidates[i])) cpts[i].emplace(p.key, std::move(p));
+  for (const auto& bp : across::perf_points(c.baseline)) {
     BandwidthRow row;
     row.key = bp.key;
     row.label = bp.label;
     row.metric = bp.metric;
     row.baseline = bp.value;
     row.baseline_spread_pct = bp.spread_pct;
-    const bool lower_is_better = bp.metric == "time_us";
     bool moved = false;
     for (size_t i = 0; i < n; ++i) {
       auto it = cpts[i].find(bp.key);
       const bool same_metric = it != cpts[i].end() && it->second.metric == bp.metric;
-      double v = same_metric ? it->second.value : kNaN;
-      double d = (std::isnan(v) || row.baseline <= 0) ? kNaN : (v / row.baseline - 1) * 100;
-      row.candidates.push_back(v);
-      row.change_pct.push_back(d);
+      const across::Move m =
+          same_metric ? across::judge_move(bp, it->second, tolerance_pct) : across::Move{kNaN, kNaN, ""};
+      row.candidates.push_back(same_metric ? it->second.value : kNaN);
+      row.change_pct.push_back(m.change_pct);
       row.candidate_spread_pct.push_back(same_metric ? it->second.spread_pct : kNaN);
-      // Worse by more than the tolerance and by more than either run's own spread: a point whose
-      // repetitions ranged 12% apart has not regressed by 8%.
-      const double noise =
-          std::max(tolerance_pct, std::max(bp.spread_pct, same_metric ? it->second.spread_pct : 0.0));
-      const double worse = std::isnan(d) ? kNaN : lower_is_better ? d : -d;
-      std::string ch = std::isnan(worse) ? "" : worse > noise ? "slower" : worse < -noise ? "faster" : "";
-      row.change.push_back(ch);
-      if (!ch.empty()) moved = true;
-      if (ch == "slower") {
+      row.change.push_back(m.change);
+      if (!m.change.empty()) moved = true;
+      // A variant (nonblocking communicators, polled after every call) times the harness as much as
+      // the stack: it is shown, it does not gate.
+      if (m.change == "slower" && bp.variant.empty()) {
         char why[96];
         std::snprintf(why, sizeof why, " (tolerance %g%%, spread %.1f%%/%.1f%%)", tolerance_pct,
-                      bp.spread_pct, same_metric ? it->second.spread_pct : 0.0);
-        c.regressions[i].push_back("slower by " + pct(worse).substr(1) + ": " + bp.label + ", " +
-                                   value_str(row.baseline, bp.metric) + " -> " + value_str(v, bp.metric) +
-                                   why);
+                      bp.spread_pct, it->second.spread_pct);
+        c.regressions[i].push_back("slower by " + pct(m.worse_pct).substr(1) + ": " + bp.label + ", " +
+                                   value_str(row.baseline, bp.metric) + " -> " +
+                                   value_str(row.candidates.back(), bp.metric) + why);
       }
     }
     if (moved) c.bandwidth.push_back(std::move(row));
   }
+  // From each run to the next (baseline, candidate 1, candidate 2, ...): what moved between neighbours.
+  std::vector<const bundle::Bundle*> seq{&c.baseline};
+  for (const auto& b : c.candidates) seq.push_back(&b);
+  c.adjacent = across::adjacent_changes(seq, tolerance_pct);
+  c.names = across::run_names(seq);
   return c;
 }
 
 doc::Doc to_doc(const Comparison& c) {
   doc::Doc d;
   const size_t n = c.candidates.size();
+  // Column and legend names: what differs between the runs, with the run's role.
+  auto name = [&](size_t k) { return k < c.names.size() ? c.names[k] : std::string(); };
+  auto column = [&](size_t k) {
+    const std::string role = k == 0 ? "baseline" : "candidate " + std::to_string(k);
+    return name(k).empty() ? role : role + ": " + name(k);
+  };
+  auto legend = [&](size_t k) {
+    const bool unique = !name(k).empty() && std::count(c.names.begin(), c.names.end(), name(k)) == 1;
+    return unique ? name(k) : column(k);
+  };
   d.title =
       "gpucts regression report: " + std::to_string(n) + " candidate(s) against " + run_label(c.baseline);
   int bad = 0;
@@ -255,38 +226,18 @@ doc::Doc to_doc(const Comparison& c) {
                          regs ? std::to_string(regs->size()) : ""});
     runs.row_class.push_back(regs ? (regs->empty() ? "pass" : "fail") : "");
   };
-  run_row("baseline", c.baseline, nullptr);
-  for (size_t i = 0; i < n; ++i)
-    run_row("candidate " + std::to_string(i + 1), c.candidates[i], &c.regressions[i]);
+  run_row(column(0), c.baseline, nullptr);
+  for (size_t i = 0; i < n; ++i) run_row(column(i + 1), c.candidates[i], &c.regressions[i]);
   d.table(std::move(runs));
 
   for (size_t i = 0; i < n; ++i)
     if (!c.regressions[i].empty()) {
-      d.heading("Regressions of candidate " + std::to_string(i + 1), 3);
+      d.heading("Regressions of " + column(i + 1), 3);
       d.list(c.regressions[i]);
     }
 
-  // Per binary: what each run holds, so a vanished or new suite shows at a glance.
-  d.heading("Cases per suite");
-  doc::Table per{{"suite", "baseline"}, {}, {}};
-  for (size_t i = 0; i < n; ++i)
-    per.header.push_back("candidate " + std::to_string(i + 1) + " (new / missing)");
-  for (const auto& sd : c.suites) {
-    std::vector<std::string> row{sd.binary, std::to_string(sd.baseline)};
-    bool lost = false;
-    for (size_t i = 0; i < n; ++i) {
-      row.push_back(std::to_string(sd.candidates[i]) + " (+" + std::to_string(sd.added[i]) + " / -" +
-                    std::to_string(sd.missing[i]) + ")");
-      lost |= sd.missing[i] > 0;
-    }
-    per.rows.push_back(std::move(row));
-    per.row_class.push_back(lost ? "fail" : "");
-  }
-  d.table(std::move(per));
-
   auto header = [&](std::vector<std::string> first) {
-    first.push_back("baseline");
-    for (size_t i = 0; i < n; ++i) first.push_back("candidate " + std::to_string(i + 1));
+    for (size_t k = 0; k <= n; ++k) first.push_back(column(k));
     return first;
   };
 
@@ -300,36 +251,42 @@ doc::Doc to_doc(const Comparison& c) {
   }
   d.table(std::move(env));
 
-  d.heading("Cases that changed (" + std::to_string(c.cases.size()) + ")");
-  if (c.cases.empty()) {
-    d.paragraph("every case has the same result in every run");
-  } else {
-    doc::Table t{header({"case"}), {}, {}};
-    t.header.push_back("latest message");
-    for (const auto& r : c.cases) {
-      if (t.rows.size() == kMaxRows) {
-        d.table(std::move(t));
-        t = doc::Table{};
-        d.paragraph("... and " + std::to_string(c.cases.size() - kMaxRows) +
-                    " more: every change is in report.json");
-        break;
-      }
-      std::vector<std::string> row{r.key, r.baseline};
-      bool fail = false;
-      for (size_t i = 0; i < n; ++i) {
-        row.push_back(r.candidates[i] + (r.change[i].empty() ? "" : " (" + r.change[i] + ")"));
-        fail |= r.change[i] == "newly failing";
-      }
-      row.push_back(r.message);
-      t.rows.push_back(std::move(row));
-      t.row_class.push_back(fail ? "fail" : "skip");
+  // Per binary: what each run holds, so a vanished or new suite shows at a glance.
+  d.heading("Cases per suite");
+  doc::Table per{{"suite", column(0)}, {}, {}};
+  for (size_t i = 0; i < n; ++i) per.header.push_back(column(i + 1) + " (new / missing)");
+  for (const auto& sd : c.suites) {
+    std::vector<std::string> row{sd.binary, std::to_string(sd.baseline)};
+    bool lost = false;
+    for (size_t i = 0; i < n; ++i) {
+      row.push_back(std::to_string(sd.candidates[i]) + " (+" + std::to_string(sd.added[i]) + " / -" +
+                    std::to_string(sd.missing[i]) + ")");
+      lost |= sd.missing[i] > 0;
     }
-    if (!t.rows.empty()) d.table(std::move(t));
+    per.rows.push_back(std::move(row));
+    per.row_class.push_back(lost ? "fail" : "");
   }
+  d.table(std::move(per));
 
   char tol[32];
   std::snprintf(tol, sizeof tol, "%g%%", c.tolerance_pct);
-  d.heading("Bandwidth points that moved more than " + std::string(tol) + " (" +
+  if (n > 1) {
+    std::vector<std::string> names;
+    for (size_t k = 0; k <= n; ++k) names.push_back(legend(k));
+    d.heading("Bandwidth between adjacent runs (" + std::to_string(c.adjacent.size()) + " point(s) moved)");
+    d.paragraph("each run against the one before it: points beyond " + std::string(tol) +
+                " and beyond the spread either run recorded; latency under 64 KiB, GB/s at and above");
+    if (c.adjacent.empty())
+      d.paragraph("no point moved between adjacent runs");
+    else {
+      // The default measurement first, the variants after it.
+      std::vector<across::PerfChange> ordered = c.adjacent;
+      std::stable_partition(ordered.begin(), ordered.end(),
+                            [](const across::PerfChange& m) { return m.before.variant.empty(); });
+      d.table(across::change_table(ordered, names, kMaxRows));
+    }
+  }
+  d.heading("Bandwidth points that moved more than " + std::string(tol) + " against the baseline (" +
             std::to_string(c.bandwidth.size()) + ")");
   if (c.bandwidth.empty()) {
     d.paragraph(c.baseline.bandwidth.empty() ? "the baseline has no bandwidth results"
@@ -337,6 +294,7 @@ doc::Doc to_doc(const Comparison& c) {
   } else {
     doc::Table t{header({"point", "metric"}), {}, {}};
     for (const auto& r : c.bandwidth) {
+      if (t.rows.size() == kMaxRows) break;
       std::vector<std::string> row{r.label, r.metric == "time_us" ? "latency" : r.metric.substr(0, 5),
                                    value_str(r.baseline, r.metric)};
       bool slower = false;
@@ -350,39 +308,105 @@ doc::Doc to_doc(const Comparison& c) {
     }
     d.table(std::move(t));
   }
-  // One plot per collective of each baseline bandwidth run: every run's out-of-place line.
+  // One plot per collective of each baseline bandwidth run (default variant): every run's
+  // out-of-place line, before the long tables.
   bool heading = false;
   for (const auto& named_run : c.baseline.bandwidth) {
     // Not a structured binding: clang (the asan preset) cannot capture one in the lambda below.
-    const std::string& name = named_run.first;
+    const std::string& run_name = named_run.first;
     const bw::Run& run = named_run.second;
     std::vector<std::string> colls;
     for (const auto& p : run.points)
       if (std::find(colls.begin(), colls.end(), p.collective) == colls.end()) colls.push_back(p.collective);
     for (const auto& coll : colls) {
       svg::Plot plot;
-      plot.title = coll + " (" + name + ")";
-      plot.x_label = "message size (log scale)";
+      plot.title = coll + " (" + run_name + ")";
+      plot.x_label = "message size";
       plot.y_label = run.ctx.world_size > 1 ? "busbw (GB/s)" : "algbw (GB/s); busbw n/a for 1 rank";
       auto series = [&](const bundle::Bundle& b, const std::string& label) {
         svg::Series s{label, {}, false};
         for (const auto& [n2, r2] : b.bandwidth)
-          if (n2 == name)
+          if (n2 == run_name)
             for (const auto& p : r2.points)
-              if (p.collective == coll && !p.in_place)
+              if (p.collective == coll && !p.in_place && !p.graph && p.comm == bw::kBlocking)
                 s.points.emplace_back(static_cast<double>(p.bytes),
                                       p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps);
         return s;
       };
-      plot.series.push_back(series(c.baseline, "baseline"));
-      for (size_t i = 0; i < n; ++i)
-        plot.series.push_back(series(c.candidates[i], "candidate " + std::to_string(i + 1)));
+      plot.series.push_back(series(c.baseline, legend(0)));
+      for (size_t i = 0; i < n; ++i) plot.series.push_back(series(c.candidates[i], legend(i + 1)));
       if (!heading) {
         d.heading("Bandwidth by run (out of place)");
         heading = true;
       }
       d.svg(svg::render(plot), plot.title, "");
     }
+  }
+
+  // Changed cases grouped by suite, collective and the same change in every run; each case after.
+  d.heading("Cases that changed (" + std::to_string(c.cases.size()) + ")");
+  if (c.cases.empty()) {
+    d.paragraph("every case has the same result in every run");
+  } else {
+    struct Group {
+      std::vector<std::string> cells;  // suite, collective, baseline, each candidate
+      int cases = 0;
+      std::string example, message;
+      bool fail = false;
+    };
+    std::vector<Group> groups;
+    std::map<std::string, size_t> index;
+    for (const auto& r : c.cases) {
+      const auto slash = r.key.find('/');
+      const std::string binary = r.key.substr(0, slash);
+      const std::string rest = slash == std::string::npos ? "" : r.key.substr(slash + 1);
+      Group g{{binary, rest.substr(0, rest.find('.')), r.baseline}, 0, r.key, r.message, false};
+      for (size_t i = 0; i < n; ++i) {
+        g.cells.push_back(r.candidates[i] + (r.change[i].empty() ? "" : " (" + r.change[i] + ")"));
+        g.fail |= r.change[i] == "newly failing";
+      }
+      std::string k;
+      for (const auto& x : g.cells) k += x + "|";
+      auto [it, fresh] = index.emplace(k, groups.size());
+      if (fresh) groups.push_back(std::move(g));
+      ++groups[it->second].cases;
+    }
+    std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+      return std::tie(a.cells[0], a.cells[1]) < std::tie(b.cells[0], b.cells[1]);
+    });
+    doc::Table t{{"suite", "collective"}, {}, {}};
+    for (size_t k = 0; k <= n; ++k) t.header.push_back(column(k));
+    for (const char* h : {"cases", "example", "latest message"}) t.header.push_back(h);
+    for (const auto& g : groups) {
+      if (t.rows.size() == kMaxRows) break;
+      std::vector<std::string> row = g.cells;
+      row.insert(row.end(), {std::to_string(g.cases), g.example, g.message});
+      t.rows.push_back(std::move(row));
+      t.row_class.push_back(g.fail ? "fail" : "skip");
+    }
+    d.table(std::move(t));
+  }
+
+  if (!c.cases.empty()) {
+    d.heading("Every changed case (" + std::to_string(c.cases.size()) + ")");
+    doc::Table t{header({"case"}), {}, {}};
+    t.header.push_back("latest message");
+    for (const auto& r : c.cases) {
+      if (t.rows.size() == kMaxRows) break;
+      std::vector<std::string> row{r.key, r.baseline};
+      bool fail = false;
+      for (size_t i = 0; i < n; ++i) {
+        row.push_back(r.candidates[i] + (r.change[i].empty() ? "" : " (" + r.change[i] + ")"));
+        fail |= r.change[i] == "newly failing";
+      }
+      row.push_back(r.message);
+      t.rows.push_back(std::move(row));
+      t.row_class.push_back(fail ? "fail" : "skip");
+    }
+    d.table(std::move(t));
+    if (c.cases.size() > kMaxRows)
+      d.paragraph("... and " + std::to_string(c.cases.size() - kMaxRows) +
+                  " more: every change is in report.json");
   }
   return d;
 }
@@ -437,6 +461,18 @@ nlohmann::json to_json(const Comparison& c) {
                               {"change", r.change},
                               {"baseline_spread_pct", r.baseline_spread_pct}});
   }
+  j["names"] = c.names;
+  j["adjacent"] = nlohmann::json::array();
+  for (const auto& m : c.adjacent)
+    j["adjacent"].push_back({{"from", m.from},
+                             {"to", m.from + 1},
+                             {"point", m.before.key},
+                             {"label", m.before.label},
+                             {"metric", m.before.metric},
+                             {"before", m.before.value},
+                             {"after", m.after.value},
+                             {"change_pct", m.move.change_pct},
+                             {"change", m.move.change}});
   j["suites"] = nlohmann::json::array();
   for (const auto& sd : c.suites)
     j["suites"].push_back({{"binary", sd.binary},

@@ -2,14 +2,15 @@
 // cases newly failing / passing / skipped / missing, bandwidth points that moved more than a
 // tolerance; one table with a column per run. A candidate regresses when a case newly fails, a
 // case that passed in the baseline is missing (coverage lost is not a pass), its verdict turns
-// from pass to fail, or a bandwidth point gets slower by more than both the tolerance and the
-// spread either run recorded for it.
+// from pass to fail, or a bandwidth point of the default variant gets slower by more than both the
+// tolerance and the spread either run recorded for it (a variant, e.g. nonblocking, is shown only).
 #pragma once
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "report/across_runs.hpp"
 #include "report/bundle.hpp"
 #include "report/doc.hpp"
 
@@ -58,6 +59,10 @@ struct Comparison {
   std::vector<SuiteDelta> suites;       // every binary of any run
   std::vector<BandwidthRow> bandwidth;  // only rows that moved beyond the tolerance in some candidate
   std::vector<std::vector<std::string>> regressions;  // per candidate, one line per regression
+  // Points that moved from one run to the next in the order baseline, candidate 1, candidate 2, ...
+  std::vector<across::PerfChange> adjacent;
+  // The runs by what differs between them ("NCCL 2.21.5"): baseline first, then each candidate.
+  std::vector<std::string> names;
   bool regressed() const;
 };
 

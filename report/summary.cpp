@@ -122,11 +122,18 @@ void bandwidth_section(doc::Doc& d, const bundle::Bundle& b) {
       }
       d.table(std::move(lat));
     }
+  }
+}
+
+// The plots of every bandwidth run, ahead of the long tables (the numbers follow at the end).
+void plots_section(doc::Doc& d, const bundle::Bundle& b) {
+  if (b.bandwidth.empty()) return;
+  d.heading("Bandwidth plots");
+  for (const auto& [name, run] : b.bandwidth)
     for (const auto& c : collectives_of(run)) {
       svg::Plot plot = bandwidth_plot(run, c, name);
       d.svg(svg::render(plot), plot.title, "plots/" + safe_name(name + "_" + c) + ".svg");
     }
-  }
 }
 
 }  // namespace
@@ -136,7 +143,7 @@ svg::Plot bandwidth_plot(const bw::Run& run, const std::string& collective, cons
   svg::Plot p;
   p.title = collective + " (" + run_name + ", " + std::to_string(run.ctx.world_size) + " rank" +
             (run.ctx.world_size > 1 ? "s" : "") + ")";
-  p.x_label = "message size (log scale)";
+  p.x_label = "message size";
   p.y_label = bus ? "busbw (GB/s)" : "algbw (GB/s); busbw n/a for 1 rank";
   if (!bus) p.title += ", out of place";
   std::map<std::string, svg::Series> by_mode;
@@ -146,7 +153,8 @@ svg::Plot bandwidth_plot(const bw::Run& run, const std::string& collective, cons
     // With one rank NCCL skips an in-place call (nothing to move): its "bandwidth" is not a rate
     // and would flatten every other line, so it stays in the tables and out of the plot.
     if (!bus && pt.in_place) continue;
-    std::string mode = pt.placement() + (pt.graph ? " graph" : "");
+    std::string mode = std::string(pt.in_place ? "in place" : "out of place") + (pt.graph ? ", graph" : "") +
+                       (pt.comm == bw::kBlocking ? "" : ", " + pt.comm);
     auto& s = by_mode[mode];
     s.name = mode;
     double y = bus && pt.busbw_gbps ? *pt.busbw_gbps : pt.algbw_gbps;
@@ -442,6 +450,8 @@ doc::Doc build(const bundle::Bundle& b) {
         d.paragraph("... and " + n(static_cast<int>(s.groups.size() - kMaxGroupsPerSuite)) + " more kinds");
     }
   }
+
+  plots_section(d, b);
 
   // Every failure, its message cleaned of gtest's boilerplate (junit.xml keeps the raw text).
   doc::Table fails{{"case", "message"}, {}, {}};

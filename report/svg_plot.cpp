@@ -37,6 +37,20 @@ std::pair<double, double> nice_axis(double max) {
   return {10 * mag, 2 * mag};
 }
 
+}  // namespace
+
+LogAxis log_axis(Scale scale, double ymin_pos, double ymax) {
+  LogAxis a;
+  if (scale == Scale::linear || ymin_pos <= 0 || ymax <= 0) return a;
+  a.lo = static_cast<int>(std::floor(std::log10(ymin_pos) + 1e-9));
+  a.hi = static_cast<int>(std::ceil(std::log10(ymax) - 1e-9));
+  if (a.hi <= a.lo) a.hi = a.lo + 1;
+  a.on = scale == Scale::log || std::log10(ymax / ymin_pos) >= 2;
+  return a;
+}
+
+namespace {
+
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", v);
@@ -52,9 +66,15 @@ std::string tick(double v) {
 }  // namespace
 
 std::string render(const Plot& p) {
-  const double left = 64, right = 150, top = 30, bottom = 48;
-  const double w = p.width - left - right, h = p.height - top - bottom;
-  double xmin = 0, xmax = 0, ymax = 0;
+  // The legend's column grows with its longest name (about 6.5 px a character at 11 px), the plot
+  // area keeps its size.
+  std::size_t longest = 0;
+  for (const auto& s : p.series) longest = std::max(longest, s.name.size());
+  const double right = std::max(150.0, 44 + 6.5 * static_cast<double>(longest));
+  const double left = 64, top = 30, bottom = 48;
+  const int width = p.width + static_cast<int>(right - 150);
+  const double w = width - left - right, h = p.height - top - bottom;
+  double xmin = 0, xmax = 0, ymax = 0, ymin_pos = 0;
   bool any = false;
   for (const auto& s : p.series)
     for (const auto& [x, y] : s.points) {
@@ -64,20 +84,25 @@ std::string render(const Plot& p) {
       xmin = std::min(xmin, lx);
       xmax = std::max(xmax, lx);
       ymax = std::max(ymax, y);
+      if (y > 0) ymin_pos = ymin_pos > 0 ? std::min(ymin_pos, y) : y;
       any = true;
     }
   if (xmax - xmin < 1) xmax = xmin + 1;
+  const LogAxis ylog = log_axis(p.y_scale, ymin_pos, ymax);
   // Not a structured binding: clang (the asan preset) cannot capture one in the lambda below.
   const std::pair<double, double> axis = nice_axis(ymax);
   const double ytop = axis.first, ystep = axis.second;
   auto X = [&](double x) { return left + (std::log2(x) - xmin) / (xmax - xmin) * w; };
-  auto Y = [&](double y) { return top + h - y / ytop * h; };
-
+  auto Y = [&](double y) {
+    if (!ylog.on) return top + h - y / ytop * h;
+    const double l = std::log10(std::max(y, std::pow(10.0, ylog.lo)));
+    return top + h - (l - ylog.lo) / (ylog.hi - ylog.lo) * h;
+  };
+  auto plotted = [&](double y) { return std::isfinite(y) && (!ylog.on || y > 0); };
   std::ostringstream o;
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << p.width << "\" height=\"" << p.height
-    << "\" viewBox=\"0 0 " << p.width << ' ' << p.height
-    << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-  o << "<rect x=\"0\" y=\"0\" width=\"" << p.width << "\" height=\"" << p.height << "\" fill=\"#fff\"/>\n";
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << p.height
+    << "\" viewBox=\"0 0 " << width << ' ' << p.height << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  o << "<rect x=\"0\" y=\"0\" width=\"" << width << "\" height=\"" << p.height << "\" fill=\"#fff\"/>\n";
   o << "<text x=\"" << left << "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" << xml::escape(p.title)
     << "</text>\n";
   if (!any) {
@@ -85,21 +110,35 @@ std::string render(const Plot& p) {
       << "\" text-anchor=\"middle\">no data</text>\n</svg>";
     return o.str();
   }
-  // Grid and y ticks.
-  for (double y = 0; y <= ytop + 1e-9; y += ystep) {
+  // Grid and y ticks: on a log axis every decade (1, 10, 100), with 2 and 5 between where the
+  // axis spans few decades.
+  std::vector<double> yticks;
+  if (ylog.on) {
+    const bool minor = ylog.hi - ylog.lo <= 3;
+    for (int e = ylog.lo; e <= ylog.hi; ++e)
+      for (double m : {1.0, 2.0, 5.0}) {
+        if (m != 1.0 && !minor) continue;
+        const double v = m * std::pow(10.0, e);
+        if (std::log10(v) <= ylog.hi + 1e-9) yticks.push_back(v);
+      }
+  } else {
+    for (double y = 0; y <= ytop + 1e-9; y += ystep) yticks.push_back(y);
+  }
+  for (double y : yticks) {
     o << "<line x1=\"" << left << "\" x2=\"" << left + w << "\" y1=\"" << num(Y(y)) << "\" y2=\"" << num(Y(y))
       << "\" stroke=\"#e0e0e0\"/>\n";
-    o << "<text x=\"" << left - 6 << "\" y=\"" << num(Y(y) + 4) << "\" text-anchor=\"end\">" << tick(y)
-      << "</text>\n";
+    o << "<text class=\"ytick\" x=\"" << left - 6 << "\" y=\"" << num(Y(y) + 4) << "\" text-anchor=\"end\">"
+      << tick(y) << "</text>\n";
   }
-  // x ticks every power of 4 (every other power of 2) so labels do not collide.
-  int step = (xmax - xmin) > 16 ? 4 : 2;
+  // x ticks every other power of 2, or over a wide sweep at 1, 8 and 64 of each unit (8B 64B 1K 8K
+  // 64K 1M ... 1G), so labels do not collide.
+  const bool wide = (xmax - xmin) > 16;
   for (int e = static_cast<int>(std::ceil(xmin)); e <= static_cast<int>(std::floor(xmax)); ++e) {
-    if (e % step) continue;
+    if (wide ? (e % 10 != 0 && e % 10 != 3 && e % 10 != 6) : e % 2 != 0) continue;
     double x = X(std::ldexp(1.0, e));
     o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << top << "\" y2=\"" << top + h
       << "\" stroke=\"#f0f0f0\"/>\n";
-    o << "<text x=\"" << num(x) << "\" y=\"" << top + h + 16 << "\" text-anchor=\"middle\">"
+    o << "<text class=\"xtick\" x=\"" << num(x) << "\" y=\"" << top + h + 16 << "\" text-anchor=\"middle\">"
       << size_label(std::ldexp(1.0, e)) << "</text>\n";
   }
   o << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << w << "\" height=\"" << h
@@ -107,13 +146,13 @@ std::string render(const Plot& p) {
   o << "<text x=\"" << left + w / 2 << "\" y=\"" << p.height - 10 << "\" text-anchor=\"middle\">"
     << xml::escape(p.x_label) << "</text>\n";
   o << "<text transform=\"translate(14 " << top + h / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
-    << xml::escape(p.y_label) << "</text>\n";
+    << xml::escape(p.y_label + (ylog.on ? ", log scale" : "")) << "</text>\n";
   // Series and legend.
   int color = 0, legend = 0;
   for (const auto& s : p.series) {
     std::vector<std::pair<double, double>> pts;
     for (const auto& xy : s.points)
-      if (xy.first > 0 && std::isfinite(xy.second)) pts.push_back(xy);
+      if (xy.first > 0 && plotted(xy.second)) pts.push_back(xy);
     if (pts.empty()) continue;
     std::sort(pts.begin(), pts.end());
     const char* c = s.dashed ? kThresholdColor : kColors[color++ % 6];

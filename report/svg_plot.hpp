@@ -1,5 +1,7 @@
 // Line plots as standalone SVG (no script, no external font): bandwidth against message size with
-// a logarithmic (base 2) x axis, a linear y axis from 0, a legend, and dashed threshold lines.
+// a logarithmic (base 2) x axis, a y axis that is logarithmic (base 10, a tick per decade) where
+// the values span two decades or more and linear from 0 otherwise, a legend, and dashed threshold
+// lines.
 #pragma once
 #include <string>
 #include <utility>
@@ -13,11 +15,21 @@ struct Series {
   bool dashed = false;                            // threshold lines
 };
 
+enum class Scale { automatic, linear, log };
+
 struct Plot {
   std::string title, x_label, y_label;
+  Scale y_scale = Scale::automatic;  // automatic: log where max / min (of the positive values) >= 100
   std::vector<Series> series;
   int width = 560, height = 340;
 };
+
+// The decades a log y axis spans, [10^lo, 10^hi], and whether it is log at all.
+struct LogAxis {
+  bool on = false;
+  int lo = 0, hi = 1;
+};
+LogAxis log_axis(Scale scale, double ymin_positive, double ymax);
 
 // x tick labels are byte sizes (8 B, 1 KiB, 1 MiB, 1 GiB). Empty series are left out; with no
 // point at all the plot says "no data".

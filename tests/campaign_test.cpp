@@ -6,6 +6,7 @@
 // that the release it asked for is not the one that was loaded).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "fixtures/probe/spawn.hpp"
 #include "matrix/matrix.hpp"
 #include "matrix/version.hpp"
+#include "report/across_runs.hpp"
 #include "report/bandwidth.hpp"
 #include "report/bundle.hpp"
 #include "report/campaign.hpp"
@@ -71,7 +73,9 @@ std::string make_bundle(const fs::path& dir, const std::string& nccl, const std:
   m.elapsed_s = 42;
   bundle::SuiteRun s;
   s.name = "gpucts_collectives";
-  s.status = "failed";
+  s.status = std::any_of(cases.begin(), cases.end(), [](const SynthCase& c) { return c.status == "failed"; })
+                 ? "failed"
+                 : "passed";
   s.xml = {"gtest/gpucts_collectives.xml"};
   m.suites.push_back(s);
   write_file(dir / "manifest.json", bundle::to_json(m).dump(2));
@@ -252,7 +256,7 @@ TEST(CampaignReport, ColumnsInVersionOrderAndFirstChanges) {
   EXPECT_NE(md.find("| collective | dtype | op | 2.27.7 | 2.28.9 | 2.29.3 | 2.29.7 |"), std::string::npos)
       << md;
   EXPECT_NE(
-      md.find("| 2.29.7 | 2.29.3 | gpucts_collectives | AllReduce f32 avg | fail -> pass | 2 | nccl-1950 |"),
+      md.find("| 2.29.7 | 2.29.3 | nccl-1950 | AllReduce f32 avg | fail -> pass | 2 | gpucts_collectives |"),
       std::string::npos)
       << md;
 }
@@ -328,6 +332,226 @@ TEST(CampaignReport, DefectIdsFromFindingsAndProperties) {
     }
   EXPECT_TRUE(found);
   for (const auto& c : r.claims) EXPECT_NE(c.key, "nccl-2") << "an id is never cut at its first dot";
+}
+
+// A bandwidth point of one rank, out of place: `value` GB/s at 64 KiB and above, us below; the
+// repetitions `spread_pct` apart.
+bw::Point perf_point(const std::string& coll, std::uint64_t bytes, double value, double spread_pct,
+                     const std::string& comm = bw::kBlocking) {
+  bw::Point p;
+  p.collective = coll;
+  p.dtype = "f32";
+  p.comm = comm;
+  p.bytes = bytes;
+  p.ranks = 1;
+  p.iterations = 20;
+  const double t = bytes < (64u << 10) ? value : static_cast<double>(bytes) / (value * 1e3);
+  p.time_us = bw::summarize({t * (1 - spread_pct / 200), t, t * (1 + spread_pct / 200)});
+  bw::compute_rates(p, BusFactor::one);
+  return p;
+}
+
+// Replaces a synthetic bundle's bandwidth results.
+void write_points(const fs::path& dir, const std::string& nccl, std::vector<bw::Point> points) {
+  bw::Run run;
+  run.host = "h200";
+  run.nccl_version = nccl;
+  run.ctx = {"NVIDIA H200", "none", "off", 1, std::nullopt};
+  run.points = std::move(points);
+  write_file(dir / "bandwidth" / "gpucts_bandwidth.json", bw::to_json(run).dump(2));
+}
+
+// The header the suites were built against, unlike the release loaded: an error of every campaign.
+void add_header_mismatch(const fs::path& dir, const std::string& nccl) {
+  std::ifstream in(dir / "check.json");
+  nlohmann::json check = nlohmann::json::parse(in);
+  check["verdict"] = "fail";
+  check["findings"].push_back({{"id", "nccl-header-library-mismatch"},
+                               {"severity", "error"},
+                               {"subject", "NCCL"},
+                               {"message", "built against 2.28.9, loaded " + nccl},
+                               {"source", "rule:nccl-header-library-mismatch"}});
+  write_file(dir / "check.json", check.dump(2));
+}
+
+// The releases of the real campaign: one-rank Send/Recv at 1 GiB goes 1226 -> 1900 GB/s after
+// 2.21.5; the nonblocking variant at 8 B goes 8.6 -> 60-71 us there while the blocking one stays.
+std::vector<campaign::Release> perf_releases(const fs::path& root) {
+  struct R {
+    const char* v;
+    double sendrecv_1g, blocking_8b, nonblocking_8b, allreduce_1g, noisy_1m;
+  };
+  const R rs[] = {{"2.18.3", 1226, 8.6, 8.6, 2100, 500},
+                  {"2.21.5", 1226.5, 8.9, 8.97, 2104, 540},
+                  {"2.26.2", 1900, 9.2, 60, 2150, 500},
+                  {"2.30.7", 1901.7, 9.45, 71, 2110, 540}};
+  const std::uint64_t gib = std::uint64_t(1) << 30;
+  std::vector<campaign::Release> out;
+  for (const auto& r : rs) {
+    const fs::path dir = root / (std::string("nccl-") + r.v);
+    make_bundle(dir, r.v, {{"AllReduce", "f32_sum_1024_inplace_w1", "passed", "", {}}}, {}, false, 2000, 5);
+    add_header_mismatch(dir, r.v);
+    std::vector<bw::Point> pts = {
+        perf_point("SendRecvRing", 8, r.blocking_8b, 2),
+        perf_point("SendRecvRing", 8, r.nonblocking_8b, 2, bw::kNonblocking),
+        perf_point("SendRecvRing", gib, r.sendrecv_1g, 1),
+        perf_point("AllReduce", gib, r.allreduce_1g, 1),
+        // 8% apart from release to release, but its repetitions ranged 12%: not a move.
+        perf_point("Broadcast", std::uint64_t(1) << 20, r.noisy_1m, 12),
+    };
+    // A variant seen on one release only, the default on the next: never compared.
+    if (std::string(r.v) == "2.18.3") pts.push_back(perf_point("Scatter", 8, 60, 1, bw::kNonblocking));
+    if (std::string(r.v) == "2.21.5") pts.push_back(perf_point("Scatter", 8, 9, 1));
+    write_points(dir, r.v, pts);
+    out.push_back(campaign::load_release(dir.string()));
+  }
+  return out;
+}
+
+TEST(CampaignPerformance, TheSendRecvJumpIsListedAndTheNonblockingArtefactIsNot) {
+  ScratchDir tmp("campaign");
+  campaign::Report r = campaign::build(perf_releases(tmp.path()), builtin_matrix());
+  ASSERT_EQ(r.releases.size(), 4u);
+  std::vector<const across::PerfChange*> defaults, variants;
+  for (const auto& p : r.perf) {
+    EXPECT_EQ(p.before.variant, p.after.variant) << p.before.key << " compared across variants";
+    EXPECT_NE(p.before.collective, "Scatter") << "a nonblocking point met a blocking one";
+    (p.before.variant.empty() ? defaults : variants).push_back(&p);
+  }
+  ASSERT_EQ(defaults.size(), 1u) << campaign::to_json(r)["performance"].dump(1);
+  const auto& jump = *defaults[0];
+  EXPECT_EQ(jump.before.collective, "SendRecvRing");
+  EXPECT_EQ(jump.before.bytes, std::uint64_t(1) << 30);
+  EXPECT_EQ(r.releases[jump.from].version.release_str(), "2.21.5");
+  EXPECT_EQ(r.releases[jump.from + 1].version.release_str(), "2.26.2");
+  EXPECT_EQ(jump.move.change, "faster");
+  EXPECT_EQ(jump.before.metric, "algbw_gbps");
+  EXPECT_NEAR(jump.before.value, 1226.5, 0.5);
+  EXPECT_NEAR(jump.after.value, 1900, 0.5);
+  // The nonblocking 8 B jump is a change of its own variant, never the default's latency.
+  ASSERT_EQ(variants.size(), 2u);
+  EXPECT_EQ(variants[0]->before.variant, bw::kNonblocking);
+  EXPECT_EQ(variants[0]->before.metric, "time_us");
+  EXPECT_EQ(variants[0]->move.change, "slower");
+  // The headline's 8 B latency is the blocking one.
+  for (const auto& b : r.bandwidth)
+    if (b.collective == "SendRecvRing") {
+      ASSERT_TRUE(b.latency_8b[2].has_value());
+      EXPECT_NEAR(*b.latency_8b[2], 9.2, 1e-6);
+    }
+
+  const std::string md = doc::to_markdown(campaign::to_doc(r));
+  EXPECT_NE(md.find("## Performance between adjacent releases (1 point(s))"), std::string::npos) << md;
+  EXPECT_NE(
+      md.find("| NCCL 2.21.5 -> NCCL 2.26.2 | gpucts_bandwidth | SendRecvRing | f32 | 1 GiB | out of place "
+              "| algbw | 1226.5 GB/s | 1900.0 GB/s | +54.9% faster |"),
+      std::string::npos)
+      << md;
+  EXPECT_NE(md.find("1 performance change(s)"), std::string::npos) << md;
+  const auto perf_at = md.find("## Performance between"), plot_at = md.find("![SendRecvRing");
+  const auto grid_at = md.find("## Pass/fail/skip by collective");
+  ASSERT_NE(plot_at, std::string::npos) << md;
+  EXPECT_LT(perf_at, plot_at);
+  EXPECT_LT(plot_at, grid_at) << "plots before the long tables";
+  const auto j = campaign::to_json(r);
+  ASSERT_EQ(j["performance"].size(), 3u);
+  int blocking = 0;
+  for (const auto& p : j["performance"]) blocking += p["variant"] == "blocking";
+  EXPECT_EQ(blocking, 1);
+}
+
+TEST(CampaignPerformance, AReleaseWithOnlyTheExpectedMismatchPasses) {
+  ScratchDir tmp("campaign");
+  auto rel = synthetic_releases(tmp.path());
+  for (const auto& v : {"2.27.7", "2.28.9", "2.29.3", "2.29.7"})
+    add_header_mismatch(fs::path(tmp.path()) / (std::string("nccl-") + v), v);
+  rel.clear();
+  for (const auto& v : {"2.27.7", "2.29.7"})
+    rel.push_back(campaign::load_release((fs::path(tmp.path()) / (std::string("nccl-") + v)).string()));
+  // 2.29.7's fp8 probe failed on purpose in the shared fixture: make it a release with nothing failed.
+  for (auto& c : rel[1].bundle.cases)
+    if (c.status == "failed") c.status = "passed";
+  for (auto& s : rel[1].bundle.manifest.suites) s.status = "passed";
+  campaign::Report r = campaign::build(std::move(rel), builtin_matrix());
+  ASSERT_EQ(r.releases.size(), 2u);
+  EXPECT_EQ(r.releases[1].bundle.manifest.verdict, "fail") << "the bundle's own verdict, as qualify wrote it";
+  EXPECT_EQ(r.releases[1].verdict, "pass") << "only the expected header mismatch";
+  EXPECT_EQ(r.releases[1].expected, std::vector<std::string>{"nccl-header-library-mismatch"});
+  EXPECT_EQ(r.releases[0].verdict, "fail") << "2.27.7 has failed cases and a known-defect finding";
+  const std::string md = doc::to_markdown(campaign::to_doc(r));
+  EXPECT_NE(md.find("| 2.29.7 | pass |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 2.27.7 | fail |"), std::string::npos) << md;
+  EXPECT_EQ(campaign::to_json(r)["releases"][1]["verdict"], "pass");
+  // A run that could not reach a GPU never turns into a pass.
+  auto nogpu = r.releases[1].bundle;
+  nogpu.manifest.verdict = bundle::kVerdictNoGpu;
+  EXPECT_EQ(campaign::release_verdict(nogpu), bundle::kVerdictNoGpu);
+}
+
+TEST(CampaignPerformance, ChangesGroupPerDefectAndPerCollectiveDtypeOp) {
+  ScratchDir tmp("campaign");
+  std::vector<campaign::Release> rel;
+  for (const char* v : {"2.29.3", "2.29.7"}) {
+    const bool old = std::string(v) == "2.29.3";
+    std::vector<SynthCase> cs;
+    // nccl-1950 across two collectives and two dtypes: one row.
+    for (const char* suite : {"AllReduce", "Reduce"})
+      for (const char* n : {"f32_avg_65537_outofplace_w1", "f64_premulsum_8193_outofplace_w1"})
+        cs.push_back(
+            old ? SynthCase{suite, n, "failed", "tail never written", {{"gpucts.known_defect", "nccl-1950"}}}
+                : SynthCase{suite, n, "passed", "", {}});
+    // Native AlltoAll: 3 f32 cases and 2 bf16 ones skip -> pass: two rows.
+    for (const char* n : {"f32_0_outofplace_w1", "f32_13_outofplace_w1", "f32_1021_outofplace_w1",
+                          "bf16_0_outofplace_w1", "bf16_13_outofplace_w1"})
+      cs.push_back({"AlltoAll", n, old ? "skipped" : "passed", old ? "AlltoAll needs NCCL 2.28.3" : "", {}});
+    make_bundle(fs::path(tmp.path()) / v, v, cs, {}, false, 2000, 5);
+    rel.push_back(campaign::load_release((fs::path(tmp.path()) / v).string()));
+  }
+  campaign::Report r = campaign::build(std::move(rel), builtin_matrix());
+  ASSERT_EQ(r.changes.size(), 3u) << campaign::to_json(r)["changes"].dump(1);
+  EXPECT_EQ(r.case_changes.size(), 9u) << "every case is still there, for the details";
+  const campaign::Change& defect = r.changes[0];
+  EXPECT_EQ(defect.defect, "nccl-1950") << "defect groups first";
+  EXPECT_EQ(defect.cases, 4);
+  EXPECT_EQ(defect.collectives, (std::vector<std::string>{"AllReduce", "Reduce"}));
+  EXPECT_EQ(defect.from + ">" + defect.to, "fail>pass");
+  const campaign::Change* f32 = find_change(r, "AlltoAll", "f32", "");
+  const campaign::Change* bf16 = find_change(r, "AlltoAll", "bf16", "");
+  ASSERT_NE(f32, nullptr);
+  ASSERT_NE(bf16, nullptr);
+  EXPECT_EQ(f32->cases, 3);
+  EXPECT_EQ(bf16->cases, 2);
+  EXPECT_TRUE(f32->defect.empty());
+  EXPECT_EQ(f32->example, "gpucts_collectives/AlltoAll.f32_0_outofplace_w1");
+  const std::string md = doc::to_markdown(campaign::to_doc(r));
+  EXPECT_NE(md.find("| 2.29.7 | 2.29.3 | nccl-1950 | AllReduce, Reduce | fail -> pass | 4 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 2.29.7 | 2.29.3 | - | AlltoAll f32 | skip -> pass | 3 |"), std::string::npos) << md;
+  // Each case on request: a details section after everything else.
+  const auto details = md.find("## Every case that changed (9)");
+  ASSERT_NE(details, std::string::npos) << md;
+  EXPECT_GT(details, md.find("## Pass/fail/skip by collective"));
+  EXPECT_NE(
+      md.find("| gpucts_collectives/Reduce.f64_premulsum_8193_outofplace_w1 | fail -> pass | nccl-1950 |",
+              details),
+      std::string::npos)
+      << md;
+  EXPECT_EQ(campaign::to_json(r)["case_changes"].size(), 9u);
+}
+
+TEST(CampaignPerformance, OneReleaseStillShowsTheMatrixTable) {
+  ScratchDir tmp("campaign");
+  auto rel = synthetic_releases(tmp.path());
+  rel.resize(1);
+  campaign::Report r = campaign::build(std::move(rel), builtin_matrix());
+  ASSERT_EQ(r.releases.size(), 1u);
+  EXPECT_FALSE(r.claims.empty());
+  const std::string md = doc::to_markdown(campaign::to_doc(r));
+  const auto at = md.find("## Observed against the matrix");
+  ASSERT_NE(at, std::string::npos) << md;
+  EXPECT_NE(md.find("| nccl_features.csv | AlltoAll (ncclAlltoAll) |", at), std::string::npos) << md;
+  EXPECT_NE(md.find("one release: nothing to compare"), std::string::npos) << md;
 }
 
 TEST(CampaignReport, CaseAxes) {

@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -23,11 +25,13 @@
 #include "fixtures/probe/probe.hpp"
 #include "fixtures/probe/spawn.hpp"
 #include "matrix/matrix.hpp"
+#include "report/across_runs.hpp"
 #include "report/bandwidth.hpp"
 #include "report/bundle.hpp"
 #include "report/junit.hpp"
 #include "report/report_diff.hpp"
 #include "report/summary.hpp"
+#include "report/svg_plot.hpp"
 #include "report/xml.hpp"
 
 namespace fs = std::filesystem;
@@ -338,7 +342,8 @@ TEST_F(BundleTest, ReportFindsNewFailuresSkipsAndSlowerPoints) {
   EXPECT_NO_THROW(xml::parse(read(out / "report.html"), "report.html"));
   EXPECT_NE(read(out / "report.html").find("<svg"), std::string::npos) << "no per-run bandwidth plot";
   std::string md = read(out / "report.md");
-  EXPECT_NE(md.find("| candidate 1 | candidate 2 |"), std::string::npos) << "one column per run";
+  EXPECT_NE(md.find("| candidate 1: "), std::string::npos) << "one column per run";
+  EXPECT_NE(md.find(" | candidate 2: "), std::string::npos) << "one column per run";
   // With a tolerance above the drop, the bandwidth rows disappear (the case regressions stay).
   auto wide = sh(gpucts() + " report --json --tolerance 25 --baseline " + base().string() + " --candidate " +
                  cand().string());
@@ -988,6 +993,155 @@ TEST(ReportCompare, SlowerOnlyBeyondToleranceAndRecordedSpread) {
   EXPECT_NE(lat.regressions[0][0].find("20.00 us -> 30.00 us"), std::string::npos) << lat.regressions[0][0];
   auto faster = report::compare(synthetic("b", {}, {bp(8, 30, 1)}), {synthetic("c", {}, {bp(8, 20, 1)})}, 5);
   EXPECT_FALSE(faster.regressed());
+}
+
+// A bundle of one NCCL release: its fingerprint names the release, its bandwidth the points.
+bundle::Bundle release_bundle(const std::string& nccl, std::vector<junit::Case> cases,
+                              std::vector<bw::Point> points) {
+  auto b = synthetic("nccl-" + nccl, std::move(cases), std::move(points));
+  b.fingerprints.emplace_back("h.json", nlohmann::json{{"schema", "gpucts.fingerprint/1"},
+                                                       {"host", "h"},
+                                                       {"nccl", {{"header", "2.28.9"}, {"runtime", nccl}}}});
+  return b;
+}
+
+TEST(ReportCompare, SeveralCandidatesNameRunsListAdjacentMovesAndGroupCases) {
+  const std::uint64_t gib = 1ull << 30;
+  auto cases = [](const std::string& status) {
+    std::vector<junit::Case> v;
+    for (const char* n : {"f32_sum_13_w1", "f32_sum_1021_w1", "bf16_max_13_w1"})
+      v.push_back(tc("gpucts_collectives", n, status));
+    return v;
+  };
+  auto base = release_bundle("2.18.3", cases("passed"), {bp(gib, 1000, 1), bp(8, 20, 1)});
+  auto c1 = release_bundle("2.21.5", cases("failed"), {bp(gib, 1000, 1), bp(8, 20.5, 1)});
+  auto c2 = release_bundle("2.26.2", cases("failed"), {bp(gib, 650, 1), bp(8, 20.2, 1)});
+  auto c = report::compare(base, {c1, c2}, 5);
+  EXPECT_EQ(c.names, (std::vector<std::string>{"NCCL 2.18.3", "NCCL 2.21.5", "NCCL 2.26.2"}));
+  // Between neighbours only the 1 GiB point moved, from candidate 1 to candidate 2.
+  ASSERT_EQ(c.adjacent.size(), 1u);
+  EXPECT_EQ(c.adjacent[0].from, 1u);
+  EXPECT_EQ(c.adjacent[0].move.change, "faster") << "a shorter time at 1 GiB is more bandwidth";
+  const std::string md = doc::to_markdown(report::to_doc(c));
+  EXPECT_NE(md.find("| NCCL 2.21.5 -> NCCL 2.26.2 | gpucts_bandwidth | AllReduce | f32 | 1 GiB |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| baseline: NCCL 2.18.3 | candidate 1: NCCL 2.21.5 | candidate 2: NCCL 2.26.2 |"),
+            std::string::npos)
+      << md;
+  // Legends say the release, not "candidate 1".
+  const std::string html = doc::to_html(report::to_doc(c));
+  EXPECT_NE(html.find(">NCCL 2.21.5</text>"), std::string::npos);
+  EXPECT_EQ(html.find(">candidate 1</text>"), std::string::npos);
+  // The three changed cases are one row of their suite and collective (the same change in each run).
+  EXPECT_NE(md.find("| gpucts_collectives | AllReduce | passed | failed (newly failing) | failed (newly "
+                    "failing) | 3 |"),
+            std::string::npos)
+      << md;
+  // Plots come before the case tables; every case is listed after them.
+  const auto plot = md.find("*AllReduce (gpucts_bandwidth)*"), grouped = md.find("## Cases that changed (3)");
+  const auto every = md.find("## Every changed case (3)");
+  ASSERT_NE(plot, std::string::npos) << md;
+  ASSERT_NE(grouped, std::string::npos) << md;
+  EXPECT_LT(plot, grouped);
+  EXPECT_LT(grouped, every);
+  EXPECT_EQ(report::to_json(c)["adjacent"].size(), 1u);
+}
+
+TEST(ReportCompare, NonblockingPointsAreNeverComparedWithBlockingOnes) {
+  const std::uint64_t gib = 1ull << 30;
+  auto nb = [](bw::Point p) {
+    p.comm = bw::kNonblocking;
+    return p;
+  };
+  auto base = release_bundle("2.21.5", {}, {bp(8, 9, 1), nb(bp(8, 9, 1)), bp(gib, 1000, 1)});
+  auto cand = release_bundle("2.26.2", {}, {bp(8, 9.2, 1), nb(bp(8, 65, 1)), bp(gib, 1000, 1)});
+  auto c = report::compare(base, {cand}, 5);
+  // The nonblocking point moved against its own kind only; the default 8 B stayed.
+  ASSERT_EQ(c.bandwidth.size(), 1u);
+  EXPECT_NE(c.bandwidth[0].label.find("(nonblocking)"), std::string::npos) << c.bandwidth[0].label;
+  EXPECT_NEAR(c.bandwidth[0].baseline, 9, 1e-6);
+  EXPECT_NEAR(c.bandwidth[0].candidates[0], 65, 1e-6);
+  EXPECT_EQ(c.bandwidth[0].change[0], "slower");
+  EXPECT_FALSE(c.regressed()) << "a variant is shown, it does not gate";
+  // A nonblocking point with no nonblocking counterpart is compared with nothing.
+  auto only_default = release_bundle("2.26.2", {}, {bp(8, 65, 1)});
+  auto d = report::compare(release_bundle("2.21.5", {}, {nb(bp(8, 9, 1))}), {only_default}, 5);
+  EXPECT_TRUE(d.bandwidth.empty());
+  EXPECT_FALSE(d.regressed());
+}
+
+TEST(ReportCompare, NextSizesThatMovedTogetherAreOneRow) {
+  // 1, 2 and 4 MiB faster together, 8 MiB not, 16 MiB faster again: two rows.
+  std::vector<bw::Point> before, after;
+  for (int k = 0; k < 5; ++k) {
+    const std::uint64_t bytes = (1ull << 20) << k;
+    before.push_back(bp(bytes, 100.0 * (1 << k), 1));
+    after.push_back(bp(bytes, (k == 3 ? 100.0 : 60.0) * (1 << k), 1));
+  }
+  auto a = release_bundle("2.21.5", {}, before), b = release_bundle("2.26.2", {}, after);
+  const auto changes = across::adjacent_changes({&a, &b}, 5);
+  ASSERT_EQ(changes.size(), 4u);
+  const auto t = across::change_table(changes, {"NCCL 2.21.5", "NCCL 2.26.2"}, 100);
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0][4], "1 MiB - 4 MiB (3 sizes)");
+  EXPECT_EQ(t.rows[0][9], "+66.7% .. +66.7% faster");
+  EXPECT_EQ(t.rows[1][4], "16 MiB");
+  EXPECT_EQ(t.rows[0][0], "NCCL 2.21.5 -> NCCL 2.26.2");
+}
+
+// The tick labels of one axis ("ytick" / "xtick") with their positions (y for ytick, x for xtick).
+std::vector<std::pair<std::string, double>> ticks(const std::string& svg, const std::string& cls) {
+  std::vector<std::pair<std::string, double>> out;
+  const std::string open = "<text class=\"" + cls + "\" x=\"";
+  for (auto at = svg.find(open); at != std::string::npos; at = svg.find(open, at + 1)) {
+    const auto x = std::stod(svg.substr(at + open.size()));
+    const auto yq = svg.find("y=\"", at) + 3;
+    const auto y = std::stod(svg.substr(yq));
+    const auto gt = svg.find('>', at) + 1;
+    out.emplace_back(svg.substr(gt, svg.find('<', gt) - gt), cls == "ytick" ? y : x);
+  }
+  return out;
+}
+
+TEST(SvgPlot, ValuesSpanningDecadesGetALogAxisWithDecadeTicks) {
+  svg::Plot p;
+  p.title = "AllReduce";
+  p.y_label = "algbw (GB/s)";
+  svg::Series s{"NCCL 2.21.5", {}, false};
+  for (int e = 3; e <= 30; ++e)
+    s.points.emplace_back(std::ldexp(1.0, e), 0.0015 * std::pow(2.0, e - 3) / (1 + std::pow(2.0, e - 22)));
+  p.series.push_back(s);
+  const std::string svg = svg::render(p);
+  auto y = ticks(svg, "ytick");
+  std::vector<std::string> labels;
+  for (const auto& t : y) labels.push_back(t.first);
+  for (const char* want : {"0.001", "0.01", "0.1", "1", "10", "100", "1000"})
+    EXPECT_NE(std::find(labels.begin(), labels.end(), want), labels.end()) << want << " in " << svg;
+  // Decades are equally spaced, upwards.
+  std::vector<double> decade_y;
+  for (const auto& t : y)
+    if (t.first == "0.001" || t.first == "0.01" || t.first == "0.1" || t.first == "1" || t.first == "10" ||
+        t.first == "100" || t.first == "1000")
+      decade_y.push_back(t.second);
+  ASSERT_EQ(decade_y.size(), 7u);
+  for (size_t i = 1; i < decade_y.size(); ++i) {
+    EXPECT_LT(decade_y[i], decade_y[i - 1]) << "larger values higher up";
+    EXPECT_NEAR(decade_y[i - 1] - decade_y[i], decade_y[0] - decade_y[1], 0.15) << "log-spaced";
+  }
+  EXPECT_NE(svg.find("algbw (GB/s), log scale"), std::string::npos);
+  // x ticks are sizes.
+  auto x = ticks(svg, "xtick");
+  ASSERT_FALSE(x.empty());
+  EXPECT_EQ(x.back().first, "1G");
+  EXPECT_NO_THROW(xml::parse(svg, "plot.svg"));
+  // Values within a decade keep a linear axis from 0.
+  svg::Plot lin = p;
+  lin.series[0].points = {{1 << 20, 1800}, {1 << 30, 2100}};
+  auto ly = ticks(svg::render(lin), "ytick");
+  ASSERT_FALSE(ly.empty());
+  EXPECT_EQ(ly.front().first, "0");
+  EXPECT_EQ(svg::render(lin).find("log scale"), std::string::npos);
 }
 
 TEST(ReportCompare, AVerdictThatStopsPassingIsARegression) {
