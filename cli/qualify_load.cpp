@@ -26,7 +26,8 @@ std::map<std::string, std::string> read_built_against(const std::string& file) {
 }
 
 std::string built_against_file(const Tree& t) {
-  const fs::path dir = t.kind == "build" ? fs::path(t.root) : fs::path(t.kind == "file" ? t.root : t.tests_json).parent_path();
+  const fs::path dir =
+      t.kind == "build" ? fs::path(t.root) : fs::path(t.kind == "file" ? t.root : t.tests_json).parent_path();
   return (dir / "gpucts_built_against.txt").string();
 }
 
@@ -38,8 +39,8 @@ bool is_dynamic_elf(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   Elf64_Ehdr h{};
   if (!in.read(reinterpret_cast<char*>(&h), sizeof h)) return false;
-  if (std::string(reinterpret_cast<const char*>(h.e_ident), SELFMAG) != ELFMAG || h.e_ident[EI_CLASS] != ELFCLASS64 ||
-      h.e_phentsize != sizeof(Elf64_Phdr) || h.e_phnum > 4096)
+  if (std::string(reinterpret_cast<const char*>(h.e_ident), SELFMAG) != ELFMAG ||
+      h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_phentsize != sizeof(Elf64_Phdr) || h.e_phnum > 4096)
     return false;
   for (int i = 0; i < h.e_phnum; ++i) {
     Elf64_Phdr p{};
@@ -53,7 +54,8 @@ bool is_dynamic_elf(const std::string& path) {
 }  // namespace
 
 std::vector<std::string> missing_libraries(const std::string& program) {
-  if (::access(program.c_str(), X_OK) != 0 || !fs::is_regular_file(program) || !is_dynamic_elf(program)) return {};
+  if (::access(program.c_str(), X_OK) != 0 || !fs::is_regular_file(program) || !is_dynamic_elf(program))
+    return {};
   proc::Options o;
   o.set_env = {"LD_TRACE_LOADED_OBJECTS=1"};
   o.unset_env = {"LD_PRELOAD"};

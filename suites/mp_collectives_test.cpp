@@ -54,8 +54,8 @@ void register_cases(const cts::mpi::Context& ctx) {
   // alike on every rank. A listing still names every case (a CI job plans with it).
   if (!why.empty() && !cts::register_every_case(0, nullptr)) {
     if (pf && pf->ok()) cts::mpi::set_not_runnable(why);
-    cts::register_case_for_missing_gpus("MpiCollectives", "w" + std::to_string(ctx.size) + "_not_runnable", why,
-                                        ctx.local_size);
+    cts::register_case_for_missing_gpus("MpiCollectives", "w" + std::to_string(ctx.size) + "_not_runnable",
+                                        why, ctx.local_size);
     return;
   }
   for (const auto& c : cts::collective_cases(ctx.size, cts::sweep_from_env()))
