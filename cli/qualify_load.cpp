@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -33,7 +34,7 @@ std::string built_against_file(const Tree& t) {
 
 namespace {
 
-// A 64-bit ELF file with a program interpreter (PT_INTERP): the loader's listing applies to it.
+// A 64-bit ELF file whose program interpreter (PT_INTERP) is glibc's: its listing applies to it.
 // A script, a static program or anything else would run for real under LD_TRACE_LOADED_OBJECTS.
 bool is_dynamic_elf(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -46,7 +47,12 @@ bool is_dynamic_elf(const std::string& path) {
     Elf64_Phdr p{};
     in.seekg(static_cast<std::streamoff>(h.e_phoff + i * sizeof p));
     if (!in.read(reinterpret_cast<char*>(&p), sizeof p)) return false;
-    if (p.p_type == PT_INTERP) return true;
+    if (p.p_type != PT_INTERP) continue;
+    // glibc's loader (ld-linux*.so): the one that lists instead of running under that variable.
+    std::string interp(std::min<Elf64_Xword>(p.p_filesz, 256), '\0');
+    in.seekg(static_cast<std::streamoff>(p.p_offset));
+    return in.read(interp.data(), static_cast<std::streamsize>(interp.size())) &&
+           interp.find("/ld-linux") != std::string::npos;
   }
   return false;
 }
@@ -85,13 +91,22 @@ std::string unloadable_reason(const TestEntry& e, const std::map<std::string, st
   for (const auto& p : programs) {
     auto missing = missing_libraries(p);
     if (missing.empty()) continue;
-    std::string why;
+    // Libraries of one origin together, one bracket after them: "needs a.so.1, b.so.1 (built
+    // against libtorch 1.13.0), absent here".
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups;
     for (const auto& lib : missing) {
       std::string from;
       size_t best = 0;
       for (const auto& [prefix, what] : built_against)
         if (lib.rfind(prefix, 0) == 0 && prefix.size() > best) best = prefix.size(), from = what;
-      why += (why.empty() ? "needs " : ", ") + lib + (from.empty() ? "" : " (built against " + from + ")");
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == from; });
+      if (g == groups.end()) g = groups.insert(groups.end(), {from, {}});
+      g->second.push_back(lib);
+    }
+    std::string why;
+    for (const auto& [from, libs] : groups) {
+      for (const auto& lib : libs) why += (why.empty() ? "needs " : ", ") + lib;
+      if (!from.empty()) why += " (built against " + from + ")";
     }
     return why + ", absent here";
   }
