@@ -579,7 +579,10 @@ TEST(Rendezvous, FileStoreAndGlooGroupOverIt) {
   ca::World& w = ca::world();
   ca::StoreSpec s;
   s.kind = ca::StoreKind::file;
-  s.path = torchrun::filestore_dir() + "/store";
+  // A file per round (--gtest_repeat): a FileStore deletes its file when its last user goes,
+  // which may be a peer still leaving the previous round.
+  static int round = 0;
+  s.path = torchrun::filestore_dir() + "/store" + std::to_string(round++);
   s.world = w.env.world_size;
   s.timeout = Millis(30000);
   auto fs = ca::make_store(s);
