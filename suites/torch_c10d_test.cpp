@@ -532,7 +532,11 @@ TEST_P(Timeouts, CollectiveOneRankNeverJoins) {
       EXPECT_GE(s, 0.8 * timeout.count() / 1000.0) << "failed before the timeout: " << e.what();
       EXPECT_LT(s, 3.0 * timeout.count() / 1000.0 + 20)
           << "took " << s << " s for a " << timeout.count() << " ms timeout";
-      EXPECT_TRUE(std::regex_search(e.what(), std::regex("time[d]? ?out", std::regex::icase)))
+      // The first waiting rank to time out closes its Gloo pairs: under load a waiting peer may
+      // see that ("Connection closed by peer") just before its own timeout fires, never earlier
+      // than the timeout (checked above).
+      EXPECT_TRUE(std::regex_search(e.what(),
+                                    std::regex("time[d]? ?out|Connection closed by peer", std::regex::icase)))
           << "the message does not say it timed out: " << e.kind << ": " << e.what();
     }
   }
