@@ -1,10 +1,12 @@
 # CTest entry gpucts_install_tree (ci/CMakeLists.txt): `cmake --install` of this build into a fresh
-# prefix, then `<prefix>/bin/gpucts qualify` of the CPU suites from a folder outside the source and
-# build trees, with both trees hidden behind empty mounts where a mount namespace can be had
-# (`unshare -rm`). Passes when qualify exits 0 and the bundle's summary says PASS with every
+# prefix, moved elsewhere, then `<prefix>/bin/gpucts qualify` of the CPU suites from a folder outside
+# the source and build trees, with both trees hidden behind empty mounts where a mount namespace can
+# be had (`unshare -rm`). Passes when qualify exits 0 and the bundle's summary says PASS with every
 # expected suite passed; also checks that tests.json names neither tree and that the run writes
-# nothing into the install tree.
-#   cmake -DBUILD_DIR=.. -DSOURCE_DIR=.. -DSUITES=a,b,... [-DSCRATCH=..] -P install_tree_test.cmake
+# nothing into the install tree. With CXX given, the tree also holds an entry as another machine's
+# build would: its program linked against a library made absent afterwards; it must be reported
+# not run, naming that library and what the build linked, and the verdict stays PASS.
+#   cmake -DBUILD_DIR=.. -DSOURCE_DIR=.. -DSUITES=a,b,... [-DCXX=..] [-DSCRATCH=..] -P install_tree_test.cmake
 foreach(v BUILD_DIR SOURCE_DIR SUITES)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "install_tree_test: -D${v}= is required")
@@ -67,6 +69,42 @@ if(tests_json MATCHES "gpucts_install_tree")
   fail("share/gpucts/tests.json lists the install test itself")
 endif()
 
+# A suite of another machine's build: gpucts_needs_gone, linked against libgpucts_gone.so.1, which
+# is then deleted (as a libtorch of the build machine is absent from the image).
+set(gone_suite gpucts_needs_gone)
+if(CXX)
+  set(gone "${root}/gone")
+  file(MAKE_DIRECTORY "${gone}")
+  file(WRITE "${gone}/gone.cpp" "int gpucts_gone() { return 0; }\n")
+  file(WRITE "${gone}/needs.cpp" "int gpucts_gone();\nint main() { return gpucts_gone(); }\n")
+  execute_process(COMMAND "${CXX}" -shared -fPIC -Wl,-soname,libgpucts_gone.so.1 -o "${gone}/libgpucts_gone.so.1"
+                          "${gone}/gone.cpp" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(rc EQUAL 0)
+    execute_process(COMMAND "${CXX}" -o "${prefix}/libexec/gpucts/${gone_suite}" "${gone}/needs.cpp"
+                            "${gone}/libgpucts_gone.so.1" "-Wl,-rpath,${gone}" RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                            ERROR_VARIABLE out)
+  endif()
+  if(NOT rc EQUAL 0)
+    fail("cannot build the stand-in suite with ${CXX}:\n${out}")
+  endif()
+  execute_process(COMMAND "${prefix}/libexec/gpucts/${gone_suite}" RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    fail("the stand-in suite does not run while its library is there (${rc})")
+  endif()
+  file(REMOVE_RECURSE "${gone}")
+  string(JSON n LENGTH "${tests_json}" tests)
+  string(JSON tests_json SET "${tests_json}" tests ${n} "{\"name\": \"${gone_suite}\", \"command\": \
+[\"libexec/gpucts/${gone_suite}\"], \"properties\": [{\"name\": \"LABELS\", \"value\": [\"cpu\"]}]}")
+  file(WRITE "${prefix}/share/gpucts/tests.json" "${tests_json}")
+  file(APPEND "${prefix}/share/gpucts/gpucts_built_against.txt" "libgpucts_gone=gpucts-gone 1.0\n")
+  list(APPEND SUITES ${gone_suite})
+  string(REPLACE ")$" "|${gone_suite})$" regex "${regex}")
+endif()
+
+# The tree works wherever it is copied: moved away from where it was installed.
+file(RENAME "${prefix}" "${root}/moved")
+set(prefix "${root}/moved")
+
 file(GLOB_RECURSE installed_before LIST_DIRECTORIES true RELATIVE "${prefix}" "${prefix}/*")
 
 # Run qualify from outside both trees; hide them where a private mount namespace is allowed.
@@ -99,10 +137,35 @@ if(NOT summary MATCHES "\\*\\*PASS\\*\\*")
   fail("summary.md does not say PASS:\n${summary}")
 endif()
 foreach(s IN LISTS SUITES)
+  if(s STREQUAL gone_suite)
+    continue()
+  endif()
   if(NOT summary MATCHES "\\| *${s} *\\|[^\n]*\\| *passed *\\|")
     fail("summary.md does not list ${s} as passed:\n${summary}")
   endif()
 endforeach()
+if(CXX)
+  # Not run, with the library and what the build linked; neither failed nor an error.
+  file(READ "${bundle}/manifest.json" manifest)
+  string(JSON ns LENGTH "${manifest}" suites)
+  math(EXPR last "${ns} - 1")
+  set(gone_status "absent from the manifest")
+  foreach(i RANGE ${last})
+    string(JSON name GET "${manifest}" suites ${i} name)
+    if(name STREQUAL gone_suite)
+      string(JSON gone_status GET "${manifest}" suites ${i} status)
+      string(JSON gone_reason ERROR_VARIABLE err GET "${manifest}" suites ${i} reason)
+    endif()
+  endforeach()
+  set(want "needs libgpucts_gone.so.1 (built against gpucts-gone 1.0), absent here")
+  if(NOT gone_status STREQUAL "not_run" OR NOT gone_reason STREQUAL want)
+    fail("${gone_suite}: status ${gone_status}, reason '${gone_reason}'; expected not_run, '${want}'")
+  endif()
+  string(FIND "${summary}" "not run: ${want}" at)
+  if(at EQUAL -1)
+    fail("summary.md does not say why ${gone_suite} did not run:\n${summary}")
+  endif()
+endif()
 # Nothing is written into the install tree (it may be mounted read-only in the image).
 file(GLOB_RECURSE installed_after LIST_DIRECTORIES true RELATIVE "${prefix}" "${prefix}/*")
 if(NOT installed_after STREQUAL installed_before)
@@ -110,4 +173,4 @@ if(NOT installed_after STREQUAL installed_before)
   fail("qualify wrote into the install tree: ${installed_after}")
 endif()
 file(REMOVE_RECURSE "${root}")
-message(STATUS "install_tree_test: PASS (${SUITES} passed from the install tree)")
+message(STATUS "install_tree_test: PASS (${SUITES} from the install tree, moved; ${gone_suite} not run as expected)")

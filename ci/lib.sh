@@ -1,12 +1,14 @@
 # Shared by ci/test and ci/qualify: find or install what the build needs, then configure and build.
 # Sourced, not run. Installs only what is missing, and only where apt-get can (root, a registry in
-# reach); on an offline image (the GPU machine) it uses what is there and says what is missing.
+# reach); on an offline image (the GPU machine) it uses what is there and says what is missing:
+# a required package missing stops it (one line, status 1), an optional one is named and skipped.
+# ci/lib_test.sh (CTest gpucts_ci_requirements) runs this logic with apt-get unavailable.
 
 gpucts_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 log() { printf '[gpucts %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
-# Debian package -> a file that proves it is there.
+# Debian package -> a file that proves it is there. Required: the build cannot go on without them.
 gpucts_packages=(
   "cmake:/usr/bin/cmake"
   "g++:/usr/bin/g++"
@@ -16,6 +18,9 @@ gpucts_packages=(
   "libcli11-dev:/usr/include/CLI/CLI.hpp"
   "libopenmpi-dev:/usr/bin/mpicxx"
   "openmpi-bin:/usr/bin/mpiexec"
+)
+# Optional tools: installed where apt-get can, else the one test that uses each skips with its reason.
+gpucts_optional_tools=(
   "libxml2-utils:/usr/bin/xmllint"   # the JUnit test runs every XML through a real parser
 )
 # Optional: the libtorch suite is built only where libtorch is found (Debian's CPU build in CI).
@@ -37,12 +42,16 @@ gpucts_install_missing() {
   for entry in "${gpucts_packages[@]}"; do
     [ -e "${entry#*:}" ] || command -v "${entry%%:*}" >/dev/null 2>&1 || gpucts_unpacked "$entry" || missing+=("${entry%%:*}")
   done
+  for entry in "${gpucts_optional_tools[@]}"; do
+    [ -e "${entry#*:}" ] || optional+=("${entry%%:*}")
+  done
   if [ "${GPUCTS_SKIP_TORCH:-0}" != 1 ] && ! python3 -c 'import torch' >/dev/null 2>&1; then
     for entry in "${gpucts_optional_packages[@]}"; do
       [ -e "${entry#*:}" ] || optional+=("${entry%%:*}")
     done
   fi
   [ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ] && return 0
+  local without="optional packages not installed: ${optional[*]} (without libtorch-dev the libtorch suite is not built; without libxml2-utils the xmllint test skips)"
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     log "installing: ${missing[*]} ${optional[*]}"
     if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
@@ -53,11 +62,13 @@ gpucts_install_missing() {
         log "error: could not install ${missing[*]} (see ${TMPDIR:-/tmp}/gpucts-apt.log)"
         return 1
       fi
-      log "optional packages not installed: ${optional[*]} (the libtorch suite will not be built)"
+      [ ${#optional[@]} -eq 0 ] || log "$without"
     fi
   elif [ ${#missing[@]} -gt 0 ]; then
     log "error: missing ${missing[*]} and cannot install them here (not root or no apt-get)"
     return 1
+  else
+    log "$without; not root or no apt-get here"
   fi
 }
 

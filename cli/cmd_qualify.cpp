@@ -10,6 +10,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/qualify_check.hpp"
+#include "cli/qualify_load.hpp"
 #include "cli/qualify_run.hpp"
 #include "fixtures/probe/environment.hpp"
 #include "fixtures/probe/gpu_requirement.hpp"
@@ -289,6 +290,7 @@ int cmd_qualify(const Args& a) {
   std::vector<junit::Case> cases;
   const int visible = visible_gpu_count();
   const std::string no_gpu = no_gpu_reason();
+  const auto built_against = qualify::read_built_against(qualify::built_against_file(tree));
   for (size_t i = 0; i < selected.size(); ++i) {
     const auto& t = selected[i];
     qualify::RunPaths p;
@@ -305,6 +307,8 @@ int cmd_qualify(const Args& a) {
       not_run = "qualify was interrupted before this suite";
     else if (t.gpus > visible && !a.flag("run-all"))
       not_run = gpu_shortfall(t.gpus, visible, no_gpu);
+    else if (std::string why = qualify::unloadable_reason(e, built_against); !why.empty())
+      not_run = why;  // a library of the build machine absent here: not a failure of this stack
     if (!not_run.empty()) {
       bundle::SuiteRun r;
       r.name = t.name;

@@ -17,7 +17,8 @@
 include_guard(GLOBAL)
 
 set(GPUCTS_SKIP_RETURN_CODE 77)
-set(GPUCTS_KNOWN_LABELS cpu single-gpu multi-gpu multi-process matrix torch perf self-test)
+# install-only: an entry that needs the build or source tree, left out of the install tree's tests.json.
+set(GPUCTS_KNOWN_LABELS cpu single-gpu multi-gpu multi-process matrix torch perf self-test install-only)
 # quick: the entries of `gpucts qualify --level quick` (cli/qualify_run.hpp), with the environment it sets.
 list(APPEND GPUCTS_KNOWN_LABELS quick)
 # multi-rank-sim: N ranks on one GPU, each its own host to NCCL (GPUCTS_SIMULATED_HOSTS=1).

@@ -13,6 +13,7 @@
 #include "fixtures/nccl/collectives.hpp"
 #include "fixtures/probe/gpu_requirement.hpp"
 #include "fixtures/probe/probe.hpp"
+#include "fixtures/probe/simulated_hosts.hpp"
 
 namespace {
 
@@ -56,7 +57,8 @@ void register_cases(const cts::mpi::Context& ctx) {
   // A listing or a filter still registers every case; each then skips with the reason.
   if (!why.empty() && pf && pf->ok()) cts::mpi::set_not_runnable(why);
   if (!why.empty() && !cts::register_every_case(0, nullptr)) {
-    cts::register_skipping_case("MpiCollectives", "w" + std::to_string(ctx.size) + "_not_runnable", why);
+    cts::register_case_for_missing_gpus("MpiCollectives", "w" + std::to_string(ctx.size) + "_not_runnable",
+                                        why, cts::simulated_hosts_requested() ? 1 : ctx.local_size);
     return;
   }
   for (const auto& c : cts::collective_cases(ctx.size, cts::sweep_from_env()))

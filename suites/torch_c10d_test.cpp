@@ -46,12 +46,14 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Skips unless `b` can run with this world here: built into libtorch, and one GPU per rank.
+// Skips unless `b` can run with this world here: one GPU per rank (one for all where the ranks are
+// simulated hosts; a failure where GPUCTS_EXPECT_GPUS promised them, whatever the libtorch), and
+// built into libtorch.
 #define CTS_REQUIRE_BACKEND(b)                                                                        \
   do {                                                                                                \
+    if ((b) == BackendKind::nccl) CTS_REQUIRE_GPUS(ca::nccl_gpus_needed(ca::world().env.world_size)); \
     std::string cts_why_ = ca::backend_unavailable_reason(b);                                         \
     if (!cts_why_.empty()) GTEST_SKIP() << cts_why_;                                                  \
-    if ((b) == BackendKind::nccl) CTS_REQUIRE_GPUS(ca::nccl_gpus_needed(ca::world().env.world_size)); \
   } while (0)
 
 // ---- payloads, exact by construction ----------------------------------------------------------
@@ -377,12 +379,13 @@ TEST_P(Barrier, EveryRankArrivedBeforeAnyLeaves) {
   static int round = 0;
   std::string base =
       std::string("barrier/") + ca::backend_name(GetParam()) + "/" + std::to_string(round++) + "/";
-  ca::store_set(*w.store, base + std::to_string(g.rank()), "here");
+  // A store add returns the new count, so the server has applied it before this rank goes on
+  // (a set does not wait for the server: a key set before the barrier may not be visible after it).
+  const std::string arrived = base + "arrived";
+  EXPECT_LE(w.store->add(arrived, 1), g.size());
   g.barrier().wait(kDeadline);
-  // Keys set before the barrier by every rank are visible after it, without waiting.
-  std::vector<std::string> keys;
-  for (int r = 0; r < g.size(); ++r) keys.push_back(base + std::to_string(r));
-  EXPECT_TRUE(w.store->check(keys)) << "a rank left the barrier before every rank reached it";
+  // Every rank's arrival was acknowledged before it entered the barrier: all of them count now.
+  EXPECT_EQ(w.store->add(arrived, 0), g.size()) << "a rank left the barrier before every rank reached it";
 }
 
 INSTANTIATE_TEST_SUITE_P(C10d, Barrier, ::testing::ValuesIn(kBackends),
@@ -530,7 +533,11 @@ TEST_P(Timeouts, CollectiveOneRankNeverJoins) {
       EXPECT_GE(s, 0.8 * timeout.count() / 1000.0) << "failed before the timeout: " << e.what();
       EXPECT_LT(s, 3.0 * timeout.count() / 1000.0 + 20)
           << "took " << s << " s for a " << timeout.count() << " ms timeout";
-      EXPECT_TRUE(std::regex_search(e.what(), std::regex("time[d]? ?out", std::regex::icase)))
+      // The first waiting rank to time out closes its Gloo pairs: under load a waiting peer may
+      // see that ("Connection closed by peer") just before its own timeout fires, never earlier
+      // than the timeout (checked above).
+      EXPECT_TRUE(std::regex_search(e.what(),
+                                    std::regex("time[d]? ?out|Connection closed by peer", std::regex::icase)))
           << "the message does not say it timed out: " << e.kind << ": " << e.what();
     }
   }
@@ -577,7 +584,10 @@ TEST(Rendezvous, FileStoreAndGlooGroupOverIt) {
   ca::World& w = ca::world();
   ca::StoreSpec s;
   s.kind = ca::StoreKind::file;
-  s.path = torchrun::filestore_dir() + "/store";
+  // A file per round (--gtest_repeat): a FileStore deletes its file when its last user goes,
+  // which may be a peer still leaving the previous round.
+  static int round = 0;
+  s.path = torchrun::filestore_dir() + "/store" + std::to_string(round++);
   s.world = w.env.world_size;
   s.timeout = Millis(30000);
   auto fs = ca::make_store(s);
