@@ -72,7 +72,8 @@ class CommandFormatter : public CLI::Formatter {
 CLI::App* add_command(CLI::App& app, const Command& c, std::vector<std::string>& positional) {
   CLI::App* sub = app.add_subcommand(c.name, c.summary);
   sub->set_help_flag("-h,--help", "print this help and exit");
-  sub->set_version_flag("--version", cts::version_line(), "print the version, git revision and build's CUDA/NCCL");
+  sub->set_version_flag("--version", cts::version_line(),
+                        "print the version, git revision and build's CUDA/NCCL");
   auto fmt = std::make_shared<CommandFormatter>(c.spec->usage);
   fmt->column_width(34);
   sub->formatter(fmt);

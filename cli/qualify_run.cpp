@@ -421,7 +421,8 @@ std::vector<junit::Case> cases_from_journal(const std::vector<std::string>& file
 namespace {
 
 // Case times from the journal of rank 0 (or of the one process), finer than gtest's milliseconds.
-void set_case_times(std::vector<junit::Case>& cases, const std::string& journal_dir, const std::string& test) {
+void set_case_times(std::vector<junit::Case>& cases, const std::string& journal_dir,
+                    const std::string& test) {
   for (const auto& f : files_with_prefix(journal_dir, file_name_for(test), ".jsonl")) {
     const std::string name = fs::path(f).filename().string();
     if (name != file_name_for(test) + ".jsonl" && name != file_name_for(test) + ".rank0.jsonl") continue;

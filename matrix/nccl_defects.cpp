@@ -58,7 +58,8 @@ std::string condition_text(const DefectCondition& d) {
     parts.push_back(std::to_string(d.nranks_min) + " or more ranks");
   if (!d.collectives.empty()) parts.push_back(joined(d.collectives));
   if (!d.ops.empty()) parts.push_back("op " + joined(d.ops));
-  if (!d.placement.empty()) parts.push_back(d.placement == "in_place" ? "in-place buffers" : "out-of-place buffers");
+  if (!d.placement.empty())
+    parts.push_back(d.placement == "in_place" ? "in-place buffers" : "out-of-place buffers");
   if (!d.dtypes.empty()) parts.push_back("dtype " + joined(d.dtypes));
   if (!d.other.empty()) parts.push_back(d.other);
   std::string s;

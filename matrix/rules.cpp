@@ -689,7 +689,8 @@ nlohmann::json CheckResult::to_json() const {
   return j;
 }
 
-CheckResult check_fingerprints(const Matrix& m, const std::vector<Fingerprint>& fps, const CheckOptions& opts) {
+CheckResult check_fingerprints(const Matrix& m, const std::vector<Fingerprint>& fps,
+                               const CheckOptions& opts) {
   CheckResult res;
   std::set<std::string> skipped;
   for (size_t i = 0; i < fps.size(); ++i) {

@@ -300,8 +300,8 @@ std::vector<std::pair<std::string, std::string>> environment_rows(const nlohmann
   if (py != "absent") py += " (" + text("python", "executable") + ")";
   rows.emplace_back("python", py);
   std::string wheels;
-  if (fp.extra.contains("python") && fp.extra["python"].is_object() && fp.extra["python"].contains("packages") &&
-      fp.extra["python"]["packages"].is_object())
+  if (fp.extra.contains("python") && fp.extra["python"].is_object() &&
+      fp.extra["python"].contains("packages") && fp.extra["python"]["packages"].is_object())
     for (const auto& [k, v] : fp.extra["python"]["packages"].items())
       if (v.is_string()) wheels += (wheels.empty() ? "" : ", ") + k + " " + v.get<std::string>();
   rows.emplace_back("pip wheels", wheels.empty() ? "absent" : wheels);
@@ -309,19 +309,18 @@ std::vector<std::pair<std::string, std::string>> environment_rows(const nlohmann
 }
 
 std::map<std::string, std::string> junit_properties(const nlohmann::json& fingerprint) {
-  static const std::map<std::string, std::string> kNames = {
-      {"host", "gpucts.host"},
-      {"driver", "gpucts.driver"},
-      {"driver CUDA", "gpucts.driver_cuda"},
-      {"CUDA runtime", "gpucts.cuda_runtime"},
-      {"CUDA toolkit", "gpucts.cuda_toolkit"},
-      {"NCCL header", "gpucts.nccl_header"},
-      {"NCCL runtime", "gpucts.nccl_runtime"},
-      {"NCCL library", "gpucts.nccl_library"},
-      {"cuDNN", "gpucts.cudnn"},
-      {"torch", "gpucts.torch"},
-      {"torch NCCL", "gpucts.torch_nccl"},
-      {"GPUs", "gpucts.gpus"}};
+  static const std::map<std::string, std::string> kNames = {{"host", "gpucts.host"},
+                                                            {"driver", "gpucts.driver"},
+                                                            {"driver CUDA", "gpucts.driver_cuda"},
+                                                            {"CUDA runtime", "gpucts.cuda_runtime"},
+                                                            {"CUDA toolkit", "gpucts.cuda_toolkit"},
+                                                            {"NCCL header", "gpucts.nccl_header"},
+                                                            {"NCCL runtime", "gpucts.nccl_runtime"},
+                                                            {"NCCL library", "gpucts.nccl_library"},
+                                                            {"cuDNN", "gpucts.cudnn"},
+                                                            {"torch", "gpucts.torch"},
+                                                            {"torch NCCL", "gpucts.torch_nccl"},
+                                                            {"GPUs", "gpucts.gpus"}};
   std::map<std::string, std::string> out;
   for (const auto& [what, value] : environment_rows(fingerprint))
     if (auto it = kNames.find(what); it != kNames.end()) out[it->second] = value;

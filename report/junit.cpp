@@ -27,7 +27,8 @@ void read_property_lines(const std::string& text, std::map<std::string, std::str
   std::string line;
   if (!std::getline(in, line) || line != kPropertiesHead) return;
   while (std::getline(in, line))
-    if (auto eq = line.find('='); eq != std::string::npos && eq > 0) props[line.substr(0, eq)] = line.substr(eq + 1);
+    if (auto eq = line.find('='); eq != std::string::npos && eq > 0)
+      props[line.substr(0, eq)] = line.substr(eq + 1);
 }
 
 void read_suite(const xml::Element& ts, const std::string& origin, const std::string& binary,

@@ -59,8 +59,9 @@ void check_section(doc::Doc& d, const bundle::Bundle& b) {
   std::string waived;
   for (const auto& w : waivers)
     if (w.findings) waived += (waived.empty() ? "" : ", ") + w.id;
-  d.paragraph("verdict: " + (errors ? "fail (" + std::to_string(errors) + " error finding(s))"
-                                    : waived.empty() ? std::string("pass") : "pass (waived: " + waived + ")"));
+  d.paragraph("verdict: " + (errors           ? "fail (" + std::to_string(errors) + " error finding(s))"
+                             : waived.empty() ? std::string("pass")
+                                              : "pass (waived: " + waived + ")"));
   doc::Table t{{"severity", "id", "subject", "message", "source"}, {}, {}};
   if (check.contains("findings") && check["findings"].is_array())
     for (const auto& f : check["findings"]) {
@@ -405,7 +406,7 @@ doc::Doc build(const bundle::Bundle& b) {
   d.verdict(v, m.verdict);
   // Right under the verdict: what it rests on, then the known defects matched by version alone.
   if (auto reasons = verdict_reasons(b); !reasons.empty()) d.list(std::move(reasons));
-  if (auto warnings = defect_warnings(b); !warnings.empty()) {
+  if (auto warnings = defect_warnings(b, true); !warnings.empty()) {
     for (auto& w : warnings) w = "warning: " + w;
     d.list(std::move(warnings));
   }
@@ -492,9 +493,9 @@ doc::Doc build(const bundle::Bundle& b) {
 
   // What was skipped and why: whole suites on one line each, then the cases grouped by reason.
   auto skips = group_skips(b);
-  d.heading("Skipped (" + n(counts.skipped - waived_cases) + " cases; " + n(static_cast<int>(skips.whole.size())) +
-            " suites whole, " + n(static_cast<int>(skips.cases.size())) + " reasons for the other " +
-            n(skips.case_count) + ")");
+  d.heading("Skipped (" + n(counts.skipped - waived_cases) + " cases; " +
+            n(static_cast<int>(skips.whole.size())) + " suites whole, " +
+            n(static_cast<int>(skips.cases.size())) + " reasons for the other " + n(skips.case_count) + ")");
   if (skips.whole.empty() && skips.cases.empty()) d.paragraph("nothing skipped");
   if (!skips.whole.empty()) {
     d.heading("Suites skipped whole (" + n(static_cast<int>(skips.whole.size())) + ")", 3);
@@ -523,8 +524,8 @@ doc::Doc build(const bundle::Bundle& b) {
     std::string cases =
         std::to_string(s.cases_done) + (s.cases_total ? "/" + std::to_string(s.cases_total) : "");
     const bool waived = suite_passed_with_waivers(b, s);
-    st.rows.push_back({s.name, labels, waived ? "passed with waivers" : s.status, cases, duration(s.duration_s),
-                       s.reason});
+    st.rows.push_back(
+        {s.name, labels, waived ? "passed with waivers" : s.status, cases, duration(s.duration_s), s.reason});
     st.row_class.push_back(s.status == "passed" || waived                     ? "pass"
                            : (s.status == "skipped" || s.status == "not_run") ? "skip"
                                                                               : "fail");

@@ -53,8 +53,8 @@ std::vector<std::string> verdict_reasons(const bundle::Bundle& b) {
   std::vector<std::string> order;
   for (const auto& c : b.cases)
     if (failing(c)) {
-      auto [it, fresh] = failed.try_emplace(c.binary, 0, c.suite + "." + c.name + ": " +
-                                                            junit::cause(c.detail.empty() ? c.message : c.detail));
+      auto [it, fresh] = failed.try_emplace(
+          c.binary, 0, c.suite + "." + c.name + ": " + junit::cause(c.detail.empty() ? c.message : c.detail));
       if (fresh) order.push_back(c.binary);
       ++it->second.first;
     }
@@ -89,7 +89,7 @@ std::vector<std::string> verdict_reasons(const bundle::Bundle& b) {
   return out;
 }
 
-std::vector<std::string> defect_warnings(const bundle::Bundle& b) {
+std::vector<std::string> defect_warnings(const bundle::Bundle& b, bool brief) {
   std::vector<std::string> out;
   if (!b.check.is_object() || !b.check.contains("findings") || !b.check["findings"].is_array()) return out;
   const auto groups = group_known_defects(b);
@@ -108,7 +108,8 @@ std::vector<std::string> defect_warnings(const bundle::Bundle& b) {
   for (const auto& id : ids) {
     const NcclDefect* d = find_defect(builtin_matrix(), id);
     std::string line = id + " in " + seen[id];
-    if (d) line += " (" + d->severity + "): " + d->title + "; hits only " + defect_condition_text(*d);
+    if (d && !brief)
+      line += " (" + d->severity + "): " + d->title + "; hits only " + defect_condition_text(*d);
     const DefectGroup* g = nullptr;
     for (const auto& x : groups)
       if (x.id == id) g = &x;
@@ -120,7 +121,8 @@ std::vector<std::string> defect_warnings(const bundle::Bundle& b) {
       line += "; " + n(g->passed) + " case(s) here meet its condition and passed";
     else
       line += "; not judged: no case of this run meets its condition";
-    if (d) line += "; fix: " + d->fix_hint();
+    if (d && !brief) line += "; fix: " + d->fix_hint();
+    if (brief) line += " (see Known NCCL defects)";
     out.push_back(line);
   }
   return out;

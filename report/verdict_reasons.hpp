@@ -15,8 +15,9 @@ namespace cts::summary {
 std::vector<std::string> verdict_reasons(const bundle::Bundle& b);
 
 // One line per known defect the check found for this NCCL that is a warning (not judged): its id,
-// title, the cases it needs, what this run's cases showed of it, and the fix.
-std::vector<std::string> defect_warnings(const bundle::Bundle& b);
+// the library, what this run's cases showed of it, and unless `brief` (the summary, whose table
+// has them) its title, the cases it needs and the fix.
+std::vector<std::string> defect_warnings(const bundle::Bundle& b, bool brief = false);
 
 // The suites whose every failure was waived (--accept-known): "passed with waivers".
 bool suite_passed_with_waivers(const bundle::Bundle& b, const bundle::SuiteRun& s);
