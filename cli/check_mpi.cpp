@@ -32,7 +32,7 @@ PreflightResult add_preflight_findings(const std::vector<Fingerprint>& fps, Chec
 
 }  // namespace
 
-std::optional<int> check_over_mpi(const Matrix& m, bool json) {
+std::optional<int> check_over_mpi(const Matrix& m, bool json, const CheckOptions& opts) {
   // A singleton MPI_Init is slow and fragile (as root, in containers): only under a launcher.
   if (!mpi::launched_by_mpi() || launcher_world_size() <= 1) return std::nullopt;
   Deadlines d = Deadlines::from_env();
@@ -51,7 +51,7 @@ std::optional<int> check_over_mpi(const Matrix& m, bool json) {
     std::vector<Fingerprint> fps;
     for (size_t r = 0; r < all.size(); ++r)
       fps.push_back(parse_fingerprint(all[r], "rank " + std::to_string(r)));
-    CheckResult r = check_fingerprints(m, fps);
+    CheckResult r = check_fingerprints(m, fps, opts);
     const PreflightResult pf = add_preflight_findings(fps, r);
     if (pf.simulated_hosts() && !json)
       std::cout << "gpucts check: " << simulated_hosts_note(pf.nccl_hosts) << " (" << pf.host_ids << ")\n";
@@ -69,7 +69,7 @@ std::optional<int> check_over_mpi(const Matrix& m, bool json) {
   return rc;
 }
 #else
-std::optional<int> check_over_mpi(const Matrix&, bool) { return std::nullopt; }
+std::optional<int> check_over_mpi(const Matrix&, bool, const CheckOptions&) { return std::nullopt; }
 #endif
 
 }  // namespace cts::cli

@@ -6,11 +6,12 @@
 #include <optional>
 
 #include "matrix/matrix.hpp"
+#include "matrix/rules.hpp"
 
 namespace cts::cli {
 
 // The exit status every rank returns, or nullopt when this process is not one of several MPI
 // ranks (or the build has no MPI): then the caller runs the single-process check.
-std::optional<int> check_over_mpi(const Matrix& m, bool json);
+std::optional<int> check_over_mpi(const Matrix& m, bool json, const CheckOptions& opts = {});
 
 }  // namespace cts::cli

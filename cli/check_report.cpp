@@ -77,8 +77,9 @@ void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<
   }
 }
 
-int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, std::ostream& out) {
-  CheckResult r = check_fingerprints(m, fps);
+int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, std::ostream& out,
+              const CheckOptions& opts) {
+  CheckResult r = check_fingerprints(m, fps, opts);
   if (json)
     out << r.to_json().dump(2) << "\n";
   else

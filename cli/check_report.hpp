@@ -14,7 +14,8 @@ namespace cts::cli {
 // Evaluates `fps` against `m` and prints the report: with `json` the contract's one object, else a
 // table a person reads at a glance (one line per finding, errors first, each with what to do).
 // Returns the exit status of the contract: 0 no error finding, 1 at least one.
-int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, std::ostream& out);
+int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, std::ostream& out,
+              const CheckOptions& opts = {});
 
 // The human table alone (used by run_check): a header with the verdict, one "checked" line per
 // input (the stack it saw), then one line per finding, errors first, each with what to do.

@@ -15,7 +15,9 @@ namespace cts::cli {
 // With --host a second line names this process's host as NCCL tells hosts apart (NCCL_HOSTID where
 // set, else host name and boot id): ranks of one host identity may not share a GPU.
 const CommandSpec kGpusSpec = {
-    {"resource-spec"}, {"host"}, "usage: gpucts gpus [--resource-spec FILE] [--host]"};
+    {{"resource-spec", "FILE", "also write CTest's resource spec for the visible GPUs"}},
+    {{"host", "also print this host's identity as NCCL has it (NCCL_HOSTID where set)"}},
+    "usage: gpucts gpus [--resource-spec FILE] [--host]"};
 
 int cmd_gpus(const Args& a) {
   int n = visible_gpu_count();

@@ -21,6 +21,7 @@
 #include "report/bundle.hpp"
 #include "report/file_names.hpp"
 #include "report/summary.hpp"
+#include "report/verdict_reasons.hpp"
 
 #ifndef GPUCTS_VERSION
 #define GPUCTS_VERSION "0.0.0"
@@ -31,33 +32,36 @@ namespace fs = std::filesystem;
 namespace cts::cli {
 
 const CommandSpec kQualifySpec = {
-    {"output", "build-dir", "tests-json", "label", "exclude-label", "tests", "exclude-tests", "timeout",
-     "grace", "fingerprint", "python", "mpi-ranks", "mpiexec-args", "probe-rank-into", "expect-gpus",
-     "accept-known", "level"},
-    {"no-python", "list", "run-all"},
-    "usage: gpucts qualify --output DIR [--build-dir DIR | --tests-json FILE] [--level quick|standard|full]\n"
-    "                      [--label REGEX] [--exclude-label REGEX] [--tests REGEX] [--exclude-tests REGEX]\n"
-    "                      [--timeout S] [--grace S] [--fingerprint FILE]... [--mpi-ranks N\n"
-    "                      [--mpiexec-args ARGS]] [--expect-gpus N] [--no-python] [--run-all] [--list]\n"
+    {{"output", "DIR", "the bundle folder, new or empty (default: qualify-<UTC time>, as ci/qualify)"},
+     {"build-dir", "DIR", "the build tree whose suites to run (default: the tree gpucts sits in)"},
+     {"tests-json", "FILE", "an explicit suite list (ctest --show-only=json-v1 format)"},
+     {"label", "REGEX", "only entries with a label matching it; repeated: every one must match (ctest -L)"},
+     {"exclude-label", "REGEX", "leave out entries with a label matching it (ctest -LE)"},
+     {"tests", "REGEX", "only entries whose name matches it (ctest -R)"},
+     {"exclude-tests", "REGEX", "leave out entries whose name matches it (ctest -E)"},
+     {"timeout", "S", "deadline of each suite in seconds (default: its CTest TIMEOUT)"},
+     {"grace", "S", "seconds from SIGTERM to SIGKILL at a deadline or interrupt (default 10)"},
+     {"fingerprint", "FILE", "a fingerprint probed elsewhere, checked with this host's (repeatable)"},
+     {"python", "EXE", "the python that probes torch and Lightning (default python3)"},
+     {"mpi-ranks", "N", "also probe N ranks under mpiexec, one fingerprint each (cross-host check)"},
+     {"mpiexec-args", "ARGS", "extra mpiexec arguments for --mpi-ranks, e.g. '--host a,b'"},
+     {"probe-rank-into", "DIR", "internal: the per-rank probe that --mpi-ranks runs"},
+     {"expect-gpus", "N", "fail unless at least N GPUs are visible (default $GPUCTS_EXPECT_GPUS)"},
+     {"accept-known", "ID[,ID]",
+      "waive failures (and check findings) of these nccl_defects.csv ids: verdict PASS (waived: ID)"}},
+    {{"no-python", "do not probe torch and Lightning through python"},
+     {"list", "print the selected suites and exit"},
+     {"run-all", "run entries that need more GPUs than are visible"},
+     {"strict-defects", "a known NCCL defect matched by version alone is an error (see gpucts check)"}},
+    "usage: gpucts qualify [OPTIONS]\n"
     "Runs every suite of this tree (a build tree through ctest's test list; an install tree through\n"
     "share/gpucts/tests.json and libexec/gpucts; or the list in --tests-json), one at a time, each in\n"
-    "its own process group with its CTest TIMEOUT (or --timeout), and writes the bundle into DIR (new\n"
-    "or empty): manifest.json, junit.xml, gtest/, journal/, logs/, fingerprints/, check.json,\n"
-    "bandwidth/, summary.md, summary.html, plots/ (docs/qualify.md).\n"
-    "--level (as dcgmi diag -r): quick = the check, the one-rank collectives at one size per (collective,\n"
-    "dtype, op) and 3 bandwidth points (entries labelled quick); standard (default) = every suite of the\n"
-    "stack; full = standard and the simulated multi-rank suites (label multi-rank-sim).\n"
-    "--label/--tests select like ctest -L/-R (regex, searched). SIGINT/SIGTERM stop the running suite\n"
-    "(forwarded to its group, killed after --grace s, default 10) and still write the bundle.\n"
-    "--mpi-ranks N also probes N ranks under mpiexec (ARGS e.g. '--host a,b'), one fingerprint each,\n"
-    "and checks them together (cross-host-mismatch). --fingerprint adds fingerprints probed elsewhere.\n"
-    "An entry that needs more GPUs than are visible is reported as not run (--run-all runs it anyway).\n"
-    "--expect-gpus N (default $GPUCTS_EXPECT_GPUS): the qualification fails unless at least N GPUs are\n"
-    "visible (an image gate on a GPU node). Without it, a run that sees no GPU is NO GPU (exit 3), not "
-    "PASS.\n"
-    "--accept-known ID[,ID]: failures explained by these nccl_defects.csv rows (and their check findings)\n"
-    "are recorded as waived: verdict PASS (waived: ID), exit 0. A failure no accepted defect explains still "
-    "fails.\n"
+    "its own process group with its CTest TIMEOUT (or --timeout), and writes the bundle (docs/qualify.md):\n"
+    "manifest.json, junit.xml, gtest/, journal/, logs/, rank-logs/, fingerprints/, check.json, check.txt,\n"
+    "bandwidth/, summary.md, summary.html, plots/. SIGINT/SIGTERM stop the running suite and still write\n"
+    "the bundle. An entry that needs more GPUs than are visible is reported as not run.\n"
+    "Known NCCL defects: a case of this run that reproduces one fails the run unless --accept-known names\n"
+    "it; one that no case here could meet is listed, not judged.\n"
     "Exit status: 0 pass (or pass with waivers), 1 fail (or interrupted), 2 bad usage or bad input,\n"
     "3 no GPU visible: nothing failed but the GPU suites did not run."};
 
@@ -177,8 +181,13 @@ int cmd_qualify(const Args& a) {
   }
   const std::vector<std::string> accepted = accepted_defects(a.values("accept-known"));
   if (auto into = a.value("probe-rank-into")) return probe_rank_into(*into, !a.flag("no-python"));
-  auto out = a.value("output");
-  if (!out && !a.flag("list")) throw UsageError("--output DIR is required");
+  // As ci/qualify names it: qualify-<UTC time> in the current folder.
+  const std::string out = a.value("output").value_or("qualify-" + bundle::utc_now_compact());
+  // ctest ANDs repeated -L; the other selections would silently keep one of their values.
+  for (const char* opt : {"exclude-label", "tests", "exclude-tests"})
+    if (a.values(opt).size() > 1)
+      throw UsageError(std::string("--") + opt + " given " + std::to_string(a.values(opt).size()) +
+                       " times: give it once, with the alternatives in one regex (a|b)");
   double timeout = a.number("timeout", 0), grace = a.number("grace", 10);
   if (timeout < 0 || grace < 0 || timeout > 1e7 || grace > 1e7)
     throw UsageError("--timeout and --grace must be from 0 to 10000000 seconds");
@@ -218,12 +227,12 @@ int cmd_qualify(const Args& a) {
   }
   qualify::Selection sel;
   sel.level = level;
-  sel.label = a.value("label");
+  sel.labels = a.values("label");
   sel.exclude_label = a.value("exclude-label");
   sel.tests = a.value("tests");
   sel.exclude_tests = a.value("exclude-tests");
   for (const char* opt : {"label", "exclude-label", "tests", "exclude-tests"})
-    if (auto v = a.value(opt)) make_regex(opt, *v);  // a bad expression is a usage error naming it
+    for (const auto& v : a.values(opt)) make_regex(opt, v);  // a bad expression is a usage error naming it
   const std::vector<qualify::TestEntry> selected = qualify::select_tests(tests, sel);
   if (a.flag("list")) {
     std::printf("# %s tree %s; suites from %s; level %s\n", tree.kind.c_str(), tree.root.c_str(), how.c_str(),
@@ -239,7 +248,7 @@ int cmd_qualify(const Args& a) {
     throw UsageError("no suite selected (" + std::to_string(tests.size()) + " found via " + how + ")");
 
   // A new or empty folder only: a bundle never mixes two runs.
-  fs::path dir = *out;
+  fs::path dir = out;
   std::error_code ec;
   if (fs::exists(dir) && (!fs::is_directory(dir) || !fs::is_empty(dir)))
     throw UsageError(dir.string() + " exists and is not an empty folder (qualify writes a new bundle)");
@@ -356,13 +365,16 @@ int cmd_qualify(const Args& a) {
 
   // Everything below writes files only; a second signal is ignored so that the bundle completes.
   std::string check_text;
-  nlohmann::json check = qualify::check_json(fps, &check_text);
+  CheckOptions check_opts;
+  check_opts.strict_defects = a.flag("strict-defects");
+  nlohmann::json check = qualify::check_json(fps, &check_text, check_opts);
   bundle::write_text((dir / "check.json").string(), check.dump(2) + "\n");
   bundle::write_text((dir / "check.txt").string(), check_text);
   m.accepted_known = accepted;
   bundle::apply_waivers(accepted, cases, m.waivers);
   for (auto& w : m.waivers) describe_waiver(w);
-  bundle::write_text((dir / "junit.xml").string(), junit::write(cases, "gpucts qualify " + host));
+  bundle::write_text((dir / "junit.xml").string(),
+                     junit::write(cases, "gpucts qualify " + host, bundle::junit_properties(to_json(self))));
   std::vector<std::pair<std::string, bw::Run>> bwruns;
   for (const auto& e : fs::directory_iterator(dir / "bandwidth"))
     if (e.path().extension() == ".json") {
@@ -401,8 +413,12 @@ int cmd_qualify(const Args& a) {
                        std::to_string(gpu_unrun) + " GPU suite(s) not run";
   }
   bundle::write_text((dir / "manifest.json").string(), bundle::to_json(m).dump(2) + "\n");
+  std::vector<std::string> reasons, warnings;
   try {
-    summary::write(bundle::load(dir.string()));  // reading it back also proves the bundle is valid
+    const bundle::Bundle written = bundle::load(dir.string());  // reading it back proves it valid
+    summary::write(written);
+    reasons = summary::verdict_reasons(written);
+    warnings = summary::defect_warnings(written);
   } catch (const bundle::BundleError& e) {
     std::fprintf(stderr, "gpucts qualify: the bundle just written does not read back: %s\n", e.what());
     return 2;
@@ -416,7 +432,8 @@ int cmd_qualify(const Args& a) {
               dir.c_str(), bundle::verdict_text(m.verdict, m.waivers).c_str(), n.passed, n.failed, n.errors,
               n.skipped - waived, waived ? (", " + std::to_string(waived) + " waived").c_str() : "", not_run,
               m.suites.size(), m.interrupted ? ", interrupted" : "", clock_str(m.elapsed_s).c_str());
-  if (!m.verdict_reason.empty()) std::printf("%s\n", m.verdict_reason.c_str());
+  for (const auto& r : reasons) std::printf("  because: %s\n", r.c_str());
+  for (const auto& w : warnings) std::printf("  warning: %s\n", w.c_str());
   std::printf("summary: %s\n", (dir / "summary.html").c_str());
   return bundle::verdict_exit_code(m.verdict);
 }

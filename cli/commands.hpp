@@ -7,12 +7,21 @@
 
 namespace cts::cli {
 
+// One option as CLI11 declares it: its name without "--", what its value is ("DIR"; empty for a
+// switch) and one line for --help.
+struct Opt {
+  std::string name, value, help;
+  Opt(const char* n) : name(n) {}  // NOLINT: a bare name reads as an undescribed option
+  Opt(const char* n, const char* h) : name(n), help(h) {}
+  Opt(const char* n, const char* v, const char* h) : name(n), value(v), help(h) {}
+};
+
 // What a subcommand accepts (CLI11 parses it in main.cpp; -h/--help and --version come with every
-// one): options that take a value, each of which may be given more than once, and switches, all
-// without their "--"; `usage` is what --help prints.
+// one): options that take a value, each of which may be given more than once, and switches;
+// `usage` opens --help, and CLI11 lists every option below it from these definitions.
 struct CommandSpec {
-  std::vector<std::string> valued;
-  std::vector<std::string> flags;
+  std::vector<Opt> valued;
+  std::vector<Opt> flags;
   const char* usage;
 };
 

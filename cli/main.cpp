@@ -5,6 +5,7 @@
 #include <exception>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -55,17 +56,35 @@ std::string command_names() {
   return names;
 }
 
-// One subcommand on CLI11: its options, --version, and its usage as its help; positional
-// arguments go to `positional` (the commands refuse them with their own message).
+// A subcommand's --help: its usage text, then CLI11's list of the options it declares.
+class CommandFormatter : public CLI::Formatter {
+ public:
+  explicit CommandFormatter(std::string usage) : usage_(std::move(usage)) {}
+  std::string make_usage(const CLI::App*, std::string) const override { return ""; }
+  std::string make_description(const CLI::App*) const override { return usage_ + "\n"; }
+
+ private:
+  std::string usage_;
+};
+
+// One subcommand on CLI11: its options, --version, and its help; positional arguments go to
+// `positional` (the commands refuse them with their own message).
 CLI::App* add_command(CLI::App& app, const Command& c, std::vector<std::string>& positional) {
   CLI::App* sub = app.add_subcommand(c.name, c.summary);
-  sub->set_version_flag("--version", cts::version_line());
-  const std::string text = std::string(c.spec->usage) + "\n";
-  sub->formatter_fn([text](const CLI::App*, const std::string&, CLI::AppFormatMode) { return text; });
+  sub->set_help_flag("-h,--help", "print this help and exit");
+  sub->set_version_flag("--version", cts::version_line(),
+                        "print the version, git revision and build's CUDA/NCCL");
+  auto fmt = std::make_shared<CommandFormatter>(c.spec->usage);
+  fmt->column_width(34);
+  sub->formatter(fmt);
   for (const auto& v : c.spec->valued)
-    sub->add_option("--" + v)->take_all()->expected(1)->allow_extra_args(false)->type_name("VALUE");
-  for (const auto& f : c.spec->flags) sub->add_flag("--" + f)->disable_flag_override();
-  sub->add_option("args", positional);
+    sub->add_option("--" + v.name, v.help)
+        ->take_all()
+        ->expected(1)
+        ->allow_extra_args(false)
+        ->type_name(v.value.empty() ? "VALUE" : v.value);
+  for (const auto& f : c.spec->flags) sub->add_flag("--" + f.name, f.help)->disable_flag_override();
+  sub->add_option("args", positional)->group("");
   return sub;
 }
 
@@ -75,9 +94,9 @@ cts::cli::Args parsed(const CLI::App& sub, const cts::cli::CommandSpec& spec,
   std::map<std::string, std::vector<std::string>> values;
   std::set<std::string> flags;
   for (const auto& v : spec.valued)
-    if (const CLI::Option* o = sub.get_option("--" + v); o->count() > 0) values[v] = o->results();
+    if (const CLI::Option* o = sub.get_option("--" + v.name); o->count() > 0) values[v.name] = o->results();
   for (const auto& f : spec.flags)
-    if (sub.get_option("--" + f)->count() > 0) flags.insert(f);
+    if (sub.get_option("--" + f.name)->count() > 0) flags.insert(f.name);
   return cts::cli::Args(std::move(values), std::move(flags), std::move(positional));
 }
 

@@ -8,10 +8,11 @@
 
 namespace cts::qualify {
 
-nlohmann::json check_json(const std::vector<Fingerprint>& fingerprints, std::string* text) {
+nlohmann::json check_json(const std::vector<Fingerprint>& fingerprints, std::string* text,
+                          const CheckOptions& opts) {
   try {
     const Matrix& m = builtin_matrix();
-    CheckResult r = check_fingerprints(m, fingerprints);
+    CheckResult r = check_fingerprints(m, fingerprints, opts);
     std::ostringstream t;
     cli::print_check_table(r, m, fingerprints, t);
     *text = t.str();

@@ -8,9 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "matrix/fingerprint.hpp"
+#include "matrix/rules.hpp"
 
 namespace cts::qualify {
 
-nlohmann::json check_json(const std::vector<Fingerprint>& fingerprints, std::string* text);
+nlohmann::json check_json(const std::vector<Fingerprint>& fingerprints, std::string* text,
+                          const CheckOptions& opts = {});
 
 }  // namespace cts::qualify

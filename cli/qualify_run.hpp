@@ -80,7 +80,8 @@ const char* level_name(Level l);
 // level (a harness label, multi-rank-sim below full) is still taken when --label names it.
 struct Selection {
   Level level = Level::standard;
-  std::optional<std::string> label, exclude_label, tests, exclude_tests;
+  std::vector<std::string> labels;  // every one must match a label of the entry (ctest -L, repeated)
+  std::optional<std::string> exclude_label, tests, exclude_tests;
 };
 // The selected entries in their order, with the environment their level sets added (an entry's
 // own value of the same variable is replaced). Throws std::regex_error on a bad expression.

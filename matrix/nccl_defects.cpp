@@ -40,6 +40,44 @@ std::vector<const NcclDefect*> defects_of_release(const Matrix& m, const Version
   return out;
 }
 
+namespace {
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : "/") + x;
+  return s;
+}
+
+std::string condition_text(const DefectCondition& d) {
+  std::vector<std::string> parts;
+  if (d.nranks_min == d.nranks_max)
+    parts.push_back("a " + std::to_string(d.nranks_min) + "-rank communicator");
+  else if (d.nranks_max > 0)
+    parts.push_back(std::to_string(d.nranks_min) + " to " + std::to_string(d.nranks_max) + " ranks");
+  else if (d.nranks_min > 1)
+    parts.push_back(std::to_string(d.nranks_min) + " or more ranks");
+  if (!d.collectives.empty()) parts.push_back(joined(d.collectives));
+  if (!d.ops.empty()) parts.push_back("op " + joined(d.ops));
+  if (!d.placement.empty())
+    parts.push_back(d.placement == "in_place" ? "in-place buffers" : "out-of-place buffers");
+  if (!d.dtypes.empty()) parts.push_back("dtype " + joined(d.dtypes));
+  if (!d.other.empty()) parts.push_back(d.other);
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : ", ") + p;
+  return s.empty() ? "any collective" : s;
+}
+
+}  // namespace
+
+std::string defect_condition_text(const NcclDefect& d) {
+  std::string s;
+  for (const auto& c : d.conditions) {
+    std::string one = condition_text(c);
+    if (s.find(one) == std::string::npos) s += (s.empty() ? "" : "; or ") + one;
+  }
+  return s;
+}
+
 const NcclDefect* find_defect(const Matrix& m, const std::string& id) {
   for (const auto& d : m.nccl_defects)
     if (d.id == id) return &d;

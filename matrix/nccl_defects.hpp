@@ -26,5 +26,8 @@ std::vector<const NcclDefect*> matching_defects(const Matrix& m, const Version& 
 // The defects whose range holds `nccl` (whatever the case), in file order.
 std::vector<const NcclDefect*> defects_of_release(const Matrix& m, const Version& nccl);
 const NcclDefect* find_defect(const Matrix& m, const std::string& id);
+// What a case (or a machine) needs to meet the defect, every row of it: "a 1-rank communicator,
+// AllReduce/Reduce/ReduceScatter, op avg, out-of-place buffers, dtype f16/bf16/f32; or ...".
+std::string defect_condition_text(const NcclDefect& d);
 
 }  // namespace cts

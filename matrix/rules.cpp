@@ -17,6 +17,7 @@ struct Ctx {
   const Fingerprint& fp;
   std::vector<Finding>& out;
   std::string who;  // fp.label()
+  const CheckOptions& opts;
   void add(std::string id, std::string severity, std::string subject, std::string message, std::string source,
            std::string fix) {
     out.push_back({std::move(id), std::move(severity), std::move(subject), std::move(message),
@@ -218,23 +219,15 @@ bool rule_nccl_known_defect(Ctx& c) {
   if (libs.empty()) return false;
   for (const auto& [what, ver] : libs)
     for (const NcclDefect* d : defects_of_release(c.m, ver)) {
-      // Only a condition that any run can meet makes it an error; one that needs a transport,
-      // topology or build this check cannot see warns and says where it applies.
-      std::string where;
-      bool unconditional = false;
-      for (const auto& cond : d->conditions) {
-        if (cond.other.empty())
-          unconditional = true;
-        else if (where.find(cond.other) == std::string::npos)
-          where += (where.empty() ? "" : "; or ") + cond.other;
-      }
+      // The version alone matched: whether this machine's work meets the condition is unknown, so
+      // the finding warns and says what it needs; --strict-defects makes it an error.
       const std::string when =
           "NCCL " + d->first.release_str(3) +
           (d->fixed ? " up to, not including, " + d->fixed->release_str(3) : " and later (not fixed yet)");
-      c.add("nccl-known-defect", d->is_error() && unconditional ? "error" : "warning", c.who + " " + what,
+      c.add("nccl-known-defect", c.opts.strict_defects ? "error" : "warning", c.who + " " + what,
             what + " " + ver.release_str(3) + " has " + d->id + " (" + d->severity + "): " + d->title + ", " +
-                d->link + "; affects " + when +
-                (unconditional || where.empty() ? "" : "; only where " + where) + "; symptom: " + d->symptom,
+                d->link + "; affects " + when + "; only where " + defect_condition_text(*d) +
+                "; symptom: " + d->symptom,
             d->meta.evidence(), d->fix_hint());
     }
   return true;
@@ -696,12 +689,13 @@ nlohmann::json CheckResult::to_json() const {
   return j;
 }
 
-CheckResult check_fingerprints(const Matrix& m, const std::vector<Fingerprint>& fps) {
+CheckResult check_fingerprints(const Matrix& m, const std::vector<Fingerprint>& fps,
+                               const CheckOptions& opts) {
   CheckResult res;
   std::set<std::string> skipped;
   for (size_t i = 0; i < fps.size(); ++i) {
     Ctx c{m, fps[i], res.findings,
-          fps[i].label(fps.size() > 1 ? "input " + std::to_string(i + 1) : "this host")};
+          fps[i].label(fps.size() > 1 ? "input " + std::to_string(i + 1) : "this host"), opts};
     for (const auto& r : rules())
       if (!r.run(c)) skipped.insert(r.ids.begin(), r.ids.end());
   }

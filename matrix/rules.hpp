@@ -31,6 +31,14 @@ struct CheckResult {
 // Every finding id this engine can produce (the contract's table plus additions).
 const std::vector<std::string>& finding_ids();
 
-CheckResult check_fingerprints(const Matrix& m, const std::vector<Fingerprint>& fps);
+// How the check judges. A known NCCL defect matched by the library's version alone (no case of
+// this run reproduced it) is a warning that names its condition and fix: most runs never meet the
+// condition. `strict_defects` makes every such finding an error (a gate that refuses the release).
+struct CheckOptions {
+  bool strict_defects = false;
+};
+
+CheckResult check_fingerprints(const Matrix& m, const std::vector<Fingerprint>& fps,
+                               const CheckOptions& opts = {});
 
 }  // namespace cts

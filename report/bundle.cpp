@@ -45,6 +45,15 @@ std::string utc_now_iso() {
   return buf;
 }
 
+std::string utc_now_compact() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
 namespace {
 
 template <class T>
@@ -278,7 +287,44 @@ std::vector<std::pair<std::string, std::string>> environment_rows(const nlohmann
   std::string cc;
   for (const auto& [k, val] : fp.compiler) cc += (cc.empty() ? "" : ", ") + k + " " + val;
   rows.emplace_back("compiler", cc.empty() ? "absent" : cc);
+  // What torch.utils.collect_env adds: OS, kernel, glibc, the python and its CUDA-stack wheels.
+  auto text = [&](const char* key, const char* field = nullptr) -> std::string {
+    if (!fp.extra.contains(key) || (field && !fp.extra[key].is_object())) return "absent";
+    const auto& v = field ? fp.extra[key].value(field, nlohmann::json()) : fp.extra[key];
+    return v.is_string() ? v.get<std::string>() : "absent";
+  };
+  rows.emplace_back("OS", text("os", "name"));
+  rows.emplace_back("kernel", text("kernel"));
+  rows.emplace_back("glibc", text("glibc"));
+  std::string py = text("python", "version");
+  if (py != "absent") py += " (" + text("python", "executable") + ")";
+  rows.emplace_back("python", py);
+  std::string wheels;
+  if (fp.extra.contains("python") && fp.extra["python"].is_object() &&
+      fp.extra["python"].contains("packages") && fp.extra["python"]["packages"].is_object())
+    for (const auto& [k, v] : fp.extra["python"]["packages"].items())
+      if (v.is_string()) wheels += (wheels.empty() ? "" : ", ") + k + " " + v.get<std::string>();
+  rows.emplace_back("pip wheels", wheels.empty() ? "absent" : wheels);
   return rows;
+}
+
+std::map<std::string, std::string> junit_properties(const nlohmann::json& fingerprint) {
+  static const std::map<std::string, std::string> kNames = {{"host", "gpucts.host"},
+                                                            {"driver", "gpucts.driver"},
+                                                            {"driver CUDA", "gpucts.driver_cuda"},
+                                                            {"CUDA runtime", "gpucts.cuda_runtime"},
+                                                            {"CUDA toolkit", "gpucts.cuda_toolkit"},
+                                                            {"NCCL header", "gpucts.nccl_header"},
+                                                            {"NCCL runtime", "gpucts.nccl_runtime"},
+                                                            {"NCCL library", "gpucts.nccl_library"},
+                                                            {"cuDNN", "gpucts.cudnn"},
+                                                            {"torch", "gpucts.torch"},
+                                                            {"torch NCCL", "gpucts.torch_nccl"},
+                                                            {"GPUs", "gpucts.gpus"}};
+  std::map<std::string, std::string> out;
+  for (const auto& [what, value] : environment_rows(fingerprint))
+    if (auto it = kNames.find(what); it != kNames.end()) out[it->second] = value;
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> environment(const Bundle& b) {
@@ -371,7 +417,8 @@ void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::
     c.properties["gpucts.waived"] = joined;
     c.properties["gpucts.waived_status"] = c.status;
     c.status = "skipped";
-    c.message = junit::one_line("waived (known NCCL defect " + joined + ", --accept-known): " + c.message);
+    c.message = junit::one_line("waived (known NCCL defect " + joined + ", --accept-known): " +
+                                junit::cause(c.detail.empty() ? c.message : c.detail));
   }
 }
 

@@ -9,6 +9,7 @@
 //   bandwidth/<test>.json, .csv   the perf suite's points (gpucts.bandwidth/1)
 //   summary.md, summary.html      verdict first, failures, skips by reason, environment, plots
 #pragma once
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -103,6 +104,9 @@ Bundle load(const std::string& dir);
 
 // A fingerprint as "what" -> "value" rows for the environment tables (driver, CUDA, NCCL, ...).
 std::vector<std::pair<std::string, std::string>> environment_rows(const nlohmann::json& fingerprint);
+// The stack's versions as JUnit testsuite properties (gpucts.driver, gpucts.cuda_runtime,
+// gpucts.nccl_runtime, gpucts.nccl_header, gpucts.torch, ...), from one fingerprint's rows.
+std::map<std::string, std::string> junit_properties(const nlohmann::json& fingerprint);
 // Every host/rank's rows merged: a value that differs between fingerprints shows each with its label.
 std::vector<std::pair<std::string, std::string>> environment(const Bundle& b);
 
@@ -131,5 +135,6 @@ std::string verdict(const Manifest& m, const std::vector<junit::Case>& cases, co
 std::string read_text(const std::string& path);                     // throws BundleError
 void write_text(const std::string& path, const std::string& text);  // throws BundleError
 std::string utc_now_iso();
+std::string utc_now_compact();  // 20261203T220144Z, as ci/qualify names its bundle
 
 }  // namespace cts::bundle

@@ -442,4 +442,12 @@ std::string journals_to_junit(const std::vector<TestRun>& runs) {
   return x.str();
 }
 
+void set_journal_times(std::vector<junit::Case>& cases, const RankJournal& j) {
+  std::map<std::string, double> took;
+  for (const auto& c : j.cases)
+    if (c.end_ms >= c.start_ms && c.start_ms > 0) took[c.name] = (c.end_ms - c.start_ms) / 1000.0;
+  for (auto& c : cases)
+    if (auto it = took.find(c.suite + "." + c.name); it != took.end()) c.time_s = it->second;
+}
+
 }  // namespace cts

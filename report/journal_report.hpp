@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "report/junit.hpp"
+
 namespace cts {
 
 struct JournalCase {
@@ -77,5 +79,9 @@ Cause first_cause(const TestRun& run);
 std::string journals_to_junit(const std::vector<TestRun>& runs);
 
 std::string iso_time_ms(double unix_ms);
+
+// Each case's time from the journal's own clock (microseconds; gtest's XML rounds to milliseconds,
+// so most fast cases read 0 there): the cases of `cases` that `j` finished get its duration.
+void set_journal_times(std::vector<junit::Case>& cases, const RankJournal& j);
 
 }  // namespace cts

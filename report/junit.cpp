@@ -2,6 +2,7 @@
 
 #include "matrix/input.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <map>
@@ -15,6 +16,19 @@ double to_seconds(const std::string& s) {
   char* end = nullptr;
   double d = std::strtod(s.c_str(), &end);
   return (s.empty() || *end) ? 0.0 : d;
+}
+
+// The merged file keeps a case's properties in its <system-out> (a testcase holds no <properties>
+// in the JUnit schema CI servers validate against), one "name=value" line each under kPropertiesHead.
+constexpr const char* kPropertiesHead = "[gpucts properties]";
+
+void read_property_lines(const std::string& text, std::map<std::string, std::string>& props) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != kPropertiesHead) return;
+  while (std::getline(in, line))
+    if (auto eq = line.find('='); eq != std::string::npos && eq > 0)
+      props[line.substr(0, eq)] = line.substr(eq + 1);
 }
 
 void read_suite(const xml::Element& ts, const std::string& origin, const std::string& binary,
@@ -45,6 +59,7 @@ void read_suite(const xml::Element& ts, const std::string& origin, const std::st
     if (const auto* props = tc.child("properties"))
       for (const auto* p : props->children_named("property"))
         if (auto n = p->attr("name")) c.properties[*n] = p->attr_or("value", "");
+    if (const auto* out = tc.child("system-out")) read_property_lines(out->text, c.properties);
     const xml::Element* f = tc.child("failure");
     const xml::Element* e = tc.child("error");
     const xml::Element* s = tc.child("skipped");
@@ -57,7 +72,7 @@ void read_suite(const xml::Element& ts, const std::string& origin, const std::st
     } else if (s || tc.attr_or("result", "") == "skipped") {
       c.status = "skipped";
       std::string why = s ? s->attr_or("message", s->text) : "";
-      c.detail = why;
+      c.detail = s && s->attr_or("type", "") == kWaivedType && !s->text.empty() ? s->text : why;
       // gtest prefixes the reason with "file:line\n"; the reason alone groups across files.
       if (auto nl = why.find('\n');
           nl != std::string::npos && why.find(' ') > nl && why.rfind(':', nl) != std::string::npos)
@@ -130,7 +145,8 @@ std::string one_line(const std::string& text) {
   return out;
 }
 
-std::string write(const std::vector<Case>& cases, const std::string& name) {
+std::string write(const std::vector<Case>& cases, const std::string& name,
+                  const std::map<std::string, std::string>& suite_properties) {
   // Group by (binary, suite) keeping first-seen order.
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, std::vector<const Case*>> groups;
@@ -139,7 +155,7 @@ std::string write(const std::vector<Case>& cases, const std::string& name) {
     if (!groups.count(k)) order.push_back(k);
     groups[k].push_back(&c);
   }
-  auto attrs = [](const std::vector<const Case*>& v) {
+  auto attrs = [](const std::vector<const Case*>& v, bool with_skipped) {
     Counts n;
     double t = 0;
     for (const auto* c : v) {
@@ -154,21 +170,25 @@ std::string write(const std::vector<Case>& cases, const std::string& name) {
         ++n.skipped;
     }
     std::ostringstream o;
-    o << " tests=\"" << n.total() << "\" failures=\"" << n.failed << "\" errors=\"" << n.errors
-      << "\" skipped=\"" << n.skipped << "\" time=\"" << t << "\"";
+    o << " tests=\"" << n.total() << "\" failures=\"" << n.failed << "\" errors=\"" << n.errors << "\"";
+    if (with_skipped) o << " skipped=\"" << n.skipped << "\"";
+    o << " time=\"" << t << "\"";
     return o.str();
   };
   std::vector<const Case*> all;
   for (const auto& c : cases) all.push_back(&c);
   std::ostringstream o;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  o << "<testsuites name=\"" << xml::escape(name) << "\"" << attrs(all) << ">\n";
+  o << "<testsuites name=\"" << xml::escape(name) << "\"" << attrs(all, false) << ">\n";
   for (const auto& k : order) {
     const auto& v = groups[k];
     const std::string classname = k.first.empty() ? k.second : k.first + "." + k.second;
-    o << "  <testsuite name=\"" << xml::escape(classname) << "\"" << attrs(v) << ">\n";
-    o << "    <properties><property name=\"gpucts.binary\" value=\"" << xml::escape(k.first)
-      << "\"/></properties>\n";
+    o << "  <testsuite name=\"" << xml::escape(classname) << "\"" << attrs(v, true) << ">\n";
+    o << "    <properties><property name=\"gpucts.binary\" value=\"" << xml::escape(k.first) << "\"/>";
+    for (const auto& [pk, pv] : suite_properties)
+      if (pk != "gpucts.binary")
+        o << "<property name=\"" << xml::escape(pk) << "\" value=\"" << xml::escape(pv) << "\"/>";
+    o << "</properties>\n";
     for (const auto* c : v) {
       o << "    <testcase classname=\"" << xml::escape(classname) << "\" name=\"" << xml::escape(c->name)
         << "\" time=\"" << c->time_s << "\"";
@@ -177,22 +197,28 @@ std::string write(const std::vector<Case>& cases, const std::string& name) {
         continue;
       }
       o << ">\n";
+      const bool waived = !c->property("gpucts.waived").empty();
+      if (c->status != "passed") {
+        const char* tag = c->status == "failed" ? "failure" : c->status == "error" ? "error" : "skipped";
+        const bool failing = c->status == "failed" || c->status == "error";
+        const std::string message = failing && !c->detail.empty() ? cause(c->detail) : c->message;
+        o << "      <" << tag;
+        if (waived) o << " type=\"" << kWaivedType << "\"";
+        o << " message=\"" << xml::escape(message.empty() ? c->message : message) << "\"";
+        if (c->detail.empty() || (c->status == "skipped" && !waived))
+          o << "/>\n";
+        else
+          o << ">" << xml::escape(cap_report_text(c->detail)) << "</" << tag << ">\n";
+      }
       if (!c->properties.empty()) {
-        o << "      <properties>";
-        for (const auto& [pk, pv] : c->properties)
-          o << "<property name=\"" << xml::escape(pk) << "\" value=\"" << xml::escape(pv) << "\"/>";
-        o << "</properties>\n";
-      }
-      if (c->status == "passed") {
-        o << "    </testcase>\n";
-        continue;
-      }
-      const char* tag = c->status == "failed" ? "failure" : c->status == "error" ? "error" : "skipped";
-      o << "      <" << tag << " message=\"" << xml::escape(c->message) << "\"";
-      if (c->detail.empty() || c->status == "skipped") {
-        o << "/>\n";
-      } else {
-        o << ">" << xml::escape(cap_report_text(c->detail)) << "</" << tag << ">\n";
+        o << "      <system-out>" << kPropertiesHead << "\n";
+        for (const auto& [pk, pv] : c->properties) {
+          std::string flat = pv;  // one line per property
+          std::replace(flat.begin(), flat.end(), '\n', ' ');
+          std::replace(flat.begin(), flat.end(), '\r', ' ');
+          o << xml::escape(pk) << "=" << xml::escape(flat) << "\n";
+        }
+        o << "</system-out>\n";
       }
       o << "    </testcase>\n";
     }
@@ -264,6 +290,21 @@ std::string clean_message(const std::string& text) {
     return one_line(s);
   };
   return kept.empty() ? join(all) : join(kept);
+}
+
+std::string cause(const std::string& text) {
+  std::string defects, rest;
+  std::istringstream in(text);
+  for (std::string raw; std::getline(in, raw);) {
+    const std::string line = strip_location(raw);
+    if (starts_with(line, "known NCCL defect"))
+      defects += (defects.empty() ? "" : " ") + line;
+    else
+      rest += raw + "\n";
+  }
+  const std::string cleaned = clean_message(rest);
+  if (defects.empty()) return cleaned;
+  return one_line(cleaned.empty() ? defects : defects + " -- " + cleaned);
 }
 
 std::string message_key(const std::string& cleaned) {

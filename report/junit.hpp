@@ -35,8 +35,16 @@ std::vector<Case> read_file(const std::string& path, const std::string& binary);
 // The testsuites-level properties of a gtest file (gpucts.nccl_runtime = ...), first file wins.
 std::map<std::string, std::string> properties(const xml::Element& root);
 
-// One JUnit document for all cases, a <testsuite> per (binary, suite).
-std::string write(const std::vector<Case>& cases, const std::string& name);
+// The <skipped type> of a failure waived with --accept-known.
+inline constexpr const char* kWaivedType = "gpucts.waived";
+
+// One JUnit document for all cases, a <testsuite> per (binary, suite), of the shape CI servers
+// validate against (Jenkins xunit's junit-10.xsd, ci/junit-10.xsd here): properties only at
+// testsuite level (gpucts.binary, then `suite_properties`, e.g. the stack's versions); a case's own
+// properties in its <system-out>; `message` the one-line cause (cause()), the full text in the
+// body; a waived failure as <skipped type="gpucts.waived"> with its text.
+std::string write(const std::vector<Case>& cases, const std::string& name,
+                  const std::map<std::string, std::string>& suite_properties = {});
 
 struct Counts {
   int passed = 0, failed = 0, errors = 0, skipped = 0;
@@ -52,6 +60,10 @@ std::string one_line(const std::string& text);
 // expressions under it, "Which is:", "Value of:", "Actual:", "Expected:", "Failed"), keeping the
 // sentences the test itself wrote. Falls back to the text minus its location when nothing else is left.
 std::string clean_message(const std::string& text);
+
+// The one-line cause of a failure for a JUnit message: the known NCCL defect that explains it
+// first ("known NCCL defect: nccl-1950 (...)"), then clean_message of the rest.
+std::string cause(const std::string& text);
 
 // A key that groups messages differing only in their numbers: every number (and nan/inf) is '#'.
 std::string message_key(const std::string& cleaned);

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "report/file_names.hpp"
+#include "report/verdict_reasons.hpp"
 
 namespace fs = std::filesystem;
 
@@ -43,21 +44,40 @@ std::vector<std::string> collectives_of(const bw::Run& r) {
   return out;
 }
 
-void check_section(doc::Doc& d, const nlohmann::json& check) {
+void check_section(doc::Doc& d, const bundle::Bundle& b) {
+  const nlohmann::json& check = b.check;
   d.heading("Compatibility check (gpucts check)");
   if (!check.is_object() || check.value("available", true) == false || !check.contains("verdict")) {
     d.paragraph(check.is_object() ? check.value("reason", std::string("check not available"))
                                   : "check not available");
     return;
   }
-  d.paragraph("verdict: " + check.value("verdict", std::string("?")));
+  // Judged as the bundle's verdict judges it: after the waivers, known defects only where NCCL ran.
+  std::vector<bundle::Waiver> waivers;
+  for (const auto& id : b.manifest.accepted_known) waivers.push_back({id, "", "", "", 0, 0});
+  const int errors = bundle::unwaived_check_errors(check, &waivers, b.manifest.nccl_selected);
+  std::string waived;
+  for (const auto& w : waivers)
+    if (w.findings) waived += (waived.empty() ? "" : ", ") + w.id;
+  d.paragraph("verdict: " + (errors           ? "fail (" + std::to_string(errors) + " error finding(s))"
+                             : waived.empty() ? std::string("pass")
+                                              : "pass (waived: " + waived + ")"));
   doc::Table t{{"severity", "id", "subject", "message", "source"}, {}, {}};
   if (check.contains("findings") && check["findings"].is_array())
     for (const auto& f : check["findings"]) {
       std::string sev = f.value("severity", "");
-      t.rows.push_back(
-          {sev, f.value("id", ""), f.value("subject", ""), f.value("message", ""), f.value("source", "")});
-      t.row_class.push_back(sev == "error" ? "fail" : sev == "warning" ? "skip" : "");
+      const std::string defect = bundle::defect_of_finding(f);
+      std::string msg = f.value("message", "");
+      if (!defect.empty()) {  // its text is in "Known NCCL defects" above
+        msg = defect + ": see Known NCCL defects";
+        if (sev == "error" && std::any_of(waivers.begin(), waivers.end(),
+                                          [&](const bundle::Waiver& w) { return w.id == defect; }))
+          sev = "error, waived";
+        else if (sev == "error" && !b.manifest.nccl_selected)
+          sev = "error, not judged";
+      }
+      t.rows.push_back({sev, f.value("id", ""), f.value("subject", ""), msg, f.value("source", "")});
+      t.row_class.push_back(sev == "error" ? "fail" : sev == "info" ? "" : "skip");
     }
   if (t.rows.empty())
     d.paragraph("no findings");
@@ -206,6 +226,63 @@ std::string group_text(const MessageGroup& g) {
 
 constexpr size_t kMaxGroupsPerSuite = 20;
 
+// Every known NCCL defect this bundle touches, its text once: what the check found for this NCCL
+// and what this run's cases showed of it (reproduced, waived, met and passed, or not tested here).
+void known_defects_section(doc::Doc& d, const bundle::Bundle& b) {
+  auto groups = group_known_defects(b);
+  std::map<std::string, std::string> check_severity;  // id -> "warning" | "error"
+  if (b.check.is_object() && b.check.contains("findings") && b.check["findings"].is_array())
+    for (const auto& f : b.check["findings"])
+      if (const std::string id = bundle::defect_of_finding(f); !id.empty()) {
+        std::string& sev = check_severity[id];
+        if (sev != "error") sev = f.value("severity", std::string("warning"));
+        if (std::none_of(groups.begin(), groups.end(), [&](const DefectGroup& g) { return g.id == id; })) {
+          DefectGroup g;
+          g.id = id;
+          if (const NcclDefect* x = find_defect(builtin_matrix(), id))
+            g.title = x->title, g.link = x->link, g.fix = x->fix_hint();
+          groups.push_back(std::move(g));
+        }
+      }
+  if (groups.empty()) return;
+  auto n = [](int x) { return std::to_string(x); };
+  d.heading("Known NCCL defects");
+  doc::Table t{{"defect", "hits only", "gpucts check", "this run", "fix", "for example"}, {}, {}};
+  for (const auto& g : groups) {
+    std::string ex, run;
+    for (const auto& e : g.examples) ex += (ex.empty() ? "" : ", ") + e;
+    if (g.failed) run = "reproduced by " + n(g.failed) + " failed case(s)";
+    if (g.waived) run += (run.empty() ? "" : "; ") + n(g.waived) + " failed case(s) waived (--accept-known)";
+    if (g.passed) run += (run.empty() ? "" : "; ") + n(g.passed) + " case(s) met its condition and passed";
+    if (run.empty()) run = "not judged: no case of this run meets its condition";
+    const NcclDefect* x = find_defect(builtin_matrix(), g.id);
+    const auto sev = check_severity.find(g.id);
+    t.rows.push_back({g.id + ": " + g.title + " (" + g.link + ")", x ? defect_condition_text(*x) : "",
+                      sev == check_severity.end() ? "not for this NCCL" : sev->second, run, g.fix, ex});
+    t.row_class.push_back(g.failed ? "fail" : g.waived ? "skip" : "");
+  }
+  d.table(std::move(t));
+}
+
+// The failures --accept-known waived, each with its one-line cause (junit.xml keeps the full text).
+void waived_section(doc::Doc& d, const bundle::Bundle& b) {
+  doc::Table t{{"case", "defect", "cause"}, {}, {}};
+  int total = 0;
+  for (const auto& c : b.cases) {
+    const std::string id = c.property("gpucts.waived");
+    if (id.empty()) continue;
+    if (++total > static_cast<int>(kMaxRows)) continue;
+    t.rows.push_back({c.key(), id, junit::cause(c.detail.empty() ? c.message : c.detail)});
+    t.row_class.push_back("skip");
+  }
+  if (!total) return;
+  d.heading("Waived failures (" + std::to_string(total) + ", --accept-known)");
+  d.table(std::move(t));
+  if (total > static_cast<int>(kMaxRows))
+    d.paragraph("... and " + std::to_string(total - static_cast<int>(kMaxRows)) +
+                " more: every case is in junit.xml");
+}
+
 }  // namespace
 
 std::vector<Failure> failures_of(const bundle::Bundle& b) {
@@ -290,6 +367,7 @@ Skips group_skips(const bundle::Bundle& b) {
   std::map<std::string, Tally> tally;
   std::vector<std::string> order;
   for (const auto& c : b.cases) {
+    if (!c.property("gpucts.waived").empty()) continue;  // listed under "Waived failures"
     auto [it, fresh] = tally.try_emplace(c.binary);
     if (fresh) order.push_back(c.binary);
     ++it->second.total;
@@ -318,7 +396,7 @@ Skips group_skips(const bundle::Bundle& b) {
                    [](const auto& x, const auto& y) { return x.cases > y.cases; });
   std::map<std::string, size_t> index;
   for (const auto& c : b.cases)
-    if (c.status == "skipped" && !whole.count(c.binary)) {
+    if (c.status == "skipped" && !whole.count(c.binary) && c.property("gpucts.waived").empty()) {
       add_to_groups(out.cases, index, junit::clean_message(c.message), c.key());
       ++out.case_count;
     }
@@ -334,24 +412,16 @@ doc::Doc build(const bundle::Bundle& b) {
   std::string v = bundle::verdict_text(m.verdict, m.waivers);
   if (m.interrupted) v += " (interrupted: incomplete run)";
   d.verdict(v, m.verdict);
-  if (!m.verdict_reason.empty()) d.paragraph(m.verdict_reason);
-  // Waivers first: a gate that passed only because a person accepted a defect must say so on top.
-  if (!m.waivers.empty()) {
-    std::vector<std::string> lines;
-    for (const auto& w : m.waivers)
-      lines.push_back(
-          w.id + ": " + w.title + " (" + w.link + "): " + std::to_string(w.cases) + " failed case(s)" +
-          (w.findings ? " and " + std::to_string(w.findings) + " check finding(s)" : std::string()) +
-          " waived with --accept-known; " + w.fix);
-    d.heading("Waived known defects (--accept-known)");
-    d.list(std::move(lines));
+  // Right under the verdict: what it rests on, then the known defects matched by version alone.
+  if (auto reasons = verdict_reasons(b); !reasons.empty()) d.list(std::move(reasons));
+  if (auto warnings = defect_warnings(b, true); !warnings.empty()) {
+    for (auto& w : warnings) w = "warning: " + w;
+    d.list(std::move(warnings));
   }
   // The headline: suites, then cases, each split by outcome.
-  // A suite that failed only through waived cases is counted as waived, not failed.
-  std::set<std::string> waived_suites;
+  // A suite that failed only through waived cases passed with waivers.
   int waived_cases = 0;
-  for (const auto& c : b.cases)
-    if (!c.property("gpucts.waived").empty()) waived_suites.insert(c.binary), ++waived_cases;
+  for (const auto& c : b.cases) waived_cases += !c.property("gpucts.waived").empty();
   int s_pass = 0, s_fail = 0, s_waived = 0, s_skip = 0, s_run = 0;
   for (const auto& s : m.suites) {
     s_run += s.status != "not_run";
@@ -359,7 +429,7 @@ doc::Doc build(const bundle::Bundle& b) {
       ++s_pass;
     else if (s.status == "skipped" || s.status == "not_run")
       ++s_skip;
-    else if (s.status == "failed" && waived_suites.count(s.name) && m.verdict != bundle::kVerdictFail)
+    else if (suite_passed_with_waivers(b, s))
       ++s_waived;
     else
       ++s_fail;
@@ -377,48 +447,10 @@ doc::Doc build(const bundle::Bundle& b) {
   // Failures a known NCCL defect explains, by defect, ahead of the unexplained ones.
   auto all_failures = failures_of(b);
   std::vector<Failure> failures;
-  int explained_cases = 0, explained_findings = 0;
-  for (auto& f : all_failures) {
-    if (f.known_defect.empty())
-      failures.push_back(std::move(f));
-    else if (f.suite == "gpucts check")
-      ++explained_findings;
-    else
-      ++explained_cases;
-  }
-  // What `gpucts check` knows of the loaded NCCL, whatever the cases showed.
-  if (b.check.is_object() && b.check.contains("findings") && b.check["findings"].is_array()) {
-    std::vector<std::string> lines;
-    for (const auto& f : b.check["findings"])
-      if (f.value("id", "") == "nccl-known-defect")
-        lines.push_back(f.value("severity", "") + ": " + f.value("message", "") + " -> " +
-                        f.value("fix", ""));
-    if (!lines.empty()) {
-      d.heading("Known defects of this NCCL (gpucts check)" +
-                std::string(b.manifest.nccl_selected ? "" : ": not judged, no NCCL suite was selected"));
-      d.list(std::move(lines));
-    }
-  }
-  auto defects = group_known_defects(b);
-  if (!defects.empty()) {
-    d.heading("Known NCCL defects (" + n(explained_cases) + " failed case(s)" +
-              (explained_findings ? " and " + n(explained_findings) + " check finding(s)" : std::string()) +
-              " explained)");
-    doc::Table t{{"defect", "failed", "waived", "matched but passed", "fix", "for example"}, {}, {}};
-    for (const auto& g : defects) {
-      std::string ex;
-      for (const auto& e : g.examples) ex += (ex.empty() ? "" : ", ") + e;
-      t.rows.push_back(
-          {g.id + ": " + g.title + " (" + g.link + ")", n(g.failed), n(g.waived), n(g.passed), g.fix, ex});
-      t.row_class.push_back(g.failed ? "fail" : g.waived ? "skip" : "");
-    }
-    d.table(std::move(t));
-    for (const auto& g : defects)
-      if (g.passed && !g.failed && !g.waived)
-        d.paragraph(g.id + ": " + n(g.passed) +
-                    " case(s) match its condition on this NCCL and passed: the defect "
-                    "row (range or condition) may be wrong, or the run did not trigger it");
-  }
+  for (auto& f : all_failures)
+    if (f.known_defect.empty()) failures.push_back(std::move(f));
+  known_defects_section(d, b);
+  waived_section(d, b);
 
   // What failed: per suite, the failures grouped by their message with the numbers taken out.
   auto grouped = group_failures(failures);
@@ -471,9 +503,9 @@ doc::Doc build(const bundle::Bundle& b) {
 
   // What was skipped and why: whole suites on one line each, then the cases grouped by reason.
   auto skips = group_skips(b);
-  d.heading("Skipped (" + n(counts.skipped) + " cases; " + n(static_cast<int>(skips.whole.size())) +
-            " suites whole, " + n(static_cast<int>(skips.cases.size())) + " reasons for the other " +
-            n(skips.case_count) + ")");
+  d.heading("Skipped (" + n(counts.skipped - waived_cases) + " cases; " +
+            n(static_cast<int>(skips.whole.size())) + " suites whole, " +
+            n(static_cast<int>(skips.cases.size())) + " reasons for the other " + n(skips.case_count) + ")");
   if (skips.whole.empty() && skips.cases.empty()) d.paragraph("nothing skipped");
   if (!skips.whole.empty()) {
     d.heading("Suites skipped whole (" + n(static_cast<int>(skips.whole.size())) + ")", 3);
@@ -501,8 +533,10 @@ doc::Doc build(const bundle::Bundle& b) {
     for (const auto& l : s.labels) labels += (labels.empty() ? "" : " ") + l;
     std::string cases =
         std::to_string(s.cases_done) + (s.cases_total ? "/" + std::to_string(s.cases_total) : "");
-    st.rows.push_back({s.name, labels, s.status, cases, duration(s.duration_s), s.reason});
-    st.row_class.push_back(s.status == "passed"                               ? "pass"
+    const bool waived = suite_passed_with_waivers(b, s);
+    st.rows.push_back(
+        {s.name, labels, waived ? "passed with waivers" : s.status, cases, duration(s.duration_s), s.reason});
+    st.row_class.push_back(s.status == "passed" || waived                     ? "pass"
                            : (s.status == "skipped" || s.status == "not_run") ? "skip"
                                                                               : "fail");
   }
@@ -513,7 +547,7 @@ doc::Doc build(const bundle::Bundle& b) {
   for (auto& [k, val] : bundle::environment(b)) env.rows.push_back({k, val});
   d.table(std::move(env));
 
-  check_section(d, b.check);
+  check_section(d, b);
   bandwidth_section(d, b);
   return d;
 }

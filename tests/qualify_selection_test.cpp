@@ -47,9 +47,19 @@ std::vector<std::string> select(Level l, std::optional<std::string> label = {},
                                 std::optional<std::string> tests = {}) {
   Selection s;
   s.level = l;
-  s.label = std::move(label);
+  if (label) s.labels.push_back(*label);
   s.tests = std::move(tests);
   return names(select_tests(suites(), s));
+}
+
+TEST(QualifyLevels, RepeatedLabelsAreAnded) {
+  Selection s;
+  s.level = Level::full;
+  s.labels = {"multi", "rank-sim"};  // multi-gpu, multi-process and multi-rank-sim match the first
+  EXPECT_EQ(names(select_tests(suites(), s)),
+            (std::vector<std::string>{"gpucts_mp_collectives_sim2", "gpucts_mp_collectives_sim4"}));
+  s.labels = {"^perf$", "^no-such-label$"};
+  EXPECT_TRUE(select_tests(suites(), s).empty());
 }
 
 TEST(QualifyLevels, NamesParse) {

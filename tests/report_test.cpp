@@ -462,9 +462,17 @@ TEST_F(BundleTest, AcceptKnownWaivesOnlyTheNamedDefect) {
   // Without the waiver the known defect fails the run, and the summary names it.
   Result plain = run("defect-plain", only_defect, "");
   EXPECT_EQ(plain.rc, 1) << plain.out;
+  // The reason sits right under the verdict, in the CLI and the summary: the failed suite.
+  EXPECT_NE(plain.out.find("FAIL  ("), std::string::npos) << plain.out;
+  EXPECT_NE(
+      plain.out.find("because: gpucts_defect failed: 1 failing case(s), first DISABLED_Fixture.KnownDefect"),
+      std::string::npos)
+      << plain.out;
   std::string md = read(root_ / "defect-plain" / "summary.md");
   EXPECT_NE(md.find("nccl-1950"), std::string::npos) << md.substr(0, 2000);
   EXPECT_NE(md.find("https://github.com/NVIDIA/nccl/issues/1950"), std::string::npos);
+  ASSERT_NE(md.find("- gpucts_defect failed: 1 failing case(s)"), std::string::npos) << md.substr(0, 2000);
+  EXPECT_LT(md.find("- gpucts_defect failed: 1 failing case(s)"), md.find(" suites: ")) << md.substr(0, 2000);
   // With it: exit 0, verdict waived, the waiver first in the summary and in the manifest.
   Result waived = run("defect-waived", only_defect, "--accept-known nccl-1950");
   EXPECT_EQ(waived.rc, 0) << waived.out;
@@ -473,11 +481,26 @@ TEST_F(BundleTest, AcceptKnownWaivesOnlyTheNamedDefect) {
   EXPECT_EQ(b.manifest.verdict, "waived");
   ASSERT_EQ(b.manifest.waivers.size(), 1u);
   EXPECT_EQ(b.manifest.waivers[0].cases, 1);
+  EXPECT_NE(waived.out.find("because: waived with --accept-known: nccl-1950 (1 failed case(s)"),
+            std::string::npos)
+      << waived.out;
   std::string wmd = read(root_ / "defect-waived" / "summary.md");
-  ASSERT_NE(wmd.find("Waived known defects"), std::string::npos) << wmd.substr(0, 1500);
-  EXPECT_LT(wmd.find("Waived known defects"), wmd.find("## Failed")) << wmd.substr(0, 1500);
+  // The waiver right under the verdict; the page agrees with itself: the suite passed with
+  // waivers, the defect's text once, the waived failure in its own section with its cause only.
+  ASSERT_NE(wmd.find("- waived with --accept-known: nccl-1950"), std::string::npos) << wmd.substr(0, 1500);
+  EXPECT_LT(wmd.find("- waived with --accept-known: nccl-1950"), wmd.find(" suites: "))
+      << wmd.substr(0, 1500);
   EXPECT_NE(wmd.find("1 passed with waivers"), std::string::npos) << wmd.substr(0, 1500);
+  EXPECT_NE(wmd.find("| gpucts_defect | cpu | passed with waivers |"), std::string::npos) << wmd;
   EXPECT_NE(wmd.find(", 1 waived"), std::string::npos) << wmd.substr(0, 1500);
+  const std::string title = builtin_matrix().nccl_defects.front().title;
+  EXPECT_EQ(wmd.find(title), wmd.rfind(title)) << "the defect's text more than once: " << wmd;
+  ASSERT_NE(wmd.find("## Waived failures (1, --accept-known)"), std::string::npos) << wmd;
+  const std::string waived_rows = wmd.substr(wmd.find("## Waived failures"));
+  EXPECT_NE(waived_rows.find("| fixture failure explained by nccl-1950 |"), std::string::npos) << waived_rows;
+  EXPECT_EQ(waived_rows.substr(0, waived_rows.find("\n## ", 3)).find("report_test.cpp"), std::string::npos)
+      << waived_rows;
+  EXPECT_EQ(wmd.find("verdict: fail"), std::string::npos) << wmd;
   for (const auto& c : b.cases) {
     if (c.name == "KnownDefect") {
       EXPECT_EQ(c.property("gpucts.waived"), "nccl-1950");
@@ -519,15 +542,31 @@ TEST_F(BundleTest, NoGpuVisibleIsNotAPass) {
        entry("gpucts_needs_gpu", {version_binary(), "--gtest_filter=*Parse*"}, {}, 60)});
   std::ofstream(dir / "tests.json") << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
   std::ofstream(dir / "gpucts_gpu_needs.txt") << "gpucts_needs_gpu=1\n";
-  // This machine's own NCCL may have a known defect, which would make the run FAIL before it could
-  // say NO GPU: accept it here, the verdict under test is the missing GPU.
-  std::string accept;
-  for (const auto& d : builtin_matrix().nccl_defects) accept += (accept.empty() ? "" : ",") + d.id;
-  Result r = sh(gpucts() + " qualify --no-python --accept-known " + accept + " --tests-json " +
-                (dir / "tests.json").string() + " --output " + (root_ / "nogpu").string());
+  // Known defects of this machine's NCCL matched by version alone only warn: the verdict is the
+  // missing GPU, with its reason and the warnings under it.
+  Result r = sh(gpucts() + " qualify --no-python --tests-json " + (dir / "tests.json").string() +
+                " --output " + (root_ / "nogpu").string());
   EXPECT_EQ(r.rc, 3) << r.out;
   EXPECT_NE(r.out.find("NO GPU"), std::string::npos) << r.out;
-  EXPECT_EQ(load(root_ / "nogpu").manifest.verdict, "no_gpu");
+  EXPECT_NE(r.out.find("because: no GPU visible"), std::string::npos) << r.out;
+  auto b = load(root_ / "nogpu");
+  EXPECT_EQ(b.manifest.verdict, "no_gpu");
+  std::string md = read(root_ / "nogpu" / "summary.md");
+  EXPECT_NE(md.find("- no GPU visible"), std::string::npos) << md.substr(0, 1500);
+  for (const auto& f : b.check.value("findings", nlohmann::json::array()))
+    if (f.value("id", "") == "nccl-known-defect") {
+      EXPECT_EQ(f.value("severity", ""), "warning") << f.dump();
+      const std::string id = bundle::defect_of_finding(f);
+      EXPECT_NE(r.out.find("warning: " + id + " in "), std::string::npos) << r.out;
+      EXPECT_NE(md.find("- warning: " + id + " in "), std::string::npos) << md.substr(0, 3000);
+    }
+  // --strict-defects makes them errors: then the run fails on them, naming each by id.
+  if (r.out.find("warning: ") != std::string::npos) {
+    Result strict = sh(gpucts() + " qualify --no-python --strict-defects --tests-json " +
+                       (dir / "tests.json").string() + " --output " + (root_ / "nogpu-strict").string());
+    EXPECT_EQ(strict.rc, 1) << strict.out;
+    EXPECT_NE(strict.out.find("because: check error nccl-known-defect "), std::string::npos) << strict.out;
+  }
 }
 
 // The merged JUnit names each case's binary in its classname (CI servers group by classname),
@@ -551,6 +590,77 @@ TEST_F(BundleTest, MergedJunitQualifiesClassnamesAndParsesWithXmllint) {
       Result v = sh("xmllint --noout '" + e.path().string() + "'");
       EXPECT_EQ(v.rc, 0) << e.path() << ": " << v.out;
     }
+}
+
+// xmllint from PATH, "" where it is not installed (it is optional: only this check needs it).
+std::string xmllint() {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string d; std::getline(dirs, d, ':');)
+    if (!d.empty() && ::access((fs::path(d) / "xmllint").c_str(), X_OK) == 0)
+      return (fs::path(d) / "xmllint").string();
+  return "";
+}
+
+// junit.xml as CI servers take it: the shape of Jenkins' xunit junit-10.xsd (no properties inside a
+// testcase, no testsuites@skipped), the cause as message, waived cases as typed skips with their
+// text, the stack's versions per testsuite; and no other *.xml in the bundle that is not a result.
+TEST_F(BundleTest, JunitHasTheXunitSchemaShape) {
+  nlohmann::json tests = nlohmann::json::array(
+      {entry("gpucts_defect",
+             {self_path(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_Fixture.KnownDefect"},
+             {"GPUCTS_FIXTURE_DEFECT=1"}, 60)});
+  std::ofstream(root_ / "schema.json") << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
+  Result w = sh(gpucts() + " qualify --no-python --accept-known nccl-1950 --tests-json " +
+                (root_ / "schema.json").string() + " --output " + (root_ / "schema-waived").string());
+  ASSERT_EQ(w.rc, 0) << w.out;
+  const std::string x = read(root_ / "schema-waived" / "junit.xml");
+  EXPECT_NE(
+      x.find(
+          "<skipped type=\"gpucts.waived\" message=\"waived (known NCCL defect nccl-1950, --accept-known): "
+          "fixture failure explained by nccl-1950\">"),
+      std::string::npos)
+      << x;
+  EXPECT_NE(x.find("report_test.cpp"), std::string::npos) << "the full text stays in the body: " << x;
+  for (const char* p :
+       {"gpucts.driver", "gpucts.cuda_runtime", "gpucts.nccl_runtime", "gpucts.nccl_header", "gpucts.torch"})
+    EXPECT_NE(x.find("<property name=\"" + std::string(p) + "\""), std::string::npos) << p << ": " << x;
+  // A case's properties come back from its system-out.
+  auto cases = junit::read_file((root_ / "schema-waived" / "junit.xml").string(), "");
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].property("gpucts.known_defect"), "nccl-1950");
+  EXPECT_EQ(cases[0].property("gpucts.waived"), "nccl-1950");
+  for (const fs::path& bundle : {base(), cand(), root_ / "schema-waived"}) {
+    const std::string text = read(bundle / "junit.xml");
+    EXPECT_EQ(text.substr(0, text.find("<testsuite ")).find(" skipped="), std::string::npos) << bundle;
+    const xml::Element root = xml::parse_file((bundle / "junit.xml").string());
+    for (const auto* suite : root.children_named("testsuite"))
+      for (const auto* tc : suite->children_named("testcase"))
+        EXPECT_EQ(tc->child("properties"), nullptr) << bundle << ": " << tc->attr_or("name", "");
+    for (const auto& e : fs::recursive_directory_iterator(bundle)) {
+      if (e.path().extension() != ".xml") continue;
+      EXPECT_TRUE(e.path() == bundle / "junit.xml" || e.path().parent_path() == bundle / "gtest")
+          << e.path() << " is not a result";
+    }
+  }
+  // Cases that passed in under a millisecond keep the journal's time, not gtest's rounded 0.
+  auto base_cases = load(base()).cases;
+  EXPECT_TRUE(std::any_of(base_cases.begin(), base_cases.end(),
+                          [](const junit::Case& c) { return c.time_s > 0 && c.time_s < 0.001; }));
+  const std::string lint = xmllint();
+  if (lint.empty()) GTEST_SKIP() << "xmllint not on PATH: the schema itself is not checked here";
+  const std::string xsd = (fs::path(test_data_dir()) / "junit" / "junit-10.xsd").string();
+  ASSERT_TRUE(fs::exists(xsd)) << xsd;
+  for (const fs::path& bundle : {base(), cand(), root_ / "schema-waived"}) {
+    Result v = sh(lint + " --noout --schema " + xsd + " " + (bundle / "junit.xml").string());
+    EXPECT_EQ(v.rc, 0) << bundle << ": " << v.out;
+  }
+  // And the schema refuses what CI servers refuse: properties inside a testcase.
+  std::ofstream(root_ / "bad-junit.xml")
+      << "<testsuites skipped=\"1\"><testsuite name=\"s\" tests=\"1\"><testcase name=\"c\"><properties>"
+         "<property name=\"a\" value=\"b\"/></properties></testcase></testsuite></testsuites>\n";
+  Result bad = sh(lint + " --noout --schema " + xsd + " " + (root_ / "bad-junit.xml").string());
+  EXPECT_NE(bad.rc, 0) << bad.out;
 }
 
 struct BadInput {
@@ -609,9 +719,9 @@ INSTANTIATE_TEST_SUITE_P(Bundles, ReportBadInput, ::testing::ValuesIn(kBadInputs
 
 TEST(ReportUsage, MissingOrBadOptionsExitTwo) {
   REQUIRE_BINARIES();
-  for (const char* args :
-       {"report", "report --baseline /nonexistent --candidate /nonexistent",
-        "report --baseline a --candidate b --tolerance x", "qualify", "qualify --output"}) {
+  for (const char* args : {"report", "report --baseline /nonexistent --candidate /nonexistent",
+                           "report --baseline a --candidate b --tolerance x",
+                           "qualify --tests-json /nonexistent", "qualify --output"}) {
     auto r = sh(cli_binary() + " " + args);
     EXPECT_EQ(r.rc, 2) << args << ": " << r.out;
   }

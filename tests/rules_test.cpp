@@ -478,8 +478,10 @@ TEST(RulesBase, GpuMachineWithTorchNcclHasNoFinding) {
   EXPECT_TRUE(std::any_of(r.findings.begin(), r.findings.end(), [](const Finding& f) {
     return f.id == "nccl-known-defect" && f.message.find("nccl-1950") != std::string::npos;
   }));
-  EXPECT_TRUE(r.failed()) << "a corrupting NCCL defect fails the check";
-  EXPECT_EQ(r.to_json()["verdict"], "fail");
+  EXPECT_FALSE(r.failed()) << "a defect matched by version alone warns";
+  EXPECT_EQ(r.to_json()["verdict"], "pass");
+  EXPECT_TRUE(check_fingerprints(builtin_matrix(), {make(json::object())}, CheckOptions{true}).failed())
+      << "--strict-defects: a corrupting NCCL defect fails the check";
 }
 
 TEST(RulesNotEvaluated, EmptyFingerprintEvaluatesNothing) {
@@ -750,6 +752,36 @@ TEST(KnownDefects, OneRankAvgMatchesOnlyTheCasesItHits) {
   EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "avg", 262145, false, 2}), "") << "one rank only";
   EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "sum", 262145, false, 1}), "");
   EXPECT_EQ(ids("2.28.9", {"Broadcast", "f32", "", 262145, false, 1}), "");
+}
+
+// Matched by the NCCL version alone a defect warns, naming what a case needs to meet it and the
+// fix; --strict-defects (CheckOptions) makes every such finding an error.
+TEST(KnownDefects, VersionAloneWarnsUnlessStrict) {
+  const Fingerprint fp =
+      make(json::parse(R"({"nccl": {"header": "2.28.9", "runtime": "2.28.9"}, "torch": null})"));
+  const CheckResult plain = check_fingerprints(builtin_matrix(), {fp});
+  const CheckResult strict = check_fingerprints(builtin_matrix(), {fp}, CheckOptions{true});
+  EXPECT_FALSE(plain.failed());
+  EXPECT_TRUE(strict.failed());
+  int defects = 0;
+  for (const auto& f : plain.findings) {
+    if (f.id != "nccl-known-defect") continue;
+    ++defects;
+    EXPECT_EQ(f.severity, "warning") << f.message;
+    EXPECT_NE(f.message.find("; only where "), std::string::npos) << f.message;
+    EXPECT_FALSE(f.fix.empty()) << f.message;
+  }
+  EXPECT_GT(defects, 0);
+  for (const auto& f : strict.findings)
+    if (f.id == "nccl-known-defect") {
+      EXPECT_EQ(f.severity, "error") << f.message;
+    }
+  const NcclDefect* d = find_defect(builtin_matrix(), "nccl-1950");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(defect_condition_text(*d),
+            "a 1-rank communicator, AllReduce/Reduce/ReduceScatter, op avg, out-of-place buffers, dtype "
+            "f16/bf16/f32/f64/f8e4m3/f8e5m2; or a 1-rank communicator, AllReduce/Reduce/ReduceScatter, op "
+            "premulsum, out-of-place buffers");
 }
 
 TEST(KnownDefects, EveryRowIsSourcedAndSaysHowToFixIt) {
