@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The multi-rank paths on ONE GPU as simulated hosts (each rank its own NCCL_HOSTID, NCCL's socket
+# transport on loopback), on the GPU machine (device tool), over a build that exists:
+#   bench/sim_hosts.sh BUILD [stage...]
+# stages: ctest (every multi-rank-sim entry, wall time each), faults (the NCCL peer crash),
+#         check (gpucts check under mpirun), multinode (ci/multinode --launcher mpirun end to end)
+# SIM_TIMEOUT_S caps each CTest entry (default its own TIMEOUT); logs, XML and journals go to $OUT.
+set -uo pipefail
+source "$(dirname "$0")/device_env.sh"
+B=${1:?usage: bench/sim_hosts.sh BUILD [stage...]}
+shift
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(ctest faults check multinode)
+has() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+L=$(mktemp -d)  # logs, packed into $OUT/sim-logs.tgz at the end (few files come back)
+t0=$SECONDS
+stamp() { echo "== [$((SECONDS - t0)) s] $*"; }
+
+if has ctest; then
+  for t in ${SIM_TESTS:-gpucts_mp_collectives_sim2 gpucts_mp_collectives_sim2_inject_corrupt gpucts_torch_c10d_sim2 \
+      gpucts_torch_c10d_sim4 gpucts_mp_collectives_sim8 gpucts_mp_collectives_sim4}; do
+    stamp "$t"
+    s=$SECONDS
+    ctest --test-dir "$B" -R "^$t\$" ${SIM_TIMEOUT_S:+--timeout $SIM_TIMEOUT_S} --output-on-failure \
+      >"$L/$t.log" 2>&1
+    rc=$?
+    # Counts from the XML of rank 0 (gtest's own), whatever CTest made of the exit status.
+    x=$(ls "$B"/gtest-xml/$t.xml "$B"/self-test/$t.expected-failures.junit 2>/dev/null | head -1)
+    counts=$(python3 - "$x" <<'EOF' 2>/dev/null
+import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+cases = r.iter('testcase')
+p = f = s = 0
+for c in cases:
+    if c.find('failure') is not None: f += 1
+    elif c.find('skipped') is not None or c.get('result') == 'skipped': s += 1
+    else: p += 1
+print(f"passed {p} failed {f} skipped {s}")
+EOF
+)
+    echo "$t: ctest rc=$rc, $((SECONDS - s)) s, ${counts:-no XML}; $(grep -E 'tests passed|\((Failed|Skipped|Timeout)\)' "$L/$t.log" | head -2 | tr '\n' ' ')"
+    grep -E '^\[  FAILED  \] [A-Z]' "$L/$t.log" | sort -u | head -15
+  done
+fi
+if has faults; then
+  stamp "FaultTest.NcclPeerCrash* (1 GPU: simulated hosts)"
+  "$B/suites/gpucts_faults" --gtest_filter='FaultTest.NcclPeerCrash*' >"$L/faults.log" 2>&1
+  echo "faults exit $?"; grep -E '^\[ *(OK|FAILED|SKIPPED) *\]|simulated' "$L/faults.log" | head
+  pgrep -fa gpucts_fault_child && echo "LEFT BEHIND: fault children still running" || echo "no process left behind"
+fi
+if has check; then
+  stamp "gpucts check under mpirun -np 2, simulated hosts"
+  GPUCTS_SIMULATED_HOSTS=1 mpirun --oversubscribe -np 2 "$B/cli/gpucts" check >"$L/check_mpi.log" 2>&1
+  echo "check exit $?"; grep -E 'simulated|^ERROR|gpu-shared|verdict|PASS|FAIL' "$L/check_mpi.log" | head -8
+  stamp "gpucts check under mpirun -np 2, no host ids (must refuse the shared GPU)"
+  mpirun --oversubscribe -np 2 "$B/cli/gpucts" check >"$L/check_mpi_plain.log" 2>&1
+  echo "check exit $?"; grep -E 'gpu-shared|ranks-exceed' "$L/check_mpi_plain.log" | head -3 | cut -c1-240
+fi
+if has multinode; then
+  stamp "ci/multinode --launcher mpirun over 2 simulated hosts"
+  GPUCTS_SIMULATED_HOSTS=1 GPUCTS_COLL_SWEEP=placements ci/multinode --launcher mpirun --hosts localhost \
+    --ranks-per-node 2 --build "$B" --out "$L/multinode" --timeout 300 >"$L/multinode.log" 2>&1
+  echo "multinode exit $?"; tail -6 "$L/multinode.log"
+  ls "$L/multinode" | head
+fi
+tar czf "$OUT/sim-xml.tgz" -C "$B" gtest-xml self-test journal rank-logs 2>/dev/null
+tar czf "$OUT/sim-logs.tgz" -C "$L" . && rm -rf "$L"
+stamp done
