@@ -22,13 +22,13 @@ namespace cts::cli {
 
 const CommandSpec kCampaignSpec = {
     {"nccl", "output", "store", "fetch", "build", "build-dir", "label", "exclude-label", "tests",
-     "exclude-tests", "timeout", "env", "bisect", "good", "bad", "stop-after"},
+     "exclude-tests", "timeout", "env", "bisect", "good", "bad", "stop-after", "ranks"},
     {"no-probe", "resume"},
     "usage: gpucts campaign --nccl VERSION[,VERSION...] --output DIR [--store DIR] [--fetch CMD] [--build "
     "CMD]\n"
     "                       [--build-dir DIR] [--label REGEX] [--exclude-label REGEX] [--tests REGEX]\n"
     "                       [--exclude-tests REGEX] [--timeout S] [--stop-after S] [--env NAME=VALUE]...\n"
-    "                       [--no-probe] [--resume]\n"
+    "                       [--no-probe] [--resume] [--ranks N]\n"
     "       gpucts campaign --bisect [BINARY/]SUITE.CASE --good VERSION --bad VERSION --output DIR\n"
     "                       [--nccl VERSION,...] [--store DIR] [--fetch CMD] [--build CMD] [--build-dir "
     "DIR]\n"
@@ -45,6 +45,9 @@ const CommandSpec kCampaignSpec = {
     "of --fetch, then of --build, is run to make it (timed as fetch or build in the report).\n"
     "Default selection: --label 'single-gpu|perf' --exclude-label 'torch|self-test' (torch brings its own\n"
     "NCCL; the self-tests check gpucts, not the release).\n"
+    "--ranks N: the multi-process collectives with N ranks on one GPU as simulated hosts (each its own\n"
+    "NCCL_HOSTID, NCCL's socket transport): the entry gpucts_mp_collectives_sim<N> instead of the default\n"
+    "selection, so multi-rank behaviour is compared across releases too (not bandwidth).\n"
     "Cases the matrix marks unsupported are run and must be rejected (GPUCTS_PROBE_UNSUPPORTED=1), so the\n"
     "report can hold nccl_ops.csv against each release; --no-probe skips them instead.\n"
     "--resume reuses DIR/nccl-<version>/ bundles already there. --timeout: seconds per release (default "
@@ -287,6 +290,26 @@ int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
   return rc;
 }
 
+// --ranks N: the simulated-host entry of N ranks, which must exist in the tree (nullopt without it).
+std::optional<std::string> simulated_entry(const Args& a) {
+  auto r = a.value("ranks");
+  if (!r) return std::nullopt;
+  char* end = nullptr;
+  const long n = std::strtol(r->c_str(), &end, 10);
+  if (r->empty() || !end || *end || n < 2 || n > 4096)
+    throw UsageError("--ranks '" + *r + "': expected a number of ranks >= 2");
+  const std::string name = "gpucts_mp_collectives_sim" + std::to_string(n);
+  std::string how, have;
+  for (const auto& t : qualify::discover(qualify::locate_tree(a.value("build-dir")), &how)) {
+    if (t.name == name) return name;
+    if (t.name.rfind("gpucts_mp_collectives_sim", 0) == 0 && t.name.find('_', 25) == std::string::npos)
+      have += (have.empty() ? "" : ", ") + t.name.substr(25);
+  }
+  throw UsageError(
+      "--ranks " + *r + ": no entry " + name + " in " + how +
+      (have.empty() ? " (this tree has no simulated-host entries)" : " (ranks there: " + have + ")"));
+}
+
 }  // namespace
 
 int cmd_campaign(const Args& a) {
@@ -314,6 +337,7 @@ int cmd_campaign(const Args& a) {
     if (!Version::try_parse(v, VersionKind::Nccl)) throw UsageError("--nccl '" + v + "' is not a version");
   const double timeout = a.number("timeout", 900);
   const double stop_after = a.number("stop-after", 0);
+  const std::optional<std::string> sim_entry = simulated_entry(a);
   const auto started = Clock::now();
   const std::string self = fs::read_symlink("/proc/self/exe").string();
 
@@ -335,17 +359,21 @@ int cmd_campaign(const Args& a) {
       err = f.ensure(v, t);
       if (err.empty()) {
         fs::remove_all(dir, ec);
-        std::vector<std::string> cmd = {self,
-                                        "qualify",
-                                        "--output",
-                                        dir.string(),
-                                        "--no-python",
-                                        "--label",
-                                        a.value("label").value_or("single-gpu|perf"),
-                                        "--exclude-label",
-                                        a.value("exclude-label").value_or("torch|self-test")};
+        std::vector<std::string> cmd = {
+            self,
+            "qualify",
+            "--output",
+            dir.string(),
+            "--no-python",
+            "--label",
+            a.value("label").value_or(sim_entry ? qualify::kSimLabel : "single-gpu|perf"),
+            "--exclude-label",
+            a.value("exclude-label").value_or("torch|self-test")};
         if (auto b = a.value("build-dir")) cmd.insert(cmd.end(), {"--build-dir", *b});
-        if (auto r = a.value("tests")) cmd.insert(cmd.end(), {"--tests", *r});
+        if (auto r = a.value("tests"))
+          cmd.insert(cmd.end(), {"--tests", *r});
+        else if (sim_entry)
+          cmd.insert(cmd.end(), {"--tests", "^" + *sim_entry + "$"});
         if (auto r = a.value("exclude-tests")) cmd.insert(cmd.end(), {"--exclude-tests", *r});
         const auto t0 = Clock::now();
         const std::string log = (f.logs / ("qualify-" + v + ".log")).string();

@@ -625,6 +625,22 @@ TEST(CampaignCli, ReportCampaignWritesTheReportAndFailsOnDisagreement) {
   EXPECT_EQ(run_gpucts({"report", "--campaign", "--baseline", "x", "--candidate", "y"}, &out), 2) << out;
 }
 
+// --ranks N selects the simulated-host entry of N ranks; a count without one is refused naming
+// those there are (this build tree has them where MPI and CUDA were found).
+TEST(CampaignCli, RanksNeedsASimulatedHostEntry) {
+  ScratchDir tmp("campaign");
+  std::string out;
+  EXPECT_EQ(run_gpucts({"campaign", "--nccl", "2.28.9", "--ranks", "1", "--output", tmp.path()}, &out), 2)
+      << out;
+  EXPECT_NE(out.find("--ranks '1': expected a number of ranks >= 2"), std::string::npos) << out;
+  EXPECT_EQ(run_gpucts({"campaign", "--nccl", "2.28.9", "--ranks", "3", "--output", tmp.path()}, &out), 2)
+      << out;
+  EXPECT_NE(out.find("no entry gpucts_mp_collectives_sim3"), std::string::npos) << out;
+#if GPUCTS_HAVE_CUDA
+  EXPECT_NE(out.find("(ranks there: 2, 4, 8)"), std::string::npos) << out;
+#endif
+}
+
 #if GPUCTS_HAVE_CUDA
 // A store of stand-in releases: each <store>/<v>/lib/libnccl.so.2 a link to this machine's library.
 std::string make_store(const fs::path& store, const std::vector<std::string>& versions) {
