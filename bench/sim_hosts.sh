@@ -22,9 +22,11 @@ if has ctest; then
       gpucts_torch_c10d_sim4 gpucts_mp_collectives_sim8 gpucts_mp_collectives_sim4}; do
     stamp "$t"
     s=$SECONDS
-    ctest --test-dir "$B" -R "^$t\$" ${SIM_TIMEOUT_S:+--timeout $SIM_TIMEOUT_S} --output-on-failure \
-      >"$L/$t.log" 2>&1
+    # An entry's own TIMEOUT wins over ctest --timeout: the cap is a kill from outside.
+    timeout -k 10 "${SIM_TIMEOUT_S:-1900}" ctest --test-dir "$B" -R "^$t\$" --output-on-failure >"$L/$t.log" 2>&1
     rc=$?
+    pkill -f "$B/suites/gpucts_" 2>/dev/null
+    [ $rc -eq 124 ] && { echo "$t: capped at ${SIM_TIMEOUT_S} s; last lines:"; tail -5 "$L/$t.log"; }
     # Counts from the XML of rank 0 (gtest's own), whatever CTest made of the exit status.
     x=$(ls "$B"/gtest-xml/$t.xml "$B"/self-test/$t.expected-failures.junit 2>/dev/null | head -1)
     counts=$(python3 - "$x" <<'EOF' 2>/dev/null
