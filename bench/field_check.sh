@@ -19,6 +19,6 @@ timeout -k 10 "$cap_vs" bash bench/vs_nccl_tests.sh --nccl-tests .nccl-tests --b
 echo "vs_nccl_tests exit $?"; cat "$OUT/vs/vs_nccl_tests.md" 2>/dev/null | head -60
 [ -d "$OUT/vs" ] && tar czf "$OUT/vs.tgz" -C "$OUT" vs && rm -rf "$OUT/vs"
 stamp "simulated hosts"
-SIM_TIMEOUT_S=$cap_sim SIM_TESTS="gpucts_mp_collectives_sim2_inject_corrupt gpucts_mp_collectives_sim8 gpucts_torch_c10d_sim2" \
+SIM_TIMEOUT_S=$cap_sim SIM_TESTS=${SIM_TESTS:-"gpucts_mp_collectives_sim2_inject_corrupt gpucts_mp_collectives_sim8 gpucts_torch_c10d_sim2"} \
   bash bench/sim_hosts.sh build/qualify ctest faults check 2>&1 | tail -40
 stamp done
