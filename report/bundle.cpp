@@ -36,23 +36,20 @@ void write_text(const std::string& path, const std::string& text) {
   }
 }
 
-std::string utc_now_iso() {
+namespace {
+std::string utc_now(const char* format) {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  std::strftime(buf, sizeof buf, format, &tm);
   return buf;
 }
+}  // namespace
 
-std::string utc_now_compact() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
+std::string utc_now_iso() { return utc_now("%Y-%m-%dT%H:%M:%SZ"); }
+
+std::string utc_now_compact() { return utc_now("%Y%m%dT%H%M%SZ"); }
 
 namespace {
 
