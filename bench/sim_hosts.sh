@@ -2,15 +2,18 @@
 # The multi-rank paths on ONE GPU as simulated hosts (each rank its own NCCL_HOSTID, NCCL's socket
 # transport on loopback), on the GPU machine (device tool), over a build that exists:
 #   bench/sim_hosts.sh BUILD [stage...]
-# stages: ctest (every multi-rank-sim entry, wall time each), faults (the NCCL peer crash),
-#         check (gpucts check under mpirun), multinode (ci/multinode --launcher mpirun end to end)
-# SIM_TIMEOUT_S caps each CTest entry (default its own TIMEOUT); logs, XML and journals go to $OUT.
+# stages: ctest (the multi-rank-sim MPI entries, wall time each), torch (ProcessGroupNCCL through
+#         the libtorch suite's own launcher, its output kept as it comes), faults (the NCCL peer
+#         crash), check (gpucts check under mpirun), multinode (ci/multinode --launcher mpirun)
+# SIM_TESTS: the ctest entries, each NAME or NAME:CAP_S (default cap SIM_TIMEOUT_S, else the entry's
+# own TIMEOUT). SIM_TORCH_RANKS (default "2 4"), SIM_TORCH_DEADLINE_S (the launcher's, default 150).
+# Logs, XML and journals go to $OUT.
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 B=${1:?usage: bench/sim_hosts.sh BUILD [stage...]}
 shift
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(ctest faults check multinode)
+[ ${#stages[@]} -eq 0 ] && stages=(ctest torch faults check multinode)
 has() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 L=$(mktemp -d)  # logs, packed into $OUT/sim-logs.tgz at the end (few files come back)
@@ -18,15 +21,17 @@ t0=$SECONDS
 stamp() { echo "== [$((SECONDS - t0)) s] $*"; }
 
 if has ctest; then
-  for t in ${SIM_TESTS:-gpucts_mp_collectives_sim2 gpucts_mp_collectives_sim2_inject_corrupt gpucts_torch_c10d_sim2 \
-      gpucts_torch_c10d_sim4 gpucts_mp_collectives_sim8 gpucts_mp_collectives_sim4}; do
-    stamp "$t"
+  for spec in ${SIM_TESTS:-gpucts_mp_collectives_sim2 gpucts_mp_collectives_sim2_inject_corrupt \
+      gpucts_mp_collectives_sim8 gpucts_mp_collectives_sim4}; do
+    t=${spec%%:*} cap=${SIM_TIMEOUT_S:-1900}
+    [ "$spec" != "$t" ] && cap=${spec#*:}
+    stamp "$t (cap $cap s)"
     s=$SECONDS
     # An entry's own TIMEOUT wins over ctest --timeout: the cap is a kill from outside.
-    timeout -k 10 "${SIM_TIMEOUT_S:-1900}" ctest --test-dir "$B" -R "^$t\$" --output-on-failure >"$L/$t.log" 2>&1
+    timeout -k 10 "$cap" ctest --test-dir "$B" -R "^$t\$" --output-on-failure >"$L/$t.log" 2>&1
     rc=$?
     pkill -f "$B/suites/gpucts_" 2>/dev/null
-    [ $rc -eq 124 ] && { echo "$t: capped at ${SIM_TIMEOUT_S} s; last lines:"; tail -5 "$L/$t.log"; }
+    [ $rc -eq 124 ] && { echo "$t: capped at $cap s; last lines:"; tail -5 "$L/$t.log"; }
     # Counts from the XML of rank 0 (gtest's own), whatever CTest made of the exit status.
     x=$(ls "$B"/gtest-xml/$t.xml "$B"/self-test/$t.expected-failures.junit 2>/dev/null | head -1)
     counts=$(python3 - "$x" <<'EOF' 2>/dev/null
@@ -43,6 +48,20 @@ EOF
 )
     echo "$t: ctest rc=$rc, $((SECONDS - s)) s, ${counts:-no XML}; $(grep -E 'tests passed|\((Failed|Skipped|Timeout)\)' "$L/$t.log" | head -2 | tr '\n' ' ')"
     grep -E '^\[  FAILED  \] [A-Z]' "$L/$t.log" | sort -u | head -15
+  done
+fi
+if has torch; then
+  for n in ${SIM_TORCH_RANKS:-2 4}; do
+    stamp "ProcessGroupNCCL, $n ranks on one GPU (launcher deadline ${SIM_TORCH_DEADLINE_S:-150} s)"
+    s=$SECONDS
+    GPUCTS_SIMULATED_HOSTS=1 timeout -k 10 $((${SIM_TORCH_DEADLINE_S:-150} + 30)) \
+      "$B/suites/gpucts_torch_c10d" --gpucts-nproc="$n" --gpucts-deadline="${SIM_TORCH_DEADLINE_S:-150}" \
+      --gtest_filter='*nccl*' --gtest_output="xml:$L/torch_c10d_sim$n.xml" >"$L/torch_c10d_sim$n.log" 2>&1
+    rc=$?
+    echo "torch_c10d sim$n: exit $rc, $((SECONDS - s)) s; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$L/torch_c10d_sim$n.log" | head -3 | tr '\n' ' ')"
+    grep -E '^\[  FAILED  \] [A-Z]' "$L/torch_c10d_sim$n.log" | sort -u | head -10
+    [ $rc -ne 0 ] && grep -vE '^\[ +OK +\]|^\[ RUN +\]' "$L/torch_c10d_sim$n.log" | tail -15 | cut -c1-300
+    pkill -f "$B/suites/gpucts_torch_c10d" 2>/dev/null
   done
 fi
 if has faults; then

@@ -15,6 +15,7 @@
 #include "fixtures/probe/environment.hpp"
 #include "fixtures/probe/gpu_requirement.hpp"
 #include "fixtures/probe/probe.hpp"
+#include "fixtures/probe/simulated_hosts.hpp"
 #include "matrix/input.hpp"
 #include "matrix/matrix.hpp"
 #include "matrix/nccl_defects.hpp"
@@ -373,8 +374,12 @@ int cmd_qualify(const Args& a) {
   m.accepted_known = accepted;
   bundle::apply_waivers(accepted, cases, m.waivers);
   for (auto& w : m.waivers) describe_waiver(w);
-  bundle::write_text((dir / "junit.xml").string(),
-                     junit::write(cases, "gpucts qualify " + host, bundle::junit_properties(to_json(self))));
+  std::map<std::string, junit::PropertyMap> per_binary;
+  for (const auto& s : m.suites)
+    if (!s.mode.empty()) per_binary[s.name][kSimulatedHostsProperty] = s.mode;
+  bundle::write_text(
+      (dir / "junit.xml").string(),
+      junit::write(cases, "gpucts qualify " + host, bundle::junit_properties(to_json(self)), per_binary));
   std::vector<std::pair<std::string, bw::Run>> bwruns;
   for (const auto& e : fs::directory_iterator(dir / "bandwidth"))
     if (e.path().extension() == ".json") {
@@ -413,12 +418,13 @@ int cmd_qualify(const Args& a) {
                        std::to_string(gpu_unrun) + " GPU suite(s) not run";
   }
   bundle::write_text((dir / "manifest.json").string(), bundle::to_json(m).dump(2) + "\n");
-  std::vector<std::string> reasons, warnings;
+  std::vector<std::string> reasons, warnings, notes;
   try {
     const bundle::Bundle written = bundle::load(dir.string());  // reading it back proves it valid
     summary::write(written);
     reasons = summary::verdict_reasons(written);
     warnings = summary::defect_warnings(written);
+    notes = summary::run_mode_notes(written);
   } catch (const bundle::BundleError& e) {
     std::fprintf(stderr, "gpucts qualify: the bundle just written does not read back: %s\n", e.what());
     return 2;
@@ -434,6 +440,7 @@ int cmd_qualify(const Args& a) {
               m.suites.size(), m.interrupted ? ", interrupted" : "", clock_str(m.elapsed_s).c_str());
   for (const auto& r : reasons) std::printf("  because: %s\n", r.c_str());
   for (const auto& w : warnings) std::printf("  warning: %s\n", w.c_str());
+  for (const auto& x : notes) std::printf("  note: %s\n", x.c_str());
   std::printf("summary: %s\n", (dir / "summary.html").c_str());
   return bundle::verdict_exit_code(m.verdict);
 }

@@ -1,6 +1,7 @@
 #include "cli/qualify_run.hpp"
 
 #include "fixtures/probe/paths.hpp"
+#include "fixtures/probe/simulated_hosts.hpp"
 #include "fixtures/probe/spawn.hpp"
 #include "matrix/input.hpp"
 #include "report/file_names.hpp"
@@ -637,6 +638,8 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
       if (f == primary) {
         o.cases = std::move(cs);
         have_primary = true;
+        const auto props = junit::properties(xml::parse_file(f));
+        if (auto it = props.find(kSimulatedHostsProperty); it != props.end()) r.mode = it->second;
       }
       r.xml.push_back(fs::relative(f, p.bundle).string());
     } catch (const xml::XmlError& err) {

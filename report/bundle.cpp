@@ -96,6 +96,7 @@ nlohmann::json to_json(const Manifest& m) {
                       {"log", s.log},
                       {"reason", s.reason},
                       {"synthesized", s.synthesized},
+                      {"mode", s.mode},
                       {"cases_total", s.cases_total},
                       {"cases_done", s.cases_done}});
   }
@@ -176,6 +177,7 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
     r.log = need<std::string>(s, "log", o);
     r.reason = need<std::string>(s, "reason", o);
     r.synthesized = need<bool>(s, "synthesized", o);
+    r.mode = json_maybe<BundleError, std::string>(s, "mode", o).value_or("");
     r.cases_total = json_maybe<BundleError, int>(s, "cases_total", o).value_or(0);
     r.cases_done = json_maybe<BundleError, int>(s, "cases_done", o).value_or(0);
     m.suites.push_back(std::move(r));

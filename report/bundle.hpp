@@ -44,6 +44,9 @@ struct SuiteRun {
   std::string reason;            // why not run / how it ended, for a person
   bool synthesized = false;      // its cases came from the journal, not from gtest XML
   int cases_total = 0, cases_done = 0;
+  // What kind of run its results are, where that bounds what they prove ("2 simulated hosts on one
+  // GPU over NCCL's socket transport: ..."): the binary's gpucts.simulated_hosts property.
+  std::string mode;
 };
 
 // A known upstream defect accepted with `qualify --accept-known ID`: its failures are recorded

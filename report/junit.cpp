@@ -146,7 +146,8 @@ std::string one_line(const std::string& text) {
 }
 
 std::string write(const std::vector<Case>& cases, const std::string& name,
-                  const std::map<std::string, std::string>& suite_properties) {
+                  const PropertyMap& suite_properties,
+                  const std::map<std::string, PropertyMap>& binary_properties) {
   // Group by (binary, suite) keeping first-seen order.
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, std::vector<const Case*>> groups;
@@ -185,7 +186,10 @@ std::string write(const std::vector<Case>& cases, const std::string& name,
     const std::string classname = k.first.empty() ? k.second : k.first + "." + k.second;
     o << "  <testsuite name=\"" << xml::escape(classname) << "\"" << attrs(v, true) << ">\n";
     o << "    <properties><property name=\"gpucts.binary\" value=\"" << xml::escape(k.first) << "\"/>";
-    for (const auto& [pk, pv] : suite_properties)
+    PropertyMap props = suite_properties;
+    if (auto it = binary_properties.find(k.first); it != binary_properties.end())
+      for (const auto& [pk, pv] : it->second) props[pk] = pv;
+    for (const auto& [pk, pv] : props)
       if (pk != "gpucts.binary")
         o << "<property name=\"" << xml::escape(pk) << "\" value=\"" << xml::escape(pv) << "\"/>";
     o << "</properties>\n";

@@ -42,9 +42,12 @@ inline constexpr const char* kWaivedType = "gpucts.waived";
 // validate against (Jenkins xunit's junit-10.xsd, ci/junit-10.xsd here): properties only at
 // testsuite level (gpucts.binary, then `suite_properties`, e.g. the stack's versions); a case's own
 // properties in its <system-out>; `message` the one-line cause (cause()), the full text in the
-// body; a waived failure as <skipped type="gpucts.waived"> with its text.
+// body; a waived failure as <skipped type="gpucts.waived"> with its text. `binary_properties` adds
+// properties to the testsuites of one binary (gpucts.simulated_hosts of a simulated-hosts run).
+using PropertyMap = std::map<std::string, std::string>;
 std::string write(const std::vector<Case>& cases, const std::string& name,
-                  const std::map<std::string, std::string>& suite_properties = {});
+                  const PropertyMap& suite_properties = {},
+                  const std::map<std::string, PropertyMap>& binary_properties = {});
 
 struct Counts {
   int passed = 0, failed = 0, errors = 0, skipped = 0;

@@ -418,6 +418,10 @@ doc::Doc build(const bundle::Bundle& b) {
     for (auto& w : warnings) w = "warning: " + w;
     d.list(std::move(warnings));
   }
+  if (auto notes = run_mode_notes(b); !notes.empty()) {
+    for (auto& x : notes) x = "note: " + x;
+    d.list(std::move(notes));
+  }
   // The headline: suites, then cases, each split by outcome.
   // A suite that failed only through waived cases passed with waivers.
   int waived_cases = 0;

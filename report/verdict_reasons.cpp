@@ -128,4 +128,19 @@ std::vector<std::string> defect_warnings(const bundle::Bundle& b, bool brief) {
   return out;
 }
 
+std::vector<std::string> run_mode_notes(const bundle::Bundle& b) {
+  std::vector<std::pair<std::string, std::string>> modes;  // mode -> its suites, first-seen order
+  for (const auto& s : b.manifest.suites) {
+    if (s.mode.empty()) continue;
+    auto it = std::find_if(modes.begin(), modes.end(), [&](const auto& p) { return p.first == s.mode; });
+    if (it == modes.end())
+      modes.emplace_back(s.mode, s.name);
+    else
+      it->second += ", " + s.name;
+  }
+  std::vector<std::string> out;
+  for (const auto& [mode, suites] : modes) out.push_back(mode + " (" + suites + ")");
+  return out;
+}
+
 }  // namespace cts::summary

@@ -19,6 +19,10 @@ std::vector<std::string> verdict_reasons(const bundle::Bundle& b);
 // has them) its title, the cases it needs and the fix.
 std::vector<std::string> defect_warnings(const bundle::Bundle& b, bool brief = false);
 
+// What bounds the proof of some suites' results, one line per kind of run: "simulated hosts
+// (gpucts_mp_collectives_sim2, gpucts_torch_c10d_sim2): 2 simulated hosts on one GPU over ...".
+std::vector<std::string> run_mode_notes(const bundle::Bundle& b);
+
 // The suites whose every failure was waived (--accept-known): "passed with waivers".
 bool suite_passed_with_waivers(const bundle::Bundle& b, const bundle::SuiteRun& s);
 

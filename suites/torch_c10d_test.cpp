@@ -519,6 +519,10 @@ TEST_P(Timeouts, CollectiveOneRankNeverJoins) {
       ca::make_group(GetParam(), w.store, w.env.rank, w.env.world_size, timeout,
                      std::string("timeout/") + ca::backend_name(GetParam()) + "/" + std::to_string(round++),
                      ca::nccl_device_of(w.env.local_rank));
+  // Every rank first takes part once: ProcessGroupNCCL creates its communicator at the first
+  // collective, and that creation blocks outside the group's timeout until every rank has joined.
+  at::Tensor warm = at::ones({1}, at::TensorOptions().dtype(at::kFloat).device(g->device()));
+  g->allreduce(warm, Reduce::sum).wait(kDeadline);
   const bool absent = g->rank() == g->size() - 1;
   if (!absent) {
     at::Tensor t = at::ones({1024}, at::TensorOptions().dtype(at::kFloat).device(g->device()));

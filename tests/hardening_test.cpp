@@ -837,7 +837,7 @@ TEST(FoundByFuzzing, FieldsOfTheWrongTypeAreTheFormatsOwnErrors) {
   m.created = "now";
   m.verdict = "pass";
   m.suites.push_back(
-      bundle::SuiteRun{"s", {"x"}, {}, "passed", 0, std::nullopt, 1.0, {}, "", "", false, 1, 1});
+      bundle::SuiteRun{"s", {"x"}, {}, "passed", 0, std::nullopt, 1.0, {}, "", "", false, 1, 1, ""});
   nlohmann::json j = bundle::to_json(m);
   j["suites"][0]["cases_total"] = "x";
   EXPECT_THROW(bundle::manifest_from_json(j, "manifest.json"), bundle::BundleError);
@@ -899,7 +899,7 @@ TEST(FoundByFuzzing, AHugeDurationInAManifestRenders) {
   b.manifest.verdict = "pass";
   b.manifest.elapsed_s = 1.40865e10;
   b.manifest.suites.push_back(
-      bundle::SuiteRun{"s", {"x"}, {}, "passed", 0, std::nullopt, 1e300, {}, "", "", false, 0, 0});
+      bundle::SuiteRun{"s", {"x"}, {}, "passed", 0, std::nullopt, 1e300, {}, "", "", false, 0, 0, ""});
   b.check = nlohmann::json{{"available", false}, {"reason", "none"}};
   std::string md;
   ASSERT_NO_THROW(md = doc::to_markdown(summary::build(b)));

@@ -32,6 +32,7 @@
 #include "report/report_diff.hpp"
 #include "report/summary.hpp"
 #include "report/svg_plot.hpp"
+#include "report/verdict_reasons.hpp"
 #include "report/xml.hpp"
 
 namespace fs = std::filesystem;
@@ -1020,6 +1021,40 @@ TEST(SummaryGrouping, RawTextStaysInTheMergedJunit) {
   auto again = junit::read(xml::parse(junit::write(b.cases, "t"), "merged"), "merged", "");
   ASSERT_EQ(again.size(), b.cases.size());
   EXPECT_NE(again[0].detail.find("Expected equality of these values:"), std::string::npos) << again[0].detail;
+}
+
+TEST(SummaryGrouping, SimulatedHostsRunsSayWhatTheyProveInSummaryAndJunit) {
+  auto b = synthetic_bundle();
+  const std::string note =
+      "2 simulated hosts on one GPU over NCCL's socket transport: proves the multi-rank cases and the "
+      "harness, not NVLink, P2P or SHM transports, nor bandwidth";
+  b.manifest.suites[0].mode = note;
+  b.manifest.suites[1].mode = note;
+  auto back = bundle::manifest_from_json(bundle::to_json(b.manifest), "manifest.json");
+  EXPECT_EQ(back.suites[0].mode, note) << "the mode must survive manifest.json";
+  EXPECT_EQ(back.suites[2].mode, "");
+  ASSERT_EQ(summary::run_mode_notes(b),
+            std::vector<std::string>{note + " (gpucts_collectives, gpucts_collectives_w8)"});
+  const std::string md = doc::to_markdown(summary::build(b));
+  const auto at = md.find("note: " + note);
+  ASSERT_NE(at, std::string::npos) << md;
+  EXPECT_LT(at, md.find("## Suites")) << "the note belongs right under the verdict";
+  // In the merged JUnit only the simulated binaries' testsuites carry the property.
+  const auto root = xml::parse(
+      junit::write(b.cases, "t", {}, {{"gpucts_collectives", {{"gpucts.simulated_hosts", note}}}}), "merged");
+  int with = 0, without = 0;
+  for (const auto& ts : root.children) {
+    bool has = false;
+    for (const auto& ps : ts.children)
+      for (const auto& p : ps.children)
+        if (p.name == "property" && p.attr_or("name", "") == "gpucts.simulated_hosts")
+          has = p.attr_or("value", "") == note;
+    const bool simulated = ts.attr_or("name", "").rfind("gpucts_collectives.", 0) == 0;
+    EXPECT_EQ(has, simulated) << ts.attr_or("name", "");
+    (has ? with : without)++;
+  }
+  EXPECT_GT(with, 0);
+  EXPECT_GT(without, 0);
 }
 
 // ---------------------------------------------------------------------------------------------
