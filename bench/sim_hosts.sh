@@ -7,7 +7,7 @@
 #         crash), check (gpucts check under mpirun), multinode (ci/multinode --launcher mpirun)
 # SIM_TESTS: the ctest entries, each NAME or NAME:CAP_S (default cap SIM_TIMEOUT_S, else the entry's
 # own TIMEOUT). SIM_TORCH_RANKS (default "2 4"), SIM_TORCH_DEADLINE_S (the launcher's, default 150).
-# Logs, XML and journals go to $OUT.
+# Logs, XML and journals go to $OUT (SIM_LOG_DIR keeps the logs in a folder of your choice too).
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 B=${1:?usage: bench/sim_hosts.sh BUILD [stage...]}
@@ -16,7 +16,7 @@ stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(ctest torch faults check multinode)
 has() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-L=$(mktemp -d)  # logs, packed into $OUT/sim-logs.tgz at the end (few files come back)
+L=${SIM_LOG_DIR:-$(mktemp -d)}; mkdir -p "$L"  # logs, packed into $OUT/sim-logs.tgz at the end (few files come back)
 t0=$SECONDS
 stamp() { echo "== [$((SECONDS - t0)) s] $*"; }
 
@@ -86,5 +86,5 @@ if has multinode; then
   ls "$L/multinode" | head
 fi
 tar czf "$OUT/sim-xml.tgz" -C "$B" gtest-xml self-test journal rank-logs 2>/dev/null
-tar czf "$OUT/sim-logs.tgz" -C "$L" . && rm -rf "$L"
+tar czf "$OUT/sim-logs.tgz" -C "$L" . && { [ -n "${SIM_LOG_DIR:-}" ] || rm -rf "$L"; }
 stamp done
