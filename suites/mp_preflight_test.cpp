@@ -102,6 +102,9 @@ TEST(PreflightInjected, TwoRanksOnOneGpu) {
   g.uuid = "GPU-00000000-0000-0000-0000-0000000000aa";
   fp.gpus = std::vector<GpuInfo>{g};
   annotate_for_preflight(fp, {ctx().rank, ctx().local_rank, ctx().size, select_device(ctx().local_rank, 1)});
+  // A real job's ranks: without the distinct NCCL_HOSTID a simulated-hosts run gives each rank.
+  fp.extra["gpucts_rank"].erase("nccl_hostid");
+  if (fp.env) fp.env->erase("NCCL_HOSTID");
   std::vector<Fingerprint> fps;
   for (const auto& s : mpi::allgather(to_json(fp).dump(), "a preflight self-test"))
     fps.push_back(parse_fingerprint(s, "g"));
