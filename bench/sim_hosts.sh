@@ -2,7 +2,8 @@
 # The multi-rank paths on ONE GPU as simulated hosts (each rank its own NCCL_HOSTID, NCCL's socket
 # transport on loopback), on the GPU machine (device tool), over a build that exists:
 #   bench/sim_hosts.sh BUILD [stage...]
-# stages: ctest (the multi-rank-sim MPI entries, wall time each), torch (ProcessGroupNCCL through
+# stages: label (`ctest -L multi-rank-sim` as a user runs it, then each entry's counts), ctest (the
+#         MPI entries one by one, wall time each), torch (ProcessGroupNCCL through
 #         the libtorch suite's own launcher, its output kept as it comes), faults (the NCCL peer
 #         crash), check (gpucts check under mpirun), multinode (ci/multinode --launcher mpirun)
 # SIM_TESTS: the ctest entries, each NAME or NAME:CAP_S (default cap SIM_TIMEOUT_S, else the entry's
@@ -20,6 +21,36 @@ L=${SIM_LOG_DIR:-$(mktemp -d)}; mkdir -p "$L"  # logs, packed into $OUT/sim-logs
 t0=$SECONDS
 stamp() { echo "== [$((SECONDS - t0)) s] $*"; }
 
+# Counts from the XML of rank 0 (gtest's own), whatever CTest made of the exit status.
+counts_of() {
+  local x
+  x=$(ls "$B"/gtest-xml/$1.xml "$B"/gtest-xml/$1.rank0.xml "$B"/self-test/$1.expected-failures.junit 2>/dev/null | head -1)
+  python3 - "$x" <<'EOF' 2>/dev/null || echo "no XML"
+import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+p = f = s = 0
+for c in r.iter('testcase'):
+    if c.find('failure') is not None: f += 1
+    elif c.find('skipped') is not None or c.get('result') == 'skipped': s += 1
+    else: p += 1
+print(f"passed {p} failed {f} skipped {s}")
+EOF
+}
+
+if has label; then
+  stamp "ctest -L multi-rank-sim (cap ${SIM_LABEL_CAP_S:-1900} s)"
+  s=$SECONDS
+  timeout -k 10 "${SIM_LABEL_CAP_S:-1900}" ctest --test-dir "$B" -L multi-rank-sim --output-on-failure \
+    --output-junit sim-ctest-junit.xml >"$L/label.log" 2>&1
+  echo "ctest -L multi-rank-sim: rc=$?, $((SECONDS - s)) s"
+  pkill -f "$B/suites/gpucts_" 2>/dev/null
+  grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|Total Test' "$L/label.log"
+  for t in $(ctest --test-dir "$B" -N -L multi-rank-sim | sed -n 's/^ *Test *#[0-9]*: //p'); do
+    echo "  $t: $(counts_of "$t")"
+  done
+  grep -E '^\[  FAILED  \] [A-Z]' "$L/label.log" | sort -u | head -15
+  cp "$B/sim-ctest-junit.xml" "$L/" 2>/dev/null
+fi
 if has ctest; then
   for spec in ${SIM_TESTS:-gpucts_mp_collectives_sim2 gpucts_mp_collectives_sim2_inject_corrupt \
       gpucts_mp_collectives_sim8 gpucts_mp_collectives_sim4}; do
@@ -32,20 +63,7 @@ if has ctest; then
     rc=$?
     pkill -f "$B/suites/gpucts_" 2>/dev/null
     [ $rc -eq 124 ] && { echo "$t: capped at $cap s; last lines:"; tail -5 "$L/$t.log"; }
-    # Counts from the XML of rank 0 (gtest's own), whatever CTest made of the exit status.
-    x=$(ls "$B"/gtest-xml/$t.xml "$B"/self-test/$t.expected-failures.junit 2>/dev/null | head -1)
-    counts=$(python3 - "$x" <<'EOF' 2>/dev/null
-import sys, xml.etree.ElementTree as E
-r = E.parse(sys.argv[1]).getroot()
-cases = r.iter('testcase')
-p = f = s = 0
-for c in cases:
-    if c.find('failure') is not None: f += 1
-    elif c.find('skipped') is not None or c.get('result') == 'skipped': s += 1
-    else: p += 1
-print(f"passed {p} failed {f} skipped {s}")
-EOF
-)
+    counts=$(counts_of "$t")
     echo "$t: ctest rc=$rc, $((SECONDS - s)) s, ${counts:-no XML}; $(grep -E 'tests passed|\((Failed|Skipped|Timeout)\)' "$L/$t.log" | head -2 | tr '\n' ' ')"
     grep -E '^\[  FAILED  \] [A-Z]' "$L/$t.log" | sort -u | head -15
   done
