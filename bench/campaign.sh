@@ -6,7 +6,7 @@
 #   bench/campaign.sh [VERSION...]
 # Default releases, most wanted first (a release not started before the time budget is listed as
 # not run): 2.27.7 2.28.9 2.29.3 2.29.7 2.32.3 2.28.3 2.29.2.
-# Knobs: CAMPAIGN_ARGS (more campaign options), CAMPAIGN_NO_BISECT=1, CAMPAIGN_SKIP_BUILD=1 (reuse $GPUCTS_BUILD), CAMPAIGN_LIMIT_S (default 570: the device call's 600 s less a margin), GPUCTS_BUILD
+# Knobs: CAMPAIGN_ARGS (more campaign options), CAMPAIGN_NO_BISECT=1, CAMPAIGN_RESERVE_S (100), CAMPAIGN_SKIP_BUILD=1 (reuse $GPUCTS_BUILD), CAMPAIGN_LIMIT_S (default 570: the device call's 600 s less a margin), GPUCTS_BUILD
 # (build/gpu), CAMPAIGN_STORE (.campaign), CAMPAIGN_BISECT (the case), CAMPAIGN_BISECT_GOOD /
 # _BAD (2.32.3 / 2.28.9).
 # Output in $OUT (at most 8 files come back): campaign.md, campaign.html, campaign.json,
@@ -51,9 +51,10 @@ wheel=$(python3 -c "import nvidia.nccl as n; print(list(n.__path__)[0] + '/lib')
 [ -n "$wheel" ] && link_local "$wheel"
 ls -la "$STORE"
 
-# Start no release later than leaves time for one more run (100 s; about 40 s expected), the bisect
+# Start no release later than leaves time for one more run (CAMPAIGN_RESERVE_S, default 100 s; about
+# 40 s expected), the bisect
 # and packing; a release that runs longer than 120 s is stopped and reported as such.
-stop_after=$((LIMIT - (SECONDS - t0) - 100 - 45))
+stop_after=$((LIMIT - (SECONDS - t0) - ${CAMPAIGN_RESERVE_S:-100} - 45))
 [ "$stop_after" -lt 30 ] && stop_after=30
 rm -rf "$WORK" && mkdir -p "$WORK"
 list=$(IFS=,; echo "${versions[*]}")
