@@ -47,6 +47,7 @@ const CommandSpec kQualifySpec = {
      {"mpi-ranks", "N", "also probe N ranks under mpiexec, one fingerprint each (cross-host check)"},
      {"mpiexec-args", "ARGS", "extra mpiexec arguments for --mpi-ranks, e.g. '--host a,b'"},
      {"probe-rank-into", "DIR", "internal: the per-rank probe that --mpi-ranks runs"},
+     {"level", "L", "quick, standard (default) or full, as dcgmi diag -r (docs/qualify.md)"},
      {"expect-gpus", "N", "fail unless at least N GPUs are visible (default $GPUCTS_EXPECT_GPUS)"},
      {"accept-known", "ID[,ID]",
       "waive failures (and check findings) of these nccl_defects.csv ids: verdict PASS (waived: ID)"}},

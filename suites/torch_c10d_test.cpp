@@ -540,13 +540,16 @@ TEST_P(Timeouts, CollectiveOneRankNeverJoins) {
       ca::make_group(GetParam(), w.store, w.env.rank, w.env.world_size, timeout,
                      std::string("timeout/") + ca::backend_name(GetParam()) + "/" + std::to_string(round++),
                      ca::nccl_device_of(w.env.local_rank));
-  // Every rank first takes part once: ProcessGroupNCCL creates its communicator at the first
-  // collective, and that creation blocks outside the group's timeout until every rank has joined.
-  at::Tensor warm = at::ones({1}, at::TensorOptions().dtype(at::kFloat).device(g->device()));
+  // Every rank first takes part once, in the very collective the absent rank will miss:
+  // ProcessGroupNCCL creates its communicator at the first collective, and NCCL (2.22 on) connects
+  // an algorithm's channels at its first use. Both block inside the call, outside the group's
+  // timeout, until every rank has joined (seen at 4 ranks: no timeout, ever).
+  const auto options = at::TensorOptions().dtype(at::kFloat).device(g->device());
+  at::Tensor warm = at::ones({1024}, options);
   g->allreduce(warm, Reduce::sum).wait(kDeadline);
   const bool absent = g->rank() == g->size() - 1;
   if (!absent) {
-    at::Tensor t = at::ones({1024}, at::TensorOptions().dtype(at::kFloat).device(g->device()));
+    at::Tensor t = at::ones({1024}, options);
     auto t0 = Clock::now();
     try {
       g->allreduce(t, Reduce::sum).wait(Millis(60000));

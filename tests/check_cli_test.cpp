@@ -384,6 +384,24 @@ TEST(CheckCli, RepeatedLabelsAreAndedOthersRefused) {
   EXPECT_NE(twice.err.find("--tests given 2 times"), std::string::npos) << twice.err;
 }
 
+// --level picks what qualify runs: quick lists only entries labelled quick, full adds the
+// simulated-host entries to standard, and a level that does not exist is a usage error.
+TEST(CheckCli, LevelsSelectTheirEntries) {
+  CliRun quick = gpucts("qualify --list --level quick");
+  CliRun standard = gpucts("qualify --list --level standard");
+  CliRun full = gpucts("qualify --list --level full");
+  ASSERT_EQ(quick.rc, 0) << quick.err;
+  ASSERT_EQ(standard.rc, 0) << standard.err;
+  ASSERT_EQ(full.rc, 0) << full.err;
+  EXPECT_NE(quick.out.find("gpucts_collectives\t"), std::string::npos) << quick.out;
+  EXPECT_EQ(quick.out.find("gpucts_faults"), std::string::npos) << quick.out;
+  EXPECT_EQ(standard.out.find("_sim2\t"), std::string::npos) << standard.out;
+  EXPECT_NE(full.out.find("gpucts_mp_collectives_sim2\t"), std::string::npos) << full.out;
+  CliRun bad = gpucts("qualify --list --level thorough");
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_NE(bad.err.find("thorough"), std::string::npos) << bad.err;
+}
+
 TEST(CheckCli, UnknownCommandsAndOptionsListTheKnownOnes) {
   struct Bad {
     const char* args;
