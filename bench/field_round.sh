@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One GPU-machine call as the field sees gpucts: the README's ci/qualify from a fresh copy of this
+# tree (offline, no xmllint), the libtorch cases at 2 and 4 simulated ranks on that build, the
+# quick level timed, then an install tree built on another machine (.field/gpucts-install.tar.xz,
+# `cmake --install build/ci --prefix /tmp/inst --strip`) unpacked under another prefix.
+#   bench/field_round.sh [total_s]      (stages are capped to end inside total_s, default 560)
+set -uo pipefail
+source "$(dirname "$0")/device_env.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+total=${1:-560} t0=$SECONDS src=$PWD
+left() { echo $((total - (SECONDS - t0))); }
+stamp() { echo "== [$((SECONDS - t0)) s] $*"; }
+verdict() { grep -E '^(PASS|FAIL|NO GPU|INTERRUPTED)|^ +(because|reason|note)|^  - |suite\(s\) from' "$1" | cut -c1-220 | head -14; }
+
+F=/tmp/fresh && rm -rf $F && mkdir -p $F
+tar --exclude='./build*' --exclude=./.field --exclude='./.campaign*' --exclude=./.git -cf - . | tar -xf - -C $F
+cd $F || exit 1
+stamp "fresh copy: ci/qualify --expect-gpus 1 --accept-known nccl-1950 (xmllint: $(command -v xmllint || echo absent))"
+timeout -k 10 290 ci/qualify --expect-gpus 1 --accept-known nccl-1950 --output "$OUT/q" >"$OUT/qualify.log" 2>&1
+echo "ci/qualify exit $? after $((SECONDS - t0)) s"; verdict "$OUT/qualify.log"
+G=$F/build/qualify
+for n in 2 4; do
+  stamp "libtorch, $n simulated ranks: the timeout case and the f32 allreduce rows"
+  GPUCTS_SIMULATED_HOSTS=1 timeout -k 5 75 "$G/suites/gpucts_torch_c10d" --gpucts-nproc=$n --gpucts-deadline=65 \
+    --gtest_filter='*Timeouts*:*nccl_allreduce_f32*' >"$OUT/torch_sim$n.log" 2>&1
+  echo "exit $?"; grep -E '^\[  (PASSED|FAILED) |OK \] C10d/Timeouts|FAILED  \] C10d' "$OUT/torch_sim$n.log" | sort | uniq -c
+done
+stamp "gpucts qualify --level quick"
+s=$SECONDS
+timeout -k 5 90 "$G/cli/gpucts" qualify --build-dir "$G" --level quick --accept-known nccl-1950 --output /tmp/lq \
+  >"$OUT/quick.log" 2>&1
+echo "quick exit $?, $((SECONDS - s)) s"; verdict "$OUT/quick.log"
+stamp "install tree from elsewhere, moved to /tmp/moved/inst (cap $(left) s)"
+rm -rf /tmp/moved && mkdir -p /tmp/moved && tar xJf "$src/.field/gpucts-install.tar.xz" -C /tmp/moved
+s=$SECONDS
+timeout -k 10 "$(left)" /tmp/moved/inst/bin/gpucts qualify --expect-gpus 1 --accept-known nccl-1950 --output /tmp/iq \
+  >"$OUT/install.log" 2>&1
+echo "install-tree qualify exit $?, $((SECONDS - s)) s"; verdict "$OUT/install.log"
+grep -E 'not run|error' "$OUT/install.log" | cut -c1-200 | head -12
+tar czf "$OUT/bundles.tgz" -C "$OUT" q -C /tmp iq lq 2>/dev/null; rm -rf "$OUT/q"
+stamp done
