@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <vector>
@@ -384,8 +385,21 @@ TEST(CheckCli, RepeatedLabelsAreAndedOthersRefused) {
   EXPECT_NE(twice.err.find("--tests given 2 times"), std::string::npos) << twice.err;
 }
 
-// --level picks what qualify runs: quick lists only entries labelled quick, full adds the
-// simulated-host entries to standard, and a level that does not exist is a usage error.
+// `qualify --list` lines as name -> labels (",a,b,"); comment lines left out.
+static std::map<std::string, std::string> listed_entries(const std::string& out) {
+  std::map<std::string, std::string> m;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto tab = line.find('\t');
+    m[line.substr(0, tab)] = "," + line.substr(tab + 1, line.find('\t', tab + 1) - tab - 1) + ",";
+  }
+  return m;
+}
+
+// --level picks what qualify runs, in whatever tree this is: quick only entries labelled quick,
+// standard none of the simulated-host entries, full standard and those; an unknown level is a
+// usage error.
 TEST(CheckCli, LevelsSelectTheirEntries) {
   CliRun quick = gpucts("qualify --list --level quick");
   CliRun standard = gpucts("qualify --list --level standard");
@@ -393,10 +407,18 @@ TEST(CheckCli, LevelsSelectTheirEntries) {
   ASSERT_EQ(quick.rc, 0) << quick.err;
   ASSERT_EQ(standard.rc, 0) << standard.err;
   ASSERT_EQ(full.rc, 0) << full.err;
-  EXPECT_NE(quick.out.find("gpucts_collectives\t"), std::string::npos) << quick.out;
-  EXPECT_EQ(quick.out.find("gpucts_faults"), std::string::npos) << quick.out;
-  EXPECT_EQ(standard.out.find("_sim2\t"), std::string::npos) << standard.out;
-  EXPECT_NE(full.out.find("gpucts_mp_collectives_sim2\t"), std::string::npos) << full.out;
+  const auto q = listed_entries(quick.out), st = listed_entries(standard.out), f = listed_entries(full.out);
+  ASSERT_FALSE(st.empty()) << standard.out;
+  for (const auto& [name, labels] : q) EXPECT_NE(labels.find(",quick,"), std::string::npos) << name;
+  EXPECT_LT(q.size(), st.size()) << "quick selected as much as standard";
+  for (const auto& [name, labels] : st) {
+    EXPECT_EQ(labels.find(",multi-rank-sim,"), std::string::npos) << name;
+    EXPECT_EQ(f.count(name), 1u) << name << " is in standard, not in full";
+  }
+  for (const auto& [name, labels] : f) {
+    if (st.count(name)) continue;
+    EXPECT_NE(labels.find(",multi-rank-sim,"), std::string::npos) << name << " is in full only";
+  }
   CliRun bad = gpucts("qualify --list --level thorough");
   EXPECT_EQ(bad.rc, 2) << bad.out;
   EXPECT_NE(bad.err.find("thorough"), std::string::npos) << bad.err;
