@@ -64,7 +64,7 @@ if has ctest; then
     pkill -f "$B/suites/gpucts_" 2>/dev/null
     [ $rc -eq 124 ] && { echo "$t: capped at $cap s; last lines:"; tail -5 "$L/$t.log"; }
     counts=$(counts_of "$t")
-    echo "$t: ctest rc=$rc, $((SECONDS - s)) s, ${counts:-no XML}; $(grep -E 'tests passed|\((Failed|Skipped|Timeout)\)' "$L/$t.log" | head -2 | tr '\n' ' ')"
+    echo "$t: ctest rc=$rc, $((SECONDS - s)) s, $counts; $(grep -E 'tests passed|\((Failed|Skipped|Timeout)\)' "$L/$t.log" | head -2 | tr '\n' ' ')"
     grep -E '^\[  FAILED  \] [A-Z]' "$L/$t.log" | sort -u | head -15
   done
 fi
