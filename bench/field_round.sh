@@ -4,6 +4,8 @@
 # quick level timed, then an install tree built on another machine (.field/gpucts-install.tar.xz,
 # `cmake --install build/ci --prefix /tmp/inst --strip`) unpacked under another prefix.
 #   bench/field_round.sh [total_s]      (stages are capped to end inside total_s, default 560)
+# FIELD_STAGES picks stages (default "qualify torch quick install"); FIELD_QUALIFY_CAP_S caps the
+# fresh copy's ci/qualify (default: what total_s leaves).
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -12,24 +14,32 @@ left() { echo $((total - (SECONDS - t0))); }
 stamp() { echo "== [$((SECONDS - t0)) s] $*"; }
 verdict() { grep -E '^(PASS|FAIL|NO GPU|INTERRUPTED)|^ +(because|reason|note)|^  - |suite\(s\) from' "$1" | cut -c1-220 | head -14; }
 
+stages=" ${FIELD_STAGES:-qualify torch quick install} "
+has() { [[ $stages == *" $1 "* ]]; }
+
 F=/tmp/fresh && rm -rf $F && mkdir -p $F
 tar --exclude='./build*' --exclude=./.field --exclude='./.campaign*' --exclude=./.git -cf - . | tar -xf - -C $F
 cd $F || exit 1
+if has qualify; then
 stamp "fresh copy: ci/qualify --expect-gpus 1 --accept-known nccl-1950 (xmllint: $(command -v xmllint || echo absent))"
-timeout -k 10 290 ci/qualify --expect-gpus 1 --accept-known nccl-1950 --output "$OUT/q" >"$OUT/qualify.log" 2>&1
+timeout -k 10 "${FIELD_QUALIFY_CAP_S:-$(left)}" ci/qualify --expect-gpus 1 --accept-known nccl-1950 --output "$OUT/q" >"$OUT/qualify.log" 2>&1
 echo "ci/qualify exit $? after $((SECONDS - t0)) s"; verdict "$OUT/qualify.log"
+fi
 G=$F/build/qualify
-for n in 2 4; do
+has torch && for n in 2 4; do
   stamp "libtorch, $n simulated ranks: the timeout case and the f32 allreduce rows"
   GPUCTS_SIMULATED_HOSTS=1 timeout -k 5 75 "$G/suites/gpucts_torch_c10d" --gpucts-nproc=$n --gpucts-deadline=65 \
     --gtest_filter='*Timeouts*:*nccl_allreduce_f32*' >"$OUT/torch_sim$n.log" 2>&1
   echo "exit $?"; grep -E '^\[  (PASSED|FAILED) |OK \] C10d/Timeouts|FAILED  \] C10d' "$OUT/torch_sim$n.log" | sort | uniq -c
 done
+if has quick; then
 stamp "gpucts qualify --level quick"
 s=$SECONDS
 timeout -k 5 90 "$G/cli/gpucts" qualify --build-dir "$G" --level quick --accept-known nccl-1950 --output /tmp/lq \
   >"$OUT/quick.log" 2>&1
 echo "quick exit $?, $((SECONDS - s)) s"; verdict "$OUT/quick.log"
+fi
+if has install; then
 stamp "install tree from elsewhere, moved to /tmp/moved/inst (cap $(left) s)"
 rm -rf /tmp/moved && mkdir -p /tmp/moved && tar xJf "$src/.field/gpucts-install.tar.xz" -C /tmp/moved
 s=$SECONDS
@@ -37,5 +47,6 @@ timeout -k 10 "$(left)" /tmp/moved/inst/bin/gpucts qualify --expect-gpus 1 --acc
   >"$OUT/install.log" 2>&1
 echo "install-tree qualify exit $?, $((SECONDS - s)) s"; verdict "$OUT/install.log"
 grep -E 'not run|error' "$OUT/install.log" | cut -c1-200 | head -12
+fi
 tar czf "$OUT/bundles.tgz" -C "$OUT" q -C /tmp iq lq 2>/dev/null; rm -rf "$OUT/q"
 stamp done

@@ -7,7 +7,8 @@
 #         the libtorch suite's own launcher, its output kept as it comes), faults (the NCCL peer
 #         crash), check (gpucts check under mpirun), multinode (ci/multinode --launcher mpirun)
 # SIM_TESTS: the ctest entries, each NAME or NAME:CAP_S (default cap SIM_TIMEOUT_S, else the entry's
-# own TIMEOUT). SIM_TORCH_RANKS (default "2 4"), SIM_TORCH_DEADLINE_S (the launcher's, default 150).
+# own TIMEOUT). SIM_TORCH_RANKS (default "2 4"), SIM_TORCH_DEADLINE_S (the launcher's, default 150),
+# SIM_TORCH_FILTER (default '*nccl*'), SIM_TORCH_REPEAT (gtest rounds, default 1).
 # Logs, XML and journals go to $OUT (SIM_LOG_DIR keeps the logs in a folder of your choice too).
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
@@ -43,7 +44,7 @@ if has label; then
   timeout -k 10 "${SIM_LABEL_CAP_S:-1900}" ctest --test-dir "$B" -L multi-rank-sim --output-on-failure \
     --output-junit sim-ctest-junit.xml >"$L/label.log" 2>&1
   echo "ctest -L multi-rank-sim: rc=$?, $((SECONDS - s)) s"
-  pkill -f "$B/suites/gpucts_" 2>/dev/null
+  pkill -f "^[^ ]*$B/suites/gpucts_" 2>/dev/null
   grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|Total Test' "$L/label.log"
   for t in $(ctest --test-dir "$B" -N -L multi-rank-sim | sed -n 's/^ *Test *#[0-9]*: //p'); do
     echo "  $t: $(counts_of "$t")"
@@ -61,7 +62,7 @@ if has ctest; then
     # An entry's own TIMEOUT wins over ctest --timeout: the cap is a kill from outside.
     timeout -k 10 "$cap" ctest --test-dir "$B" -R "^$t\$" --output-on-failure >"$L/$t.log" 2>&1
     rc=$?
-    pkill -f "$B/suites/gpucts_" 2>/dev/null
+    pkill -f "^[^ ]*$B/suites/gpucts_" 2>/dev/null
     [ $rc -eq 124 ] && { echo "$t: capped at $cap s; last lines:"; tail -5 "$L/$t.log"; }
     counts=$(counts_of "$t")
     echo "$t: ctest rc=$rc, $((SECONDS - s)) s, $counts; $(grep -E 'tests passed|\((Failed|Skipped|Timeout)\)' "$L/$t.log" | head -2 | tr '\n' ' ')"
@@ -74,12 +75,12 @@ if has torch; then
     s=$SECONDS
     GPUCTS_SIMULATED_HOSTS=1 timeout -k 10 $((${SIM_TORCH_DEADLINE_S:-150} + 30)) \
       "$B/suites/gpucts_torch_c10d" --gpucts-nproc="$n" --gpucts-deadline="${SIM_TORCH_DEADLINE_S:-150}" \
-      --gtest_filter='*nccl*' --gtest_output="xml:$L/torch_c10d_sim$n.xml" >"$L/torch_c10d_sim$n.log" 2>&1
+      --gtest_filter="${SIM_TORCH_FILTER:-*nccl*}" --gtest_repeat="${SIM_TORCH_REPEAT:-1}" --gtest_output="xml:$L/torch_c10d_sim$n.xml" >"$L/torch_c10d_sim$n.log" 2>&1
     rc=$?
     echo "torch_c10d sim$n: exit $rc, $((SECONDS - s)) s; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$L/torch_c10d_sim$n.log" | head -3 | tr '\n' ' ')"
     grep -E '^\[  FAILED  \] [A-Z]' "$L/torch_c10d_sim$n.log" | sort -u | head -10
     [ $rc -ne 0 ] && grep -vE '^\[ +OK +\]|^\[ RUN +\]' "$L/torch_c10d_sim$n.log" | tail -15 | cut -c1-300
-    pkill -f "$B/suites/gpucts_torch_c10d" 2>/dev/null
+    pkill -f "^[^ ]*$B/suites/gpucts_torch_c10d" 2>/dev/null
   done
 fi
 if has faults; then
