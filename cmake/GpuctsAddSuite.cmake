@@ -87,6 +87,9 @@ function(_gpucts_register_test test_name target)
   if(T_RANKS)
     set_property(GLOBAL APPEND PROPERTY GPUCTS_MPI_TESTS "${test_name}=${T_RANKS}")
   endif()
+  if("install-only" IN_LIST T_LABELS)
+    set_property(GLOBAL APPEND PROPERTY GPUCTS_INSTALL_ONLY_TARGETS ${target})
+  endif()
 endfunction()
 
 function(gpucts_add_suite suite)
@@ -126,6 +129,17 @@ function(gpucts_finalize_suites)
                 INPUT "${CMAKE_BINARY_DIR}/gpucts_ctest_include.cmake.in")
   # Every suite's parameterised cases print their parameters by name (cmake/CheckParamNames.cmake).
   get_property(suites GLOBAL PROPERTY GPUCTS_SUITES)
+  # A suite with a source or build path compiled in fails in an install tree on another machine,
+  # where that path is absent or holds something else: it must stay out of the install's tests.
+  get_property(install_only GLOBAL PROPERTY GPUCTS_INSTALL_ONLY_TARGETS)
+  foreach(t IN LISTS suites)
+    get_target_property(defs ${t} COMPILE_DEFINITIONS)
+    if(defs AND NOT t IN_LIST install_only
+       AND (defs MATCHES "TARGET_FILE" OR defs MATCHES "${PROJECT_SOURCE_DIR}/" OR defs MATCHES "${PROJECT_BINARY_DIR}/"))
+      message(FATAL_ERROR "${t} compiles in a source or build path (${defs}): label it install-only "
+                          "or find the file at run time (fixtures/probe/paths.hpp)")
+    endif()
+  endforeach()
   set(bins "")
   foreach(t IN LISTS suites)
     list(APPEND bins "$<TARGET_FILE:${t}>")

@@ -548,6 +548,7 @@ TEST_P(Timeouts, CollectiveOneRankNeverJoins) {
   at::Tensor warm = at::ones({1024}, options);
   g->allreduce(warm, Reduce::sum).wait(kDeadline);
   const bool absent = g->rank() == g->size() - 1;
+  std::string defect;
   if (!absent) {
     at::Tensor t = at::ones({1024}, options);
     auto t0 = Clock::now();
@@ -564,15 +565,29 @@ TEST_P(Timeouts, CollectiveOneRankNeverJoins) {
       // The first waiting rank to time out closes its Gloo pairs: under load a waiting peer may
       // see that ("Connection closed by peer") just before its own timeout fires, never earlier
       // than the timeout (checked above).
-      EXPECT_TRUE(std::regex_search(e.what(),
-                                    std::regex("time[d]? ?out|Connection closed by peer", std::regex::icase)))
-          << "the message does not say it timed out: " << e.kind << ": " << e.what();
+      defect = ca::known_timeout_defect(GetParam(), e.what());
+      if (defect.empty()) {
+        EXPECT_TRUE(std::regex_search(
+            e.what(), std::regex("time[d]? ?out|Connection closed by peer", std::regex::icase)))
+            << "the message does not say it timed out: " << e.kind << ": " << e.what();
+      }
     }
   }
   // Everyone meets again on the long-lived group; only then may the absent rank drop its group
   // (closing its connections earlier would fail the others with "connection reset", not a timeout).
   ca::cached_group(GetParam()).barrier().wait(kDeadline);
   g.reset();
+  // Timing was judged above; only the wording is the library's known defect.
+  if (!defect.empty()) GTEST_SKIP() << "known defect: " << defect;
+}
+
+// Only that message of that backend is excused, never a timeout error nor Gloo's.
+TEST(KnownDefects, TimeoutRaceIsNamedOnlyForItsMessage) {
+  const std::string race = "nccl allreduce sum: Attempting to mark a completed Future as complete again.";
+  EXPECT_NE(ca::known_timeout_defect(BackendKind::nccl, race), "");
+  EXPECT_EQ(ca::known_timeout_defect(BackendKind::gloo, race), "");
+  EXPECT_EQ(ca::known_timeout_defect(BackendKind::nccl, "Watchdog caught collective operation timeout"), "");
+  EXPECT_EQ(ca::known_timeout_defect(BackendKind::nccl, "Connection reset by peer"), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(C10d, Timeouts, ::testing::ValuesIn(kBackends),

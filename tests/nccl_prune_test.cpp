@@ -43,6 +43,8 @@ class NcclPrune : public ::testing::Test {
   void SetUp() override {
     if (!fs::exists(GPUCTS_NCCL_PRUNE))
       GTEST_SKIP() << GPUCTS_NCCL_PRUNE << " not there (not a source checkout)";
+    if (!fs::exists(GPUCTS_PRUNE_FIXTURE))
+      GTEST_SKIP() << GPUCTS_PRUNE_FIXTURE << " not there (not this build tree)";
     int rc = 0;
     proc::output_of({"python3", "--version"}, &rc);
     if (rc != 0) GTEST_SKIP() << "no python3";
