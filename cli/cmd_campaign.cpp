@@ -14,7 +14,7 @@
 #include "cli/commands.hpp"
 #include "cli/qualify_run.hpp"
 #include "report/campaign.hpp"
-#include "report/junit.hpp"
+#include "results/junit.hpp"
 
 namespace fs = std::filesystem;
 

@@ -4,7 +4,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "fixtures/probe/probe.hpp"
-#include "report/output_file.hpp"
+#include "results/output_file.hpp"
 
 namespace cts::cli {
 

@@ -5,7 +5,7 @@
 #include "cli/commands.hpp"
 #include "fixtures/probe/probe.hpp"
 #include "fixtures/reliability/preflight.hpp"
-#include "report/output_file.hpp"
+#include "results/output_file.hpp"
 
 namespace cts::cli {
 

@@ -6,8 +6,8 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "report/journal_report.hpp"
-#include "report/output_file.hpp"
+#include "results/journal_report.hpp"
+#include "results/output_file.hpp"
 
 namespace cts::cli {
 

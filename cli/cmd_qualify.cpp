@@ -20,9 +20,9 @@
 #include "matrix/matrix.hpp"
 #include "matrix/nccl_defects.hpp"
 #include "report/bundle.hpp"
-#include "report/file_names.hpp"
 #include "report/summary.hpp"
 #include "report/verdict_reasons.hpp"
+#include "results/file_names.hpp"
 
 #ifndef GPUCTS_VERSION
 #define GPUCTS_VERSION "0.0.0"

@@ -4,8 +4,8 @@
 #include "fixtures/probe/simulated_hosts.hpp"
 #include "fixtures/probe/spawn.hpp"
 #include "matrix/input.hpp"
-#include "report/file_names.hpp"
-#include "report/journal_report.hpp"
+#include "results/file_names.hpp"
+#include "results/journal_report.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

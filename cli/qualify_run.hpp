@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "report/bundle.hpp"
-#include "report/junit.hpp"
+#include "results/junit.hpp"
 
 namespace cts::qualify {
 

@@ -1,6 +1,6 @@
 # The layering check, run by every build (target gpucts_layers) and by ctest (gpucts_layers):
 #   cmake -DSOURCE_DIR=<root> -P cmake/CheckLayers.cmake
-# 1. Every quoted #include names its header by its path from the source root ("report/junit.hpp"),
+# 1. Every quoted #include names its header by its path from the source root ("results/junit.hpp"),
 #    and only a folder its own folder may use (the table below): an arrow only points down.
 # 2. Every file of a layer folder is named, in backquotes, by the nearest README.md above it, so
 #    the folders' READMEs stay a true list of what is there.
@@ -11,21 +11,25 @@ if(NOT SOURCE_DIR)
 endif()
 
 # folder -> the folders its files may include (its own always). Longest folder prefix wins.
+# results/ sits below the harness (what a test process writes); report/ on the top floor beside cli/.
 set(_uses_kernels              "")
 set(_uses_matrix               "")
-set(_uses_report               "matrix")
-set(_uses_fixtures/probe       "matrix")
-set(_uses_fixtures/reliability "fixtures/probe;report;matrix")
-set(_uses_fixtures/gtest       "fixtures/reliability;fixtures/probe;report;matrix")
-set(_uses_fixtures/nccl        "fixtures/gtest;fixtures/reliability;fixtures/probe;report;matrix;kernels")
-set(_uses_fixtures/mpi         "fixtures/nccl;fixtures/gtest;fixtures/reliability;fixtures/probe;report;matrix;kernels")
-set(_uses_fixtures/torch       "fixtures/gtest;fixtures/reliability;fixtures/probe;report;matrix")
-set(_uses_suites               "fixtures;matrix")  # matrix: the data the suites judge the stack against
-set(_uses_tests                "cli;fixtures;report;matrix;kernels")
-set(_uses_cli                  "fixtures/mpi;fixtures/reliability;fixtures/probe;report;matrix")
-set(_uses_bench                "fixtures;report;matrix;kernels")
-set(_layers kernels matrix report fixtures/probe fixtures/reliability fixtures/gtest fixtures/nccl
-            fixtures/mpi fixtures/torch suites tests cli bench)
+set(_uses_results              "matrix")
+set(_uses_fixtures/probe       "results;matrix")
+set(_uses_fixtures/reliability "fixtures/probe;results;matrix")
+set(_uses_fixtures/gtest       "fixtures/reliability;fixtures/probe;results;matrix")
+set(_uses_fixtures/nccl        "fixtures/gtest;fixtures/reliability;fixtures/probe;results;matrix;kernels")
+set(_uses_fixtures/mpi         "fixtures/nccl;fixtures/gtest;fixtures/reliability;fixtures/probe;results;matrix;kernels")
+set(_uses_fixtures/torch       "fixtures/gtest;fixtures/reliability;fixtures/probe;results;matrix")
+set(_uses_suites               "fixtures;results;matrix")  # matrix: the data the suites judge the stack against
+set(_uses_report               "results;matrix")
+set(_uses_tests                "cli;report;fixtures;results;matrix;kernels")
+set(_uses_cli                  "report;fixtures/mpi;fixtures/reliability;fixtures/probe;results;matrix")
+set(_uses_bench                "fixtures;results;matrix;kernels")
+set(_layers kernels matrix results fixtures/probe fixtures/reliability fixtures/gtest fixtures/nccl
+            fixtures/mpi fixtures/torch suites report tests cli bench)
+# Folders that hold only layer folders: a source file directly in one belongs to no layer.
+set(_containers fixtures)
 
 # The layer (or include target folder) of a path from the root: the longest listed prefix.
 function(_layer_of path out)
@@ -42,6 +46,13 @@ function(_layer_of path out)
 endfunction()
 
 set(_errors "")
+foreach(c IN LISTS _containers)
+  file(GLOB loose RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/${c}/*.cpp" "${SOURCE_DIR}/${c}/*.hpp"
+       "${SOURCE_DIR}/${c}/*.cu" "${SOURCE_DIR}/${c}/*.cuh" "${SOURCE_DIR}/${c}/*.h")
+  foreach(f IN LISTS loose)
+    list(APPEND _errors "${f}: directly in ${c}/, which holds only layer folders: move it into one of them")
+  endforeach()
+endforeach()
 foreach(layer IN LISTS _layers)
   file(GLOB_RECURSE sources RELATIVE "${SOURCE_DIR}"
        "${SOURCE_DIR}/${layer}/*.cpp" "${SOURCE_DIR}/${layer}/*.hpp" "${SOURCE_DIR}/${layer}/*.cu"
@@ -51,6 +62,14 @@ foreach(layer IN LISTS _layers)
     if(NOT own STREQUAL layer)
       continue()   # a deeper layer folder checks it
     endif()
+    file(STRINGS "${SOURCE_DIR}/${src}" angled REGEX "^[ \t]*#[ \t]*include[ \t]*<")
+    foreach(line IN LISTS angled)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*<([^>]*)>.*" "\\1" inc "${line}")
+      _layer_of("${inc}" target)
+      if(NOT target STREQUAL "")
+        list(APPEND _errors "${src}: #include <${inc}>: a project header is included in quotes, by its path from the source root")
+      endif()
+    endforeach()
     file(STRINGS "${SOURCE_DIR}/${src}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
     foreach(line IN LISTS lines)
       string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*" "\\1" inc "${line}")
@@ -71,14 +90,15 @@ foreach(layer IN LISTS _layers)
         endif()
       endforeach()
       if(NOT ok)
-        list(APPEND _errors "${src}: #include \"${inc}\": ${layer}/ may use only ${_uses_${layer}}")
+        string(REPLACE ";" ", " may "${_uses_${layer}}")
+        list(APPEND _errors "${src}: #include \"${inc}\": ${layer}/ may use only ${may}")
       endif()
     endforeach()
   endforeach()
 endforeach()
 
 # READMEs: every tracked-looking file of a layer folder named by the nearest README.md above it.
-foreach(top IN ITEMS kernels matrix report fixtures suites tests cli bench cmake ci)
+foreach(top IN ITEMS kernels matrix results report fixtures suites tests cli bench cmake ci)
   file(GLOB_RECURSE files RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/${top}/*")
   foreach(f IN LISTS files)
     get_filename_component(name "${f}" NAME)

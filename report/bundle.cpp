@@ -13,8 +13,8 @@
 
 #include "matrix/fingerprint.hpp"
 #include "matrix/input.hpp"
-#include "report/json_fields.hpp"
-#include "report/output_file.hpp"
+#include "results/json_fields.hpp"
+#include "results/output_file.hpp"
 
 namespace fs = std::filesystem;
 

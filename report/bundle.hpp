@@ -18,8 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/bandwidth.hpp"
-#include "report/junit.hpp"
+#include "results/bandwidth.hpp"
+#include "results/junit.hpp"
 
 namespace cts::bundle {
 

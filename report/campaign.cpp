@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "matrix/nccl_support.hpp"
-#include "report/junit.hpp"
 #include "report/svg_plot.hpp"
-#include "report/xml.hpp"
+#include "results/junit.hpp"
+#include "results/xml.hpp"
 
 namespace fs = std::filesystem;
 

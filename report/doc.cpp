@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "report/xml.hpp"
+#include "results/xml.hpp"
 
 namespace cts::doc {
 

@@ -10,8 +10,8 @@
 #include <map>
 #include <set>
 
-#include "report/file_names.hpp"
 #include "report/verdict_reasons.hpp"
+#include "results/file_names.hpp"
 
 namespace fs = std::filesystem;
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "report/xml.hpp"
+#include "results/xml.hpp"
 
 namespace cts::svg {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "report/bandwidth.hpp"
+#include "results/bandwidth.hpp"
 
 namespace cts::bw {
 namespace {

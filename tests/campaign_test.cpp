@@ -19,10 +19,10 @@
 #include "matrix/matrix.hpp"
 #include "matrix/version.hpp"
 #include "report/across_runs.hpp"
-#include "report/bandwidth.hpp"
 #include "report/bundle.hpp"
 #include "report/campaign.hpp"
-#include "report/junit.hpp"
+#include "results/bandwidth.hpp"
+#include "results/junit.hpp"
 #if GPUCTS_HAVE_CUDA
 #include "fixtures/probe/nccl_api.hpp"
 #endif

@@ -8,7 +8,7 @@
 #include "fixtures/nccl/collectives.hpp"
 #include "fixtures/probe/scoped_env.hpp"
 #include "matrix/matrix.hpp"
-#include "report/bandwidth.hpp"
+#include "results/bandwidth.hpp"
 
 namespace {
 using namespace cts;

@@ -24,7 +24,7 @@
 #include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/probe.hpp"
 #include "fixtures/probe/simulated_hosts.hpp"
-#include "report/journal_report.hpp"
+#include "results/journal_report.hpp"
 
 extern char** environ;
 

@@ -13,7 +13,7 @@
 #include "fixtures/probe/scoped_env.hpp"
 #include "fixtures/probe/spawn.hpp"
 #include "kernels/dtypes.hpp"
-#include "report/bandwidth.hpp"
+#include "results/bandwidth.hpp"
 
 namespace cts {
 namespace {

@@ -31,15 +31,15 @@
 #include "matrix/matrix.hpp"
 #include "matrix/rules.hpp"
 #include "matrix/version.hpp"
-#include "report/bandwidth.hpp"
 #include "report/bundle.hpp"
 #include "report/doc.hpp"
-#include "report/file_names.hpp"
-#include "report/journal_report.hpp"
-#include "report/junit.hpp"
-#include "report/output_file.hpp"
 #include "report/summary.hpp"
-#include "report/xml.hpp"
+#include "results/bandwidth.hpp"
+#include "results/file_names.hpp"
+#include "results/journal_report.hpp"
+#include "results/junit.hpp"
+#include "results/output_file.hpp"
+#include "results/xml.hpp"
 
 namespace fs = std::filesystem;
 

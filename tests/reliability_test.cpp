@@ -13,7 +13,7 @@
 #include "fixtures/reliability/collective_args.hpp"
 #include "fixtures/reliability/deadlines.hpp"
 #include "fixtures/reliability/preflight.hpp"
-#include "report/journal_report.hpp"
+#include "results/journal_report.hpp"
 
 namespace cts {
 namespace {

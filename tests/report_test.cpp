@@ -26,14 +26,14 @@
 #include "fixtures/probe/spawn.hpp"
 #include "matrix/matrix.hpp"
 #include "report/across_runs.hpp"
-#include "report/bandwidth.hpp"
 #include "report/bundle.hpp"
-#include "report/junit.hpp"
 #include "report/report_diff.hpp"
 #include "report/summary.hpp"
 #include "report/svg_plot.hpp"
 #include "report/verdict_reasons.hpp"
-#include "report/xml.hpp"
+#include "results/bandwidth.hpp"
+#include "results/junit.hpp"
+#include "results/xml.hpp"
 
 namespace fs = std::filesystem;
 

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <string>
 
-#include "report/journal_report.hpp"
-#include "report/junit.hpp"
-#include "report/xml.hpp"
+#include "results/journal_report.hpp"
+#include "results/junit.hpp"
+#include "results/xml.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "matrix/matrix.hpp"
-#include "report/bandwidth.hpp"
+#include "results/bandwidth.hpp"
 
 namespace cts {
 extern const std::map<std::string, std::string>& builtin_matrix_files();  // matrix/embed_data.cmake

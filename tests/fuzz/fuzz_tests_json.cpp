@@ -6,7 +6,7 @@
 #include <string>
 
 #include "cli/qualify_run.hpp"
-#include "report/file_names.hpp"
+#include "results/file_names.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -1,8 +1,8 @@
-#include "report/bandwidth.hpp"
+#include "results/bandwidth.hpp"
 
 #include "matrix/csv.hpp"
 #include "matrix/input.hpp"
-#include "report/json_fields.hpp"
+#include "results/json_fields.hpp"
 
 #include <algorithm>
 #include <cctype>

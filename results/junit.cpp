@@ -1,4 +1,4 @@
-#include "report/junit.hpp"
+#include "results/junit.hpp"
 
 #include "matrix/input.hpp"
 

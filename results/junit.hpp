@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "report/xml.hpp"
+#include "results/xml.hpp"
 
 namespace cts::junit {
 

@@ -1,4 +1,4 @@
-#include "report/output_file.hpp"
+#include "results/output_file.hpp"
 
 #include <fcntl.h>
 #include <stdlib.h>

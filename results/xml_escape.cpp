@@ -1,4 +1,4 @@
-#include "report/xml_escape.hpp"
+#include "results/xml_escape.hpp"
 
 #include <cstdint>
 

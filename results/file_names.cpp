@@ -1,4 +1,4 @@
-#include "report/file_names.hpp"
+#include "results/file_names.hpp"
 
 #include <cstdint>
 #include <cstdio>

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 #include <vector>
-#include "report/xml_escape.hpp"
+#include "results/xml_escape.hpp"
 
 namespace cts::xml {
 

@@ -1,4 +1,4 @@
-#include "report/xml.hpp"
+#include "results/xml.hpp"
 
 #include <cstring>
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "report/junit.hpp"
+#include "results/junit.hpp"
 
 namespace cts {
 

@@ -1,8 +1,8 @@
-#include "report/journal_report.hpp"
+#include "results/journal_report.hpp"
 
 #include "matrix/input.hpp"
-#include "report/file_names.hpp"
-#include "report/xml_escape.hpp"
+#include "results/file_names.hpp"
+#include "results/xml_escape.hpp"
 
 #include <dirent.h>
 
