@@ -325,7 +325,7 @@ int cmd_qualify(const Args& a) {
       r.name = t.name;
       r.command = e.command;
       r.labels = t.labels;
-      r.status = "not_run";
+      r.status = bundle::SuiteStatus::not_run;
       r.reason = not_run;
       std::fprintf(stderr, "[%zu/%zu] %s: not run: %s\n", i + 1, selected.size(), t.name.c_str(),
                    not_run.c_str());
@@ -349,8 +349,8 @@ int cmd_qualify(const Args& a) {
     });
     auto c = junit::count(outcome.cases);
     std::fprintf(stderr, "%s%s: %s  %d passed, %d failed, %d errors, %d skipped  %s%s%s\n",
-                 tty ? "\r\033[K" : "", head.c_str(), outcome.run.status.c_str(), c.passed, c.failed,
-                 c.errors, c.skipped, clock_str(outcome.run.duration_s).c_str(),
+                 tty ? "\r\033[K" : "", head.c_str(), bundle::suite_status_name(outcome.run.status), c.passed,
+                 c.failed, c.errors, c.skipped, clock_str(outcome.run.duration_s).c_str(),
                  outcome.run.reason.empty() ? "" : "  -- ", outcome.run.reason.c_str());
     cases.insert(cases.end(), outcome.cases.begin(), outcome.cases.end());
     m.suites.push_back(std::move(outcome.run));
@@ -360,7 +360,8 @@ int cmd_qualify(const Args& a) {
     std::string why = "expected at least " + std::to_string(*expect_gpus) + " GPU(s), " +
                       std::to_string(visible) + " visible" + (no_gpu.empty() ? "" : " (" + no_gpu + ")");
     std::fprintf(stderr, "gpucts qualify: %s\n", why.c_str());
-    cases.push_back({"gpucts_qualify", "Environment", "ExpectedGpusVisible", "failed", why, why, 0});
+    cases.push_back(
+        {"gpucts_qualify", "Environment", "ExpectedGpusVisible", junit::Status::failed, why, why, 0});
   }
   m.interrupted = qualify::g_signal.load() != 0;
   m.elapsed_s = since();
@@ -412,7 +413,9 @@ int cmd_qualify(const Args& a) {
   int gpu_unrun = 0;
   for (const auto& s : m.suites)
     for (const auto& t : selected)
-      if (t.name == s.name && t.gpus > 0 && (s.status == "not_run" || s.status == "skipped")) ++gpu_unrun;
+      if (t.name == s.name && t.gpus > 0 &&
+          (s.status == bundle::SuiteStatus::not_run || s.status == bundle::SuiteStatus::skipped))
+        ++gpu_unrun;
   if (m.verdict != bundle::kVerdictFail && visible == 0 && gpu_unrun > 0) {
     m.verdict = bundle::kVerdictNoGpu;
     m.verdict_reason = "no GPU visible" + (no_gpu.empty() ? std::string() : " (" + no_gpu + ")") + ": " +
@@ -432,7 +435,7 @@ int cmd_qualify(const Args& a) {
   }
   auto n = junit::count(cases);
   int not_run = 0;
-  for (const auto& s : m.suites) not_run += s.status == "not_run";
+  for (const auto& s : m.suites) not_run += s.status == bundle::SuiteStatus::not_run;
   int waived = 0;
   for (const auto& w : m.waivers) waived += w.cases;
   std::printf("%s: %s  (%d passed, %d failed, %d errors, %d skipped%s; %d of %zu suites not run%s) in %s\n",

@@ -69,9 +69,12 @@ std::vector<std::string> files_with_prefix(const std::string& dir, const std::st
     if (n.size() < prefix.size() + ext.size() || n.compare(0, prefix.size(), prefix) != 0 ||
         n.compare(n.size() - ext.size(), ext.size(), ext) != 0)
       continue;
-    // "<prefix>.xml" or "<prefix>.rank3.xml", not "<prefix>_np2.xml" (another entry).
+    // Exactly "<prefix><ext>" or "<prefix>.rank<r><ext>": entry "v" never takes the files of "v.quick".
     std::string mid = n.substr(prefix.size(), n.size() - prefix.size() - ext.size());
-    if (mid.empty() || mid[0] == '.') out.push_back(e.path().string());
+    const bool rank_file =
+        mid.size() > 5 && mid.compare(0, 5, ".rank") == 0 &&
+        std::all_of(mid.begin() + 5, mid.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (mid.empty() || rank_file) out.push_back(e.path().string());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -134,25 +137,27 @@ bool output_matches(const std::string& log, const std::vector<std::string>& patt
 // CTest's verdict properties over the ending qualify saw (ctest's order: regexes, then WILL_FAIL).
 // A deadline, interrupt or crash stays what it is.
 void apply_ctest_rules(const TestEntry& e, const std::string& log, bundle::SuiteRun& r, std::string* ending) {
-  if (r.status != "passed" && r.status != "failed" && r.status != "skipped") return;
+  if (r.status != bundle::SuiteStatus::passed && r.status != bundle::SuiteStatus::failed &&
+      r.status != bundle::SuiteStatus::skipped)
+    return;
   std::string which;
   if (!e.pass_regex.empty()) {
     if (output_matches(log, e.pass_regex, &which)) {
-      r.status = "passed";
+      r.status = bundle::SuiteStatus::passed;
       r.reason = "expected: the output matches PASS_REGULAR_EXPRESSION";
       ending->clear();
     } else {
-      r.status = "failed";
+      r.status = bundle::SuiteStatus::failed;
       *ending = "the output does not match PASS_REGULAR_EXPRESSION";
     }
   }
   if (!e.fail_regex.empty() && output_matches(log, e.fail_regex, &which)) {
-    r.status = "failed";
+    r.status = bundle::SuiteStatus::failed;
     *ending = "the output matches FAIL_REGULAR_EXPRESSION '" + which + "'";
   }
-  if (e.will_fail && r.status != "skipped") {
-    bool was_pass = r.status == "passed";
-    r.status = was_pass ? "failed" : "passed";
+  if (e.will_fail && r.status != bundle::SuiteStatus::skipped) {
+    bool was_pass = r.status == bundle::SuiteStatus::passed;
+    r.status = was_pass ? bundle::SuiteStatus::failed : bundle::SuiteStatus::passed;
     if (was_pass) {
       *ending = "WILL_FAIL entry succeeded";
     } else {
@@ -344,12 +349,6 @@ void apply_gpu_needs(std::vector<TestEntry>& tests, const std::string& needs_fil
     if (auto it = need.find(t.name); it != need.end()) t.gpus = it->second;
 }
 
-bool TestEntry::is_gtest() const {
-  for (const auto& a : command)
-    if (a.rfind("--gtest_", 0) == 0) return true;
-  return false;
-}
-
 namespace {
 constexpr Level kLevels[] = {Level::quick, Level::standard, Level::full};
 constexpr const char* kLevelNames[] = {"quick", "standard", "full"};  // in Level's order
@@ -429,6 +428,10 @@ TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {
       has_xml = true;
       continue;
     }
+    if (a.rfind(kJunitOutputFlag, 0) == 0) {
+      r.command.push_back(kJunitOutputFlag + p.xml_prefix + ".xml");
+      continue;
+    }
     std::string base = fs::path(a).filename().string();
     if (t.kind == "install" && base.rfind("gpucts_", 0) == 0 && a.find('/') != std::string::npos &&
         fs::exists(fs::path(t.libexec) / base)) {
@@ -437,7 +440,8 @@ TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {
     }
     r.command.push_back(a);
   }
-  if (e.is_gtest() && !has_xml) r.command.push_back("--gtest_output=xml:" + p.xml_prefix + ".xml");
+  if (e.kind() == SuiteKind::gtest && !has_xml)
+    r.command.push_back("--gtest_output=xml:" + p.xml_prefix + ".xml");
   std::map<std::string, std::string> set = {
       {"GPUCTS_TEST_NAME", e.name},
       {"GPUCTS_JOURNAL_DIR", p.journal_dir},
@@ -480,7 +484,7 @@ std::vector<junit::Case> cases_from_journal(const std::vector<std::string>& file
       junit::read(xml::parse(journals_to_junit({run}), binary + " journals"), binary + " journals", binary);
   for (auto& k : cases) {
     k.binary = binary;
-    if (k.status == "error") {
+    if (k.status == junit::Status::error) {
       k.message = junit::one_line("did not finish: " + ending + "; " + k.message);
       k.detail = k.message;
     }
@@ -506,55 +510,66 @@ void set_case_times(std::vector<junit::Case>& cases, const std::string& journal_
 
 }  // namespace
 
-Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
-                const std::function<void(int, int, double)>& on_progress) {
-  Outcome o;
-  auto& r = o.run;
-  r.name = e.name;
-  r.command = e.command;
-  r.labels = e.labels;
-  r.log = fs::relative(p.log, p.bundle).string();
-  std::string xml_dir = fs::path(p.xml_prefix).parent_path().string();
-  std::string stem = fs::path(p.xml_prefix).filename().string();
-  // Stale results of an earlier run must not pass for this one's.
-  for (const auto& f : files_with_prefix(xml_dir, stem, ".xml")) fs::remove(f);
-  for (const auto& f : files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl")) fs::remove(f);
+namespace {
 
-  // The launcher as recorded (an mpiexec path from the build machine), else its name on PATH.
-  // A suite that cannot start is a failure of the tree under qualification, never "not run".
-  auto cannot_start = [&](const std::string& why) {
-    r.status = "failed";
-    r.reason = why;
-    o.cases.push_back({e.name, "process", "start", "error", junit::one_line(why), why, 0});
-    r.cases_done = r.cases_total = 1;
-    return o;
-  };
-  auto exe = e.command.empty() ? std::nullopt : find_program(e.command[0]);
-  if (!exe)
-    return cannot_start(e.command.empty() ? "empty command" : "cannot start: " + e.command[0] + " not found");
-  auto start = std::chrono::steady_clock::now();
-  // Its own group: a deadline or ^C reaches mpiexec and every rank. No shell: argv as recorded.
+using bundle::SuiteStatus;
+using junit::Status;
+
+// A case that stands for the whole process: how it ended, where no case of its own says so.
+junit::Case process_case(const std::string& binary, const char* name, const std::string& why, double time_s) {
+  junit::Case c;
+  c.binary = binary;
+  c.suite = "process";
+  c.name = name;
+  c.status = Status::error;
+  c.message = junit::one_line(why);
+  c.detail = why;
+  c.time_s = time_s;
+  return c;
+}
+
+// Step 1: stale results of an earlier run must not pass for this one's (only this entry's files).
+void clear_stale_results(const TestEntry& e, const RunPaths& p) {
+  const std::string xml_dir = fs::path(p.xml_prefix).parent_path().string();
+  for (const auto& f : files_with_prefix(xml_dir, fs::path(p.xml_prefix).filename().string(), ".xml"))
+    fs::remove(f);
+  for (const auto& f : files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl")) fs::remove(f);
+}
+
+// How the process ended, as qualify saw it (before CTest's rules and the cases are read).
+struct Ending {
+  SuiteStatus status = SuiteStatus::passed;
+  std::string text;  // "" for a plain exit 0 or skip
+  std::optional<int> exit_code, signal;
+  double duration_s = 0;
+  int cases_total = 0;  // as the journal announced them
+};
+
+// Step 2: runs the entry in its own process group (a deadline or ^C reaches mpiexec and every
+// rank; no shell: argv as recorded) and waits for it, its deadline or an interrupt.
+std::optional<Ending> supervise(const TestEntry& e, const RunPaths& p, const std::string& exe, double grace_s,
+                                const std::function<void(int, int, double)>& on_progress,
+                                std::string* spawn_error) {
   proc::Options so;
   so.set_env = e.env;
   so.working_dir = e.working_dir;
   so.out = so.err = proc::Output::File;
   so.output_file = p.log;
   std::vector<std::string> argv = e.command;
-  argv[0] = *exe;
-  std::string spawn_error;
-  pid_t pid = proc::start(argv, so, &spawn_error);
-  if (pid < 0) return cannot_start("cannot start " + *exe + ": " + spawn_error);
-
-  JournalTail tail;
+  argv[0] = exe;
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = proc::start(argv, so, spawn_error);
+  if (pid < 0) return std::nullopt;
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  Ending end;
   int status = 0;
-  bool exited = false;
-  std::string ending;
+  bool stopped = false;
   auto stop_group = [&](int first_signal) {
+    stopped = true;
     ::killpg(pid, first_signal);
-    double until = elapsed() + grace_s;
+    const double until = elapsed() + grace_s;
     while (elapsed() < until) {
       if (::waitpid(pid, &status, WNOHANG) == pid) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -562,73 +577,82 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
     ::killpg(pid, SIGKILL);
     ::waitpid(pid, &status, 0);
   };
+  JournalTail tail;
   double last_report = -1;
-  while (!exited) {
-    pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) {
-      exited = true;
-      break;
-    }
+  while (::waitpid(pid, &status, WNOHANG) != pid) {
     if (int sig = g_signal.load()) {
-      r.status = "interrupted";
-      ending = "qualify was interrupted by " + signal_name(sig) + "; forwarded to the suite";
+      end.status = SuiteStatus::interrupted;
+      end.text = "qualify was interrupted by " + signal_name(sig) + "; forwarded to the suite";
       stop_group(sig);
       break;
     }
     if (elapsed() > e.timeout_s) {
-      r.status = "timeout";
-      ending = "timed out after " + std::to_string(static_cast<int>(e.timeout_s)) +
-               " s (SIGTERM, then SIGKILL after " + std::to_string(static_cast<int>(grace_s)) + " s)";
+      end.status = SuiteStatus::timeout;
+      end.text = "timed out after " + std::to_string(static_cast<int>(e.timeout_s)) +
+                 " s (SIGTERM, then SIGKILL after " + std::to_string(static_cast<int>(grace_s)) + " s)";
       stop_group(SIGTERM);
       break;
     }
     if (elapsed() - last_report >= 0.5) {
-      if (tail.path.empty()) {
-        auto js = files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl");
-        for (const auto& f : js)
+      if (tail.path.empty())
+        for (const auto& f : files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl"))
           if (tail.path.empty() || f.find(".rank0.") != std::string::npos) tail.path = f;
-      }
       if (!tail.path.empty()) tail.poll();
       on_progress(tail.done, tail.total, elapsed());
       last_report = elapsed();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  r.duration_s = elapsed();
+  end.duration_s = elapsed();
   if (!tail.path.empty()) tail.poll();
-  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-  if (r.status.empty()) {
-    if (r.signal) {
-      r.status = "crashed";
-      ending = "killed by " + signal_name(*r.signal);
-    } else if (*r.exit_code == 0) {
-      r.status = "passed";
-    } else if (*r.exit_code == e.skip_code) {
-      r.status = "skipped";
-    } else {
-      r.status = "failed";
-      ending = "the process exited with status " + std::to_string(*r.exit_code);
-    }
+  end.cases_total = tail.total;
+  if (WIFEXITED(status)) end.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) end.signal = WTERMSIG(status);
+  if (stopped) return end;
+  if (end.signal) {
+    end.status = SuiteStatus::crashed;
+    end.text = "killed by " + signal_name(*end.signal);
+  } else if (*end.exit_code == 0) {
+    end.status = SuiteStatus::passed;
+  } else if (*end.exit_code == e.skip_code) {
+    end.status = SuiteStatus::skipped;
+  } else {
+    end.status = SuiteStatus::failed;
+    end.text = "the process exited with status " + std::to_string(*end.exit_code);
   }
+  return end;
+}
 
-  apply_ctest_rules(e, p.log, r, &ending);
-  if (!e.is_gtest()) {
-    // No gtest XML to read: one case carries the entry's own ending.
-    std::string st = r.status == "passed" ? "passed" : r.status == "skipped" ? "skipped" : "error";
-    std::string why = !ending.empty() ? ending : r.reason;
-    if (st == "skipped" && why.empty()) why = "exited with the skip code " + std::to_string(e.skip_code);
-    if (st == "error" && why.empty()) why = "ended " + r.status;
-    o.cases.push_back({e.name, "ctest", e.name, st, junit::one_line(why), why, r.duration_s});
-    if (st == "error" && r.reason.empty()) r.reason = why;
-    r.cases_done = r.cases_total = 1;
-    return o;
-  }
+// Step 3a: an entry that writes no results of its own (a `cmake -P` script, a shell check) is one
+// case carrying its ending, as CTest judges it.
+void judge_by_exit_status(const TestEntry& e, const std::string& ending, Outcome& o) {
+  auto& r = o.run;
+  const Status st = r.status == SuiteStatus::passed    ? Status::passed
+                    : r.status == SuiteStatus::skipped ? Status::skipped
+                                                       : Status::error;
+  std::string why = !ending.empty() ? ending : r.reason;
+  if (st == Status::skipped && why.empty()) why = "exited with the skip code " + std::to_string(e.skip_code);
+  if (st == Status::error && why.empty()) why = std::string("ended ") + bundle::suite_status_name(r.status);
+  junit::Case c;
+  c.binary = e.name;
+  c.suite = "ctest";
+  c.name = e.name;
+  c.status = st;
+  c.message = junit::one_line(why);
+  c.detail = why;
+  c.time_s = r.duration_s;
+  o.cases.push_back(c);
+  if (st == Status::error && r.reason.empty()) r.reason = why;
+}
 
-  // Cases: gtest XML when every file is there and well-formed; otherwise the journal.
-  // Under MPI rank 0 writes <name>.xml with the verdict reduced over ranks, the others
-  // <name>.rank<r>.xml: the cases come from rank 0's file, every file is kept and validated.
-  auto xmls = files_with_prefix(xml_dir, stem, ".xml");
+// Step 3b: the cases of an entry that writes its own JUnit (GoogleTest's XML, or the JUnit of a
+// suite that is not GoogleTest): from its XML when every file is there and well-formed, otherwise
+// from its journal. Under MPI rank 0 writes <name>.xml with the verdict reduced over ranks, the
+// others <name>.rank<r>.xml: the cases come from rank 0's file, every file is kept and validated.
+void read_own_results(const TestEntry& e, const RunPaths& p, const std::string& ending, Outcome& o) {
+  auto& r = o.run;
+  const std::string xml_dir = fs::path(p.xml_prefix).parent_path().string();
+  auto xmls = files_with_prefix(xml_dir, fs::path(p.xml_prefix).filename().string(), ".xml");
   std::string primary = p.xml_prefix + ".xml", xml_problem;
   if (!fs::exists(primary) && fs::exists(p.xml_prefix + ".rank0.xml")) primary = p.xml_prefix + ".rank0.xml";
   bool have_primary = false;
@@ -648,71 +672,124 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
     }
   }
   if (!have_primary && xml_problem.empty()) xmls.clear();
-  if (xmls.empty() || !xml_problem.empty() || r.status == "timeout" || r.status == "interrupted") {
-    o.cases.clear();
-    r.xml.clear();
-    r.synthesized = true;
-    std::string how =
-        ending.empty() ? "exited with status " + std::to_string(r.exit_code.value_or(-1)) : ending;
-    if (!xml_problem.empty())
-      how += "; its gtest XML is unreadable: " + xml_problem;
-    else if (xmls.empty())
-      how += " without writing its gtest XML";
-    std::string cause;
-    o.cases = cases_from_journal(files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl"), e.name,
-                                 how, &cause);
-    r.reason = how + (cause.empty() ? "" : "; first cause: " + cause);
-    bool died = r.status != "passed" && r.status != "skipped";
-    bool open_case = false;
-    for (const auto& c : o.cases) open_case |= c.status == "error";
-    if (died && !open_case) {
-      // Nothing was running when it died (or no journal): one error case carries the ending.
-      o.cases.push_back({e.name, "process", "exit", "error", junit::one_line(how), how, r.duration_s});
+  const bool ended_early = bundle::ended_early(r.status);
+  if (!xmls.empty() && xml_problem.empty() && r.status != SuiteStatus::timeout &&
+      r.status != SuiteStatus::interrupted) {
+    if (r.status == SuiteStatus::failed || r.status == SuiteStatus::crashed) {
+      const bool any_fail = std::any_of(o.cases.begin(), o.cases.end(),
+                                        [](const junit::Case& c) { return junit::failing(c.status); });
+      // The cases saw no failure but the process did not succeed (teardown crash, ranks disagreeing).
+      if (!any_fail)
+        o.cases.push_back(process_case(e.name, "exit", "all cases passed, but " + ending, r.duration_s));
+      r.reason = ending;
     }
-    if (!died && r.status == "passed" && xmls.empty()) {
-      r.status = "failed";  // exit 0 but no results is not a pass
-      o.cases.push_back({e.name, "process", "exit", "error", junit::one_line(how), how, r.duration_s});
-    }
-  } else if (r.status == "failed" || r.status == "crashed") {
-    bool any_fail = false;
-    for (const auto& c : o.cases) any_fail |= c.status == "failed" || c.status == "error";
-    if (!any_fail) {
-      // gtest saw no failure but the process did not succeed (teardown crash, MPI rank disagreement).
-      o.cases.push_back(
-          {e.name, "process", "exit", "error", "all cases passed, but " + ending, ending, r.duration_s});
-    }
-    r.reason = ending;
+    return;
   }
-  if (r.status == "passed" && o.cases.empty()) {
+  // No readable results: the journal says which cases finished and which one was running.
+  o.cases.clear();
+  r.xml.clear();
+  r.synthesized = true;
+  std::string how =
+      ending.empty() ? "exited with status " + std::to_string(r.exit_code.value_or(-1)) : ending;
+  if (!xml_problem.empty())
+    how += "; its results XML is unreadable: " + xml_problem;
+  else if (xmls.empty())
+    how += " without writing its results XML";
+  std::string cause;
+  o.cases = cases_from_journal(files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl"), e.name, how,
+                               &cause);
+  r.reason = how + (cause.empty() ? "" : "; first cause: " + cause);
+  const bool died = r.status != SuiteStatus::passed && r.status != SuiteStatus::skipped;
+  const bool open_case = std::any_of(o.cases.begin(), o.cases.end(),
+                                     [](const junit::Case& c) { return c.status == Status::error; });
+  // Nothing was running when it died (or no journal): one error case carries the ending.
+  if ((died || ended_early) && !open_case) o.cases.push_back(process_case(e.name, "exit", how, r.duration_s));
+  // Exit 0 without results, or with results it could not read, is not a pass.
+  if (r.status == SuiteStatus::passed) {
+    r.status = SuiteStatus::failed;
+    if (!open_case) o.cases.push_back(process_case(e.name, "exit", how, r.duration_s));
+  }
+}
+
+// Step 4: an entry that passes by failing (a PASS_REGULAR_EXPRESSION or WILL_FAIL self-test): its
+// failures are the expectation, and its XML leaves a CI server's **/*.xml glob.
+void apply_expected_failures(const RunPaths& p, Outcome& o) {
+  auto& r = o.run;
+  if (r.reason.rfind("expected", 0) != 0) return;
+  for (auto& c : o.cases)
+    if (junit::failing(c.status)) {
+      c.status = Status::passed;
+      c.message = junit::one_line(r.reason + ": " + c.message);
+    }
+  for (auto& x : r.xml) {
+    const fs::path from = fs::path(p.bundle) / x;
+    if (from.extension() != ".xml") continue;
+    fs::path to = from;
+    to.replace_extension(".expected-failures.junit");
+    std::error_code ec;
+    fs::rename(from, to, ec);
+    if (!ec) x = fs::relative(to, p.bundle).string();
+  }
+}
+
+}  // namespace
+
+SuiteKind TestEntry::kind() const {
+  for (const auto& a : command) {
+    if (a.rfind("--gtest_", 0) == 0) return SuiteKind::gtest;
+    if (a.rfind(kJunitOutputFlag, 0) == 0) return SuiteKind::junit;
+  }
+  return SuiteKind::exit_status;
+}
+
+Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
+                const std::function<void(int, int, double)>& on_progress) {
+  Outcome o;
+  auto& r = o.run;
+  r.name = e.name;
+  r.command = e.command;
+  r.labels = e.labels;
+  r.log = fs::relative(p.log, p.bundle).string();
+  clear_stale_results(e, p);
+  // A suite that cannot start is a failure of the tree under qualification, never "not run".
+  auto cannot_start = [&](const std::string& why) {
+    r.status = SuiteStatus::failed;
+    r.reason = why;
+    o.cases.push_back(process_case(e.name, "start", why, 0));
+    r.cases_done = r.cases_total = 1;
+    return o;
+  };
+  // The launcher as recorded (an mpiexec path from the build machine), else its name on PATH.
+  const auto exe = e.command.empty() ? std::nullopt : find_program(e.command[0]);
+  if (!exe)
+    return cannot_start(e.command.empty() ? "empty command" : "cannot start: " + e.command[0] + " not found");
+  std::string spawn_error;
+  const auto end = supervise(e, p, *exe, grace_s, on_progress, &spawn_error);
+  if (!end) return cannot_start("cannot start " + *exe + ": " + spawn_error);
+  r.status = end->status;
+  r.duration_s = end->duration_s;
+  r.exit_code = end->exit_code;
+  r.signal = end->signal;
+  std::string ending = end->text;
+  apply_ctest_rules(e, p.log, r, &ending);
+  if (e.kind() == SuiteKind::exit_status) {
+    judge_by_exit_status(e, ending, o);
+    r.cases_done = r.cases_total = 1;
+    return o;
+  }
+  read_own_results(e, p, ending, o);
+  if (r.status == SuiteStatus::passed && o.cases.empty()) {
     // A suite that ran no case proved nothing: not a pass.
     const std::string why = "exited with status 0 but ran no case";
-    r.status = "failed";
+    r.status = SuiteStatus::failed;
     r.reason = r.reason.empty() ? why : r.reason + "; " + why;
-    o.cases.push_back(
-        {e.name, "process", "exit", "error", junit::one_line(r.reason), r.reason, r.duration_s});
+    o.cases.push_back(process_case(e.name, "exit", r.reason, r.duration_s));
   }
-  if (r.reason.rfind("expected", 0) == 0) {  // the entry passes by failing: its failures are the expectation
-    for (auto& c : o.cases)
-      if (c.status == "failed" || c.status == "error") {
-        c.status = "passed";
-        c.message = junit::one_line(r.reason + ": " + c.message);
-      }
-    // Its gtest XML holds failures on purpose: out of a CI server's **/*.xml glob.
-    for (auto& x : r.xml) {
-      const fs::path from = fs::path(p.bundle) / x;
-      if (from.extension() != ".xml") continue;
-      fs::path to = from;
-      to.replace_extension(".expected-failures.junit");
-      std::error_code ec;
-      fs::rename(from, to, ec);
-      if (!ec) x = fs::relative(to, p.bundle).string();
-    }
-  }
+  apply_expected_failures(p, o);
   if (!r.synthesized) set_case_times(o.cases, p.journal_dir, e.name);
-  auto counts = junit::count(o.cases);
-  r.cases_done = counts.total();
-  r.cases_total = std::max(tail.total, r.cases_done);
-  if (r.status == "skipped" && r.reason.empty()) r.reason = "every case skipped";
+  r.cases_done = junit::count(o.cases).total();
+  r.cases_total = std::max(end->cases_total, r.cases_done);
+  if (r.status == SuiteStatus::skipped && r.reason.empty()) r.reason = "every case skipped";
   return o;
 }
 

@@ -15,6 +15,15 @@
 
 namespace cts::qualify {
 
+// How an entry's results are read:
+//   gtest        a GoogleTest binary (its command passes --gtest_* flags): its gtest XML, by case
+//   junit        a suite that is not GoogleTest but writes its own JUnit where its command's
+//                `--junit-output=PATH` says (the Python suites), and the same journal as the C++
+//                suites, so a crash mid-run still leaves the finished cases: by case
+//   exit_status  anything else (a `cmake -P` script, a shell check): one case, by exit status as CTest
+enum class SuiteKind { gtest, junit, exit_status };
+inline const std::string kJunitOutputFlag = "--junit-output=";
+
 struct TestEntry {
   std::string name;
   std::vector<std::string> command;
@@ -28,9 +37,7 @@ struct TestEntry {
   // match one; the exit status is then ignored), FAIL_REGULAR_EXPRESSION, WILL_FAIL.
   std::vector<std::string> pass_regex{}, fail_regex{};
   bool will_fail = false;
-  // A GoogleTest binary (its command passes --gtest_* flags): judged by its cases. Any other entry
-  // (a `cmake -P` script, a shell check) is judged by its exit status, as CTest does.
-  bool is_gtest() const;
+  SuiteKind kind() const;
 };
 
 struct Tree {

@@ -77,10 +77,21 @@ std::vector<fs::path> json_files(const fs::path& d) {
   return files;
 }
 
-const std::set<std::string> kSuiteStatuses = {"passed",      "failed",  "skipped", "timeout",
-                                              "interrupted", "crashed", "not_run"};
+constexpr SuiteStatus kSuiteStatuses[] = {
+    SuiteStatus::passed,      SuiteStatus::failed,  SuiteStatus::skipped, SuiteStatus::timeout,
+    SuiteStatus::interrupted, SuiteStatus::crashed, SuiteStatus::not_run};
+constexpr const char* kSuiteStatusNames[] = {"passed",      "failed",  "skipped", "timeout",
+                                             "interrupted", "crashed", "not_run"};  // in SuiteStatus's order
 
 }  // namespace
+
+const char* suite_status_name(SuiteStatus s) { return kSuiteStatusNames[static_cast<int>(s)]; }
+
+std::optional<SuiteStatus> parse_suite_status(const std::string& text) {
+  for (SuiteStatus s : kSuiteStatuses)
+    if (text == suite_status_name(s)) return s;
+  return std::nullopt;
+}
 
 nlohmann::json to_json(const Manifest& m) {
   nlohmann::json suites = nlohmann::json::array();
@@ -88,7 +99,7 @@ nlohmann::json to_json(const Manifest& m) {
     suites.push_back({{"name", s.name},
                       {"command", s.command},
                       {"labels", s.labels},
-                      {"status", s.status},
+                      {"status", suite_status_name(s.status)},
                       {"exit_code", json_or_null(s.exit_code)},
                       {"signal", json_or_null(s.signal)},
                       {"duration_s", s.duration_s},
@@ -168,8 +179,10 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
     r.name = need<std::string>(s, "name", o);
     r.command = need<std::vector<std::string>>(s, "command", o);
     r.labels = need<std::vector<std::string>>(s, "labels", o);
-    r.status = need<std::string>(s, "status", o);
-    if (!kSuiteStatuses.count(r.status)) throw BundleError(o + ": unknown status '" + r.status + "'");
+    const std::string status = need<std::string>(s, "status", o);
+    const auto parsed = parse_suite_status(status);
+    if (!parsed) throw BundleError(o + ": unknown status '" + status + "'");
+    r.status = *parsed;
     r.exit_code = json_maybe<BundleError, int>(s, "exit_code", o);
     r.signal = json_maybe<BundleError, int>(s, "signal", o);
     r.duration_s = need<double>(s, "duration_s", o);
@@ -402,7 +415,7 @@ void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::
                    std::vector<Waiver>& waivers) {
   if (accepted.empty()) return;
   for (auto& c : cases) {
-    if (c.status != "failed" && c.status != "error") continue;
+    if (c.status != junit::Status::failed && c.status != junit::Status::error) continue;
     // Every defect the case matches must be accepted: accepting one defect never covers another.
     const auto ids = split_ids(c.property("gpucts.known_defect"));
     if (ids.empty() || !std::all_of(ids.begin(), ids.end(),
@@ -414,8 +427,8 @@ void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::
       joined += (joined.empty() ? "" : ",") + id;
     }
     c.properties["gpucts.waived"] = joined;
-    c.properties["gpucts.waived_status"] = c.status;
-    c.status = "skipped";
+    c.properties["gpucts.waived_status"] = junit::status_name(c.status);
+    c.status = junit::Status::skipped;
     c.message = junit::one_line("waived (known NCCL defect " + joined + ", --accept-known): " +
                                 junit::cause(c.detail.empty() ? c.message : c.detail));
   }
@@ -443,12 +456,14 @@ std::string verdict(const Manifest& m, const std::vector<junit::Case>& cases, co
   if (m.interrupted) return kVerdictFail;
   bool waived = false;
   for (const auto& c : cases) {
-    if (c.status == "failed" || c.status == "error") return kVerdictFail;
+    if (c.status == junit::Status::failed || c.status == junit::Status::error) return kVerdictFail;
     waived |= !c.property("gpucts.waived").empty();
   }
   for (const auto& s : m.suites) {
-    if (s.status == "crashed" || s.status == "timeout" || s.status == "interrupted") return kVerdictFail;
-    if (s.status != "failed") continue;
+    if (s.status == bundle::SuiteStatus::crashed || s.status == bundle::SuiteStatus::timeout ||
+        s.status == bundle::SuiteStatus::interrupted)
+      return kVerdictFail;
+    if (s.status != bundle::SuiteStatus::failed) continue;
     // A suite fails through its cases (none left failing here) unless every failure was waived.
     bool suite_waived = std::any_of(cases.begin(), cases.end(), [&](const junit::Case& c) {
       return c.binary == s.name && !c.property("gpucts.waived").empty();

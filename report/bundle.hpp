@@ -31,12 +31,21 @@ class BundleError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// How a suite entry ended. The manifest keeps the strings ("passed", "not_run", ...):
+// suite_status_name() writes them and parse_suite_status() reads them.
+enum class SuiteStatus { passed, failed, skipped, timeout, interrupted, crashed, not_run };
+const char* suite_status_name(SuiteStatus s);
+std::optional<SuiteStatus> parse_suite_status(const std::string& text);
+// crashed, timeout, interrupted: the suite did not finish, whatever its cases said.
+inline bool ended_early(SuiteStatus s) {
+  return s == SuiteStatus::crashed || s == SuiteStatus::timeout || s == SuiteStatus::interrupted;
+}
+
 struct SuiteRun {
   std::string name;                  // CTest entry name, e.g. gpucts_collectives_np2
   std::vector<std::string> command;  // as run
   std::vector<std::string> labels;
-  // passed | failed | skipped | timeout | interrupted | crashed | not_run
-  std::string status;
+  SuiteStatus status = SuiteStatus::not_run;
   std::optional<int> exit_code, signal;
   double duration_s = 0;
   std::vector<std::string> xml;  // bundle-relative

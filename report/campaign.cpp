@@ -111,11 +111,10 @@ std::string label(const Release& r) { return r.version.release_str(); }
 
 }  // namespace
 
-std::string status_class(const std::string& s) {
-  if (s == "passed") return "pass";
-  if (s == "failed" || s == "error") return "fail";
-  if (s == "skipped") return "skip";
-  return "absent";
+std::string status_class(junit::Status s) {
+  if (s == junit::Status::passed) return "pass";
+  if (junit::failing(s)) return "fail";
+  return "skip";
 }
 
 CaseAxes case_axes(const std::string& suite, const std::string& name) {

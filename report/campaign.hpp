@@ -61,8 +61,8 @@ Release load_release(const std::string& dir);
 // The properties of every case of a bundle's gtest XML files (manifest suites[].xml).
 std::map<std::string, std::map<std::string, std::string>> case_properties(const bundle::Bundle& b);
 
-// "pass" | "fail" | "skip" | "absent" for a case status (error counts as fail).
-std::string status_class(const std::string& junit_status);
+// "pass" | "fail" | "skip" for a case status (error counts as fail).
+std::string status_class(junit::Status s);
 
 // What a collective case is about, parsed from its suite and name ("AllReduce",
 // "bf16_avg_1048577_outofplace_w1"): empty collective when the case is not a collective case.

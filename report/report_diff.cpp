@@ -122,11 +122,11 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
     CaseRow row;
     row.key = key;
     auto b = base.find(key);
-    row.baseline = b == base.end() ? "absent" : b->second->status;
+    row.baseline = b == base.end() ? "absent" : junit::status_name(b->second->status);
     bool any = false;
     for (size_t i = 0; i < n; ++i) {
       auto it = cand[i].find(key);
-      std::string s = it == cand[i].end() ? "absent" : it->second->status;
+      std::string s = it == cand[i].end() ? "absent" : junit::status_name(it->second->status);
       row.candidates.push_back(s);
       row.change.push_back(change_of(row.baseline, s));
       if (it != cand[i].end() && !it->second->message.empty()) row.message = it->second->message;

@@ -288,12 +288,13 @@ void waived_section(doc::Doc& d, const bundle::Bundle& b) {
 std::vector<Failure> failures_of(const bundle::Bundle& b) {
   std::vector<Failure> out;
   for (const auto& c : b.cases)
-    if (c.status == "failed" || c.status == "error")
+    if (junit::failing(c.status))
       out.push_back({c.binary, c.suite + "." + c.name, c.detail.empty() ? c.message : c.detail,
                      c.property("gpucts.known_defect")});
   for (const auto& s : b.manifest.suites)
-    if ((s.status == "timeout" || s.status == "crashed" || s.status == "interrupted") && !s.synthesized)
-      out.push_back({s.name, "(suite)", s.status + ": " + s.reason, ""});
+    if (bundle::ended_early(s.status) && !s.synthesized)
+      out.push_back(
+          {s.name, "(suite)", std::string(bundle::suite_status_name(s.status)) + ": " + s.reason, ""});
   std::set<std::string> accepted(b.manifest.accepted_known.begin(), b.manifest.accepted_known.end());
   if (b.check.is_object() && b.check.contains("findings") && b.check["findings"].is_array())
     for (const auto& f : b.check["findings"])
@@ -322,7 +323,7 @@ std::vector<DefectGroup> group_known_defects(const bundle::Bundle& b) {
     return out.back();
   };
   for (const auto& c : b.cases) {
-    const bool failed = c.status == "failed" || c.status == "error";
+    const bool failed = c.status == junit::Status::failed || c.status == junit::Status::error;
     for (const auto& id : bundle::split_ids(c.property("gpucts.waived"))) {
       auto& g = group(id);
       ++g.waived;
@@ -371,7 +372,7 @@ Skips group_skips(const bundle::Bundle& b) {
     auto [it, fresh] = tally.try_emplace(c.binary);
     if (fresh) order.push_back(c.binary);
     ++it->second.total;
-    if (c.status == "skipped") {
+    if (c.status == junit::Status::skipped) {
       ++it->second.skipped;
       ++it->second.reasons[junit::clean_message(c.message)];
     }
@@ -390,13 +391,15 @@ Skips group_skips(const bundle::Bundle& b) {
     whole.insert(bin);
   }
   for (const auto& s : b.manifest.suites)
-    if ((s.status == "not_run" || s.status == "skipped") && !tally.count(s.name))
-      out.whole.push_back({s.name, 0, (s.status == "not_run" ? "not run: " : "skipped: ") + s.reason});
+    if ((s.status == bundle::SuiteStatus::not_run || s.status == bundle::SuiteStatus::skipped) &&
+        !tally.count(s.name))
+      out.whole.push_back(
+          {s.name, 0, (s.status == bundle::SuiteStatus::not_run ? "not run: " : "skipped: ") + s.reason});
   std::stable_sort(out.whole.begin(), out.whole.end(),
                    [](const auto& x, const auto& y) { return x.cases > y.cases; });
   std::map<std::string, size_t> index;
   for (const auto& c : b.cases)
-    if (c.status == "skipped" && !whole.count(c.binary) && c.property("gpucts.waived").empty()) {
+    if (c.status == junit::Status::skipped && !whole.count(c.binary) && c.property("gpucts.waived").empty()) {
       add_to_groups(out.cases, index, junit::clean_message(c.message), c.key());
       ++out.case_count;
     }
@@ -428,10 +431,10 @@ doc::Doc build(const bundle::Bundle& b) {
   for (const auto& c : b.cases) waived_cases += !c.property("gpucts.waived").empty();
   int s_pass = 0, s_fail = 0, s_waived = 0, s_skip = 0, s_run = 0;
   for (const auto& s : m.suites) {
-    s_run += s.status != "not_run";
-    if (s.status == "passed")
+    s_run += s.status != bundle::SuiteStatus::not_run;
+    if (s.status == bundle::SuiteStatus::passed)
       ++s_pass;
-    else if (s.status == "skipped" || s.status == "not_run")
+    else if (s.status == bundle::SuiteStatus::skipped || s.status == bundle::SuiteStatus::not_run)
       ++s_skip;
     else if (suite_passed_with_waivers(b, s))
       ++s_waived;
@@ -538,11 +541,12 @@ doc::Doc build(const bundle::Bundle& b) {
     std::string cases =
         std::to_string(s.cases_done) + (s.cases_total ? "/" + std::to_string(s.cases_total) : "");
     const bool waived = suite_passed_with_waivers(b, s);
-    st.rows.push_back(
-        {s.name, labels, waived ? "passed with waivers" : s.status, cases, duration(s.duration_s), s.reason});
-    st.row_class.push_back(s.status == "passed" || waived                     ? "pass"
-                           : (s.status == "skipped" || s.status == "not_run") ? "skip"
-                                                                              : "fail");
+    st.rows.push_back({s.name, labels, waived ? "passed with waivers" : bundle::suite_status_name(s.status),
+                       cases, duration(s.duration_s), s.reason});
+    st.row_class.push_back(
+        s.status == bundle::SuiteStatus::passed || waived                                        ? "pass"
+        : (s.status == bundle::SuiteStatus::skipped || s.status == bundle::SuiteStatus::not_run) ? "skip"
+                                                                                                 : "fail");
   }
   d.table(std::move(st));
 

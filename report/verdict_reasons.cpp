@@ -14,7 +14,9 @@ namespace {
 
 std::string n(int x) { return std::to_string(x); }
 
-bool failing(const junit::Case& c) { return c.status == "failed" || c.status == "error"; }
+bool failing(const junit::Case& c) {
+  return c.status == junit::Status::failed || c.status == junit::Status::error;
+}
 
 bool accepted(const bundle::Manifest& m, const std::string& id) {
   return std::find(m.accepted_known.begin(), m.accepted_known.end(), id) != m.accepted_known.end();
@@ -23,7 +25,7 @@ bool accepted(const bundle::Manifest& m, const std::string& id) {
 }  // namespace
 
 bool suite_passed_with_waivers(const bundle::Bundle& b, const bundle::SuiteRun& s) {
-  if (s.status != "failed") return false;
+  if (s.status != bundle::SuiteStatus::failed) return false;
   bool waived = false;
   for (const auto& c : b.cases) {
     if (c.binary != s.name) continue;
@@ -60,10 +62,12 @@ std::vector<std::string> verdict_reasons(const bundle::Bundle& b) {
     }
   std::set<std::string> named;
   for (const auto& s : m.suites) {
-    if (s.status == "passed" || s.status == "skipped" || s.status == "not_run") continue;
+    if (s.status == bundle::SuiteStatus::passed || s.status == bundle::SuiteStatus::skipped ||
+        s.status == bundle::SuiteStatus::not_run)
+      continue;
     if (suite_passed_with_waivers(b, s)) continue;
     named.insert(s.name);
-    std::string line = s.name + " " + s.status;
+    std::string line = s.name + " " + bundle::suite_status_name(s.status);
     if (auto it = failed.find(s.name); it != failed.end())
       line += ": " + n(it->second.first) + " failing case(s), first " + it->second.second;
     else if (!s.reason.empty())

@@ -10,6 +10,26 @@
 
 namespace cts::junit {
 
+const char* status_name(Status s) {
+  switch (s) {
+    case Status::passed:
+      return "passed";
+    case Status::failed:
+      return "failed";
+    case Status::error:
+      return "error";
+    case Status::skipped:
+      return "skipped";
+  }
+  return "error";
+}
+
+std::optional<Status> parse_status(const std::string& text) {
+  for (Status s : {Status::passed, Status::failed, Status::error, Status::skipped})
+    if (text == status_name(s)) return s;
+  return std::nullopt;
+}
+
 namespace {
 
 double to_seconds(const std::string& s) {
@@ -65,12 +85,12 @@ void read_suite(const xml::Element& ts, const std::string& origin, const std::st
     const xml::Element* s = tc.child("skipped");
     if (f || e) {
       const auto* x = f ? f : e;
-      c.status = f ? "failed" : "error";
+      c.status = f ? Status::failed : Status::error;
       c.detail = x->text.empty() ? x->attr_or("message", "") : x->text;
       c.message = one_line(x->attr_or("message", c.detail));
       if (c.message.empty()) c.message = f ? "failed (no message)" : "error (no message)";
     } else if (s || tc.attr_or("result", "") == "skipped") {
-      c.status = "skipped";
+      c.status = Status::skipped;
       std::string why = s ? s->attr_or("message", s->text) : "";
       c.detail = s && s->attr_or("type", "") == kWaivedType && !s->text.empty() ? s->text : why;
       // gtest prefixes the reason with "file:line\n"; the reason alone groups across files.
@@ -79,7 +99,7 @@ void read_suite(const xml::Element& ts, const std::string& origin, const std::st
         why = why.substr(nl + 1);
       c.message = one_line(why.empty() ? "skipped (no reason given)" : why);
     } else {
-      c.status = "passed";
+      c.status = Status::passed;
     }
     out.push_back(std::move(c));
   }
@@ -114,11 +134,11 @@ std::map<std::string, std::string> properties(const xml::Element& root) {
 Counts count(const std::vector<Case>& cases) {
   Counts c;
   for (const auto& x : cases) {
-    if (x.status == "passed")
+    if (x.status == Status::passed)
       ++c.passed;
-    else if (x.status == "failed")
+    else if (x.status == Status::failed)
       ++c.failed;
-    else if (x.status == "error")
+    else if (x.status == Status::error)
       ++c.errors;
     else
       ++c.skipped;
@@ -161,11 +181,11 @@ std::string write(const std::vector<Case>& cases, const std::string& name,
     double t = 0;
     for (const auto* c : v) {
       t += c->time_s;
-      if (c->status == "passed")
+      if (c->status == Status::passed)
         ++n.passed;
-      else if (c->status == "failed")
+      else if (c->status == Status::failed)
         ++n.failed;
-      else if (c->status == "error")
+      else if (c->status == Status::error)
         ++n.errors;
       else
         ++n.skipped;
@@ -196,20 +216,22 @@ std::string write(const std::vector<Case>& cases, const std::string& name,
     for (const auto* c : v) {
       o << "    <testcase classname=\"" << xml::escape(classname) << "\" name=\"" << xml::escape(c->name)
         << "\" time=\"" << c->time_s << "\"";
-      if (c->status == "passed" && c->properties.empty()) {
+      if (c->status == Status::passed && c->properties.empty()) {
         o << "/>\n";
         continue;
       }
       o << ">\n";
       const bool waived = !c->property("gpucts.waived").empty();
-      if (c->status != "passed") {
-        const char* tag = c->status == "failed" ? "failure" : c->status == "error" ? "error" : "skipped";
-        const bool failing = c->status == "failed" || c->status == "error";
+      if (c->status != Status::passed) {
+        const char* tag = c->status == Status::failed  ? "failure"
+                          : c->status == Status::error ? "error"
+                                                       : "skipped";
+        const bool failing = c->status == Status::failed || c->status == Status::error;
         const std::string message = failing && !c->detail.empty() ? cause(c->detail) : c->message;
         o << "      <" << tag;
         if (waived) o << " type=\"" << kWaivedType << "\"";
         o << " message=\"" << xml::escape(message.empty() ? c->message : message) << "\"";
-        if (c->detail.empty() || (c->status == "skipped" && !waived))
+        if (c->detail.empty() || (c->status == Status::skipped && !waived))
           o << "/>\n";
         else
           o << ">" << xml::escape(cap_report_text(c->detail)) << "</" << tag << ">\n";

@@ -2,6 +2,7 @@
 // one merged JUnit file out. A case is identified across runs by "<binary>/<suite>.<name>".
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,11 +10,20 @@
 
 namespace cts::junit {
 
+// A case's outcome. The strings of the JSON and XML formats stay as they are ("passed", "failed",
+// "error", "skipped"): status_name() writes them and parse_status() reads them, nothing else does.
+enum class Status { passed, failed, error, skipped };
+const char* status_name(Status s);
+// "passed" -> Status::passed ...; nullopt for any other text.
+std::optional<Status> parse_status(const std::string& text);
+// failed or error: the case did not pass.
+inline bool failing(Status s) { return s == Status::failed || s == Status::error; }
+
 struct Case {
-  std::string binary;   // CTest entry / gpucts_* test name that produced it
-  std::string suite;    // gtest test suite ("AllReduce"), JUnit classname
-  std::string name;     // gtest case name ("f32_sum_1024_inplace")
-  std::string status;   // passed | failed | error | skipped
+  std::string binary;  // CTest entry / gpucts_* test name that produced it
+  std::string suite;   // gtest test suite ("AllReduce"), JUnit classname
+  std::string name;    // gtest case name ("f32_sum_1024_inplace")
+  Status status = Status::passed;
   std::string message;  // first line(s) of the failure / skip reason
   std::string detail;   // full failure text
   double time_s = 0;

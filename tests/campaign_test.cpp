@@ -74,8 +74,8 @@ std::string make_bundle(const fs::path& dir, const std::string& nccl, const std:
   bundle::SuiteRun s;
   s.name = "gpucts_collectives";
   s.status = std::any_of(cases.begin(), cases.end(), [](const SynthCase& c) { return c.status == "failed"; })
-                 ? "failed"
-                 : "passed";
+                 ? bundle::SuiteStatus::failed
+                 : bundle::SuiteStatus::passed;
   s.xml = {"gtest/gpucts_collectives.xml"};
   m.suites.push_back(s);
   write_file(dir / "manifest.json", bundle::to_json(m).dump(2));
@@ -86,7 +86,8 @@ std::string make_bundle(const fs::path& dir, const std::string& nccl, const std:
   for (const auto& [suite, list] : by_suite) {
     xml += " <testsuite name=\"" + suite + "\">\n";
     for (const auto* c : list) {
-      jc.push_back({"gpucts_collectives", c->suite, c->name, c->status, c->message, c->message, 0.01});
+      jc.push_back({"gpucts_collectives", c->suite, c->name, *junit::parse_status(c->status), c->message,
+                    c->message, 0.01});
       xml += "  <testcase name=\"" + c->name + "\" classname=\"" + suite + "\" time=\"0.01\"" +
              (c->status == "skipped" ? " result=\"skipped\"" : "") + ">\n";
       if (!c->props.empty()) {
@@ -470,8 +471,8 @@ TEST(CampaignPerformance, AReleaseWithOnlyTheExpectedMismatchPasses) {
     rel.push_back(campaign::load_release((fs::path(tmp.path()) / (std::string("nccl-") + v)).string()));
   // 2.29.7's fp8 probe failed on purpose in the shared fixture: make it a release with nothing failed.
   for (auto& c : rel[1].bundle.cases)
-    if (c.status == "failed") c.status = "passed";
-  for (auto& s : rel[1].bundle.manifest.suites) s.status = "passed";
+    if (c.status == junit::Status::failed) c.status = junit::Status::passed;
+  for (auto& s : rel[1].bundle.manifest.suites) s.status = bundle::SuiteStatus::passed;
   campaign::Report r = campaign::build(std::move(rel), builtin_matrix());
   ASSERT_EQ(r.releases.size(), 2u);
   EXPECT_EQ(r.releases[1].bundle.manifest.verdict, "fail") << "the bundle's own verdict, as qualify wrote it";

@@ -261,22 +261,22 @@ TEST_F(BundleTest, FailingCrashingAndHangingSuitesAreRecorded) {
   EXPECT_EQ(b.manifest.verdict, "fail");
   std::map<std::string, bundle::SuiteRun> by;
   for (const auto& s : b.manifest.suites) by[s.name] = s;
-  EXPECT_EQ(by["gpucts_fixture"].status, "failed");
-  EXPECT_EQ(by["gpucts_fixture_crash"].status, "crashed");
+  EXPECT_STREQ(bundle::suite_status_name(by["gpucts_fixture"].status), "failed");
+  EXPECT_STREQ(bundle::suite_status_name(by["gpucts_fixture_crash"].status), "crashed");
   EXPECT_EQ(by["gpucts_fixture_crash"].signal.value_or(0), SIGABRT);
   EXPECT_TRUE(by["gpucts_fixture_crash"].synthesized);
-  EXPECT_EQ(by["gpucts_fixture_hang"].status, "timeout");
+  EXPECT_STREQ(bundle::suite_status_name(by["gpucts_fixture_hang"].status), "timeout");
   std::map<std::string, junit::Case> cases;
   for (const auto& c : b.cases) cases[c.key()] = c;
   // The case that was running when the process died comes from the journal, as an error.
   auto crash = cases["gpucts_fixture_crash/DISABLED_Fixture.Crash"];
-  EXPECT_EQ(crash.status, "error");
+  EXPECT_STREQ(junit::status_name(crash.status), "error");
   EXPECT_NE(crash.message.find("killed by signal 6"), std::string::npos) << crash.message;
   auto hang = cases["gpucts_fixture_hang/DISABLED_Fixture.Hang"];
-  EXPECT_EQ(hang.status, "error");
+  EXPECT_STREQ(junit::status_name(hang.status), "error");
   EXPECT_NE(hang.message.find("timed out after 1 s"), std::string::npos) << hang.message;
-  EXPECT_EQ(cases["gpucts_fixture/DISABLED_Fixture.Toggle"].status, "failed");
-  EXPECT_EQ(cases["gpucts_fixture/DISABLED_Fixture.SkipToggle"].status, "skipped");
+  EXPECT_STREQ(junit::status_name(cases["gpucts_fixture/DISABLED_Fixture.Toggle"].status), "failed");
+  EXPECT_STREQ(junit::status_name(cases["gpucts_fixture/DISABLED_Fixture.SkipToggle"].status), "skipped");
 }
 
 TEST_F(BundleTest, RenderWritesTheSummaryAgainElsewhere) {
@@ -301,7 +301,7 @@ TEST_F(BundleTest, ExpectGpusFailsTheVerdictWhenFewerAreVisible) {
   EXPECT_EQ(b.manifest.verdict, "fail");
   bool found = false;
   for (const auto& c : b.cases)
-    found |= c.name == "ExpectedGpusVisible" && c.status == "failed" &&
+    found |= c.name == "ExpectedGpusVisible" && c.status == junit::Status::failed &&
              c.message.find("expected at least 4096 GPU(s)") != std::string::npos;
   EXPECT_TRUE(found) << r.out;
   Result bad = sh(gpucts() + " qualify --expect-gpus many --output " + (root_ / "expect-bad").string());
@@ -399,8 +399,8 @@ TEST_F(BundleTest, InterruptStillWritesACompleteBundle) {
   EXPECT_TRUE(b.manifest.interrupted);
   EXPECT_EQ(b.manifest.verdict, "fail");
   ASSERT_EQ(b.manifest.suites.size(), 2u);
-  EXPECT_EQ(b.manifest.suites[0].status, "interrupted");
-  EXPECT_EQ(b.manifest.suites[1].status, "not_run");
+  EXPECT_STREQ(bundle::suite_status_name(b.manifest.suites[0].status), "interrupted");
+  EXPECT_STREQ(bundle::suite_status_name(b.manifest.suites[1].status), "not_run");
   EXPECT_TRUE(fs::exists(out / "summary.html"));
   EXPECT_NE(read(out / "summary.md").find("interrupted"), std::string::npos);
 }
@@ -440,7 +440,7 @@ TEST_F(BundleTest, CtestVerdictPropertiesAreHonoured) {
               " --output " + out.string());
   EXPECT_EQ(r.rc, 1) << r.out;
   std::map<std::string, std::string> status;
-  for (const auto& s : load(out).manifest.suites) status[s.name] = s.status;
+  for (const auto& s : load(out).manifest.suites) status[s.name] = bundle::suite_status_name(s.status);
   EXPECT_EQ(status["will_fail"], "passed");
   EXPECT_EQ(status["pass_regex"], "passed");
   EXPECT_EQ(status["pass_regex_no_match"], "failed");
@@ -936,7 +936,7 @@ bundle::Bundle synthetic_bundle() {
     b.cases.insert(b.cases.end(), cs.begin(), cs.end());
     bundle::SuiteRun s;
     s.name = bin;
-    s.status = status;
+    s.status = *bundle::parse_suite_status(status);
     b.manifest.suites.push_back(s);
   }
   return b;
@@ -1081,7 +1081,7 @@ junit::Case tc(const std::string& binary, const std::string& name, const std::st
   c.binary = binary;
   c.suite = "AllReduce";
   c.name = name;
-  c.status = status;
+  c.status = *junit::parse_status(status);
   return c;
 }
 
