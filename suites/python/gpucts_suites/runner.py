@@ -162,7 +162,6 @@ def merge(c, per_rank):
     """Rank 0's verdict of a case from every rank's {status, message, detail, time_s, props}."""
     statuses = [p["status"] for p in per_rank]
     many = len(per_rank) > 1
-    named = lambda r: ("rank %d of %d: " % (r, len(per_rank))) if many else ""
     props = dict(per_rank[0].get("props", {}))
     for r, p in enumerate(per_rank[1:], 1):
         for k, v in p.get("props", {}).items():
@@ -172,7 +171,14 @@ def merge(c, per_rank):
     start = per_rank[0]["start_ms"]
     if "failed" in statuses:
         failed = [r for r, s in enumerate(statuses) if s == "failed"]
-        msg = "; ".join(named(r) + per_rank[r]["message"] for r in failed)
+        by_message = {}
+        for r in failed:
+            by_message.setdefault(per_rank[r]["message"], []).append(r)
+        if many:
+            msg = "; ".join("rank%s %s of %d: %s" % ("s" if len(rs) > 1 else "", ", ".join(map(str, rs)),
+                                                     len(per_rank), m) for m, rs in by_message.items())
+        else:
+            msg = per_rank[0]["message"]
         detail = "\n".join("--- rank %d ---\n%s" % (r, per_rank[r]["detail"] or per_rank[r]["message"])
                            for r in failed)
         return report.Result(c.suite, c.name, "failed", msg, detail, time_s, start, props)
