@@ -6,11 +6,11 @@ import ctypes
 import os
 import re
 
-from .payloads import (DTYPES, FP8, PREMUL_FACTOR, dtype_entry, is_exact, mismatch, payload,
+from .payloads import (DTYPES, FLOAT_OPS_CHECKED, FP8, PREMUL_FACTOR, dtype_entry, is_exact, mismatch, payload,
                        reduce_expected, split_sizes, torch_dtype, values)
 from .runner import case, family
 
-FLOAT_OPS = ("sum", "avg", "min", "max", "premul_sum")
+FLOAT_OPS = FLOAT_OPS_CHECKED
 INT_OPS = ("sum", "min", "max")
 REDUCE_COUNTS = (1, 1021, 1048575)
 MOVE_COUNTS = (61, 65537)

@@ -23,6 +23,7 @@ DTYPES = [
 MAX_EXACT_WORLD = 8
 PREMUL_FACTOR = 2.0
 FP8 = ("f8e4m3", "f8e5m2")
+FLOAT_OPS_CHECKED = ("sum", "avg", "min", "max", "premul_sum")
 
 
 def dtype_entry(name):
