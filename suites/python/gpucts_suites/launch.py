@@ -170,7 +170,6 @@ def run_world(args, worker_args):
     world = WorldInfo(kind if kind != "ranks" else str(size), size, backend, launcher, skip)
     test = os.environ.get("GPUCTS_TEST_NAME", "gpucts_py")
     jdir = os.environ.get("GPUCTS_JOURNAL_DIR", "")
-    workdir = tempfile.mkdtemp(prefix="gpucts_py_")
     start_ms = report.now_ms()
     cases = plan(world, args.filter)
     if not cases:
@@ -183,8 +182,9 @@ def run_world(args, worker_args):
     if skip:
         print("gpucts_python_suites: every case skips: " + skip, flush=True)
         from .worker import run_skipped
-        return run_skipped(world, cases, args, jdir or workdir, test)
+        return run_skipped(world, cases, args, jdir, test)
 
+    workdir = tempfile.mkdtemp(prefix="gpucts_py_")
     import torch.distributed as dist
     server = dist.TCPStore("127.0.0.1", 0, None, True, datetime.timedelta(seconds=max(30, args.deadline)),
                            wait_for_workers=False)
@@ -243,5 +243,5 @@ def run_world(args, worker_args):
         _kill_world(procs, workdir)
     from .worker import finish_world
     rc = finish_world(world, cases, args, jdir or workdir, test, workdir, procs, why, start_ms)
-    server = None
+    del server  # the store lives until every rank is gone
     return rc

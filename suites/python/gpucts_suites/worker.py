@@ -26,7 +26,8 @@ def _write_outcome(results, args, workdir, start_ms):
 
 def run_skipped(world, cases, args, jdir, test):
     """A world that cannot start here: every case reported skipped with the reason, no process group."""
-    journal = report.Journal(report.journal_path(jdir, test, 0, world.size), _journal_rank(0, world.size))
+    path = report.journal_path(jdir, test, 0, world.size) if jdir else ""
+    journal = report.Journal(path, _journal_rank(0, world.size))
     ctx = Context(world, 0, 0, None, None)
     start_ms = report.now_ms()
     results = run_cases(cases, ctx, journal)
