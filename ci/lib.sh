@@ -27,6 +27,7 @@ gpucts_optional_tools=(
 gpucts_optional_packages=(
   "libtorch-dev:/usr/include/torch/csrc/api/include/torch/torch.h"
   "libgloo-dev:/usr/include/gloo/algorithm.h"   # 1.13's ProcessGroupGloo.hpp includes gloo/
+  "python3-torch:/usr/lib/python3/dist-packages/torch/__init__.py"   # the Python suites over Gloo
 )
 
 # An offline machine may point CMake at a package unpacked elsewhere (dpkg -x PKG.deb DIR):
@@ -51,7 +52,7 @@ gpucts_install_missing() {
     done
   fi
   [ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ] && return 0
-  local without="optional packages not installed: ${optional[*]} (without libtorch-dev the libtorch suite is not built; without libxml2-utils the xmllint test skips)"
+  local without="optional packages not installed: ${optional[*]} (without libtorch-dev the libtorch suite is not built; without python3-torch the Python suites skip; without libxml2-utils the xmllint test skips)"
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     log "installing: ${missing[*]} ${optional[*]}"
     if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
@@ -69,6 +70,19 @@ gpucts_install_missing() {
     return 1
   else
     log "$without; not root or no apt-get here"
+  fi
+}
+
+# The Python suites run with GPUCTS_PYTHON, else python3. Where python3 on PATH (a pyenv, a venv)
+# has no torch but the system's interpreter has (Debian's python3-torch), point GPUCTS_PYTHON at it.
+gpucts_find_python_torch() {
+  [ -n "${GPUCTS_PYTHON:-}" ] && return 0
+  python3 -c 'import torch' >/dev/null 2>&1 && return 0
+  if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
+    export GPUCTS_PYTHON=/usr/bin/python3
+    log "Python suites: GPUCTS_PYTHON=/usr/bin/python3 (python3 on PATH has no torch)"
+  else
+    log "no python3 with torch here: the Python suites (gpucts_py_*) skip with the reason"
   fi
 }
 

@@ -1,0 +1,79 @@
+# The Python suites (suites/python/gpucts_suites: torch.distributed, DDP, FSDP2, Lightning) as
+# CTest entries, run by the launcher script gpucts_python_suites with the image's python3.
+#
+#   gpucts_add_python_suite(<name> [LABELS l...] [GPUS n] [TIMEOUT s] [ARGS a...])
+#     registers the CTest entry gpucts_py_<name>:
+#     <build>/suites/gpucts_python_suites --junit-output=<build>/gtest-xml/gpucts_py_<name>.xml
+#       --deadline=<TIMEOUT - 30> ARGS...
+#
+# The entry gets what gpucts_add_suite() gives a C++ suite: the same environment (test name,
+# journal and log folders, NVLink multicast off), SKIP_RETURN_CODE 77, TIMEOUT and GPU resource
+# groups (GPUS n). The launcher is installed into libexec/gpucts beside the C++ suites and finds the
+# package under share/gpucts/python, so `gpucts qualify` runs the entries from an install tree.
+include_guard(GLOBAL)
+include(GpuctsAddSuite)
+
+set(GPUCTS_PY_SOURCE_DIR "${PROJECT_SOURCE_DIR}/suites/python")
+set(GPUCTS_PY_LAUNCHER "${PROJECT_BINARY_DIR}/suites/gpucts_python_suites")
+
+# Build tree: the launcher finds the package in the source tree. Install tree: relative to libexec.
+function(_gpucts_python_launchers)
+  set(GPUCTS_PY_PACKAGE_DIR "${GPUCTS_PY_SOURCE_DIR}")
+  set(GPUCTS_PY_WHERE "in the source tree")
+  configure_file("${GPUCTS_PY_SOURCE_DIR}/gpucts_python_suites.in" "${GPUCTS_PY_LAUNCHER}" @ONLY
+                 FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+  file(RELATIVE_PATH rel "${CMAKE_INSTALL_FULL_LIBEXECDIR}/gpucts" "${CMAKE_INSTALL_FULL_DATADIR}/gpucts/python")
+  set(GPUCTS_PY_PACKAGE_DIR "${rel}")
+  set(GPUCTS_PY_WHERE "under share/gpucts/python of the install tree")
+  configure_file("${GPUCTS_PY_SOURCE_DIR}/gpucts_python_suites.in"
+                 "${PROJECT_BINARY_DIR}/python-install/gpucts_python_suites" @ONLY)
+  install(PROGRAMS "${PROJECT_BINARY_DIR}/python-install/gpucts_python_suites"
+          DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/gpucts)
+  install(DIRECTORY "${GPUCTS_PY_SOURCE_DIR}/gpucts_suites" DESTINATION ${CMAKE_INSTALL_DATADIR}/gpucts/python
+          PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
+endfunction()
+
+function(gpucts_add_python_suite name)
+  cmake_parse_arguments(P "" "GPUS;TIMEOUT" "LABELS;ARGS" ${ARGN})
+  get_property(done GLOBAL PROPERTY GPUCTS_PY_LAUNCHERS_DONE)
+  if(NOT done)
+    _gpucts_python_launchers()
+    set_property(GLOBAL PROPERTY GPUCTS_PY_LAUNCHERS_DONE TRUE)
+  endif()
+  set(test gpucts_py_${name})
+  foreach(l IN LISTS P_LABELS)
+    if(NOT l IN_LIST GPUCTS_KNOWN_LABELS)
+      message(FATAL_ERROR "gpucts_add_python_suite(${name}): unknown label '${l}' (known: ${GPUCTS_KNOWN_LABELS})")
+    endif()
+  endforeach()
+  if(NOT P_TIMEOUT)
+    set(P_TIMEOUT ${GPUCTS_DEFAULT_TIMEOUT})
+  endif()
+  # The world's own deadline ends it (and writes what finished) before CTest kills it.
+  math(EXPR deadline "${P_TIMEOUT} - 30")
+  if(deadline LESS 30)
+    set(deadline 30)
+  endif()
+  set(xml "${GPUCTS_XML_DIR}/${test}.xml")
+  if("self-test" IN_LIST P_LABELS)
+    set(xml "${CMAKE_BINARY_DIR}/self-test/${test}.expected-failures.junit")
+  endif()
+  add_test(NAME ${test} COMMAND "${GPUCTS_PY_LAUNCHER}" "--junit-output=${xml}" "--deadline=${deadline}" ${P_ARGS})
+  # The environment of a C++ suite's entry (GpuctsAddSuite.cmake).
+  set(env
+    "GPUCTS_TEST_NAME=${test}"
+    "GPUCTS_JOURNAL_DIR=${GPUCTS_JOURNAL_DIR}"
+    "GPUCTS_LOG_DIR=${GPUCTS_LOG_DIR}"
+    "TEST_PREMATURE_EXIT_FILE=${GPUCTS_JOURNAL_DIR}/${test}.premature"
+    "CUDA_DEVICE_ORDER=PCI_BUS_ID"
+    "NCCL_NVLS_ENABLE=0" "TORCH_SYMM_MEM_DISABLE_MULTICAST=1" "NVSHMEM_DISABLE_NVLS=1")
+  set_tests_properties(${test} PROPERTIES
+    LABELS "${P_LABELS}"
+    TIMEOUT ${P_TIMEOUT}
+    SKIP_RETURN_CODE ${GPUCTS_SKIP_RETURN_CODE}
+    ENVIRONMENT "${env}")
+  if(P_GPUS AND P_GPUS GREATER 0)
+    # Resource groups are set when ctest runs, from the GPUs it sees (GpuctsCtestInclude.cmake.in).
+    set_property(GLOBAL APPEND PROPERTY GPUCTS_GPU_TESTS "${test}=${P_GPUS}")
+  endif()
+endfunction()

@@ -1,0 +1,87 @@
+"""gpucts_python_suites: torch.distributed, DDP, FSDP2 and Lightning cases in one world.
+
+  gpucts_python_suites [--world=1|<n>|sim<n>|gpus] [--backend=auto|nccl|gloo]
+                       [--launcher=auto|torchrun|subprocess] [--filter=REGEX] [--deadline=S]
+                       [--junit-output=PATH] [--list] [--selfcheck]
+
+Exit 0 when every case that ran passed, 1 on any failure, 77 when every case skipped, 2 on bad
+input."""
+import argparse
+import os
+import sys
+
+from .inject import InjectError, plan_from_env
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2
+        print("gpucts_python_suites: " + message, file=sys.stderr)
+        sys.exit(2)
+
+
+def parse(argv):
+    p = _Parser(prog="gpucts_python_suites", description=__doc__.splitlines()[0])
+    p.add_argument("--world", default="1", help="1, <n> ranks on this host, sim<n> simulated hosts on one GPU, "
+                   "or gpus (one process per visible GPU); default 1")
+    p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
+    p.add_argument("--launcher", default="auto", choices=["auto", "torchrun", "subprocess"])
+    p.add_argument("--filter", default=None, help="regex searched in Suite/name")
+    p.add_argument("--deadline", type=float, default=float(os.environ.get("GPUCTS_PY_DEADLINE", "540")),
+                   help="seconds the whole world may take (default 540, or GPUCTS_PY_DEADLINE)")
+    p.add_argument("--junit-output", default="", help="write JUnit XML (GoogleTest's layout) here")
+    p.add_argument("--list", action="store_true", help="print the case names of the world and exit")
+    p.add_argument("--selfcheck", action="store_true", help="check this package's own results on the CPU")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--workdir", default="", help=argparse.SUPPRESS)
+    p.add_argument("--deadline-at", type=float, default=0.0, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.deadline <= 0:
+        p.error("--deadline=%s: expected seconds > 0" % args.deadline)
+    if args.filter:
+        import re
+        try:
+            re.compile(args.filter)
+        except re.error as e:
+            p.error("--filter=%s: %s" % (args.filter, e))
+    return args
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse(argv)
+    try:
+        plan_from_env()
+    except InjectError as e:
+        print("gpucts_python_suites: %s" % e, file=sys.stderr)
+        return 2
+    from .launch import parse_world
+    try:
+        kind, n = parse_world(args.world)
+    except ValueError as e:
+        print("gpucts_python_suites: %s" % e, file=sys.stderr)
+        return 2
+    if args.worker:
+        from .worker import worker_main
+        return worker_main(args)
+    if args.selfcheck:
+        from .selfcheck import selfcheck_main
+        return selfcheck_main(args)
+    if args.list:
+        from .runner import WorldInfo, plan
+        size = n or 2
+        for c in plan(WorldInfo(args.world, size, args.backend, args.launcher), args.filter):
+            print(c.display)
+        return 0
+    from .launch import run_world
+    passed = []
+    if args.filter:
+        passed.append("--filter=" + args.filter)
+    if args.junit_output:
+        passed.append("--junit-output=" + os.path.abspath(args.junit_output))
+    if args.junit_output:
+        args.junit_output = os.path.abspath(args.junit_output)
+    return run_world(args, passed)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,329 @@
+"""torch.distributed collectives over the world's process group (ProcessGroupNCCL on GPUs, Gloo on
+the CPU): every dtype of payloads.DTYPES, payloads exact by construction, counts that are not
+multiples of the world size; each rank checks its own result. One table row per collective."""
+import contextlib
+import ctypes
+import os
+import re
+
+from .payloads import (DTYPES, FLOAT_OPS_CHECKED, FP8, PREMUL_FACTOR, dtype_entry, is_exact, mismatch, payload,
+                       reduce_expected, split_sizes, torch_dtype, values)
+from .runner import case, family
+
+FLOAT_OPS = FLOAT_OPS_CHECKED
+INT_OPS = ("sum", "min", "max")
+REDUCE_COUNTS = (1, 1021, 1048575)
+MOVE_COUNTS = (61, 65537)
+# What a backend says when it refuses an argument before running anything (every rank alike).
+_REFUSAL = re.compile(r"not supported|does not support|unsupported|not currently supported|cannot use|"
+                      r"not implemented|no support|invalid scalar type", re.I)
+
+
+def _ops(dt):
+    return FLOAT_OPS if dtype_entry(dt)[3] else INT_OPS
+
+
+def _common_skip(ctx, dt, op=None):
+    """The reason this (dtype, op) cannot run in this world, or None. The same on every rank."""
+    import torch
+    import torch.distributed as dist
+    if torch_dtype(dt) is None:
+        return "torch %s has no torch.%s" % (torch.__version__, dtype_entry(dt)[1])
+    if ctx.backend == "gloo":
+        if dt in FP8:
+            return "Gloo has no fp8 types (ProcessGroupNCCL runs them on GPUs)"
+        if op in ("avg", "premul_sum"):
+            return "Gloo has no %s reduction (ProcessGroupNCCL runs it on GPUs)" % op
+    if op == "premul_sum" and not hasattr(dist, "_make_nccl_premul_sum"):
+        return "torch %s has no premul_sum (dist._make_nccl_premul_sum)" % torch.__version__
+    return None
+
+
+def _torch_op(op):
+    import torch.distributed as dist
+    if op == "premul_sum":
+        return dist._make_nccl_premul_sum(PREMUL_FACTOR)
+    return {"sum": dist.ReduceOp.SUM, "avg": dist.ReduceOp.AVG, "min": dist.ReduceOp.MIN,
+            "max": dist.ReduceOp.MAX}[op]
+
+
+@contextlib.contextmanager
+def _refusal(ctx, what):
+    """A backend that refuses the arguments up front costs this case a skip naming its words; any
+    other error fails the case."""
+    try:
+        yield
+    except (RuntimeError, ValueError, TypeError) as e:
+        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if _REFUSAL.search(text) and "NCCL error" not in text:
+            ctx.skip("%s with torch %s refuses %s: %s" % (_pg_name(ctx), _torch_version(), what, text))
+        raise
+
+
+def _pg_name(ctx):
+    return "ProcessGroupNCCL" if ctx.backend == "nccl" else "ProcessGroupGloo"
+
+
+def _torch_version():
+    import torch
+    return torch.__version__
+
+
+def _sync(ctx):
+    if ctx.on_gpu:
+        import torch
+        torch.cuda.synchronize(ctx.device)
+
+
+def _inject(ctx, result):
+    """GPUCTS_INJECT: flip one element of this rank's result after the collective, before the check."""
+    if not ctx.injects_here():
+        return
+    from .inject import flip_element
+    k = ctx.inject.element(result.numel())
+    if k is not None:
+        flip_element(result, k)
+        ctx.prop("gpucts.injected", "element %d on rank %d" % (k, ctx.rank))
+
+
+def _check(ctx, what, got, expected, dt, op=None):
+    import torch
+    _inject(ctx, got)
+    exact = op is None or is_exact(op, ctx.size)
+    rtol = atol = 0.0
+    if not exact:
+        t = torch_dtype(dt)
+        rtol = {torch.float16: 1e-3, torch.bfloat16: 1.6e-2, torch.float32: 1.3e-6}.get(t, 1e-7)
+        atol = torch.finfo(t).eps * 64
+    elif expected.is_floating_point() and expected.dtype == torch.float64 and torch_dtype(dt) != torch.float64:
+        # avg and premul_sum are exact by construction: the expected value is representable in the dtype.
+        expected = expected.to(torch_dtype(dt)).to(torch.float64)
+    bad = mismatch(got, expected, exact, rtol, atol)
+    if bad:
+        raise AssertionError("%s: %s" % (what, bad))
+
+
+def _all_reduce(dt, op, count):
+    def body(ctx):
+        import torch.distributed as dist
+        why = _common_skip(ctx, dt, op)
+        if why:
+            ctx.skip(why)
+        x = payload(dt, ctx.seed, ctx.rank, count, ctx.device)
+        with _refusal(ctx, "all_reduce %s of %s" % (op, dt)):
+            dist.all_reduce(x, op=_torch_op(op))
+        _sync(ctx)
+        expected = reduce_expected(dt, op, ctx.seed, ctx.size, count, ctx.device)
+        _check(ctx, "all_reduce %s of %s x%d (in place)" % (op, dt, count), x, expected, dt, op)
+    return body
+
+
+def _all_gather(dt, count):
+    def body(ctx):
+        import torch
+        import torch.distributed as dist
+        why = _common_skip(ctx, dt)
+        if why:
+            ctx.skip(why)
+        if not hasattr(dist, "all_gather_into_tensor"):
+            ctx.skip("torch %s has no all_gather_into_tensor" % torch.__version__)
+        x = payload(dt, ctx.seed, ctx.rank, count, ctx.device)
+        out = torch.empty(count * ctx.size, dtype=x.dtype, device=ctx.device)
+        with _refusal(ctx, "all_gather_into_tensor of %s" % dt):
+            dist.all_gather_into_tensor(out, x)
+        _sync(ctx)
+        expected = torch.cat([values(dt, ctx.seed, r, torch.arange(count, device=ctx.device))
+                              for r in range(ctx.size)])
+        _check(ctx, "all_gather_into_tensor of %s x%d per rank" % (dt, count), out, expected, dt)
+    return body
+
+
+def _reduce_scatter(dt, op, count):
+    def body(ctx):
+        import torch
+        import torch.distributed as dist
+        why = _common_skip(ctx, dt, op)
+        if why:
+            ctx.skip(why)
+        if not hasattr(dist, "reduce_scatter_tensor"):
+            ctx.skip("torch %s has no reduce_scatter_tensor" % torch.__version__)
+        x = payload(dt, ctx.seed, ctx.rank, count * ctx.size, ctx.device)
+        out = torch.empty(count, dtype=x.dtype, device=ctx.device)
+        with _refusal(ctx, "reduce_scatter_tensor %s of %s" % (op, dt)):
+            dist.reduce_scatter_tensor(out, x, op=_torch_op(op))
+        _sync(ctx)
+        expected = reduce_expected(dt, op, ctx.seed, ctx.size, count, ctx.device, offset=ctx.rank * count)
+        _check(ctx, "reduce_scatter_tensor %s of %s x%d per rank" % (op, dt, count), out, expected, dt, op)
+    return body
+
+
+def _broadcast(dt, count, root):
+    def body(ctx):
+        import torch.distributed as dist
+        why = _common_skip(ctx, dt)
+        if why:
+            ctx.skip(why)
+        # Non-roots start from other values, so a broadcast that does nothing is seen.
+        x = payload(dt, ctx.seed if ctx.rank == root else ctx.seed + 1, ctx.rank, count, ctx.device)
+        with _refusal(ctx, "broadcast of %s" % dt):
+            dist.broadcast(x, src=root)
+        _sync(ctx)
+        expected = payload(dt, ctx.seed, root, count, ctx.device)
+        _check(ctx, "broadcast of %s x%d from rank %d" % (dt, count, root), x, expected, dt)
+    return body
+
+
+def _all_to_all(dt, base):
+    def body(ctx):
+        import torch
+        import torch.distributed as dist
+        why = _common_skip(ctx, dt)
+        if why:
+            ctx.skip(why)
+        w, me = ctx.size, ctx.rank
+        send_splits = split_sizes(w, me, base)
+        recv_splits = [split_sizes(w, r, base)[me] for r in range(w)]
+        x = payload(dt, ctx.seed, me, sum(send_splits), ctx.device)
+        out = torch.empty(sum(recv_splits), dtype=x.dtype, device=ctx.device)
+        with _refusal(ctx, "all_to_all_single of %s" % dt):
+            dist.all_to_all_single(out, x, output_split_sizes=recv_splits, input_split_sizes=send_splits)
+        _sync(ctx)
+        parts = []
+        for r in range(w):
+            start = sum(split_sizes(w, r, base)[:me])
+            parts.append(values(dt, ctx.seed, r, torch.arange(start, start + recv_splits[r], device=ctx.device)))
+        _check(ctx, "all_to_all_single of %s, uneven splits %s in, %s out" % (dt, send_splits, recv_splits),
+               out, torch.cat(parts), dt)
+    return body
+
+
+def _send_recv(dt, count):
+    def body(ctx):
+        import torch
+        import torch.distributed as dist
+        why = _common_skip(ctx, dt)
+        if why:
+            ctx.skip(why)
+        if ctx.size < 2:
+            ctx.skip("send/recv pairs need 2 ranks or more; this world has 1")
+        nxt, prv = (ctx.rank + 1) % ctx.size, (ctx.rank - 1) % ctx.size
+        x = payload(dt, ctx.seed, ctx.rank, count, ctx.device)
+        y = payload(dt, ctx.seed + 1, ctx.rank, count, ctx.device)
+        with _refusal(ctx, "send/recv of %s" % dt):
+            reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, x, nxt), dist.P2POp(dist.irecv, y, prv)])
+            for q in reqs:
+                q.wait()
+        _sync(ctx)
+        _check(ctx, "recv of %s x%d from rank %d" % (dt, count, prv), y,
+               values(dt, ctx.seed, prv, torch.arange(count, device=ctx.device)), dt)
+    return body
+
+
+@family("Collectives")
+def collective_cases(world):
+    names = [row[0] for row in DTYPES]
+    for dt in names:
+        for op in _ops(dt):
+            for n in REDUCE_COUNTS:
+                yield "all_reduce_%s_%s_%d" % (op, dt, n), _all_reduce(dt, op, n)
+    for dt in names:
+        for n in MOVE_COUNTS:
+            yield "all_gather_into_tensor_%s_%d" % (dt, n), _all_gather(dt, n)
+    for dt in names:
+        for op in _ops(dt):
+            for n in MOVE_COUNTS:
+                yield "reduce_scatter_tensor_%s_%s_%d" % (op, dt, n), _reduce_scatter(dt, op, n)
+    for dt in names:
+        for n in MOVE_COUNTS:
+            for root in sorted({0, world.size - 1}):
+                yield "broadcast_%s_%d_root%d" % (dt, n, root), _broadcast(dt, n, root)
+    for dt in names:
+        yield "all_to_all_single_%s_uneven" % dt, _all_to_all(dt, 1021)
+    for dt in names:
+        yield "send_recv_ring_%s_%d" % (dt, MOVE_COUNTS[0]), _send_recv(dt, MOVE_COUNTS[0])
+
+
+@case("Collectives", "barrier")
+def barrier(ctx):
+    import torch.distributed as dist
+    ctx.store.add("barrier/arrived", 1)
+    kw = {"device_ids": [ctx.local_rank]} if ctx.on_gpu else {}
+    dist.barrier(**kw)
+    # Every rank counted itself before entering the barrier: after it, the count is the world.
+    arrived = ctx.store.add("barrier/arrived", 0)
+    if arrived != ctx.size:
+        raise AssertionError("barrier returned when %d of %d rank(s) had reached it" % (arrived, ctx.size))
+
+
+def mapped_libnccl():
+    """Real paths of every libnccl mapped into this process (/proc/self/maps)."""
+    found = []
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) == 6 and "libnccl" in os.path.basename(parts[5].strip()):
+                    p = os.path.realpath(parts[5].strip())
+                    if p not in found:
+                        found.append(p)
+    except OSError:
+        pass
+    return found
+
+
+def nccl_version_of(path):
+    """(major, minor, patch) from ncclGetVersion of the library at `path` (already mapped)."""
+    lib = ctypes.CDLL(path)
+    code = ctypes.c_int(0)
+    rc = lib.ncclGetVersion(ctypes.byref(code))
+    if rc != 0:
+        raise AssertionError("ncclGetVersion of %s returned %d" % (path, rc))
+    return decode_nccl_version(code.value)
+
+
+def decode_nccl_version(v):
+    """NCCL's version code (2.9 and later: major*10000 + minor*100 + patch; before: *1000) or
+    torch's packed (major << 32 | minor << 16 | patch) or a tuple -> (major, minor, patch)."""
+    if isinstance(v, (tuple, list)):
+        return tuple(int(x) for x in v[:3])
+    v = int(v)
+    if v >= 1 << 32:
+        return (v >> 32, (v >> 16) & 0xFFFF, v & 0xFFFF)
+    if v >= 10000:
+        return (v // 10000, (v % 10000) // 100, v % 100)
+    return (v // 1000, (v % 1000) // 100, v % 100)
+
+
+def _dotted(v):
+    return ".".join(map(str, v))
+
+
+@case("Collectives", "nccl_version_loaded")
+def nccl_version_loaded(ctx):
+    import torch
+    import torch.distributed as dist
+    if not ctx.on_gpu:
+        ctx.skip("the NCCL torch loaded is read in the NCCL worlds; this world runs over %s" % ctx.backend)
+    paths = mapped_libnccl()
+    loaded = [nccl_version_of(p) for p in paths]
+    built = decode_nccl_version(torch.cuda.nccl.version())
+    runtime = getattr(dist.ProcessGroupNCCL, "get_runtime_nccl_version", None)
+    reported = decode_nccl_version(runtime()) if callable(runtime) else None
+    if loaded:
+        ctx.prop("gpucts.nccl_loaded", _dotted(loaded[0]))
+        ctx.prop("gpucts.nccl_loaded_path", paths[0])
+    ctx.prop("gpucts.nccl_built", _dotted(built))
+    if reported:
+        ctx.prop("gpucts.nccl_runtime_reported", _dotted(reported))
+    # Every rank takes part in the comparison before any rank may fail on its own findings.
+    code = torch.tensor(list(loaded[0]) if loaded else [0, 0, 0], dtype=torch.int64, device=ctx.device)
+    ctx.same_on_every_rank(code, "the loaded NCCL version")
+    if not paths:
+        raise AssertionError("ProcessGroupNCCL is in use but no libnccl is mapped (/proc/self/maps): "
+                             "torch %s links NCCL statically?" % torch.__version__)
+    if len(set(loaded)) > 1:
+        raise AssertionError("more than one NCCL mapped into this process: %s" % ", ".join(
+            "%s (%s)" % (p, _dotted(v)) for p, v in zip(paths, loaded)))
+    if reported and reported != loaded[0]:
+        raise AssertionError("ProcessGroupNCCL reports NCCL %s but %s (%s) is mapped"
+                             % (_dotted(reported), paths[0], _dotted(loaded[0])))

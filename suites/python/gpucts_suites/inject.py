@@ -1,0 +1,79 @@
+"""GPUCTS_INJECT, the same spelling as the C++ suites use, so a self-test proves that a wrong value
+fails the right case on the right rank:
+
+  GPUCTS_INJECT=[rank=<r>:]corrupt:<case regex>:<element index>   flip every bit of that element
+  GPUCTS_INJECT=[rank=<r>:]corrupt-last:<case regex>              ... of the last element
+
+The regex is searched in "<Suite>.<name>" (e.g. `^Collectives\\.all_reduce_sum_i32_1021$`). In the
+collective cases the element of the result is changed after the collective, before the check; in
+the DDP cases a communication hook changes that element of the first gradient bucket after its
+all-reduce. A malformed value is one line and exit 2 before the first case."""
+import os
+import re
+
+
+class InjectError(ValueError):
+    pass
+
+
+class InjectPlan:
+    def __init__(self, spec=""):
+        self.spec = spec
+        self.rank = -1
+        self.last = False
+        self.index = 0
+        self.regex = None
+        if not spec:
+            return
+        usage = " (expected [rank=<r>:]corrupt:<case regex>:<index> or [rank=<r>:]corrupt-last:<case regex>)"
+        action = spec
+        if spec.startswith("rank="):
+            head, sep, action = spec[5:].partition(":")
+            if not sep or not head.isdigit():
+                raise InjectError("GPUCTS_INJECT='%s': rank '%s' is not a number >= 0 followed by ':'%s"
+                                  % (spec, head, usage))
+            self.rank = int(head)
+        if action.startswith("corrupt-last:"):
+            self.last = True
+            pattern = action[len("corrupt-last:"):]
+        elif action.startswith("corrupt:"):
+            pattern, sep, idx = action[len("corrupt:"):].rpartition(":")
+            if not sep:
+                raise InjectError("GPUCTS_INJECT='%s': no ':<index>' after the case regex%s" % (spec, usage))
+            if not idx.isdigit():
+                raise InjectError("GPUCTS_INJECT='%s': index '%s' is not a number >= 0%s" % (spec, idx, usage))
+            self.index = int(idx)
+        else:
+            raise InjectError("GPUCTS_INJECT='%s': unknown action%s" % (spec, usage))
+        if not pattern:
+            raise InjectError("GPUCTS_INJECT='%s': empty case regex%s" % (spec, usage))
+        try:
+            self.regex = re.compile(pattern)
+        except re.error as e:
+            raise InjectError("GPUCTS_INJECT='%s': case regex does not compile: %s%s" % (spec, e, usage))
+
+    def selects(self, suite, name, rank):
+        """True when this rank changes a value in case suite/name."""
+        if self.regex is None or not self.regex.search(suite + "." + name):
+            return False
+        return self.rank < 0 or self.rank == rank
+
+    def element(self, numel):
+        """The element to change in a result of numel elements, or None when beyond it."""
+        if numel <= 0:
+            return None
+        k = numel - 1 if self.last else self.index
+        return k if k < numel else None
+
+
+def plan_from_env():
+    return InjectPlan(os.environ.get("GPUCTS_INJECT", ""))
+
+
+def flip_element(tensor, k):
+    """Flips every bit of element k of a contiguous tensor, in place (any dtype)."""
+    import torch
+    flat = tensor.view(-1)
+    ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[flat.element_size()]
+    view = flat.view(ints) if flat.dtype != ints else flat
+    view[k : k + 1].bitwise_not_()

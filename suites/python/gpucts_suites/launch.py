@@ -1,0 +1,247 @@
+"""Starting a world the way users start one, with a hard deadline so nothing hangs.
+
+Worlds: "1" (one rank), "<n>" (n ranks on this host: Gloo on the CPU), "sim<n>" (n simulated
+hosts on one GPU: each rank its own NCCL_HOSTID, NCCL_SOCKET_IFNAME=lo, LOCAL_RANK=0,
+NODE_RANK=rank), "gpus" (one process per visible GPU). Ranks are started through torchrun
+(`python -m torch.distributed.run`, the same interpreter) where it is there, else as plain
+subprocesses with the torchrun variables set.
+
+Rendezvous cannot race: this process creates the TCPStore server itself on port 0 and keeps it
+open for the world's life; the ranks (and torchrun's c10d rendezvous, as a client) connect to the
+port it was given. No port is ever picked by binding and releasing it."""
+import datetime
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+from . import report
+from .runner import WorldInfo, plan
+
+_DROP_PREFIXES = ("SLURM_", "TORCHELASTIC_", "LSB_", "PMI_", "PMIX_", "OMPI_COMM_WORLD_")
+_DROP = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK", "GROUP_RANK",
+         "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+
+
+def apply_ctest_resource_groups():
+    """CTest's RESOURCE_GROUPS (gpus:1 each) -> CUDA_VISIBLE_DEVICES, as the C++ suites do."""
+    n = os.environ.get("CTEST_RESOURCE_GROUP_COUNT")
+    if not n or not n.isdigit():
+        return
+    outer = [x for x in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if x]
+    ids = []
+    for g in range(int(n)):
+        for res in os.environ.get("CTEST_RESOURCE_GROUP_%d_GPUS" % g, "").split(";"):
+            for kv in res.split(","):
+                if kv.startswith("id:"):
+                    i = kv[3:]
+                    if outer and i.isdigit() and int(i) < len(outer):
+                        i = outer[int(i)]
+                    ids.append(i)
+    if ids:
+        os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(ids)
+
+
+def parse_world(text):
+    """"1", "<n>", "sim<n>", "gpus" -> (kind, n or None); ValueError with the reason."""
+    if text == "gpus":
+        return "gpus", None
+    body = text[3:] if text.startswith("sim") else text
+    if not body.isdigit() or not 1 <= int(body) <= 64:
+        raise ValueError("--world=%s: expected 1, <n>, sim<n> (n from 1 to 64) or gpus" % text)
+    return ("sim" if text.startswith("sim") else "ranks"), int(body)
+
+
+def probe(kind, n, backend):
+    """The world as this machine allows it: (WorldInfo fields, skip reason). Imports torch."""
+    try:
+        import torch
+        import torch.distributed as dist
+    except Exception as e:  # ImportError, or a broken install raising something else
+        size = n or 2
+        return size, "", "torch is not importable by %s: %s: %s" % (sys.executable, type(e).__name__, e)
+    version = torch.__version__
+    if not dist.is_available():
+        return n or 2, "", "torch %s is built without torch.distributed" % version
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    nccl = dist.is_nccl_available()
+    if backend == "auto":
+        backend = "nccl" if gpus and nccl else "gloo"
+    if kind == "gpus":
+        n = max(gpus, 2)
+        if backend != "nccl":
+            return n, backend, "one process per GPU runs over NCCL; this world is --backend=%s" % backend
+    if backend == "nccl":
+        if not nccl:
+            return n, backend, "torch %s is built without NCCL (ProcessGroupNCCL absent)" % version
+        if gpus == 0:
+            return n, backend, ("no GPU visible to torch %s (torch.cuda.device_count() == 0): ProcessGroupNCCL "
+                                "needs one; the Gloo entries run these cases on the CPU" % version)
+        if kind == "gpus" and gpus < 2:
+            return n, backend, "one process per GPU needs 2 GPUs or more; %d visible" % gpus
+        if kind == "ranks" and n > gpus:
+            return n, backend, ("%d NCCL ranks need %d GPUs (%d visible); sim%d runs them as simulated hosts "
+                                "on one GPU" % (n, n, gpus, n))
+    elif backend == "gloo" and not dist.is_gloo_available():
+        return n, backend, "torch %s is built without Gloo" % version
+    return n, backend, ""
+
+
+def torchrun_problem():
+    """Why torchrun (torch.distributed.run of this interpreter) cannot start a world here, or ""."""
+    try:
+        import torch
+        import torch.distributed.run  # noqa: F401
+        from torch.distributed.elastic.multiprocessing.api import Std, to_map
+        # torch 1.13's elastic agent cannot parse its own default redirects on Python 3.11.
+        to_map(Std.from_str("0"), 1)
+        return ""
+    except Exception as e:
+        return "torchrun of torch %s does not work with Python %d.%d here (%s: %s)" % (
+            getattr(sys.modules.get("torch"), "__version__", "?"), sys.version_info[0], sys.version_info[1],
+            type(e).__name__, e)
+
+
+def rank_env(world, rank, port, base_env):
+    env = {k: v for k, v in base_env.items() if k not in _DROP and not k.startswith(_DROP_PREFIXES)}
+    env.update({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "WORLD_SIZE": str(world.size),
+                "PYTHONUNBUFFERED": "1"})
+    env.setdefault("OMP_NUM_THREADS", "1")
+    if rank is not None:
+        env["RANK"] = str(rank)
+        env["LOCAL_RANK"] = "0" if world.kind != "gpus" else str(rank)
+        env["NODE_RANK"] = str(rank) if world.kind != "gpus" else "0"
+    if world.simulated_hosts and rank is not None:
+        # Each rank is a host of its own to NCCL, joined over its socket transport on loopback.
+        env["NCCL_HOSTID"] = "%s-simhost%d" % (socket.gethostname(), rank)
+        env.setdefault("NCCL_SOCKET_IFNAME", "lo")
+        env.setdefault("NCCL_IB_DISABLE", "1")
+    return env
+
+
+def _kill_world(procs, workdir):
+    """SIGTERM every process group and every rank that left its pid, then SIGKILL what is left."""
+    pids = set()
+    for name in os.listdir(workdir):
+        if name.startswith("pid."):
+            try:
+                pids.add(int(open(os.path.join(workdir, name)).read().strip()))
+            except (OSError, ValueError):
+                pass
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for p in procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, sig)
+                except OSError:
+                    pass
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        end = time.time() + 5
+        while time.time() < end and any(p.poll() is None for p in procs):
+            time.sleep(0.1)
+    for p in procs:
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def run_world(args, worker_args):
+    """Launches the ranks, waits within the deadline, and returns the exit code."""
+    apply_ctest_resource_groups()
+    kind, n = parse_world(args.world)
+    size, backend, skip = probe(kind, n, args.backend)
+    launcher = args.launcher
+    problem = torchrun_problem() if not skip and launcher != "subprocess" else ""
+    if launcher == "auto":
+        launcher = "subprocess" if skip or problem else "torchrun"
+        if problem:
+            print("gpucts_python_suites: %s: starting the ranks as plain processes" % problem, flush=True)
+    elif launcher == "torchrun" and problem:
+        skip = "--launcher=torchrun: " + problem
+    world = WorldInfo(kind if kind != "ranks" else str(size), size, backend, launcher, skip)
+    test = os.environ.get("GPUCTS_TEST_NAME", "gpucts_py")
+    jdir = os.environ.get("GPUCTS_JOURNAL_DIR", "")
+    start_ms = report.now_ms()
+    cases = plan(world, args.filter)
+    if not cases:
+        print("gpucts_python_suites: --filter=%s selects no case of world %s" % (args.filter, args.world),
+              file=sys.stderr)
+        return 2
+    deadline_at = time.time() + args.deadline
+    print("gpucts_python_suites: world %s: %d rank(s), backend %s, launcher %s, %d case(s), deadline %d s"
+          % (args.world, size, backend or "none", launcher, len(cases), args.deadline), flush=True)
+    if skip:
+        print("gpucts_python_suites: every case skips: " + skip, flush=True)
+        from .worker import run_skipped
+        return run_skipped(world, cases, args, jdir, test)
+
+    workdir = tempfile.mkdtemp(prefix="gpucts_py_")
+    import torch.distributed as dist
+    server = dist.TCPStore("127.0.0.1", 0, None, True, datetime.timedelta(seconds=max(30, args.deadline)),
+                           wait_for_workers=False)
+    port = server.port
+    base = dict(os.environ)
+    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    base["PYTHONPATH"] = pkg_root + (os.pathsep + base["PYTHONPATH"] if base.get("PYTHONPATH") else "")
+    base["GPUCTS_PY_STORE"] = "127.0.0.1:%d" % port
+    base["GPUCTS_PY_JOURNAL_DIR"] = jdir or workdir
+    base["GPUCTS_TEST_NAME"] = test
+    worker = [sys.executable, "-m", "gpucts_suites", "--worker", "--world=" + args.world,
+              "--backend=" + backend, "--launcher=" + launcher, "--workdir=" + workdir,
+              "--deadline-at=%d" % deadline_at] + worker_args
+    procs = []
+    run_id = "gpucts-" + uuid.uuid4().hex[:12]
+    if launcher == "torchrun":
+        # One torchrun per simulated host (the TorchElastic path of a multi-node job), one torchrun
+        # with a process per GPU otherwise; c10d rendezvous on this process's store.
+        agents = size if kind == "sim" else 1
+        per_agent = 1 if kind == "sim" else size
+        for a in range(agents):
+            env = rank_env(world, None, port, base)
+            if world.simulated_hosts:
+                env["NCCL_HOSTID"] = "%s-simhost%d" % (socket.gethostname(), a)
+                env.setdefault("NCCL_SOCKET_IFNAME", "lo")
+                env.setdefault("NCCL_IB_DISABLE", "1")
+            cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes=%d" % agents,
+                   "--nproc_per_node=%d" % per_agent, "--rdzv_backend=c10d",
+                   "--rdzv_endpoint=127.0.0.1:%d" % port, "--rdzv_id=" + run_id, "--rdzv_conf=is_host=false",
+                   "--max_restarts=0", "--module"] + worker[2:]
+            procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
+    else:
+        for r in range(size):
+            procs.append(subprocess.Popen(worker, env=rank_env(world, r, port, base), start_new_session=True))
+
+    why = ""
+    while any(p.poll() is None for p in procs):
+        if time.time() > deadline_at:
+            why = "the world's deadline of %d s passed" % args.deadline
+            break
+        # A rank that died leaves the others waiting on it: give them a moment to notice, then end.
+        dead = [i for i, p in enumerate(procs) if p.poll() not in (None, 0)]
+        if dead and not why:
+            grace = time.time() + 30
+            while time.time() < grace and any(p.poll() is None for p in procs):
+                time.sleep(0.2)
+            if any(p.poll() is None for p in procs):
+                why = "process %d exited with %d; the others did not finish within 30 s" % (
+                    dead[0], procs[dead[0]].returncode)
+            break
+        time.sleep(0.2)
+    if why:
+        print("gpucts_python_suites: " + why + ": ending the world", file=sys.stderr, flush=True)
+        from .worker import note_watchdog
+        note_watchdog(jdir or workdir, test, size, why)
+        _kill_world(procs, workdir)
+    from .worker import finish_world
+    rc = finish_world(world, cases, args, jdir or workdir, test, workdir, procs, why, start_ms)
+    del server  # the store lives until every rank is gone
+    return rc

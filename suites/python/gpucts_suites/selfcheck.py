@@ -1,0 +1,204 @@
+"""The package's own logic checked on the CPU over Gloo (CI): payloads exact by construction, the
+mismatch report, and what a world writes (JUnit, journals, exit codes) for passing, corrupted,
+skipped, timed-out worlds and bad input. Cases of their own, reported like any other."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+from . import report
+from .runner import Case, Context, Skip, WorldInfo, run_cases, summary_line
+
+_TIME = re.compile(r"^\d+\.\d{3}$")
+_PKG_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _torch():
+    try:
+        import torch
+        return torch
+    except Exception as e:
+        raise Skip("torch is not importable by %s: %s: %s" % (sys.executable, type(e).__name__, e))
+
+
+def payloads_exact(ctx):
+    torch = _torch()
+    from .payloads import DTYPES, FLOAT_OPS_CHECKED, is_exact, reduce_expected, torch_dtype
+    checked = 0
+    for name, _, _, floating, _ in DTYPES:
+        t = torch_dtype(name)
+        if t is None:
+            continue
+        for world in range(1, 9):
+            for op in (FLOAT_OPS_CHECKED if floating else ("sum", "min", "max")):
+                if not is_exact(op, world):
+                    continue
+                want = reduce_expected(name, op, 3, world, 4099, "cpu")
+                got = want.to(t).to(want.dtype)
+                if not torch.equal(got, want):
+                    k = int((got != want).nonzero()[0][0])
+                    raise AssertionError("%s %s at %d ranks is not exact in %s: index %d %r -> %r"
+                                         % (op, name, world, name, k, want[k].item(), got[k].item()))
+                checked += 1
+    ctx.prop("gpucts.checked", checked)
+
+
+def mismatch_report(ctx):
+    torch = _torch()
+    from .inject import flip_element
+    from .payloads import mismatch, payload
+    x = payload("f32", 1, 0, 100, "cpu")
+    if mismatch(x, x.double(), exact=True) is not None:
+        raise AssertionError("identical tensors reported as different")
+    y = x.clone()
+    flip_element(y, 42)
+    got = mismatch(y, x.double(), exact=True)
+    if not got or "1 of 100 element(s) wrong, first at index 42" not in got:
+        raise AssertionError("a flipped element 42 reported as %r" % got)
+    i = payload("u8", 1, 1, 10, "cpu")
+    j = i.clone()
+    flip_element(j, 9)
+    if "first at index 9" not in (mismatch(j, i, exact=True) or ""):
+        raise AssertionError("u8 flip at the last element not found")
+    del torch
+
+
+def _world(tmp, name, args, env=None):
+    """Runs a world of this package; returns (exit code, output, JUnit root or None)."""
+    junit = os.path.join(tmp, name + ".xml")
+    e = dict(os.environ)
+    e.pop("GPUCTS_INJECT", None)
+    e.update({"GPUCTS_JOURNAL_DIR": os.path.join(tmp, "journal"), "GPUCTS_TEST_NAME": name,
+              "PYTHONPATH": _PKG_ROOT + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")})
+    e.update(env or {})
+    p = subprocess.run([sys.executable, "-m", "gpucts_suites", "--junit-output=" + junit] + args, env=e,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=300)
+    root = ET.parse(junit).getroot() if os.path.exists(junit) else None
+    return p.returncode, p.stdout, root
+
+
+def _cases(root):
+    return [(ts.get("name"), tc) for ts in root.findall("testsuite") for tc in ts.findall("testcase")]
+
+
+def _journal(tmp, name):
+    with open(os.path.join(tmp, "journal", name)) as f:
+        return [json.loads(line) for line in f]
+
+
+def world2_results(ctx):
+    _torch()
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, out, root = _world(tmp, "two", ["--world=2", "--backend=gloo", "--launcher=subprocess",
+                                            "--filter=all_reduce_sum_i32_1021$|broadcast_f32_61|^DDP/fp32"])
+        if rc != 0 or root is None:
+            raise AssertionError("a passing 2-rank world exited %d: %s" % (rc, out[-600:]))
+        if root.tag != "testsuites" or [ts.get("name") for ts in root.findall("testsuite")] != ["Collectives", "DDP"]:
+            raise AssertionError("JUnit layout: <%s> with suites %s" % (root.tag, [t.get("name") for t in root]))
+        cases = _cases(root)
+        names = ["%s/%s" % (s, tc.get("name")) for s, tc in cases]
+        if names != ["Collectives/all_reduce_sum_i32_1021", "Collectives/broadcast_f32_61_root0",
+                     "Collectives/broadcast_f32_61_root1", "DDP/fp32_parity_w2"]:
+            raise AssertionError("cases in the JUnit: %s" % names)
+        for el in [root] + root.findall("testsuite") + [tc for _, tc in cases]:
+            if not _TIME.match(el.get("time", "")):
+                raise AssertionError("time=%r is not plain decimal seconds" % el.get("time"))
+        if root.get("tests") != "4" or root.get("failures") != "0":
+            raise AssertionError("testsuites counts tests=%s failures=%s" % (root.get("tests"), root.get("failures")))
+        props = {p.get("name"): p.get("value") for p in cases[3][1].iter("property")}
+        if "gpucts.max_abs_diff_vs_reference" not in props:
+            raise AssertionError("DDP case without its property: %s" % props)
+        for r in (0, 1):
+            events = _journal(tmp, "two.rank%d.jsonl" % r)
+            kinds = [e["event"] for e in events]
+            if kinds != ["program_start"] + ["start", "end"] * 4 + ["program_end"]:
+                raise AssertionError("rank %d journal events %s" % (r, kinds))
+            end = events[2]
+            for k in ("case", "suite", "name", "rank", "result", "message", "time_ms", "duration_ms"):
+                if k not in end:
+                    raise AssertionError("rank %d end event without %s: %s" % (r, k, end))
+            if end["case"] != "Collectives.all_reduce_sum_i32_1021" or end["rank"] != r or end["result"] != "passed":
+                raise AssertionError("rank %d end event %s" % (r, end))
+            if events[-1]["passed"] != 4 or events[0]["cases"] != 4:
+                raise AssertionError("rank %d program_start/end counts %s %s" % (r, events[0], events[-1]))
+
+
+def inject_names_rank(ctx):
+    _torch()
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = r"rank=1:corrupt:^(Collectives\.all_reduce_sum_i32_1021|DDP\.fp32_parity_w2)$:7"
+        rc, out, root = _world(tmp, "inject", ["--world=2", "--backend=gloo", "--launcher=subprocess",
+                                               "--filter=all_reduce_sum_i32_1021$|broadcast_f32_61_root0|^DDP/fp32"],
+                               {"GPUCTS_INJECT": spec})
+        if rc != 1 or root is None:
+            raise AssertionError("a corrupted world exited %d: %s" % (rc, out[-600:]))
+        got = {"%s/%s" % (s, tc.get("name")): tc.find("failure") for s, tc in _cases(root)}
+        coll, bcast, ddp = (got["Collectives/all_reduce_sum_i32_1021"], got["Collectives/broadcast_f32_61_root0"],
+                            got["DDP/fp32_parity_w2"])
+        if coll is None or not re.search(r"^rank 1 of 2: .*first at index 7", coll.get("message")):
+            raise AssertionError("the corrupted all_reduce: %s" % (coll is not None and coll.get("message")))
+        if bcast is not None:
+            raise AssertionError("a case GPUCTS_INJECT did not select failed: %s" % bcast.get("message"))
+        if ddp is None or "rank 1 differs from rank 0" not in ddp.get("message"):
+            raise AssertionError("the DDP case with a corrupted gradient: %s" % (ddp is not None and ddp.get("message")))
+
+
+def skipped_world(ctx):
+    _torch()
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, out, root = _world(tmp, "skipped", ["--world=gpus", "--backend=gloo", "--filter=^DDP"])
+        if rc != 77 or root is None:
+            raise AssertionError("a world that cannot run exited %d: %s" % (rc, out[-400:]))
+        for _, tc in _cases(root):
+            s = tc.find("skipped")
+            if s is None or "one process per GPU runs over NCCL" not in s.get("message", ""):
+                raise AssertionError("%s not skipped with the reason" % tc.get("name"))
+
+
+def deadline_ends_world(ctx):
+    _torch()
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, out, root = _world(tmp, "late", ["--world=2", "--backend=gloo", "--launcher=subprocess",
+                                             "--deadline=0.5", "--filter=^DDP"])
+        if rc != 1 or root is None:
+            raise AssertionError("a world past its deadline exited %d: %s" % (rc, out[-400:]))
+        for _, tc in _cases(root):
+            f = tc.find("failure")
+            if f is None or "deadline" not in f.get("message", ""):
+                raise AssertionError("%s after the deadline: %s" % (tc.get("name"), f is not None and f.get("message")))
+
+
+def bad_input(ctx):
+    with tempfile.TemporaryDirectory() as tmp:
+        for args, words in ((["--world=sim0"], "--world=sim0"), (["--filter=("], "--filter=("),
+                            (["--world=2", "--filter=^NoSuchSuite/"], "selects no case")):
+            rc, out, _ = _world(tmp, "bad", args)
+            if rc != 2 or words not in out:
+                raise AssertionError("%s: exit %d, output %r" % (args, rc, out[-300:]))
+        rc, out, _ = _world(tmp, "bad", ["--world=1"], {"GPUCTS_INJECT": "corrupt:x"})
+        if rc != 2 or "GPUCTS_INJECT='corrupt:x'" not in out:
+            raise AssertionError("a malformed GPUCTS_INJECT: exit %d, %r" % (rc, out[-300:]))
+
+
+CHECKS = [("payloads_exact", payloads_exact), ("mismatch_report", mismatch_report),
+          ("world2_results", world2_results), ("inject_names_rank", inject_names_rank),
+          ("skipped_world", skipped_world), ("deadline_ends_world", deadline_ends_world),
+          ("bad_input", bad_input)]
+
+
+def selfcheck_main(args):
+    cases = [Case("SelfCheck", n, fn) for n, fn in CHECKS
+             if not args.filter or re.search(args.filter, "SelfCheck/" + n)]
+    test = os.environ.get("GPUCTS_TEST_NAME", "gpucts_py_selfcheck")
+    jdir = os.environ.get("GPUCTS_JOURNAL_DIR", "")
+    journal = report.Journal(report.journal_path(jdir, test, 0, 1) if jdir else "", -1)
+    ctx = Context(WorldInfo("1", 1, "", "subprocess"), 0, 0, None, None)
+    start = report.now_ms()
+    results = run_cases(cases, ctx, journal)
+    if args.junit_output:
+        report.write_atomic(args.junit_output, report.junit_xml(results, start_ms=start))
+    print(summary_line(results), flush=True)
+    return report.exit_code(results)
