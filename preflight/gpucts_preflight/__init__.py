@@ -141,6 +141,16 @@ def run(rank=None, world_size=None, env=None):
         d["text"] += "\n(gpucts preflight: one process, no rendezvous: RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT " \
                      "or a launcher's variables absent)"
         return Report(d)
+    try:
+        import torch.distributed  # noqa: F401  (the rendezvous needs it)
+    except Exception:
+        # This rank cannot even import torch (a preloaded libnccl lacking a symbol torch needs): it
+        # reports its own fingerprint; the other ranks name it as not joined.
+        fp = _probe(ident)
+        d = _evaluate([fp], [], {}, ident, started)
+        d["printer_pid"] = os.getpid()
+        d["text"] += "\n(gpucts preflight: rank %s could not join the others: torch does not import)" % ident.rank
+        return Report(d)
     from . import gather
     # The process that will host the job's own store must find MASTER_PORT free (torchrun's agent holds it).
     port_note = None

@@ -174,7 +174,9 @@ def compare(fps, world_size=None, missing=(), claimed_twice=None, master_port_ta
                 [rank_of(f)], [host_name(f)], "start at most one process per visible GPU on each node "
                 "(--nproc-per-node, --ntasks-per-node, devices=) or widen CUDA_VISIBLE_DEVICES"))
         if f.get("torch_error"):
-            probs.append(Problem("torch-import-failed", "torch cannot be imported: " + f["torch_error"], [rank_of(f)],
+            libs = ", ".join("NCCL %s %s" % (l.get("version"), l.get("path")) for l in f.get("nccl_loaded") or [])
+            probs.append(Problem("torch-import-failed", "torch cannot be imported: %s%s" % (
+                f["torch_error"], " (mapped: %s)" % libs if libs else ""), [rank_of(f)],
                                  [host_name(f)], "remove the LD_PRELOAD/LD_LIBRARY_PATH that loads another "
                                  "libnccl.so.2 (or libcudart) than torch was built with"))
         loaded = f.get("nccl_loaded") or []

@@ -9,6 +9,7 @@ import fcntl
 import os
 import socket
 import struct
+import sys
 
 # Per-rank or per-host by nature: never compared across ranks (the same set as gpucts' C++ preflight).
 PER_RANK_ENV = {"RANK", "LOCAL_RANK", "CUDA_VISIBLE_DEVICES", "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA",
@@ -166,6 +167,20 @@ def _torch_part(fp, local_rank):
     fp["gpus"] = gpus
 
 
+def _test_overrides(driver, fp):
+    """GPUCTS_FAKE_DRIVER_CUDA replaces the driver's CUDA version, with GPUCTS_TEST_MODE=1 only (as in
+    gpucts' own probe): a driver older than torch's CUDA cannot be staged on a real machine otherwise."""
+    v = os.environ.get("GPUCTS_FAKE_DRIVER_CUDA")
+    if v is None:
+        return
+    if os.environ.get("GPUCTS_TEST_MODE") != "1":
+        sys.stderr.write("gpucts preflight: GPUCTS_FAKE_DRIVER_CUDA ignored: fakes are honoured only with "
+                         "GPUCTS_TEST_MODE=1\n")
+        return
+    driver["cuda"] = v
+    fp["gpucts_test_overrides"] = "GPUCTS_FAKE_DRIVER_CUDA=" + v
+
+
 def fingerprint(identity):
     """The fingerprint of this process, annotated for the cross-rank comparison (gpucts_rank)."""
     env = dict(os.environ)
@@ -178,6 +193,7 @@ def fingerprint(identity):
     except OSError:
         pass
     d = _driver()
+    _test_overrides(d, fp)
     if d:
         fp["driver"] = d
     _torch_part(fp, identity.local_rank)
@@ -208,8 +224,12 @@ def annotate(fp, identity, env):
         info["nccl_hostid"] = printable(raw)
         info["nccl_hostid_hex"] = raw.hex()
     if 0 <= index < len(gpus):
-        for k in ("uuid", "pci"):
-            if gpus[index].get(k):
-                info["gpu_" + k] = gpus[index][k]
+        g = gpus[index]
+        if g.get("pci"):
+            info["gpu_pci"] = g["pci"]
+        # The GPU's identity on its host: its UUID, else its bus id (torch builds without uuid).
+        ident = g.get("uuid") or ("pci:" + g["pci"] if g.get("pci") else None)
+        if ident:
+            info["gpu_uuid"] = ident
     fp["gpucts_rank"] = info
     return fp
