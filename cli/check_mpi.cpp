@@ -15,9 +15,10 @@ namespace cts::cli {
 std::optional<std::string> find_check_ranks() {
   const std::string here = self_dir();
   for (const std::string& cand : {here + "/gpucts_check_ranks", here + "/../fixtures/mpi/gpucts_check_ranks",
-                                   here + "/../libexec/gpucts/gpucts_check_ranks"}) {
-    struct stat st{};
-    if (::stat(cand.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(cand.c_str(), X_OK) == 0) return cand;
+                                  here + "/../libexec/gpucts/gpucts_check_ranks"}) {
+    struct stat st {};
+    if (::stat(cand.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(cand.c_str(), X_OK) == 0)
+      return cand;
   }
   return std::nullopt;
 }

@@ -15,8 +15,9 @@ const CommandSpec kCheckSpec = {
      {"matrix", "DIR", "load matrix/data/*.csv from DIR instead of the built-in matrix"}},
     {{"json", "print the result as one JSON object (gpucts.check)"},
      {"strict-defects", "a known NCCL defect of the loaded release is an error, not a warning"},
-     {"job-ranks", "the fingerprints are the ranks of one job, in rank order: also compare GPU placement, "
-                   "environment and interfaces across them (gpucts' preflight)"}},
+     {"job-ranks",
+      "the fingerprints are the ranks of one job, in rank order: also compare GPU placement, "
+      "environment and interfaces across them (gpucts' preflight)"}},
     "usage: gpucts check [OPTIONS]\n"
     "Checks fingerprints (default: a probe of this machine) against the compatibility matrix\n"
     "(default: the one built in). Several --fingerprint files are each checked alone and all against\n"

@@ -23,7 +23,8 @@ int num_i(const std::string& s) {
 }
 
 std::string algo_name(const std::string& a) {
-  static const char* names[] = {"TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"};
+  static const char* names[] = {"TREE",      "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS",
+                                "NVLS_TREE", "PAT"};
   if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0]))) {
     long long i = num(a);
     return i >= 0 && i < static_cast<long long>(sizeof names / sizeof *names) ? names[i] : "ALGO" + a;
@@ -109,7 +110,8 @@ NcclTransportLog parse_nccl_log(std::string_view text) {
       R"(^Channel (\d+)(?:/\d+)? : (\d+)\[[0-9a-fA-F]+\] -> (\d+)\[[0-9a-fA-F]+\](?: \[(send|receive)\])? via (.+)$)");
   static const std::regex tuning_re(
       R"(^(?:(\w+): )?(\d+) Bytes -> Algo (\w+) proto (\w+)(?: channel\{Lo\.\.Hi\}=\{(\d+)\.\.(\d+)\})?)");
-  static const std::regex symmetric_re(R"(^(\w+) \[Symmetric\]: (\d+) Bytes -> Kernel (\S+) nchannels (\d+))");
+  static const std::regex symmetric_re(
+      R"(^(\w+) \[Symmetric\]: (\d+) Bytes -> Kernel (\S+) nchannels (\d+))");
   NcclTransportLog log;
   std::istringstream in{std::string(text)};
   auto current = [&]() -> NcclCommunicator& {
@@ -167,7 +169,8 @@ NcclTransportLog parse_nccl_log(std::string_view text) {
       current().tuning.push_back({m[1], num(m[2]), "SYMMETRIC:" + m[3].str(), "", num_i(m[4])});
     } else if (std::regex_search(msg, m, tuning_re)) {
       NcclTuningChoice t{m[1], num(m[2]), algo_name(m[3]), proto_name(m[4]), -1};
-      if (m[5].matched && num_i(m[6]) >= num_i(m[5]) && num_i(m[5]) >= 0) t.channels = num_i(m[6]) - num_i(m[5]) + 1;
+      if (m[5].matched && num_i(m[6]) >= num_i(m[5]) && num_i(m[5]) >= 0)
+        t.channels = num_i(m[6]) - num_i(m[5]) + 1;
       current().tuning.push_back(t);
     } else if (std::regex_search(msg, m, comm_re)) {
       std::string ptr = m[1];
@@ -212,9 +215,9 @@ std::vector<TransportFinding> transport_findings(const NcclTransportLog& log, co
     return it == world.env.end() ? std::string() : it->second;
   };
   auto peers = [](const NcclCommunicator& c, const NcclChannelPath& p) {
-    return "comm " + (c.pointer.empty() ? std::string("?") : c.pointer) + " channel " + std::to_string(p.channel) +
-           " " + std::to_string(p.from) + "->" + std::to_string(p.to) + " via " + p.transport +
-           (p.detail.empty() ? "" : "/" + p.detail);
+    return "comm " + (c.pointer.empty() ? std::string("?") : c.pointer) + " channel " +
+           std::to_string(p.channel) + " " + std::to_string(p.from) + "->" + std::to_string(p.to) + " via " +
+           p.transport + (p.detail.empty() ? "" : "/" + p.detail);
   };
   bool any = false;
   for (const auto& c : log.comms) {
@@ -223,12 +226,14 @@ std::vector<TransportFinding> transport_findings(const NcclTransportLog& log, co
       if (world.simulated_hosts && p.key() != "NET/Socket")
         out.push_back({"transport-not-socket",
                        "simulated hosts (each rank its own NCCL_HOSTID on one machine) must join over NCCL's "
-                       "socket transport, but " + peers(c, p)});
+                       "socket transport, but " +
+                           peers(c, p)});
       if (world.one_node && p.transport == "NET") {
         std::string why;
         for (const char* k : {"NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"})
           if (env(k) == "1") why += std::string(why.empty() ? "" : ", ") + k + "=1";
-        if (!env("NCCL_P2P_LEVEL").empty()) why += (why.empty() ? "" : ", ") + ("NCCL_P2P_LEVEL=" + env("NCCL_P2P_LEVEL"));
+        if (!env("NCCL_P2P_LEVEL").empty())
+          why += (why.empty() ? "" : ", ") + ("NCCL_P2P_LEVEL=" + env("NCCL_P2P_LEVEL"));
         out.push_back({"transport-net-on-one-node",
                        "GPUs of one host talk over the network instead of P2P/SHM/NVLink: " + peers(c, p) +
                            (why.empty() ? " (no NCCL_* setting explains it: check P2P support, ACS/IOMMU)"
@@ -238,22 +243,26 @@ std::vector<TransportFinding> transport_findings(const NcclTransportLog& log, co
         std::string why;
         if (env("NCCL_IB_DISABLE") == "1") why = "NCCL_IB_DISABLE=1";
         if (!env("NCCL_NET").empty()) why += (why.empty() ? "" : ", ") + ("NCCL_NET=" + env("NCCL_NET"));
-        if (!env("NCCL_IB_HCA").empty()) why += (why.empty() ? "" : ", ") + ("NCCL_IB_HCA=" + env("NCCL_IB_HCA"));
-        out.push_back({"transport-socket-fallback",
-                       "an InfiniBand/RoCE device is present but NCCL fell back to TCP sockets (right answers at a "
-                       "fraction of the bandwidth): " + peers(c, p) +
-                           (why.empty() ? std::string(" (no setting explains it: the IB transport did not "
-                                                      "initialise") + (log.ib_absent ? ", NCCL said no IB device" : "") +
-                                              ")"
-                                        : " (set by " + why + ")")});
+        if (!env("NCCL_IB_HCA").empty())
+          why += (why.empty() ? "" : ", ") + ("NCCL_IB_HCA=" + env("NCCL_IB_HCA"));
+        out.push_back(
+            {"transport-socket-fallback",
+             "an InfiniBand/RoCE device is present but NCCL fell back to TCP sockets (right answers at a "
+             "fraction of the bandwidth): " +
+                 peers(c, p) +
+                 (why.empty() ? std::string(" (no setting explains it: the IB transport did not "
+                                            "initialise") +
+                                    (log.ib_absent ? ", NCCL said no IB device" : "") + ")"
+                              : " (set by " + why + ")")});
         break;  // one finding per communicator names the fall back
       }
     }
   }
   if (!any)
-    out.push_back({"transport-unknown",
-                   "no channel line in NCCL's log (NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS including INIT or NET, and "
-                   "a collective run: connections are made at first use since 2.22)"});
+    out.push_back(
+        {"transport-unknown",
+         "no channel line in NCCL's log (NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS including INIT or NET, and "
+         "a collective run: connections are made at first use since 2.22)"});
   return out;
 }
 

@@ -19,11 +19,11 @@ namespace cts {
 
 struct NcclChannelPath {
   int channel = -1;
-  int from = -1, to = -1;  // ranks
-  std::string direction;   // "send", "receive", or "" (P2P, SHM print one line per connection)
-  std::string transport;   // "P2P", "SHM", "NET", "NVLS", "COLLNET"
-  std::string detail;      // after the transport: "Socket/0", "IB/0/GDRDMA", "CUMEM/read", "direct pointer"
-  std::string net;         // for NET: the network ("Socket", "IB", a plugin's name)
+  int from = -1, to = -1;   // ranks
+  std::string direction;    // "send", "receive", or "" (P2P, SHM print one line per connection)
+  std::string transport;    // "P2P", "SHM", "NET", "NVLS", "COLLNET"
+  std::string detail;       // after the transport: "Socket/0", "IB/0/GDRDMA", "CUMEM/read", "direct pointer"
+  std::string net;          // for NET: the network ("Socket", "IB", a plugin's name)
   std::string key() const;  // "NET/Socket", "P2P/CUMEM", "SHM/direct", "NVLS"
 };
 
@@ -45,8 +45,8 @@ struct NcclCommunicator {
 };
 
 struct NcclTransportLog {
-  std::string version;                 // "2.28.9" from "NCCL version 2.28.9+cuda13.0"
-  std::string network;                 // "Socket", "IB", a plugin, from "Using network X"
+  std::string version;                  // "2.28.9" from "NCCL version 2.28.9+cuda13.0"
+  std::string network;                  // "Socket", "IB", a plugin, from "Using network X"
   std::vector<std::string> socket_ifs;  // "lo:127.0.0.1<0>" from "NET/Socket : Using [0]lo:..."
   std::vector<std::string> ib_devices;  // "mlx5_0:1/IB" from "NET/IB : Using [0]mlx5_0:1/IB ..."
   bool ib_absent = false;               // "NET/IB : No device found." or "Failed to initialize NET plugin IB"

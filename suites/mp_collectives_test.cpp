@@ -113,10 +113,12 @@ std::string nccl_debug_file() {
 void transport_case() {
   CTS_REQUIRE_PREFLIGHT();
   if (!cts::mpi::not_runnable_reason().empty()) GTEST_SKIP() << cts::mpi::not_runnable_reason();
-  if (!cts::simulated_hosts_requested()) GTEST_SKIP() << "only the simulated-hosts entries imply one transport";
+  if (!cts::simulated_hosts_requested())
+    GTEST_SKIP() << "only the simulated-hosts entries imply one transport";
   const char* level = std::getenv("NCCL_DEBUG");
   if (!level || std::string(level) != "INFO")
-    GTEST_SKIP() << "NCCL_DEBUG=" << (level ? level : "") << " was set by the user: NCCL prints no channel line";
+    GTEST_SKIP() << "NCCL_DEBUG=" << (level ? level : "")
+                 << " was set by the user: NCCL prints no channel line";
   const std::string file = nccl_debug_file();
   cts::NcclTransportLog log;
   try {
@@ -132,7 +134,8 @@ void transport_case() {
       world.env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
   }
   Transport::summary() = log.summary();
-  for (const auto& f : cts::transport_findings(log, world)) ADD_FAILURE() << f.id << ": " << f.message << " [" << file << "]";
+  for (const auto& f : cts::transport_findings(log, world))
+    ADD_FAILURE() << f.id << ": " << f.message << " [" << file << "]";
   EXPECT_EQ(log.network, "Socket") << log.summary();
 }
 

@@ -80,7 +80,8 @@ TEST(NcclTransportLog, Release2_23SocketWhereIbIsPresentNamesTheSetting) {
   auto none = transport_findings(log, {false, false, true, {}});
   ASSERT_EQ(none.size(), 1u);
   EXPECT_NE(none[0].message.find("no setting explains it"), std::string::npos) << none[0].message;
-  EXPECT_TRUE(transport_findings(log, {false, false, false, {}}).empty()) << "no IB device: sockets are right";
+  EXPECT_TRUE(transport_findings(log, {false, false, false, {}}).empty())
+      << "no IB device: sockets are right";
 }
 
 TEST(NcclTransportLog, Release2_28LazyConnectionNamedTuningAndTwoCommunicators) {
@@ -104,8 +105,10 @@ TEST(NcclTransportLog, Release2_28LazyConnectionNamedTuningAndTwoCommunicators) 
   ASSERT_TRUE(has_id(one_node, "transport-net-on-one-node"));
   EXPECT_NE(one_node[0].message.find("set by NCCL_P2P_DISABLE=1"), std::string::npos) << one_node[0].message;
   const std::string s = log.summary();
-  EXPECT_NE(s.find("NCCL 2.28.9, network Socket (lo:127.0.0.1<0>), NVLS not available"), std::string::npos) << s;
-  EXPECT_NE(s.find("comm 0x2f1e3c40 rank 0/2 nNodes 2: NET/Socket x4, AllReduce RING/LL"), std::string::npos) << s;
+  EXPECT_NE(s.find("NCCL 2.28.9, network Socket (lo:127.0.0.1<0>), NVLS not available"), std::string::npos)
+      << s;
+  EXPECT_NE(s.find("comm 0x2f1e3c40 rank 0/2 nNodes 2: NET/Socket x4, AllReduce RING/LL"), std::string::npos)
+      << s;
 }
 
 TEST(NcclTransportLog, IbAcrossNodesWithNvls) {
@@ -121,7 +124,8 @@ TEST(NcclTransportLog, IbAcrossNodesWithNvls) {
 }
 
 TEST(NcclTransportLog, NothingToSeeIsUnknownNotPassed) {
-  auto log = parse_nccl_log("hello\nvm:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 - Init COMPLETE\n");
+  auto log =
+      parse_nccl_log("hello\nvm:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 - Init COMPLETE\n");
   EXPECT_EQ(log.lines, 2);
   EXPECT_EQ(log.nccl_lines, 1);
   auto f = transport_findings(log, {true, false, false, {}});
@@ -136,7 +140,8 @@ TEST(NcclTransportLog, OlderWordingsAndGarbageDoNotThrow) {
       "h:1:1 [0] NCCL INFO Channel 00 : 0[1a000] -> 1[1b000] via SHM/direct/direct\r\n"
       "h:1:1 [0] NCCL INFO Channel 01 : 1[1b000] -> 0[1a000] [receive] via NET/Socket/0\n"
       "h:1:1 [0] NCCL INFO Channel 0\n"
-      "h:1:1 [0] NCCL INFO AllReduce [Symmetric]: 1024 Bytes -> Kernel AllReduce_ST nchannels 4 nthreads 512\n"
+      "h:1:1 [0] NCCL INFO AllReduce [Symmetric]: 1024 Bytes -> Kernel AllReduce_ST nchannels 4 nthreads "
+      "512\n"
       "h:1:1 [0] NCCL INFO 99999999999999999999 Bytes -> Algo 9 proto 7\n");
   ASSERT_EQ(log.comms.size(), 1u);
   EXPECT_EQ(log.transports(), (std::set<std::string>{"NET/Socket", "SHM/direct"}));

@@ -360,7 +360,8 @@ TEST(HostIdentity, TwoRanksOnOneGpuWithoutDistinctHostidsStillFail) {
     ASSERT_TRUE(has(r, "gpu-shared-by-ranks")) << id << ": " << r.message();
     EXPECT_TRUE(has(r, "ranks-exceed-gpus")) << id << ": " << r.message();
     const std::string host = *id ? id : "vm";  // named as NCCL has it
-    EXPECT_NE(r.message().find("ranks 0,1 on " + host + " would share GPU GPU-1 (NCCL: \"Duplicate GPU detected\")"),
+    EXPECT_NE(r.message().find("ranks 0,1 on " + host +
+                               " would share GPU GPU-1 (NCCL: \"Duplicate GPU detected\")"),
               std::string::npos)
         << r.message();
   }
