@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "fixtures/probe/simulated_hosts.hpp"
+#include "fixtures/reliability/preflight.hpp"
+
 namespace cts::cli {
 namespace {
 
@@ -78,8 +81,20 @@ void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<
 }
 
 int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, std::ostream& out,
-              const CheckOptions& opts) {
+              const CheckOptions& opts, bool job_ranks) {
   CheckResult r = check_fingerprints(m, fps, opts);
+  if (job_ranks) {
+    // Problems only the ranks' view together can see, as findings beside the matrix's own.
+    const PreflightResult pf = compare_fingerprints(fps);
+    for (const auto& p : pf.problems) {
+      if (p.id == "cross-host-mismatch" || p.id == "nccl-socket-ifname-no-match") continue;  // the matrix's
+      r.findings.insert(r.findings.begin(),
+                        Finding{p.id, "error", "ranks", p.message, "rule:preflight",
+                                "give each rank its own GPU and the same stack and environment"});
+    }
+    if (pf.simulated_hosts() && !json)
+      out << "gpucts check: " << simulated_hosts_note(pf.nccl_hosts) << " (" << pf.host_ids << ")\n";
+  }
   if (json)
     out << r.to_json().dump(2) << "\n";
   else

@@ -14,12 +14,19 @@ const CommandSpec kCheckSpec = {
     {{"fingerprint", "FILE", "a fingerprint probed elsewhere (repeatable; default: probe this machine)"},
      {"matrix", "DIR", "load matrix/data/*.csv from DIR instead of the built-in matrix"}},
     {{"json", "print the result as one JSON object (gpucts.check)"},
-     {"strict-defects", "a known NCCL defect of the loaded release is an error, not a warning"}},
+     {"strict-defects", "a known NCCL defect of the loaded release is an error, not a warning"},
+     {"job-ranks",
+      "the fingerprints are the ranks of one job, in rank order: also compare GPU placement, "
+      "environment and interfaces across them (gpucts' preflight)"}},
     "usage: gpucts check [OPTIONS]\n"
     "Checks fingerprints (default: a probe of this machine) against the compatibility matrix\n"
     "(default: the one built in). Several --fingerprint files are each checked alone and all against\n"
     "each other. A known NCCL defect matched by the library's version alone is a warning that names the\n"
     "cases it hits and its fix (most work never meets the condition); --strict-defects makes it an error.\n"
+    "With --job-ranks the fingerprints are the ranks of one job (annotated by gpucts_check_ranks or the\n"
+    "gpucts_preflight package): two ranks on one GPU, more ranks than GPUs, NCCL_* settings that differ,\n"
+    "an NCCL_SOCKET_IFNAME selecting nothing are findings too. Under an MPI launcher with several ranks\n"
+    "every rank probes itself and rank 0 prints one report (gpucts_check_ranks).\n"
     "Exit status: 0 no error finding, 1 at least one error finding, 2 bad input."};
 
 int cmd_check(const Args& a) {
@@ -51,10 +58,14 @@ int cmd_check(const Args& a) {
     }
   }
   if (a.values("fingerprint").empty()) {
-    if (auto rc = check_over_mpi(*m, a.flag("json"), opts)) return *rc;  // one of several MPI ranks
+    std::vector<std::string> pass;  // one of several MPI ranks: gpucts_check_ranks gathers them
+    if (a.flag("json")) pass.push_back("--json");
+    if (a.flag("strict-defects")) pass.push_back("--strict-defects");
+    if (auto dir = a.value("matrix")) pass.insert(pass.end(), {"--matrix", *dir});
+    exec_check_ranks_under_mpi(pass);
     fps.push_back(probe_fingerprint());
   }
-  return run_check(fps, *m, a.flag("json"), std::cout, opts);
+  return run_check(fps, *m, a.flag("json"), std::cout, opts, a.flag("job-ranks"));
 }
 
 }  // namespace cts::cli

@@ -24,7 +24,7 @@ set(_uses_fixtures/torch       "fixtures/gtest;fixtures/reliability;fixtures/pro
 set(_uses_suites               "fixtures;results;matrix")  # matrix: the data the suites judge the stack against
 set(_uses_report               "results;matrix")
 set(_uses_tests                "cli;report;fixtures;results;matrix;kernels")
-set(_uses_cli                  "report;fixtures/mpi;fixtures/reliability;fixtures/probe;results;matrix")
+set(_uses_cli                  "report;fixtures/reliability;fixtures/probe;results;matrix")  # no MPI: gpucts starts anywhere
 set(_uses_bench                "fixtures;results;matrix;kernels")
 set(_layers kernels matrix results fixtures/probe fixtures/reliability fixtures/gtest fixtures/nccl
             fixtures/mpi fixtures/torch suites report tests cli bench)
@@ -98,7 +98,7 @@ foreach(layer IN LISTS _layers)
 endforeach()
 
 # READMEs: every tracked-looking file of a layer folder named by the nearest README.md above it.
-foreach(top IN ITEMS kernels matrix results report fixtures suites tests cli bench cmake ci)
+foreach(top IN ITEMS kernels matrix results report fixtures suites tests cli bench cmake ci preflight)
   file(GLOB_RECURSE files RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/${top}/*")
   foreach(f IN LISTS files)
     get_filename_component(name "${f}" NAME)

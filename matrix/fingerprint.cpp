@@ -63,9 +63,23 @@ const std::vector<std::string> kKnownTop = {
 
 }  // namespace
 
+std::optional<std::string> Fingerprint::nccl_host_name() const {
+  auto r = extra.find("gpucts_rank");
+  if (r != extra.end() && r->is_object() && r->contains("nccl_hostid") && (*r)["nccl_hostid"].is_string())
+    return (*r)["nccl_hostid"].get<std::string>();
+  if (env) {
+    auto it = env->find("NCCL_HOSTID");
+    if (it != env->end()) return it->second;
+  }
+  return std::nullopt;
+}
+
 std::string Fingerprint::label(const std::string& fallback) const {
-  if (host && rank) return *host + " rank " + std::to_string(*rank);
-  if (host) return *host;
+  // NCCL tells hosts apart by NCCL_HOSTID where it is set (simulated hosts share one machine name).
+  std::optional<std::string> h = nccl_host_name();
+  if (!h) h = host;
+  if (h && rank) return *h + " rank " + std::to_string(*rank);
+  if (h) return *h;
   if (rank) return "rank " + std::to_string(*rank);
   return fallback;
 }

@@ -67,8 +67,12 @@ struct Fingerprint {
   std::optional<std::map<std::string, std::string>> env;
   nlohmann::json extra = nlohmann::json::object();  // unknown top-level fields, kept verbatim
 
-  // A short label for messages: "node-a rank 1", "node-a", "rank 1" or `fallback`.
+  // A short label for messages: "node-a rank 1", "node-a", "rank 1" or `fallback`. The host is named
+  // as NCCL has it: by its NCCL_HOSTID where set ("vm-simhost1 rank 1"), else by its host name.
   std::string label(const std::string& fallback = "this host") const;
+  // NCCL_HOSTID as recorded (the preflight's annotation gpucts_rank.nccl_hostid, invalid UTF-8 bytes
+  // as \xNN; else env), or nullopt.
+  std::optional<std::string> nccl_host_name() const;
 };
 
 nlohmann::json to_json(const Fingerprint& fp);

@@ -405,6 +405,23 @@ std::string to_valid_utf8(std::string_view s) {
   return out;
 }
 
+std::string escape_invalid_utf8(std::string_view s) {
+  std::string out;
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t n = utf8_sequence(p + i, s.size() - i);
+    if (n == 0) {
+      static const char hex[] = "0123456789abcdef";
+      out += {'\\', 'x', hex[p[i] >> 4], hex[p[i] & 15]};
+      ++i;
+    } else {
+      out.append(s.data() + i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
 std::string excerpt(std::string_view s, std::size_t max) {
   std::string out;
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());

@@ -43,6 +43,9 @@ nlohmann::json parse_json(std::string_view text, const std::string& origin);
 bool is_valid_utf8(std::string_view s, std::size_t* bad_at = nullptr);
 // `s` with every byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD.
 std::string to_valid_utf8(std::string_view s);
+// `s` with every byte that is not part of a well-formed UTF-8 sequence written as \xNN (lower-case
+// hex, as Python's "backslashreplace"): two byte strings that differ stay different when shown.
+std::string escape_invalid_utf8(std::string_view s);
 // Appends code point `cp` as UTF-8 (the JSON and XML readers decode escapes with it).
 void append_utf8(std::string& out, unsigned long cp);
 

@@ -6,6 +6,10 @@
 // each rank's result.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
 #include <string>
 
 #include "fixtures/gtest/case_registration.hpp"
@@ -14,6 +18,9 @@
 #include "fixtures/probe/gpu_requirement.hpp"
 #include "fixtures/probe/probe.hpp"
 #include "fixtures/probe/simulated_hosts.hpp"
+#include "results/nccl_transport.hpp"
+
+extern char** environ;
 
 namespace {
 
@@ -66,7 +73,84 @@ void register_cases(const cts::mpi::Context& ctx) {
                             [c]() -> ::testing::Test* { return new MpiCollectiveCase(c); });
 }
 
+// The path NCCL took, from this rank's own INFO lines (NCCL_DEBUG_FILE, set by the MPI main for
+// simulated hosts), against what the world implies; runs after every collective case, since NCCL
+// connects peers at first use. The summary goes into the bundle as the suite's gpucts.transport.
+class Transport : public ::testing::Test {
+ public:
+  static void TearDownTestSuite() {
+    if (!summary().empty()) RecordProperty("gpucts.transport", summary());
+  }
+  static std::string& summary() {
+    static std::string s;
+    return s;
+  }
+};
+
+// NCCL_DEBUG_FILE with NCCL's %h (host name up to its first '.') and %p (pid) filled in.
+std::string nccl_debug_file() {
+  const char* f = std::getenv("NCCL_DEBUG_FILE");
+  if (!f) return "";
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::string h = host;
+  h = h.substr(0, h.find('.'));
+  std::string out;
+  for (const char* p = f; *p; ++p) {
+    if (p[0] == '%' && p[1] == 'h') {
+      out += h;
+      ++p;
+    } else if (p[0] == '%' && p[1] == 'p') {
+      out += std::to_string(getpid());
+      ++p;
+    } else {
+      out += *p;
+    }
+  }
+  return out;
+}
+
+void transport_case() {
+  CTS_REQUIRE_PREFLIGHT();
+  if (!cts::mpi::not_runnable_reason().empty()) GTEST_SKIP() << cts::mpi::not_runnable_reason();
+  if (!cts::simulated_hosts_requested())
+    GTEST_SKIP() << "only the simulated-hosts entries imply one transport";
+  const char* level = std::getenv("NCCL_DEBUG");
+  if (!level || std::string(level) != "INFO")
+    GTEST_SKIP() << "NCCL_DEBUG=" << (level ? level : "")
+                 << " was set by the user: NCCL prints no channel line";
+  const std::string file = nccl_debug_file();
+  cts::NcclTransportLog log;
+  try {
+    log = cts::read_nccl_log(file);
+  } catch (const std::exception& e) {
+    FAIL() << "NCCL_DEBUG=INFO, but its log is not there: " << e.what();
+  }
+  cts::TransportWorld world;
+  world.simulated_hosts = true;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    if (kv.rfind("NCCL_", 0) == 0 && kv.find('=') != std::string::npos)
+      world.env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  }
+  Transport::summary() = log.summary();
+  for (const auto& f : cts::transport_findings(log, world))
+    ADD_FAILURE() << f.id << ": " << f.message << " [" << file << "]";
+  EXPECT_EQ(log.network, "Socket") << log.summary();
+}
+
+class TransportCase : public Transport {
+ public:
+  void TestBody() override { transport_case(); }
+};
+
+void register_transport_case(const cts::mpi::Context&) {
+  ::testing::RegisterTest("Transport", "ChannelsMatchTheWorld", nullptr, nullptr, __FILE__, __LINE__,
+                          []() -> Transport* { return new TransportCase; });
+}
+
 const bool registered = cts::mpi::add_registrar(register_cases);
+const bool transport_registered = cts::mpi::add_registrar(register_transport_case);
 
 // Communicators are torn down before MPI_Finalize, while every peer is still there.
 class ReleaseWorlds : public ::testing::Environment {

@@ -432,7 +432,7 @@ TEST(CheckCli, UnknownCommandsAndOptionsListTheKnownOnes) {
        "gpucts gpus: unknown option --gpus (known: -h/--help --version --resource-spec --host)\n"},
       {"check -j",
        "gpucts check: unknown option -j (known: -h/--help --version --fingerprint --matrix --json "
-       "--strict-defects)\n"},
+       "--strict-defects --job-ranks)\n"},
   };
   for (const auto& b : kUnknown) {
     CliRun r = gpucts(b.args);
@@ -446,6 +446,36 @@ TEST(CheckCli, UnknownCommandsAndOptionsListTheKnownOnes) {
     EXPECT_EQ(r.rc, 2) << args;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
   }
+}
+
+// --job-ranks: the fingerprints are ranks of one job (as gpucts_preflight and gpucts_check_ranks write
+// them): two ranks on one GPU of one host are a finding only then; simulated hosts are named by id.
+TEST(CheckCli, JobRanksAddsThePlacementComparisons) {
+  auto rank = [](int r, const std::string& hostid) {
+    std::string id = hostid.empty() ? "" : ", \"nccl_hostid\": \"" + hostid + "\"";
+    return "{\"schema\": \"gpucts.fingerprint/1\", \"host\": \"vm\", \"boot_id\": \"b\", \"rank\": " +
+           std::to_string(r) +
+           ", \"gpus\": [{\"index\": 0, \"uuid\": \"GPU-1\"}], \"gpucts_rank\": {\"rank\": " +
+           std::to_string(r) +
+           ", \"local_rank\": 0, \"world_size\": 2, \"gpu_index\": 0, \"gpu_uuid\": \"GPU-1\"" + id + "}}";
+  };
+  const std::string dir = kWork + "job-ranks/";
+  fs::create_directories(dir);
+  std::ofstream(dir + "r0.json") << rank(0, "");
+  std::ofstream(dir + "r1.json") << rank(1, "");
+  const std::string files = "--fingerprint " + dir + "r0.json --fingerprint " + dir + "r1.json";
+  CliRun alone = gpucts("check " + files);
+  EXPECT_EQ(alone.out.find("gpu-shared-by-ranks"), std::string::npos) << alone.out;
+  CliRun job = gpucts("check --job-ranks " + files);
+  EXPECT_EQ(job.rc, 1) << job.out << job.err;
+  EXPECT_NE(job.out.find("gpu-shared-by-ranks"), std::string::npos) << job.out;
+  EXPECT_NE(job.out.find("ranks 0,1 on vm would share GPU GPU-1"), std::string::npos) << job.out;
+  std::ofstream(dir + "r0.json") << rank(0, "vm-simhost0");
+  std::ofstream(dir + "r1.json") << rank(1, "vm-simhost1");
+  CliRun sim = gpucts("check --job-ranks " + files);
+  EXPECT_EQ(sim.out.find("gpu-shared-by-ranks"), std::string::npos) << sim.out;
+  EXPECT_NE(sim.out.find("2 simulated hosts on one GPU"), std::string::npos) << sim.out;
+  EXPECT_NE(sim.out.find("checked vm-simhost1 rank 1:"), std::string::npos) << sim.out;
 }
 
 TEST(CheckCli, LiveProbeGivesAVerdict) {

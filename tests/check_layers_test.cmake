@@ -42,5 +42,8 @@ make_tree("${w}/angled" "fixtures/gtest/g.cpp=#include <cli/args.hpp>" "cli/args
 expect("${w}/angled" "fixtures/gtest/g.cpp: #include <cli/args.hpp>: a project header")
 make_tree("${w}/loose" "fixtures/loose.cpp=// belongs to no layer")
 expect("${w}/loose" "fixtures/loose.cpp: directly in fixtures/")
+# gpucts starts where MPI is absent: cli/ never includes the MPI bootstrap (gpucts_check_ranks does).
+make_tree("${w}/cli_mpi" "cli/c.cpp=#include \"fixtures/mpi/mpi_world.hpp\"" "fixtures/mpi/mpi_world.hpp=// w")
+expect("${w}/cli_mpi" "cli/c.cpp: #include \"fixtures/mpi/mpi_world.hpp\": cli/ may use only")
 make_tree("${w}/harness_up" "fixtures/nccl/n.cpp=#include \"report/bundle.hpp\"" "report/bundle.hpp=// b")
 expect("${w}/harness_up" "fixtures/nccl/n.cpp: #include \"report/bundle.hpp\"")

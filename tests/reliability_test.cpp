@@ -333,7 +333,7 @@ Fingerprint on_one_gpu(int rank, const std::string& hostid) {
 
 TEST(HostIdentity, NcclHostidReplacesHostNameAndBootId) {
   EXPECT_EQ(nccl_host_identity(fp(0, "a")), "a/a-boot");
-  EXPECT_EQ(nccl_host_identity(on_one_gpu(0, "sim0")), "NCCL_HOSTID=sim0");
+  EXPECT_EQ(nccl_host_identity(on_one_gpu(0, "sim0")), "NCCL_HOSTID#73696d30");
   // NCCL hashes the value alone: one id on two machines is one host to it.
   auto a = fp(0, "a"), b = fp(1, "b");
   (*a.env)["NCCL_HOSTID"] = (*b.env)["NCCL_HOSTID"] = "rack1";
@@ -347,7 +347,7 @@ TEST(HostIdentity, DistinctHostidsOnOneGpuAreSimulatedHostsAndPass) {
   EXPECT_EQ(r.nccl_hosts, 2);
   EXPECT_EQ(r.machines, 1);
   // Per host by nature: out of the environment comparison, still listed rank by rank.
-  EXPECT_EQ(r.host_ids, "NCCL_HOSTID=sim0 on rank 0 (vm); NCCL_HOSTID=sim1 on rank 1 (vm)");
+  EXPECT_EQ(r.host_ids, "NCCL_HOSTID=sim0 on rank 0 (sim0); NCCL_HOSTID=sim1 on rank 1 (sim1)");
   EXPECT_FALSE(has(r, "env-differs"));
   // Loopback joins the simulated hosts: they are one machine.
   EXPECT_FALSE(has(r, "nccl-socket-ifname-loopback")) << r.message();
@@ -359,10 +359,55 @@ TEST(HostIdentity, TwoRanksOnOneGpuWithoutDistinctHostidsStillFail) {
     EXPECT_FALSE(r.simulated_hosts()) << id;
     ASSERT_TRUE(has(r, "gpu-shared-by-ranks")) << id << ": " << r.message();
     EXPECT_TRUE(has(r, "ranks-exceed-gpus")) << id << ": " << r.message();
-    EXPECT_NE(r.message().find("ranks 0,1 on vm would share GPU GPU-1 (NCCL: \"Duplicate GPU detected\")"),
+    const std::string host = *id ? id : "vm";  // named as NCCL has it
+    EXPECT_NE(r.message().find("ranks 0,1 on " + host +
+                               " would share GPU GPU-1 (NCCL: \"Duplicate GPU detected\")"),
               std::string::npos)
         << r.message();
   }
+}
+
+// NCCL hashes the first 1023 raw bytes of NCCL_HOSTID: identity follows its bytes, not their UTF-8.
+TEST(HostIdentity, ComparesNcclsRawBytes) {
+  const std::string base(1023, 's');
+  ScopedEnv x(std::map<std::string, std::string>{{"NCCL_HOSTID", base + "x"}});
+  auto a = on_one_gpu(0, "");
+  ScopedEnv y(std::map<std::string, std::string>{{"NCCL_HOSTID", base + "y"}});
+  auto b = on_one_gpu(1, "");
+  EXPECT_EQ(nccl_host_identity(a), nccl_host_identity(b)) << "ids that differ after byte 1023 are one host";
+  EXPECT_TRUE(has(compare_fingerprints({a, b}), "gpu-shared-by-ranks"));
+  ScopedEnv ff("NCCL_HOSTID", "sim\xff");
+  auto c = on_one_gpu(0, "");
+  ScopedEnv fe("NCCL_HOSTID", "sim\xfe");
+  auto d = on_one_gpu(1, "");
+  EXPECT_NE(nccl_host_identity(c), nccl_host_identity(d)) << "sim\\xff and sim\\xfe are two hosts";
+  auto r = compare_fingerprints({c, d});
+  EXPECT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(c.label(), "sim\\xff rank 0");
+}
+
+// Every message names a simulated host by its NCCL_HOSTID, not by the machine both share.
+TEST(HostIdentity, MessagesNameSimulatedHostsByTheirHostid) {
+  auto a = on_one_gpu(0, "sim0"), b = on_one_gpu(1, "sim1");
+  b.nccl_runtime = Version::parse("2.28.3", VersionKind::Nccl);
+  auto r = compare_fingerprints({a, b});
+  ASSERT_TRUE(has(r, "cross-host-mismatch")) << r.message();
+  EXPECT_NE(r.message().find("2.28.3 on sim1 rank 1"), std::string::npos) << r.message();
+  EXPECT_EQ(r.message().find(" vm"), std::string::npos) << r.message();
+}
+
+TEST(SimulatedHosts, SwitchAcceptsZeroOrOneOnly) {
+  {
+    ScopedEnv off("GPUCTS_SIMULATED_HOSTS", "0");
+    EXPECT_FALSE(simulated_hosts_requested());
+  }
+  {
+    ScopedEnv on("GPUCTS_SIMULATED_HOSTS", "1");
+    EXPECT_TRUE(simulated_hosts_requested());
+  }
+  ScopedEnv bad("GPUCTS_SIMULATED_HOSTS", "yes");
+  EXPECT_EXIT(simulated_hosts_requested(), ::testing::ExitedWithCode(2),
+              "^gpucts: GPUCTS_SIMULATED_HOSTS=yes: expected 0 or 1\n$");
 }
 
 TEST(HostIdentity, LoopbackAcrossRealMachinesIsRefusedWhateverTheHostids) {

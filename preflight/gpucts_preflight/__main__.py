@@ -1,0 +1,56 @@
+"""python -m gpucts_preflight [--timeout S] [--warn-only] [-- SCRIPT.py ARGS... | -- -m MODULE ARGS...]
+
+Runs the preflight on this rank, then (when it passed, or with --warn-only) continues in this same
+process into the training script or module with its arguments, as `python SCRIPT.py ARGS` or
+`python -m MODULE ARGS` would. Without a target it only checks and exits with the report's status.
+"""
+import os
+import runpy
+import sys
+
+from . import EXIT_BAD_INPUT, check
+
+USAGE = __doc__.strip().splitlines()[0]
+
+
+def main(argv):
+    target = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, target = argv[:i], argv[i + 1:]
+    it = iter(argv)
+    for a in it:
+        if a == "--timeout":
+            v = next(it, None)
+            if v is None:
+                sys.stderr.write("gpucts preflight: --timeout needs a value\n" + USAGE + "\n")
+                return EXIT_BAD_INPUT
+            os.environ["GPUCTS_PREFLIGHT_TIMEOUT_S"] = v
+        elif a == "--warn-only":
+            os.environ["GPUCTS_PREFLIGHT_WARN_ONLY"] = "1"
+        elif a in ("-h", "--help"):
+            print(__doc__.strip())
+            return 0
+        else:
+            sys.stderr.write("gpucts preflight: unknown option %s\n%s\n" % (a, USAGE))
+            return EXIT_BAD_INPUT
+    if target and target[0] == "-m" and len(target) < 2:
+        sys.stderr.write("gpucts preflight: -m needs a module name\n" + USAGE + "\n")
+        return EXIT_BAD_INPUT
+    rep = check(exit=False)
+    if rep is not None and not rep.ok and os.environ.get("GPUCTS_PREFLIGHT_WARN_ONLY") != "1":
+        return rep.status
+    if not target:
+        return rep.status if rep is not None else 0
+    if target[0] == "-m":
+        sys.argv = [target[1]] + target[2:]
+        runpy.run_module(target[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = target
+        sys.path.insert(0, os.path.dirname(os.path.abspath(target[0])))
+        runpy.run_path(target[0], run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
