@@ -20,12 +20,16 @@
 #include "matrix/matrix.hpp"
 #include "matrix/nccl_defects.hpp"
 #include "report/bundle.hpp"
+#include "report/run_notes.hpp"
 #include "report/summary.hpp"
-#include "report/verdict_reasons.hpp"
+#include "report/verdict.hpp"
 #include "results/file_names.hpp"
 
 #ifndef GPUCTS_VERSION
 #define GPUCTS_VERSION "0.0.0"
+#endif
+#ifndef GPUCTS_REVISION
+#define GPUCTS_REVISION ""
 #endif
 
 namespace fs = std::filesystem;
@@ -165,288 +169,360 @@ void describe_waiver(bundle::Waiver& w) {
   }
 }
 
-}  // namespace
-
-int cmd_qualify(const Args& a) {
-  if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+// What one qualification knows as it goes: its options, then what each step adds.
+struct Run {
+  // Options.
   std::optional<int> expect_gpus;
-  std::optional<std::string> expect_v = a.value("expect-gpus");
-  const char* expect_env = std::getenv("GPUCTS_EXPECT_GPUS");
-  if (!expect_v && expect_env && *expect_env) expect_v = std::string(expect_env);
-  if (auto v = expect_v) {
-    char* end = nullptr;
-    long n = std::strtol(v->c_str(), &end, 10);
-    if (v->empty() || *end || n < 0 || n > 4096)
-      throw UsageError(std::string(a.value("expect-gpus") ? "--expect-gpus" : "GPUCTS_EXPECT_GPUS") + " '" +
-                       *v + "': expected a number >= 0");
-    expect_gpus = static_cast<int>(n);
+  std::vector<std::string> accepted;
+  std::string out;
+  double timeout = 0, grace = 10;
+  qualify::Selection sel;
+  bool run_all = false, python = true;
+  // The tree and its suites.
+  qualify::Tree tree;
+  std::string how;
+  std::vector<qualify::TestEntry> selected;
+  // The bundle being written.
+  fs::path dir;
+  std::vector<Fingerprint> fps;
+  std::string host;
+  bundle::Manifest m;
+  std::vector<junit::Case> cases;
+  int visible = 0;
+  std::string no_gpu;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  double since() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  const std::vector<std::string> accepted = accepted_defects(a.values("accept-known"));
-  if (auto into = a.value("probe-rank-into")) return probe_rank_into(*into, !a.flag("no-python"));
+};
+
+std::optional<int> parse_expect_gpus(const Args& a) {
+  std::optional<std::string> v = a.value("expect-gpus");
+  const char* env = std::getenv("GPUCTS_EXPECT_GPUS");
+  if (!v && env && *env) v = std::string(env);
+  if (!v) return std::nullopt;
+  char* end = nullptr;
+  long n = std::strtol(v->c_str(), &end, 10);
+  if (v->empty() || *end || n < 0 || n > 4096)
+    throw UsageError(std::string(a.value("expect-gpus") ? "--expect-gpus" : "GPUCTS_EXPECT_GPUS") + " '" +
+                     *v + "': expected a number >= 0");
+  return static_cast<int>(n);
+}
+
+// Step 1: every option checked before anything is written.
+void read_options(const Args& a, Run& r) {
+  if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  r.expect_gpus = parse_expect_gpus(a);
+  r.accepted = accepted_defects(a.values("accept-known"));
   // As ci/qualify names it: qualify-<UTC time> in the current folder.
-  const std::string out = a.value("output").value_or("qualify-" + bundle::utc_now_compact());
+  r.out = a.value("output").value_or("qualify-" + bundle::utc_now_compact());
   // ctest ANDs repeated -L; the other selections would silently keep one of their values.
-  for (const char* opt : {"exclude-label", "tests", "exclude-tests"})
+  for (const char* opt : {"exclude-label", "tests", "exclude-tests", "level"})
     if (a.values(opt).size() > 1)
       throw UsageError(std::string("--") + opt + " given " + std::to_string(a.values(opt).size()) +
-                       " times: give it once, with the alternatives in one regex (a|b)");
-  double timeout = a.number("timeout", 0), grace = a.number("grace", 10);
-  if (timeout < 0 || grace < 0 || timeout > 1e7 || grace > 1e7)
+                       " times: give it once" +
+                       (std::string(opt) == "level" ? "" : ", with the alternatives in one regex (a|b)"));
+  r.timeout = a.number("timeout", 0);
+  r.grace = a.number("grace", 10);
+  if (r.timeout < 0 || r.grace < 0 || r.timeout > 1e7 || r.grace > 1e7)
     throw UsageError("--timeout and --grace must be from 0 to 10000000 seconds");
   // These paths are recorded in the bundle's JSON (UTF-8): refused now, not when writing the manifest.
   for (const char* opt : {"output", "tests-json", "build-dir"})
     if (auto v = a.value(opt); v && !is_valid_utf8(*v))
       throw UsageError(std::string("--") + opt + " '" + excerpt(*v) +
                        "': not valid UTF-8 (the bundle records it in JSON)");
-
-  qualify::Level level = qualify::Level::standard;
   if (auto l = a.value("level")) {
     try {
-      level = qualify::parse_level(*l);
+      r.sel.level = qualify::parse_level(*l);
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--") + e.what());
     }
   }
-  qualify::Tree tree;
-  std::vector<qualify::TestEntry> tests;
-  std::string how;
-  try {
-    if (auto tj = a.value("tests-json")) {
-      // An explicit suite list (CTest --show-only=json-v1 format), commands run as written.
-      tree.kind = "file";
-      tree.root = *tj;
-      tests = qualify::parse_ctest_json(bundle::read_text(*tj), *tj);
-      // The GPUs each entry needs sit beside the list, as in an install tree's share/gpucts.
-      qualify::apply_gpu_needs(tests, (fs::path(*tj).parent_path() / "gpucts_gpu_needs.txt").string());
-      how = *tj;
-    } else {
-      tree = qualify::locate_tree(a.value("build-dir"));
-      tests = qualify::discover(tree, &how);
-    }
-  } catch (const bundle::BundleError& e) {
-    std::fprintf(stderr, "gpucts qualify: %s\n", e.what());
-    return 2;
-  }
-  qualify::Selection sel;
-  sel.level = level;
-  sel.labels = a.values("label");
-  sel.exclude_label = a.value("exclude-label");
-  sel.tests = a.value("tests");
-  sel.exclude_tests = a.value("exclude-tests");
+  r.sel.labels = a.values("label");
+  r.sel.exclude_label = a.value("exclude-label");
+  r.sel.tests = a.value("tests");
+  r.sel.exclude_tests = a.value("exclude-tests");
   for (const char* opt : {"label", "exclude-label", "tests", "exclude-tests"})
     for (const auto& v : a.values(opt)) make_regex(opt, v);  // a bad expression is a usage error naming it
-  const std::vector<qualify::TestEntry> selected = qualify::select_tests(tests, sel);
-  if (a.flag("list")) {
-    std::printf("# %s tree %s; suites from %s; level %s\n", tree.kind.c_str(), tree.root.c_str(), how.c_str(),
-                qualify::level_name(level));
-    for (const auto& t : selected) {
-      std::string labels;
-      for (const auto& l : t.labels) labels += (labels.empty() ? "" : ",") + l;
-      std::printf("%s\t%s\t%.0fs\t%d GPU(s)\n", t.name.c_str(), labels.c_str(), t.timeout_s, t.gpus);
-    }
-    return 0;
-  }
-  if (selected.empty())
-    throw UsageError("no suite selected (" + std::to_string(tests.size()) + " found via " + how + ")");
+  r.run_all = a.flag("run-all");
+  r.python = !a.flag("no-python");
+}
 
-  // A new or empty folder only: a bundle never mixes two runs.
-  fs::path dir = out;
+// Step 2: the tree, its suites and the selection. Throws bundle::BundleError for a bad list.
+void select_suites(const Args& a, Run& r) {
+  std::vector<qualify::TestEntry> tests;
+  if (auto tj = a.value("tests-json")) {
+    // An explicit suite list (CTest --show-only=json-v1 format), commands run as written.
+    r.tree.kind = "file";
+    r.tree.root = *tj;
+    tests = qualify::parse_ctest_json(bundle::read_text(*tj), *tj);
+    // The GPUs each entry needs sit beside the list, as in an install tree's share/gpucts.
+    qualify::apply_gpu_needs(tests, (fs::path(*tj).parent_path() / "gpucts_gpu_needs.txt").string());
+    r.how = *tj;
+  } else {
+    r.tree = qualify::locate_tree(a.value("build-dir"));
+    tests = qualify::discover(r.tree, &r.how);
+  }
+  r.selected = qualify::select_tests(tests, r.sel);
+  if (r.selected.empty() && !a.flag("list")) {
+    std::string labels;
+    for (const auto& l : r.sel.labels) labels += " --label '" + l + "'";
+    throw UsageError("no suite selected (level " + std::string(qualify::level_name(r.sel.level)) + labels +
+                     "; " + std::to_string(tests.size()) + " found via " + r.how + ")");
+  }
+}
+
+void print_list(const Run& r) {
+  std::printf("# %s tree %s; suites from %s; level %s\n", r.tree.kind.c_str(), r.tree.root.c_str(),
+              r.how.c_str(), qualify::level_name(r.sel.level));
+  for (const auto& t : r.selected) {
+    std::string labels;
+    for (const auto& l : t.labels) labels += (labels.empty() ? "" : ",") + l;
+    std::printf("%s\t%s\t%.0fs\t%d GPU(s)\n", t.name.c_str(), labels.c_str(), t.timeout_s, t.gpus);
+  }
+}
+
+// Step 3: a new or empty folder only: a bundle never mixes two runs.
+void create_bundle_dir(Run& r) {
+  if (r.out.empty()) throw UsageError("--output '': give a folder name");
+  fs::path dir = r.out;
   std::error_code ec;
   if (fs::exists(dir) && (!fs::is_directory(dir) || !fs::is_empty(dir)))
     throw UsageError(dir.string() + " exists and is not an empty folder (qualify writes a new bundle)");
   for (const char* sub : {"gtest", "journal", "logs", "fingerprints", "bandwidth", "rank-logs"})
     fs::create_directories(dir / sub, ec);
   if (ec) throw UsageError("cannot create " + dir.string() + ": " + ec.message());
-  dir = fs::canonical(dir);
+  r.dir = fs::canonical(dir);
+}
 
-  qualify::install_signal_handlers();
-  auto t0 = std::chrono::steady_clock::now();
-  auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  bool tty = ::isatty(2);
-  std::fprintf(stderr, "gpucts qualify: level %s, %zu suite(s) from %s (%s tree %s) -> %s\n",
-               qualify::level_name(level), selected.size(), how.c_str(), tree.kind.c_str(), tree.root.c_str(),
-               dir.c_str());
-
-  // Fingerprint of this host first: it says what is being qualified even if a suite hangs.
+// Step 4: this host's fingerprint first (it says what is being qualified even if a suite hangs),
+// then the ranks' and the given ones. Returns 2 for a fingerprint file that cannot be read.
+int take_fingerprints(const Args& a, Run& r) {
   ProbeOptions po;
-  po.python = !a.flag("no-python");
+  po.python = r.python;
   if (auto p = a.value("python")) po.python_exe = *p;
   Fingerprint self = probe_fingerprint(po);
-  std::vector<Fingerprint> fps{self};
-  std::string host = self.host.value_or("unknown-host");
-  bundle::write_text((dir / "fingerprints" / (file_name_for(host) + ".json")).string(),
+  r.fps = {self};
+  r.host = self.host.value_or("unknown-host");
+  bundle::write_text((r.dir / "fingerprints" / (file_name_for(r.host) + ".json")).string(),
                      to_json(self).dump(2) + "\n");
   if (auto ranks = a.value("mpi-ranks")) {
     std::string err = probe_ranks(*ranks, a.value("mpiexec-args").value_or(""),
-                                  (dir / "fingerprints").string(), !a.flag("no-python"), &fps);
+                                  (r.dir / "fingerprints").string(), r.python, &r.fps);
     if (!err.empty()) std::fprintf(stderr, "gpucts qualify: per-rank fingerprints: %s\n", err.c_str());
   }
   for (const auto& f : a.values("fingerprint")) {
     try {
       Fingerprint fp = load_fingerprint_file(f);
-      bundle::write_text(unused_path(dir / "fingerprints", fs::path(f).filename().string()),
+      bundle::write_text(unused_path(r.dir / "fingerprints", fs::path(f).filename().string()),
                          to_json(fp).dump(2) + "\n");
-      fps.push_back(std::move(fp));
+      r.fps.push_back(std::move(fp));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gpucts qualify: %s\n", e.what());
       return 2;
     }
   }
+  return 0;
+}
 
-  bundle::Manifest m;
-  m.gpucts_version = GPUCTS_VERSION;
-  m.created = bundle::utc_now_iso();
-  m.host = host;
-  m.tree = tree.kind + ":" + tree.root;
-  std::vector<junit::Case> cases;
-  const int visible = visible_gpu_count();
-  const std::string no_gpu = no_gpu_reason();
-  const auto built_against = qualify::read_built_against(qualify::built_against_file(tree));
-  for (size_t i = 0; i < selected.size(); ++i) {
-    const auto& t = selected[i];
+// A Python suite of the selection that covers the torch layer where libtorch is absent.
+std::string python_torch_cover(const Run& r) {
+  for (const auto& t : r.selected)
+    if (t.kind() == qualify::SuiteKind::junit &&
+        std::find(t.labels.begin(), t.labels.end(), "torch") != t.labels.end())
+      return t.name;
+  return "";
+}
+
+// Why an entry does not run here ("" when it runs), and whether it applies to this machine all the same.
+std::string why_not_run(const Run& r, const qualify::TestEntry& t, const qualify::TestEntry& relocated,
+                        const std::map<std::string, std::string>& built_against, bool* missed) {
+  *missed = false;
+  if (qualify::g_signal.load()) return "qualify was interrupted before this suite";
+  if (t.gpus > r.visible && !r.run_all) return gpu_shortfall(t.gpus, r.visible, r.no_gpu);
+  std::string why = qualify::unloadable_reason(relocated, built_against);
+  if (why.empty()) return "";
+  // A library of the build machine absent here. The torch layer may be covered by the Python suites.
+  const bool torch = std::find(t.labels.begin(), t.labels.end(), "torch") != t.labels.end();
+  if (const std::string cover = python_torch_cover(r); torch && !cover.empty())
+    return why + "; the torch layer is covered by " + cover;
+  *missed = true;
+  return why;
+}
+
+// Step 5: every selected suite, one at a time, with a progress line.
+void run_suites(Run& r) {
+  const bool tty = ::isatty(2);
+  const auto built_against = qualify::read_built_against(qualify::built_against_file(r.tree));
+  for (size_t i = 0; i < r.selected.size(); ++i) {
+    const auto& t = r.selected[i];
     qualify::RunPaths p;
-    p.bundle = dir.string();
+    p.bundle = r.dir.string();
     const std::string fname = file_name_for(t.name);  // any name from outside stays in the bundle
-    p.xml_prefix = (dir / "gtest" / fname).string();
-    p.journal_dir = (dir / "journal").string();
-    p.log = (dir / "logs" / (fname + ".log")).string();
-    p.bandwidth = (dir / "bandwidth" / fname).string();
-    p.fingerprints = (dir / "fingerprints").string();
-    qualify::TestEntry e = qualify::relocate(t, tree, p);
-    std::string not_run;
-    if (qualify::g_signal.load())
-      not_run = "qualify was interrupted before this suite";
-    else if (t.gpus > visible && !a.flag("run-all"))
-      not_run = gpu_shortfall(t.gpus, visible, no_gpu);
-    else if (std::string why = qualify::unloadable_reason(e, built_against); !why.empty())
-      not_run = why;  // a library of the build machine absent here: not a failure of this stack
-    if (!not_run.empty()) {
-      bundle::SuiteRun r;
-      r.name = t.name;
-      r.command = e.command;
-      r.labels = t.labels;
-      r.status = bundle::SuiteStatus::not_run;
-      r.reason = not_run;
-      std::fprintf(stderr, "[%zu/%zu] %s: not run: %s\n", i + 1, selected.size(), t.name.c_str(),
+    p.xml_prefix = (r.dir / "gtest" / fname).string();
+    p.journal_dir = (r.dir / "journal").string();
+    p.log = (r.dir / "logs" / (fname + ".log")).string();
+    p.bandwidth = (r.dir / "bandwidth" / fname).string();
+    p.fingerprints = (r.dir / "fingerprints").string();
+    qualify::TestEntry e = qualify::relocate(t, r.tree, p);
+    bool missed = false;
+    if (std::string not_run = why_not_run(r, t, e, built_against, &missed); !not_run.empty()) {
+      bundle::SuiteRun s;
+      s.name = t.name;
+      s.command = e.command;
+      s.labels = t.labels;
+      s.status = bundle::SuiteStatus::not_run;
+      s.reason = not_run;
+      s.gpus = t.gpus;
+      s.missed = missed;
+      std::fprintf(stderr, "[%zu/%zu] %s: not run: %s\n", i + 1, r.selected.size(), t.name.c_str(),
                    not_run.c_str());
-      m.suites.push_back(r);
+      r.m.suites.push_back(s);
       continue;
     }
-    if (timeout > 0) e.timeout_s = timeout;
-    std::string head = "[" + std::to_string(i + 1) + "/" + std::to_string(selected.size()) + "] " + t.name;
+    if (r.timeout > 0) e.timeout_s = r.timeout;
+    const std::string head =
+        "[" + std::to_string(i + 1) + "/" + std::to_string(r.selected.size()) + "] " + t.name;
     if (!tty) std::fprintf(stderr, "%s: started (timeout %.0f s)\n", head.c_str(), e.timeout_s);
     double last_line = 0;
-    auto outcome = qualify::run_one(e, p, grace, [&](int done, int total, double el) {
+    auto outcome = qualify::run_one(e, p, r.grace, [&](int done, int total, double el) {
       std::string cases_s =
           total ? std::to_string(done) + "/" + std::to_string(total) + " cases" : "starting";
       if (tty) {
         std::fprintf(stderr, "\r\033[K%s  %s  %s (total %s)", head.c_str(), cases_s.c_str(),
-                     clock_str(el).c_str(), clock_str(since()).c_str());
+                     clock_str(el).c_str(), clock_str(r.since()).c_str());
       } else if (el - last_line >= 30) {  // logs: a line every 30 s, not a flood
         std::fprintf(stderr, "%s: %s, %s\n", head.c_str(), cases_s.c_str(), clock_str(el).c_str());
         last_line = el;
       }
     });
+    outcome.run.gpus = t.gpus;
     auto c = junit::count(outcome.cases);
     std::fprintf(stderr, "%s%s: %s  %d passed, %d failed, %d errors, %d skipped  %s%s%s\n",
                  tty ? "\r\033[K" : "", head.c_str(), bundle::suite_status_name(outcome.run.status), c.passed,
                  c.failed, c.errors, c.skipped, clock_str(outcome.run.duration_s).c_str(),
                  outcome.run.reason.empty() ? "" : "  -- ", outcome.run.reason.c_str());
-    cases.insert(cases.end(), outcome.cases.begin(), outcome.cases.end());
-    m.suites.push_back(std::move(outcome.run));
+    r.cases.insert(r.cases.end(), outcome.cases.begin(), outcome.cases.end());
+    r.m.suites.push_back(std::move(outcome.run));
   }
-  if (expect_gpus && visible < *expect_gpus) {
-    // One failed case in the bundle, so the verdict, the summary and junit.xml all say why.
-    std::string why = "expected at least " + std::to_string(*expect_gpus) + " GPU(s), " +
-                      std::to_string(visible) + " visible" + (no_gpu.empty() ? "" : " (" + no_gpu + ")");
-    std::fprintf(stderr, "gpucts qualify: %s\n", why.c_str());
-    cases.push_back(
-        {"gpucts_qualify", "Environment", "ExpectedGpusVisible", junit::Status::failed, why, why, 0});
-  }
-  m.interrupted = qualify::g_signal.load() != 0;
-  m.elapsed_s = since();
+}
 
-  // Everything below writes files only; a second signal is ignored so that the bundle completes.
-  std::string check_text;
-  CheckOptions check_opts;
-  check_opts.strict_defects = a.flag("strict-defects");
-  nlohmann::json check = qualify::check_json(fps, &check_text, check_opts);
-  bundle::write_text((dir / "check.json").string(), check.dump(2) + "\n");
-  bundle::write_text((dir / "check.txt").string(), check_text);
-  m.accepted_known = accepted;
-  bundle::apply_waivers(accepted, cases, m.waivers);
-  for (auto& w : m.waivers) describe_waiver(w);
-  std::map<std::string, junit::PropertyMap> per_binary;
-  for (const auto& s : m.suites)
-    if (!s.mode.empty()) per_binary[s.name][kSimulatedHostsProperty] = s.mode;
-  bundle::write_text(
-      (dir / "junit.xml").string(),
-      junit::write(cases, "gpucts qualify " + host, bundle::junit_properties(to_json(self)), per_binary));
-  std::vector<std::pair<std::string, bw::Run>> bwruns;
+// What a later reader needs to decide and compare the bundle: recorded before the verdict.
+void record_context(Run& r) {
+  auto& m = r.m;
+  m.gpucts_version = GPUCTS_VERSION;
+  m.gpucts_revision = GPUCTS_REVISION;
+  m.created = bundle::utc_now_iso();
+  m.host = r.host;
+  m.tree = r.tree.kind + ":" + r.tree.root;
+  m.gpus_visible = r.visible;
+  m.gpus_expected = r.expect_gpus;
+  m.no_gpu_detail = r.no_gpu;
+  m.level = qualify::level_name(r.sel.level);
+  m.selection = {{"labels", r.sel.labels}};
+  if (r.sel.exclude_label) m.selection["exclude_label"] = *r.sel.exclude_label;
+  if (r.sel.tests) m.selection["tests"] = *r.sel.tests;
+  if (r.sel.exclude_tests) m.selection["exclude_tests"] = *r.sel.exclude_tests;
+  m.accepted_known = r.accepted;
+  m.nccl_selected = std::any_of(r.selected.begin(), r.selected.end(),
+                                [](const qualify::TestEntry& t) { return t.gpus > 0; });
+}
+
+std::vector<std::pair<std::string, bw::Run>> load_bandwidth(const fs::path& dir) {
+  std::vector<std::pair<std::string, bw::Run>> runs;
   for (const auto& e : fs::directory_iterator(dir / "bandwidth"))
     if (e.path().extension() == ".json") {
       try {
-        bwruns.emplace_back(e.path().stem().string(), bw::load_run_file(e.path().string()));
+        runs.emplace_back(e.path().stem().string(), bw::load_run_file(e.path().string()));
       } catch (const bw::BandwidthError& err) {
         std::fprintf(stderr, "gpucts qualify: %s (moved aside)\n", err.what());
         fs::rename(e.path(), e.path().string() + ".broken");
       }
     }
-  m.nccl_selected =
-      std::any_of(selected.begin(), selected.end(), [](const qualify::TestEntry& t) { return t.gpus > 0; });
-  m.verdict = bundle::verdict(m, cases, check, bwruns);
-  // The check's own waived findings (nccl-known-defect of an accepted id) are counted too.
-  for (const auto& id : accepted) {
-    std::vector<bundle::Waiver> one{{id, "", "", "", 0, 0}};
-    bundle::unwaived_check_errors(check, &one);
-    if (one[0].findings == 0) continue;
-    bool found = false;
-    for (auto& w : m.waivers)
-      if (w.id == id) w.findings = one[0].findings, found = true;
-    if (!found) {
-      m.waivers.push_back(one[0]);
-      describe_waiver(m.waivers.back());
-    }
-  }
-  // Nothing failed, but GPU suites could not run for want of any GPU: not a pass (exit 3). With
-  // --expect-gpus the run has already failed above.
-  int gpu_unrun = 0;
+  return runs;
+}
+
+// Step 6: the check, the waivers, junit.xml, the one verdict, the manifest and the summary.
+// Everything here writes files only; a second signal is ignored so that the bundle completes.
+int finish(const Args& a, Run& r) {
+  auto& m = r.m;
+  m.interrupted = qualify::g_signal.load() != 0;
+  m.elapsed_s = r.since();
+  std::string check_text;
+  CheckOptions check_opts;
+  check_opts.strict_defects = a.flag("strict-defects");
+  const nlohmann::json check = qualify::check_json(r.fps, &check_text, check_opts);
+  bundle::write_text((r.dir / "check.json").string(), check.dump(2) + "\n");
+  bundle::write_text((r.dir / "check.txt").string(), check_text);
+  bundle::apply_waivers(r.accepted, r.cases, m.waivers);
+  std::map<std::string, junit::PropertyMap> per_binary;
   for (const auto& s : m.suites)
-    for (const auto& t : selected)
-      if (t.name == s.name && t.gpus > 0 &&
-          (s.status == bundle::SuiteStatus::not_run || s.status == bundle::SuiteStatus::skipped))
-        ++gpu_unrun;
-  if (m.verdict != bundle::kVerdictFail && visible == 0 && gpu_unrun > 0) {
-    m.verdict = bundle::kVerdictNoGpu;
-    m.verdict_reason = "no GPU visible" + (no_gpu.empty() ? std::string() : " (" + no_gpu + ")") + ": " +
-                       std::to_string(gpu_unrun) + " GPU suite(s) not run";
-  }
-  bundle::write_text((dir / "manifest.json").string(), bundle::to_json(m).dump(2) + "\n");
-  std::vector<std::string> reasons, warnings, notes;
+    if (!s.mode.empty()) per_binary[s.name][kSimulatedHostsProperty] = s.mode;
+  bundle::write_text((r.dir / "junit.xml").string(),
+                     junit::write(r.cases, "gpucts qualify " + r.host,
+                                  bundle::junit_properties(to_json(r.fps.front())), per_binary));
+  const auto bwruns = load_bandwidth(r.dir);
+  const verdict::Verdict v = verdict::decide({m, r.cases, check, bwruns});
+  m.waivers = v.waivers;
+  for (auto& w : m.waivers) describe_waiver(w);
+  m.verdict = verdict::kind_name(v.kind);
+  m.verdict_reason = v.reasons.empty() ? "" : v.reasons.front();
+  bundle::write_text((r.dir / "manifest.json").string(), bundle::to_json(m).dump(2) + "\n");
+  std::vector<std::string> warnings, notes;
   try {
-    const bundle::Bundle written = bundle::load(dir.string());  // reading it back proves it valid
+    const bundle::Bundle written = bundle::load(r.dir.string());  // reading it back proves it valid
     summary::write(written);
-    reasons = summary::verdict_reasons(written);
     warnings = summary::defect_warnings(written);
     notes = summary::run_mode_notes(written);
   } catch (const bundle::BundleError& e) {
     std::fprintf(stderr, "gpucts qualify: the bundle just written does not read back: %s\n", e.what());
     return 2;
   }
-  auto n = junit::count(cases);
-  int not_run = 0;
+  const auto n = junit::count(r.cases);
+  int not_run = 0, waived = 0;
   for (const auto& s : m.suites) not_run += s.status == bundle::SuiteStatus::not_run;
-  int waived = 0;
   for (const auto& w : m.waivers) waived += w.cases;
   std::printf("%s: %s  (%d passed, %d failed, %d errors, %d skipped%s; %d of %zu suites not run%s) in %s\n",
-              dir.c_str(), bundle::verdict_text(m.verdict, m.waivers).c_str(), n.passed, n.failed, n.errors,
-              n.skipped - waived, waived ? (", " + std::to_string(waived) + " waived").c_str() : "", not_run,
-              m.suites.size(), m.interrupted ? ", interrupted" : "", clock_str(m.elapsed_s).c_str());
-  for (const auto& r : reasons) std::printf("  because: %s\n", r.c_str());
+              r.dir.c_str(), v.text().c_str(), n.passed, n.failed, n.errors, n.skipped - waived,
+              waived ? (", " + std::to_string(waived) + " waived").c_str() : "", not_run, m.suites.size(),
+              m.interrupted ? ", interrupted" : "", clock_str(m.elapsed_s).c_str());
+  for (const auto& x : v.reasons) std::printf("  because: %s\n", x.c_str());
   for (const auto& w : warnings) std::printf("  warning: %s\n", w.c_str());
   for (const auto& x : notes) std::printf("  note: %s\n", x.c_str());
-  std::printf("summary: %s\n", (dir / "summary.html").c_str());
-  return bundle::verdict_exit_code(m.verdict);
+  std::printf("summary: %s\n", (r.dir / "summary.html").c_str());
+  return v.exit_code();
+}
+
+}  // namespace
+
+int cmd_qualify(const Args& a) {
+  Run r;
+  read_options(a, r);
+  if (auto into = a.value("probe-rank-into")) return probe_rank_into(*into, r.python);
+  try {
+    select_suites(a, r);
+  } catch (const bundle::BundleError& e) {
+    std::fprintf(stderr, "gpucts qualify: %s\n", e.what());
+    return 2;
+  }
+  if (a.flag("list")) {
+    print_list(r);
+    return 0;
+  }
+  create_bundle_dir(r);
+  qualify::install_signal_handlers();
+  std::fprintf(stderr, "gpucts qualify: level %s, %zu suite(s) from %s (%s tree %s) -> %s\n",
+               qualify::level_name(r.sel.level), r.selected.size(), r.how.c_str(), r.tree.kind.c_str(),
+               r.tree.root.c_str(), r.dir.c_str());
+  if (int rc = take_fingerprints(a, r); rc != 0) return rc;
+  r.visible = visible_gpu_count();
+  r.no_gpu = no_gpu_reason();
+  record_context(r);
+  run_suites(r);
+  if (r.expect_gpus && r.visible < *r.expect_gpus)
+    std::fprintf(stderr, "gpucts qualify: expected at least %d GPU(s), %d visible\n", *r.expect_gpus,
+                 r.visible);
+  return finish(a, r);
 }
 
 }  // namespace cts::cli

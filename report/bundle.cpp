@@ -109,7 +109,9 @@ nlohmann::json to_json(const Manifest& m) {
                       {"synthesized", s.synthesized},
                       {"mode", s.mode},
                       {"cases_total", s.cases_total},
-                      {"cases_done", s.cases_done}});
+                      {"cases_done", s.cases_done},
+                      {"gpus", s.gpus},
+                      {"missed", s.missed}});
   }
   nlohmann::json waivers = nlohmann::json::array();
   for (const auto& w : m.waivers)
@@ -131,6 +133,13 @@ nlohmann::json to_json(const Manifest& m) {
           {"nccl_selected", m.nccl_selected},
           {"interrupted", m.interrupted},
           {"elapsed_s", m.elapsed_s},
+          {"gpus_visible", m.gpus_visible},
+          {"gpus_expected", json_or_null(m.gpus_expected)},
+          {"no_gpu_detail", m.no_gpu_detail},
+          {"level", m.level},
+          {"selection", m.selection},
+          {"gpucts_revision", m.gpucts_revision},
+          {"settings", m.settings},
           {"suites", suites}};
 }
 
@@ -145,9 +154,9 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   m.host = need<std::string>(j, "host", origin);
   m.tree = json_maybe<BundleError, std::string>(j, "tree", origin).value_or("");
   m.verdict = need<std::string>(j, "verdict", origin);
-  if (m.verdict != kVerdictPass && m.verdict != kVerdictFail && m.verdict != kVerdictWaived &&
-      m.verdict != kVerdictNoGpu)
-    throw BundleError(origin + ": verdict must be pass, waived, fail or no_gpu, not '" + m.verdict + "'");
+  if (!std::set<std::string>{"pass", "waived", "fail", "no_gpu", "not_run"}.count(m.verdict))
+    throw BundleError(origin + ": verdict must be pass, waived, fail, no_gpu or not_run, not '" + m.verdict +
+                      "'");
   m.verdict_reason = json_maybe<BundleError, std::string>(j, "verdict_reason", origin).value_or("");
   if (j.contains("accepted_known"))
     m.accepted_known = need<std::vector<std::string>>(j, "accepted_known", origin);
@@ -169,6 +178,16 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   if (j.contains("nccl_selected")) m.nccl_selected = need<bool>(j, "nccl_selected", origin);
   m.interrupted = need<bool>(j, "interrupted", origin);
   m.elapsed_s = need<double>(j, "elapsed_s", origin);
+  m.gpus_visible = json_maybe<BundleError, int>(j, "gpus_visible", origin).value_or(-1);
+  m.gpus_expected = json_maybe<BundleError, int>(j, "gpus_expected", origin);
+  m.no_gpu_detail = json_maybe<BundleError, std::string>(j, "no_gpu_detail", origin).value_or("");
+  m.level = json_maybe<BundleError, std::string>(j, "level", origin).value_or("");
+  m.gpucts_revision = json_maybe<BundleError, std::string>(j, "gpucts_revision", origin).value_or("");
+  for (const char* key : {"selection", "settings"})
+    if (j.contains(key)) {
+      if (!j.at(key).is_object()) throw BundleError(origin + ": '" + key + "' must be an object");
+      (std::string(key) == "selection" ? m.selection : m.settings) = j.at(key);
+    }
   const auto& suites =
       j.contains("suites") ? j.at("suites") : throw BundleError(origin + ": missing field 'suites'");
   if (!suites.is_array()) throw BundleError(origin + ": 'suites' must be an array");
@@ -193,6 +212,8 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
     r.mode = json_maybe<BundleError, std::string>(s, "mode", o).value_or("");
     r.cases_total = json_maybe<BundleError, int>(s, "cases_total", o).value_or(0);
     r.cases_done = json_maybe<BundleError, int>(s, "cases_done", o).value_or(0);
+    r.gpus = json_maybe<BundleError, int>(s, "gpus", o).value_or(0);
+    r.missed = json_maybe<BundleError, bool>(s, "missed", o).value_or(false);
     m.suites.push_back(std::move(r));
   }
   return m;
@@ -361,23 +382,6 @@ std::vector<std::pair<std::string, std::string>> environment(const Bundle& b) {
   return merged;
 }
 
-std::string verdict_text(const std::string& verdict, const std::vector<Waiver>& waivers) {
-  if (verdict == kVerdictPass) return "PASS";
-  if (verdict == kVerdictNoGpu) return "NO GPU: GPU suites not run";
-  if (verdict == kVerdictWaived) {
-    std::string ids;
-    for (const auto& w : waivers) ids += (ids.empty() ? "" : ", ") + w.id;
-    return "PASS (waived: " + ids + ")";
-  }
-  return "FAIL";
-}
-
-int verdict_exit_code(const std::string& verdict) {
-  if (verdict == kVerdictPass || verdict == kVerdictWaived) return 0;
-  if (verdict == kVerdictNoGpu) return 3;
-  return 1;
-}
-
 std::vector<std::string> split_ids(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -388,6 +392,8 @@ std::vector<std::string> split_ids(const std::string& s) {
 
 std::string defect_of_finding(const nlohmann::json& f) {
   if (f.value("id", "") != "nccl-known-defect") return "";
+  // The finding's own field; a check.json of an older gpucts has the id in its source only.
+  if (f.contains("defect") && f["defect"].is_string()) return f["defect"].get<std::string>();
   const std::string src = f.value("source", ""), prefix = "nccl_defects.csv:";
   if (src.rfind(prefix, 0) != 0) return "";
   std::string id = src.substr(prefix.size());
@@ -432,52 +438,6 @@ void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::
     c.message = junit::one_line("waived (known NCCL defect " + joined + ", --accept-known): " +
                                 junit::cause(c.detail.empty() ? c.message : c.detail));
   }
-}
-
-int unwaived_check_errors(const nlohmann::json& check, std::vector<Waiver>* waivers, bool judge_defects) {
-  if (!check.is_object() || !check.contains("findings") || !check["findings"].is_array()) return 0;
-  int errors = 0;
-  for (const auto& f : check["findings"]) {
-    if (f.value("severity", "") != "error") continue;
-    if (!judge_defects && f.value("id", "") == "nccl-known-defect") continue;
-    const std::string id = defect_of_finding(f);
-    if (waivers && f.value("id", "") == "nccl-known-defect" && !id.empty() &&
-        std::any_of(waivers->begin(), waivers->end(), [&](const Waiver& w) { return w.id == id; })) {
-      ++waiver_for(*waivers, id).findings;
-      continue;
-    }
-    ++errors;
-  }
-  return errors;
-}
-
-std::string verdict(const Manifest& m, const std::vector<junit::Case>& cases, const nlohmann::json& check,
-                    const std::vector<std::pair<std::string, bw::Run>>& bandwidth) {
-  if (m.interrupted) return kVerdictFail;
-  bool waived = false;
-  for (const auto& c : cases) {
-    if (c.status == junit::Status::failed || c.status == junit::Status::error) return kVerdictFail;
-    waived |= !c.property("gpucts.waived").empty();
-  }
-  for (const auto& s : m.suites) {
-    if (s.status == bundle::SuiteStatus::crashed || s.status == bundle::SuiteStatus::timeout ||
-        s.status == bundle::SuiteStatus::interrupted)
-      return kVerdictFail;
-    if (s.status != bundle::SuiteStatus::failed) continue;
-    // A suite fails through its cases (none left failing here) unless every failure was waived.
-    bool suite_waived = std::any_of(cases.begin(), cases.end(), [&](const junit::Case& c) {
-      return c.binary == s.name && !c.property("gpucts.waived").empty();
-    });
-    if (!suite_waived) return kVerdictFail;
-  }
-  for (const auto& [n, r] : bandwidth)
-    for (const auto& p : r.points)
-      if (p.verdict == "fail") return kVerdictFail;
-  std::vector<Waiver> accepted;
-  for (const auto& id : m.accepted_known) accepted.push_back({id, "", "", "", 0, 0});
-  if (unwaived_check_errors(check, &accepted, m.nccl_selected) > 0) return kVerdictFail;
-  for (const auto& w : accepted) waived |= w.findings > 0;
-  return waived ? kVerdictWaived : kVerdictPass;
 }
 
 }  // namespace cts::bundle

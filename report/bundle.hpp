@@ -56,6 +56,8 @@ struct SuiteRun {
   // What kind of run its results are, where that bounds what they prove ("2 simulated hosts on one
   // GPU over NCCL's socket transport: ..."): the binary's gpucts.simulated_hosts property.
   std::string mode;
+  int gpus = 0;         // GPUs the entry needs
+  bool missed = false;  // not_run, though it applies to this machine (a library it needs is absent)
 };
 
 // A known upstream defect accepted with `qualify --accept-known ID`: its failures are recorded
@@ -67,25 +69,15 @@ struct Waiver {
   int findings = 0;  // check findings it waived (nccl-known-defect)
 };
 
-// Verdicts of a bundle and the exit status of `gpucts qualify` for each (README's table).
-inline constexpr const char* kVerdictPass = "pass";  // exit 0
-inline constexpr const char* kVerdictWaived =
-    "waived";                                        // exit 0: pass once the accepted defects are set aside
-inline constexpr const char* kVerdictFail = "fail";  // exit 1
-inline constexpr const char* kVerdictNoGpu =
-    "no_gpu";  // exit 3: nothing failed, but GPU suites could not run
-std::string verdict_text(const std::string& verdict,
-                         const std::vector<Waiver>& waivers);  // "PASS (waived: nccl-1950)"
-int verdict_exit_code(const std::string& verdict);
-
 struct Manifest {
   std::string schema = kBundleSchema;
   std::string gpucts_version;
   std::string created;  // ISO 8601 UTC
   std::string host;
-  std::string tree;                         // "build:/path" or "install:/prefix"
-  std::string verdict;                      // pass | waived | fail | no_gpu
-  std::string verdict_reason;               // why no_gpu (or "" )
+  std::string tree;  // "build:/path" or "install:/prefix"
+  std::string
+      verdict;  // report/verdict.hpp's decide() as qualify wrote it: pass | waived | fail | no_gpu | not_run
+  std::string verdict_reason;               // its first reason (the summary and `gpucts report` decide again)
   std::vector<std::string> accepted_known;  // --accept-known as given
   std::vector<Waiver> waivers;              // accepted defects that waived something
   // Whether the selection ran NCCL suites (an entry needing a GPU). A run of CPU suites only
@@ -93,6 +85,15 @@ struct Manifest {
   bool nccl_selected = true;
   bool interrupted = false;
   double elapsed_s = 0;
+  // What a later reader needs to decide the bundle again, and to compare it with another.
+  int gpus_visible = -1;  // -1: not recorded (a bundle of an older gpucts)
+  std::optional<int> gpus_expected;
+  std::string no_gpu_detail;  // why no GPU is visible, in words
+  std::string level;          // quick | standard | full
+  nlohmann::json selection =
+      nlohmann::json::object();  // {"labels": [...], "exclude_label": ..., "tests": ..., ...}
+  std::string gpucts_revision;   // git describe of the gpucts that ran, "" where unknown
+  nlohmann::json settings = nlohmann::json::object();  // NCCL_*/TORCH_* in force, NVLS state
   std::vector<SuiteRun> suites;
 };
 nlohmann::json to_json(const Manifest& m);
@@ -131,18 +132,6 @@ std::string defect_of_finding(const nlohmann::json& finding);
 // into waived skips, and fills `waivers`. A failure without that property is never touched.
 void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::Case>& cases,
                    std::vector<Waiver>& waivers);
-// The check.json error findings that are not nccl-known-defect for an accepted id.
-// nccl-known-defect errors are left out where `judge_defects` is false (no NCCL suite selected).
-int unwaived_check_errors(const nlohmann::json& check, std::vector<Waiver>* waivers,
-                          bool judge_defects = true);
-
-// Verdict rule: fail when a case failed or errored, a suite failed, crashed, timed out or was
-// interrupted, a bandwidth point failed, or `gpucts check` found an error. Skips never fail. A
-// suite whose every failure was waived, and check errors for accepted defects, do not fail: the
-// verdict is then waived. (no_gpu is decided by qualify, which knows what it could not run.)
-std::string verdict(const Manifest& m, const std::vector<junit::Case>& cases, const nlohmann::json& check,
-                    const std::vector<std::pair<std::string, bw::Run>>& bandwidth);
-
 // Helpers shared by the writers.
 std::string read_text(const std::string& path);                     // throws BundleError
 void write_text(const std::string& path, const std::string& text);  // throws BundleError

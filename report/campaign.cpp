@@ -10,6 +10,7 @@
 
 #include "matrix/nccl_support.hpp"
 #include "report/svg_plot.hpp"
+#include "report/verdict.hpp"
 #include "results/junit.hpp"
 #include "results/xml.hpp"
 
@@ -531,25 +532,13 @@ std::string axes_text(const std::string& coll, const std::string& dtype, const s
 }  // namespace
 
 std::string release_verdict(const bundle::Bundle& b, std::vector<std::string>* expected_seen) {
-  nlohmann::json check = b.check;
-  if (check.is_object() && check.contains("findings") && check["findings"].is_array()) {
-    nlohmann::json kept = nlohmann::json::array();
-    for (const auto& f : check["findings"]) {
-      const std::string id = f.is_object() ? str_field(f, "id") : "";
-      const bool expected =
-          std::find(kExpectedInCampaign.begin(), kExpectedInCampaign.end(), id) != kExpectedInCampaign.end();
-      if (!expected) {
-        kept.push_back(f);
-      } else if (expected_seen && str_field(f, "severity") == "error" &&
-                 std::find(expected_seen->begin(), expected_seen->end(), id) == expected_seen->end()) {
+  const verdict::Verdict v =
+      verdict::decide(b, std::vector<std::string>(kExpectedInCampaign.begin(), kExpectedInCampaign.end()));
+  if (expected_seen)
+    for (const auto& id : v.set_aside)
+      if (std::find(expected_seen->begin(), expected_seen->end(), id) == expected_seen->end())
         expected_seen->push_back(id);
-      }
-    }
-    check["findings"] = std::move(kept);
-  }
-  // no_gpu is qualify's to decide (it knows what it could not run): it stays.
-  if (b.manifest.verdict == bundle::kVerdictNoGpu) return b.manifest.verdict;
-  return bundle::verdict(b.manifest, b.cases, check, b.bandwidth);
+  return verdict::kind_name(v.kind);
 }
 
 Report build(std::vector<Release> releases, const Matrix& m, double tolerance_pct) {
@@ -594,7 +583,7 @@ doc::Doc to_doc(const Report& r) {
   d.title = "gpucts NCCL campaign: " + join(versions, ", ");
   int disagree = 0, passing = 0;
   for (const auto& c : r.claims) disagree += c.disagrees();
-  for (const auto& rel : r.releases) passing += bundle::verdict_exit_code(rel.verdict) == 0;
+  for (const auto& rel : r.releases) passing += verdict::exit_code(*verdict::parse_kind(rel.verdict)) == 0;
   std::vector<across::PerfChange> perf, perf_variants;
   for (const auto& p : r.perf) (p.before.variant.empty() ? perf : perf_variants).push_back(p);
   d.verdict(std::to_string(n) + " release(s), " + std::to_string(passing) + " passing; " +
@@ -635,7 +624,7 @@ doc::Doc to_doc(const Report& r) {
          opt_text(t.fetch, "%.1f"), opt_text(t.build, "%.1f"), opt_text(t.unpack, "%.1f"),
          opt_text(t.run ? t.run : std::optional<double>(rel.bundle.manifest.elapsed_s), "%.1f"), t.how,
          rel.library});
-    runs.row_class.push_back(bundle::verdict_exit_code(rel.verdict) == 0 ? "pass" : "fail");
+    runs.row_class.push_back(verdict::exit_code(*verdict::parse_kind(rel.verdict)) == 0 ? "pass" : "fail");
   }
   d.table(std::move(runs));
   d.paragraph(

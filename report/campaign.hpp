@@ -142,8 +142,7 @@ struct Report {
 // Orders the releases by version and builds every table. `m` is the matrix the claims come from;
 // a bandwidth point has moved when it changed by more than `tolerance_pct` and either run's spread.
 Report build(std::vector<Release> releases, const Matrix& m, double tolerance_pct = 5);
-// A release's verdict with kExpectedInCampaign set aside: what bundle::verdict says of it (no_gpu,
-// which only qualify can tell, stays).
+// A release's verdict (verdict::decide) with kExpectedInCampaign set aside: "pass", "fail", ...
 std::string release_verdict(const bundle::Bundle& b, std::vector<std::string>* expected_seen = nullptr);
 
 doc::Doc to_doc(const Report& r);

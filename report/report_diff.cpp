@@ -4,6 +4,7 @@
 
 #include "report/across_runs.hpp"
 #include "report/svg_plot.hpp"
+#include "report/verdict.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -83,8 +84,7 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
 
   // Verdicts.
   for (size_t i = 0; i < n; ++i)
-    if (bundle::verdict_exit_code(c.baseline.manifest.verdict) == 0 &&
-        bundle::verdict_exit_code(c.candidates[i].manifest.verdict) != 0)
+    if (verdict::decide(c.baseline).exit_code() == 0 && verdict::decide(c.candidates[i]).exit_code() != 0)
       c.regressions[i].push_back("verdict: " + c.baseline.manifest.verdict + " -> " +
                                  c.candidates[i].manifest.verdict);
 

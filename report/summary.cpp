@@ -10,7 +10,8 @@
 #include <map>
 #include <set>
 
-#include "report/verdict_reasons.hpp"
+#include "report/run_notes.hpp"
+#include "report/verdict.hpp"
 #include "results/file_names.hpp"
 
 namespace fs = std::filesystem;
@@ -44,7 +45,7 @@ std::vector<std::string> collectives_of(const bw::Run& r) {
   return out;
 }
 
-void check_section(doc::Doc& d, const bundle::Bundle& b) {
+void check_section(doc::Doc& d, const bundle::Bundle& b, const verdict::Verdict& v) {
   const nlohmann::json& check = b.check;
   d.heading("Compatibility check (gpucts check)");
   if (!check.is_object() || check.value("available", true) == false || !check.contains("verdict")) {
@@ -52,12 +53,10 @@ void check_section(doc::Doc& d, const bundle::Bundle& b) {
                                   : "check not available");
     return;
   }
-  // Judged as the bundle's verdict judges it: after the waivers, known defects only where NCCL ran.
-  std::vector<bundle::Waiver> waivers;
-  for (const auto& id : b.manifest.accepted_known) waivers.push_back({id, "", "", "", 0, 0});
-  const int errors = bundle::unwaived_check_errors(check, &waivers, b.manifest.nccl_selected);
+  // The check's part of the verdict, as decide() counted it.
+  const int errors = v.check_errors;
   std::string waived;
-  for (const auto& w : waivers)
+  for (const auto& w : v.waivers)
     if (w.findings) waived += (waived.empty() ? "" : ", ") + w.id;
   d.paragraph("verdict: " + (errors           ? "fail (" + std::to_string(errors) + " error finding(s))"
                              : waived.empty() ? std::string("pass")
@@ -70,8 +69,9 @@ void check_section(doc::Doc& d, const bundle::Bundle& b) {
       std::string msg = f.value("message", "");
       if (!defect.empty()) {  // its text is in "Known NCCL defects" above
         msg = defect + ": see Known NCCL defects";
-        if (sev == "error" && std::any_of(waivers.begin(), waivers.end(),
-                                          [&](const bundle::Waiver& w) { return w.id == defect; }))
+        if (sev == "error" && std::any_of(v.waivers.begin(), v.waivers.end(), [&](const bundle::Waiver& w) {
+              return w.id == defect && w.findings;
+            }))
           sev = "error, waived";
         else if (sev == "error" && !b.manifest.nccl_selected)
           sev = "error, not judged";
@@ -412,11 +412,12 @@ doc::Doc build(const bundle::Bundle& b) {
   doc::Doc d;
   d.title = "gpucts qualification: " + m.host + ", " + m.created;
   auto counts = junit::count(b.cases);
-  std::string v = bundle::verdict_text(m.verdict, m.waivers);
-  if (m.interrupted) v += " (interrupted: incomplete run)";
-  d.verdict(v, m.verdict);
+  const verdict::Verdict v = verdict::decide(b);
+  std::string headline = v.text();
+  if (m.interrupted) headline += " (interrupted: incomplete run)";
+  d.verdict(headline, verdict::kind_name(v.kind));
   // Right under the verdict: what it rests on, then the known defects matched by version alone.
-  if (auto reasons = verdict_reasons(b); !reasons.empty()) d.list(std::move(reasons));
+  if (!v.reasons.empty()) d.list(v.reasons);
   if (auto warnings = defect_warnings(b, true); !warnings.empty()) {
     for (auto& w : warnings) w = "warning: " + w;
     d.list(std::move(warnings));
@@ -436,7 +437,7 @@ doc::Doc build(const bundle::Bundle& b) {
       ++s_pass;
     else if (s.status == bundle::SuiteStatus::skipped || s.status == bundle::SuiteStatus::not_run)
       ++s_skip;
-    else if (suite_passed_with_waivers(b, s))
+    else if (verdict::suite_passed_with_waivers(b.cases, s))
       ++s_waived;
     else
       ++s_fail;
@@ -540,7 +541,7 @@ doc::Doc build(const bundle::Bundle& b) {
     for (const auto& l : s.labels) labels += (labels.empty() ? "" : " ") + l;
     std::string cases =
         std::to_string(s.cases_done) + (s.cases_total ? "/" + std::to_string(s.cases_total) : "");
-    const bool waived = suite_passed_with_waivers(b, s);
+    const bool waived = verdict::suite_passed_with_waivers(b.cases, s);
     st.rows.push_back({s.name, labels, waived ? "passed with waivers" : bundle::suite_status_name(s.status),
                        cases, duration(s.duration_s), s.reason});
     st.row_class.push_back(
@@ -555,7 +556,7 @@ doc::Doc build(const bundle::Bundle& b) {
   for (auto& [k, val] : bundle::environment(b)) env.rows.push_back({k, val});
   d.table(std::move(env));
 
-  check_section(d, b);
+  check_section(d, b, v);
   bandwidth_section(d, b);
   return d;
 }

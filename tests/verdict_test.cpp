@@ -1,0 +1,222 @@
+// The one verdict function over every class of input it decides: each row builds a bundle that
+// differs from a clean pass in one way and names the kind, the exit status and a reason it expects.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "report/verdict.hpp"
+
+namespace cts {
+namespace {
+
+using bundle::SuiteStatus;
+using junit::Status;
+
+bundle::SuiteRun suite(const std::string& name, SuiteStatus status, int gpus = 0) {
+  bundle::SuiteRun s;
+  s.name = name;
+  s.status = status;
+  s.gpus = gpus;
+  return s;
+}
+
+junit::Case one_case(const std::string& binary, Status status, const std::string& message = "") {
+  junit::Case c;
+  c.binary = binary;
+  c.suite = "AllReduce";
+  c.name = "f32_sum_1024_inplace";
+  c.status = status;
+  c.message = c.detail = message;
+  return c;
+}
+
+nlohmann::json finding(const std::string& id, const std::string& severity, const std::string& source = "") {
+  nlohmann::json f = {{"id", id}, {"severity", severity}, {"subject", "rank 0"}, {"message", "m"}, {"source", source}};
+  if (id == "nccl-known-defect") f["defect"] = "nccl-1950";
+  return f;
+}
+
+// A clean pass on a one-GPU machine: two suites ran, one case each, the check found nothing.
+struct Fixture {
+  bundle::Bundle b;
+  std::vector<std::string> set_aside;
+  Fixture() {
+    b.manifest.gpus_visible = 1;
+    b.manifest.suites = {suite("gpucts_collectives", SuiteStatus::passed, 1), suite("gpucts_version", SuiteStatus::passed)};
+    b.cases = {one_case("gpucts_collectives", Status::passed), one_case("gpucts_version", Status::passed)};
+    b.check = {{"verdict", "pass"}, {"findings", nlohmann::json::array()}};
+  }
+};
+
+const std::string kDefectSource = "nccl_defects.csv:nccl-1950 (NVIDIA/nccl#1950)";
+
+struct Row {
+  const char* what;
+  std::function<void(Fixture&)> change;
+  verdict::Kind kind;
+  int exit_code;
+  const char* reason;  // a part of the first reason ("" for none)
+};
+
+const std::vector<Row>& rows() {
+  static const std::vector<Row> r = {
+      {"clean pass", [](Fixture&) {}, verdict::Kind::pass, 0, ""},
+      {"a failed case",
+       [](Fixture& f) {
+         f.b.cases[0].status = Status::failed;
+         f.b.manifest.suites[0].status = SuiteStatus::failed;
+       },
+       verdict::Kind::fail, 1, "gpucts_collectives failed: 1 failing case(s)"},
+      {"an error case of a suite that passed", [](Fixture& f) { f.b.cases[1].status = Status::error; },
+       verdict::Kind::fail, 1, "gpucts_version"},
+      {"a crashed suite", [](Fixture& f) { f.b.manifest.suites[1].status = SuiteStatus::crashed; },
+       verdict::Kind::fail, 1, "gpucts_version crashed"},
+      {"a timed-out suite", [](Fixture& f) { f.b.manifest.suites[0].status = SuiteStatus::timeout; },
+       verdict::Kind::fail, 1, "gpucts_collectives timeout"},
+      {"an interrupted run",
+       [](Fixture& f) {
+         f.b.manifest.interrupted = true;
+         f.b.manifest.suites[1].status = SuiteStatus::interrupted;
+       },
+       verdict::Kind::fail, 1, "interrupted"},
+      {"a bandwidth point under its floor",
+       [](Fixture& f) {
+         bw::Run run;
+         bw::Point p;
+         p.collective = "AllReduce";
+         p.verdict = "fail";
+         run.points.push_back(p);
+         f.b.bandwidth.emplace_back("gpucts_bandwidth", run);
+       },
+       verdict::Kind::fail, 1, "gpucts_bandwidth: 1 bandwidth point(s) below threshold"},
+      {"a check error", [](Fixture& f) { f.b.check["findings"].push_back(finding("cross-host-mismatch", "error")); },
+       verdict::Kind::fail, 1, "check error cross-host-mismatch"},
+      {"a check warning", [](Fixture& f) { f.b.check["findings"].push_back(finding("nccl-env-unknown", "warning")); },
+       verdict::Kind::pass, 0, ""},
+      {"a known defect error (strict) where NCCL ran",
+       [](Fixture& f) { f.b.check["findings"].push_back(finding("nccl-known-defect", "error", kDefectSource)); },
+       verdict::Kind::fail, 1, "check error nccl-known-defect nccl-1950"},
+      {"a known defect error where no NCCL suite ran",
+       [](Fixture& f) {
+         f.b.manifest.nccl_selected = false;
+         f.b.check["findings"].push_back(finding("nccl-known-defect", "error", kDefectSource));
+       },
+       verdict::Kind::pass, 0, ""},
+      {"a known defect accepted: its finding and its case waived",
+       [](Fixture& f) {
+         f.b.manifest.accepted_known = {"nccl-1950"};
+         f.b.check["findings"].push_back(finding("nccl-known-defect", "error", kDefectSource));
+         f.b.cases.push_back(one_case("gpucts_collectives", Status::skipped, "waived"));
+         f.b.cases.back().properties["gpucts.waived"] = "nccl-1950";
+       },
+       verdict::Kind::waived, 0, "waived with --accept-known: nccl-1950 (1 failed case(s), 1 check finding(s))"},
+      {"a failed suite whose every failure was waived",
+       [](Fixture& f) {
+         f.b.manifest.accepted_known = {"nccl-1950"};
+         f.b.manifest.suites[0].status = SuiteStatus::failed;
+         f.b.cases[0].status = Status::skipped;
+         f.b.cases[0].properties["gpucts.waived"] = "nccl-1950";
+       },
+       verdict::Kind::waived, 0, "nccl-1950"},
+      {"fewer GPUs than expected",
+       [](Fixture& f) {
+         f.b.manifest.gpus_expected = 8;
+         f.b.manifest.no_gpu_detail = "";
+       },
+       verdict::Kind::fail, 1, "expected at least 8 GPU(s), 1 visible"},
+      {"no GPU visible",
+       [](Fixture& f) {
+         f.b.manifest.gpus_visible = 0;
+         f.b.manifest.no_gpu_detail = "no NVIDIA driver loaded";
+         f.b.manifest.suites[0].status = SuiteStatus::not_run;
+         f.b.cases.erase(f.b.cases.begin());
+       },
+       verdict::Kind::no_gpu, 3, "no GPU visible (no NVIDIA driver loaded): 1 GPU suite(s) not run"},
+      {"no GPU, and a case failed: fail wins",
+       [](Fixture& f) {
+         f.b.manifest.gpus_visible = 0;
+         f.b.manifest.suites[0].status = SuiteStatus::not_run;
+         f.b.cases[0] = one_case("gpucts_version", Status::failed);
+         f.b.manifest.suites[1].status = SuiteStatus::failed;
+       },
+       verdict::Kind::fail, 1, "gpucts_version failed"},
+      {"a suite needing more GPUs than visible: not this machine's",
+       [](Fixture& f) { f.b.manifest.suites.push_back(suite("gpucts_collectives_w8", SuiteStatus::not_run, 8)); },
+       verdict::Kind::pass, 0, ""},
+      {"a suite that applies here did not run (library absent)",
+       [](Fixture& f) {
+         auto s = suite("gpucts_torch_c10d", SuiteStatus::not_run);
+         s.missed = true;
+         s.reason = "needs libtorch_cpu.so.1.13, absent here";
+         f.b.manifest.suites.push_back(s);
+       },
+       verdict::Kind::not_run, 4, "gpucts_torch_c10d not run: needs libtorch_cpu.so.1.13"},
+      {"nothing of the selection ran",
+       [](Fixture& f) {
+         f.b.manifest.suites = {suite("gpucts_py_torch_w1", SuiteStatus::skipped)};
+         f.b.cases = {one_case("gpucts_py_torch_w1", Status::skipped, "torch is not installed")};
+       },
+       verdict::Kind::not_run, 4, "no selected suite ran a case (1 skipped, 0 not run)"},
+      {"a campaign sets the header mismatch aside",
+       [](Fixture& f) {
+         f.b.check["findings"].push_back(finding("nccl-header-library-mismatch", "error"));
+         f.set_aside = {"nccl-header-library-mismatch"};
+       },
+       verdict::Kind::pass, 0, ""},
+      {"a bundle of an older gpucts that qualify called no_gpu",
+       [](Fixture& f) {
+         f.b.manifest.gpus_visible = -1;
+         f.b.manifest.verdict = "no_gpu";
+         f.b.manifest.suites[0].status = SuiteStatus::not_run;
+       },
+       verdict::Kind::no_gpu, 3, "no GPU visible"},
+  };
+  return r;
+}
+
+class Decide : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(Decide, KindExitCodeAndReason) {
+  const Row& row = rows()[GetParam()];
+  Fixture f;
+  row.change(f);
+  const verdict::Verdict v = verdict::decide(f.b, f.set_aside);
+  EXPECT_STREQ(verdict::kind_name(v.kind), verdict::kind_name(row.kind)) << row.what;
+  EXPECT_EQ(v.exit_code(), row.exit_code) << row.what;
+  if (*row.reason) {
+    ASSERT_FALSE(v.reasons.empty()) << row.what;
+    std::string all;
+    for (const auto& r : v.reasons) all += r + "\n";
+    EXPECT_NE(all.find(row.reason), std::string::npos) << row.what << ": reasons were\n" << all;
+  } else if (v.kind == verdict::Kind::pass) {
+    EXPECT_TRUE(v.reasons.empty()) << row.what;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Verdict, Decide, ::testing::Range<size_t>(0, rows().size()),
+                         [](const ::testing::TestParamInfo<size_t>& i) {
+                           std::string n = rows()[i.param].what;
+                           for (auto& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+TEST(Verdict, KindNamesRoundTripAndUnknownIsRefused) {
+  for (auto k : {verdict::Kind::pass, verdict::Kind::waived, verdict::Kind::fail, verdict::Kind::no_gpu,
+                 verdict::Kind::not_run})
+    EXPECT_EQ(verdict::parse_kind(verdict::kind_name(k)), k);
+  EXPECT_FALSE(verdict::parse_kind("PASS").has_value());
+}
+
+TEST(Verdict, TextNamesTheWaivedDefects) {
+  Fixture f;
+  f.b.manifest.accepted_known = {"nccl-1950"};
+  f.b.cases[0].status = Status::skipped;
+  f.b.cases[0].properties["gpucts.waived"] = "nccl-1950";
+  EXPECT_EQ(verdict::decide(f.b).text(), "PASS (waived: nccl-1950)");
+}
+
+}  // namespace
+}  // namespace cts
