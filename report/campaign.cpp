@@ -118,18 +118,20 @@ std::string status_class(junit::Status s) {
   return "skip";
 }
 
-CaseAxes case_axes(const std::string& suite, const std::string& name) {
+CaseAxes case_axes(const junit::Case& k) {
+  if (auto recorded = axes_from_properties(k.properties)) return *recorded;
+  // An older bundle: the name says dtype, op and world ("bf16_avg_1048577_outofplace_w1").
   static const std::set<std::string> dtypes = feature_names(builtin_matrix(), "dtype");
   static const std::set<std::string> ops = feature_names(builtin_matrix(), "op");
   CaseAxes a;
   std::vector<std::string> tok;
-  std::stringstream ss(name);
+  std::stringstream ss(k.name);
   for (std::string t; std::getline(ss, t, '_');) tok.push_back(t);
   if (tok.size() < 2 || !dtypes.count(tok[0])) return a;
   const std::string& last = tok.back();
   if (last.size() < 2 || last[0] != 'w' || last.find_first_not_of("0123456789", 1) != std::string::npos)
     return a;
-  a.collective = suite;
+  a.collective = k.suite;
   a.dtype = tok[0];
   if (ops.count(tok[1])) a.op = tok[1];
   a.world = std::atoi(last.c_str() + 1);
@@ -236,7 +238,7 @@ std::string op_observation(const Release& rel, const std::string& dtype, const s
                            bool one_rank) {
   int rejected = 0, right = 0, wrong = 0, other_fail = 0;
   for (const auto& k : rel.bundle.cases) {
-    const CaseAxes a = case_axes(k.suite, k.name);
+    const CaseAxes a = case_axes(k);
     if (a.dtype != dtype || a.op != op) continue;
     if (one_rank && a.world != 1) continue;
     const std::string probe = prop(rel, k.key(), "probe_result");
@@ -391,7 +393,7 @@ void build_grid(Report& r) {
   std::map<std::tuple<std::string, std::string, std::string>, std::size_t> index;
   for (std::size_t i = 0; i < n; ++i)
     for (const auto& k : r.releases[i].bundle.cases) {
-      const CaseAxes a = case_axes(k.suite, k.name);
+      const CaseAxes a = case_axes(k);
       if (a.collective.empty()) continue;
       auto key = std::make_tuple(a.collective, a.dtype, a.op);
       auto it = index.find(key);
@@ -429,7 +431,7 @@ void build_changes(Report& r) {
       const std::string from = status_class(a->second->status), to = status_class(b->second->status);
       if (from == to) continue;
       const junit::Case& k = *b->second;
-      const CaseAxes ax = case_axes(k.suite, k.name);
+      const CaseAxes ax = case_axes(k);
       // The failing or skipping side says what happened, and names the defect that explains it.
       const std::size_t told_side = to == "pass" ? i : i + 1;
       const junit::Case& told = to == "pass" ? *a->second : k;

@@ -26,6 +26,8 @@
 #include "report/across_runs.hpp"
 #include "report/bundle.hpp"
 #include "report/doc.hpp"
+#include "results/case_axes.hpp"
+#include "results/junit.hpp"
 
 namespace cts::campaign {
 
@@ -64,13 +66,12 @@ std::map<std::string, std::map<std::string, std::string>> case_properties(const 
 // "pass" | "fail" | "skip" for a case status (error counts as fail).
 std::string status_class(junit::Status s);
 
-// What a collective case is about, parsed from its suite and name ("AllReduce",
-// "bf16_avg_1048577_outofplace_w1"): empty collective when the case is not a collective case.
-struct CaseAxes {
-  std::string collective, dtype, op;  // op "" for collectives that do not reduce
-  int world = 0;                      // the _wN suffix, 0 when absent
-};
-CaseAxes case_axes(const std::string& suite, const std::string& name);
+// What a collective case is about: the gpucts.axis.* properties it recorded (results/case_axes.hpp)
+// or, for a case without them (an older bundle), its suite and name parsed ("AllReduce",
+// "bf16_avg_1048577_outofplace_w1": collective, dtype, op and world). Empty collective when the
+// case is not a collective case.
+using CaseAxes = ::cts::CaseAxes;
+CaseAxes case_axes(const junit::Case& k);
 
 struct Cell {
   int pass = 0, fail = 0, skip = 0;

@@ -22,7 +22,9 @@
 #include "report/bundle.hpp"
 #include "report/campaign.hpp"
 #include "results/bandwidth.hpp"
+#include "results/case_axes.hpp"
 #include "results/junit.hpp"
+#include "results/xml.hpp"
 #if GPUCTS_HAVE_CUDA
 #include "fixtures/probe/nccl_api.hpp"
 #endif
@@ -555,16 +557,146 @@ TEST(CampaignPerformance, OneReleaseStillShowsTheMatrixTable) {
   EXPECT_NE(md.find("one release: nothing to compare"), std::string::npos) << md;
 }
 
-TEST(CampaignReport, CaseAxes) {
-  auto a = campaign::case_axes("AllReduce", "bf16_avg_1048577_outofplace_mixed_w4");
+junit::Case collective_case(const std::string& suite, const std::string& name,
+                            std::map<std::string, std::string> properties = {}) {
+  junit::Case k;
+  k.binary = "gpucts_collectives";
+  k.suite = suite;
+  k.name = name;
+  k.status = "passed";
+  k.properties = std::move(properties);
+  return k;
+}
+
+// The axes a collective case records (results/case_axes.hpp), as the runner writes them.
+std::map<std::string, std::string> recorded_axes(const CaseAxes& a) {
+  std::map<std::string, std::string> p;
+  for (const auto& [k, v] : axis_properties(a)) p[k] = v;
+  return p;
+}
+
+CaseAxes bcast_axes() {
+  CaseAxes a;
+  a.collective = "Broadcast";
+  a.dtype = "f8e5m2";
+  a.count = 1048575;
+  a.placement = kInPlace;
+  a.world = 2;
+  a.variant = "graph";
+  return a;
+}
+
+void expect_same_axes(const CaseAxes& got, const CaseAxes& want) {
+  EXPECT_EQ(got.collective, want.collective);
+  EXPECT_EQ(got.dtype, want.dtype);
+  EXPECT_EQ(got.op, want.op);
+  EXPECT_EQ(got.count, want.count);
+  EXPECT_EQ(got.placement, want.placement);
+  EXPECT_EQ(got.world, want.world);
+  EXPECT_EQ(got.variant, want.variant);
+}
+
+// A case without gpucts.axis.* properties (a bundle written before the cases recorded them): the
+// name says what it can.
+TEST(CampaignReport, CaseAxesFromTheNameOfAnOlderCase) {
+  auto a = campaign::case_axes(collective_case("AllReduce", "bf16_avg_1048577_outofplace_mixed_w4"));
   EXPECT_EQ(a.collective, "AllReduce");
   EXPECT_EQ(a.dtype, "bf16");
   EXPECT_EQ(a.op, "avg");
   EXPECT_EQ(a.world, 4);
-  a = campaign::case_axes("Broadcast", "f8e5m2_13_outofplace_root1_w2");
+  EXPECT_EQ(a.count, std::nullopt) << "the name is not read for more than it was before";
+  a = campaign::case_axes(collective_case("Broadcast", "f8e5m2_13_outofplace_root1_w2"));
   EXPECT_EQ(a.dtype, "f8e5m2");
   EXPECT_EQ(a.op, "");
-  EXPECT_TRUE(campaign::case_axes("Fingerprint", "RoundTrip").collective.empty());
+  EXPECT_TRUE(campaign::case_axes(collective_case("Fingerprint", "RoundTrip")).collective.empty());
+}
+
+// The recorded properties are the axes, whatever the name says; a malformed number falls back to
+// the name.
+TEST(CampaignReport, CaseAxesFromTheRecordedProperties) {
+  CaseAxes want = bcast_axes();
+  expect_same_axes(campaign::case_axes(collective_case("Broadcast", "renamed", recorded_axes(want))), want);
+  want.collective = "AllReduce";
+  want.op = "premulsum";
+  want.placement = kOutOfPlace;
+  want.count = 0;
+  want.variant = "plain";
+  const CaseAxes got =
+      campaign::case_axes(collective_case("AllReduce", "f32_sum_13_inplace_w1", recorded_axes(want)));
+  expect_same_axes(got, want);
+  EXPECT_EQ(got.dtype, "f8e5m2") << "not f32 from the name";
+  auto bad = recorded_axes(want);
+  bad[axis::kWorld] = "2 ranks";
+  const CaseAxes fallback = campaign::case_axes(collective_case("AllReduce", "f32_sum_13_inplace_w1", bad));
+  EXPECT_EQ(fallback.dtype, "f32");
+  EXPECT_EQ(fallback.world, 1);
+  bad = recorded_axes(want);
+  bad[axis::kCount] = "-1";
+  EXPECT_EQ(campaign::case_axes(collective_case("AllReduce", "x", bad)).collective, "")
+      << "a bad count is no axis; the name 'x' is none either";
+}
+
+// The grid groups cases by the axes they recorded: here the f32 avg cases say they are bf16.
+TEST(CampaignReport, TheGridGroupsByTheRecordedAxes) {
+  ScratchDir tmp("campaign");
+  auto rel = synthetic_releases(tmp.path());
+  for (auto& r : rel)
+    for (auto& k : r.bundle.cases) {
+      if (k.suite != "AllReduce" || k.name.rfind("f32_avg_", 0) != 0) continue;
+      CaseAxes a = campaign::case_axes(k);
+      a.dtype = "bf16";
+      k.properties = recorded_axes(a);
+    }
+  const campaign::Report r = campaign::build(std::move(rel), builtin_matrix());
+  const campaign::GridRow* f32 = nullptr;
+  const campaign::GridRow* bf16 = nullptr;
+  for (const auto& g : r.grid)
+    if (g.collective == "AllReduce" && g.op == "avg") {
+      if (g.dtype == "f32") f32 = &g;
+      if (g.dtype == "bf16") bf16 = &g;
+    }
+  EXPECT_EQ(f32, nullptr);
+  ASSERT_NE(bf16, nullptr);
+  ASSERT_EQ(bf16->cells.size(), 4u);
+  EXPECT_EQ(bf16->cells[0].fail, 2);
+  EXPECT_EQ(bf16->cells[3].pass, 2);
+}
+
+// gtest writes a case's RecordProperty under its <testcase>; qualify merges the binaries' files
+// into one junit.xml whose cases keep them in <system-out>; the bundle reads that back. The axes
+// must come through both steps unchanged.
+TEST(CampaignReport, CaseAxesSurviveTheMergedJUnitRoundTrip) {
+  const CaseAxes want = bcast_axes();
+  std::string props;
+  for (const auto& [k, v] : axis_properties(want))
+    props += "<property name=\"" + k + "\" value=\"" + xml::escape(v) + "\"/>";
+  const std::string gtest_xml =
+      "<?xml version=\"1.0\"?>\n<testsuites name=\"AllTests\">\n"
+      " <testsuite name=\"Broadcast\" tests=\"2\">\n"
+      "  <testcase name=\"f8e5m2_1048575_inplace_root0_graph_w2\" classname=\"Broadcast\" time=\"0.2\">\n"
+      "   <properties>" +
+      props +
+      "<property name=\"note\" value=\"a=b &amp; c\"/></properties>\n"
+      "  </testcase>\n"
+      "  <testcase name=\"f32_13_outofplace_root1_w2\" classname=\"Broadcast\" time=\"0.1\">\n"
+      "   <skipped message=\"needs 2 GPUs\"/>\n"
+      "  </testcase>\n"
+      " </testsuite>\n</testsuites>\n";
+  const auto read = junit::read(xml::parse(gtest_xml, "gtest.xml"), "gtest.xml", "gpucts_collectives_w2");
+  ASSERT_EQ(read.size(), 2u);
+  const std::string merged = junit::write(read, "merged");
+  EXPECT_NE(merged.find(std::string(axis::kDtype) + "=f8e5m2\n"), std::string::npos) << merged;
+  const auto back = junit::read(xml::parse(merged, "junit.xml"), "junit.xml", "");
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].binary, "gpucts_collectives_w2");
+  EXPECT_EQ(back[0].suite, "Broadcast");
+  EXPECT_EQ(back[0].properties, read[0].properties);
+  EXPECT_EQ(back[0].property("note"), "a=b & c");
+  expect_same_axes(campaign::case_axes(back[0]), want);
+  EXPECT_TRUE(back[1].properties.empty());
+  const CaseAxes old = campaign::case_axes(back[1]);  // no properties: the name
+  EXPECT_EQ(old.collective, "Broadcast");
+  EXPECT_EQ(old.world, 2);
 }
 
 TEST(CampaignBisect, SearchesBetweenTheLastPassAndTheFirstFail) {

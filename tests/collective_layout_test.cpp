@@ -26,6 +26,7 @@ std::string layout_problem(const CollCase& c, int n, int rank) {
   const std::size_t send_room = l.send_in_b ? l.b_elems : l.a_elems;
   if (l.send_off + l.send_elems > send_room) return fail("send buffer runs past its allocation");
   if (!c.in_place) {
+    if (c.coll->in_place == InPlace::only) return fail("listed out of place but the row has one buffer only");
     if (!l.send_in_b || !l.poison_recv)
       return fail("out of place must use two buffers and poison the output");
     if (l.recv_off != mis || l.send_off != mis) return fail("out-of-place offsets");
@@ -35,6 +36,7 @@ std::string layout_problem(const CollCase& c, int n, int rank) {
   if (l.send_in_b || l.b_elems != 0) return fail("in place must use one buffer");
   switch (c.coll->in_place) {
     case InPlace::same:
+    case InPlace::only:
       if (l.send_off != l.recv_off || !l.poison_recv)
         return fail("in place: send must equal recv, recv poisoned first");
       break;
@@ -62,6 +64,23 @@ TEST(CaseLayout, EveryListedCaseAndRankIsConsistent) {
         ++checked;
       }
     EXPECT_GT(checked, 1000u) << "world " << n;
+  }
+}
+
+// A one-buffer row (a call like ncclBcast: a Broadcast twin with no out-of-place form) lists every
+// case in place, each with the layout of an in-place Broadcast.
+TEST(CaseLayout, AOneBufferRowListsInPlaceOnly) {
+  Collective bcast = *find_collective("Broadcast");
+  bcast.name = "BcastTestOnly";
+  bcast.in_place = InPlace::only;
+  const std::vector<Collective> table = {bcast};
+  for (int n : {1, 2, 4}) {
+    const auto cases = collective_cases(n, Sweep::quick, table);
+    ASSERT_FALSE(cases.empty());
+    for (const CollCase& c : cases) {
+      ASSERT_TRUE(c.in_place) << c.name();
+      for (int r = 0; r < n; ++r) ASSERT_EQ(layout_problem(c, n, r), "");
+    }
   }
 }
 

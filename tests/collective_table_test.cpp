@@ -5,10 +5,12 @@
 #include <regex>
 #include <set>
 
+#include "fixtures/nccl/bandwidth_runner.hpp"
 #include "fixtures/nccl/collectives.hpp"
 #include "fixtures/probe/scoped_env.hpp"
 #include "matrix/matrix.hpp"
 #include "results/bandwidth.hpp"
+#include "results/case_axes.hpp"
 
 namespace {
 using namespace cts;
@@ -77,8 +79,7 @@ TEST(CollectiveTable, ATestOnlyRowFlowsThroughWithoutAnyOtherEdit) {
     std::vector<std::string> original, copied;
     const auto cases = collective_cases(w, Sweep::full, table);
     for (const auto& c : cases) {
-      if (c.suite() == "AllGather" && c.variant == Variant::plain)
-        original.push_back(c.name());  // the subsets name rows
+      if (c.suite() == "AllGather") original.push_back(c.name());
       if (c.suite() != "AllGatherTestOnly") continue;
       copied.push_back(c.name());
       CollCase twin = c;
@@ -95,8 +96,7 @@ TEST(CollectiveTable, ATestOnlyRowFlowsThroughWithoutAnyOtherEdit) {
           << c.name();
     }
     EXPECT_FALSE(copied.empty());
-    EXPECT_EQ(copied, original)
-        << "the copy lists the same cases as its original (but the subsets, which name rows)";
+    EXPECT_EQ(copied, original) << "the copy lists the same cases as its original, subsets included";
     EXPECT_EQ(cases.size(), collective_cases(w, Sweep::full).size() + copied.size());
   }
   EXPECT_EQ(bw::bus_factor(copy.bus, 8), 0.875);
@@ -211,13 +211,211 @@ TEST(CaseList, SmokeIsOneSizePerRowDtypeAndOp) {
   EXPECT_EQ(smoke.size(), expect);
   std::set<std::string> seen;
   for (const auto& c : smoke) {
-    EXPECT_FALSE(c.in_place);
+    EXPECT_EQ(c.in_place, c.coll->placements().front()) << "out of place where the row has it";
     EXPECT_EQ(c.variant, Variant::plain);
     EXPECT_TRUE(
         seen.insert(std::string(c.coll->name) + name_of(c.dtype) + (c.op ? name_of(*c.op) : "")).second);
   }
   ScopedEnv e("GPUCTS_COLL_SWEEP", "smoke");
   EXPECT_EQ(sweep_from_env(), Sweep::smoke);
+}
+
+// The rows of the table, and test-only rows that stand for collectives a new row could add: a
+// Broadcast twin with one buffer (a call like ncclBcast: in place only) and an AllReduce twin
+// without call variants.
+std::vector<Collective> table_and_test_rows() {
+  std::vector<Collective> rows = collectives();
+  Collective bcast = *find_collective("Broadcast");
+  bcast.name = "BcastTestOnly";
+  bcast.in_place = InPlace::only;
+  rows.push_back(bcast);
+  Collective plain = *find_collective("AllReduce");
+  plain.name = "AllReducePlainTestOnly";
+  plain.variants = Variants::plain;
+  rows.push_back(plain);
+  return rows;
+}
+
+// The subsets as the case list shows them, read off each case (not from in_subset).
+using SubsetSet = std::set<std::string>;
+std::map<std::string, SubsetSet> listed_subsets(const std::vector<CollCase>& cases, int world) {
+  std::map<std::string, SubsetSet> out;
+  for (const auto& c : cases) {
+    SubsetSet& s = out[c.suite()];
+    switch (c.variant) {
+      case Variant::plain:
+        if (c.mode == PayloadMode::mixed && !(c.op && exact_limitation(c.dtype, *c.op, world)))
+          s.insert("mixed");
+        break;
+      case Variant::devscalar:
+        s.insert("devscalar");
+        break;
+      case Variant::grouped:
+        s.insert("grouped");
+        break;
+      case Variant::graph:
+        s.insert("graph");
+        break;
+      case Variant::algo_tree:
+        s.insert("tree");
+        break;
+      default:  // initall, split, the other forced NCCL_ALGO / NCCL_PROTO values
+        s.insert("every_variant");
+    }
+  }
+  return out;
+}
+
+bool nccl_has_algorithms_for(const Collective& row) {
+  for (const auto& a : builtin_matrix().nccl_algos)
+    if (a.collective == row.feature) return true;
+  return false;
+}
+
+// What each row qualifies for, said from its columns: a reducing row gets mixed-precision and
+// device-scalar cases; the reference row every variant; a captured row a graph case, and a grouped
+// one when elementwise; a row whose collective NCCL runs with an algorithm a forced Tree.
+SubsetSet qualifies_for(const Collective& row) {
+  SubsetSet s;
+  const bool every = row.variants == Variants::every;
+  if (row.reduces) s.insert({"mixed", "devscalar"});
+  if (every) s.insert("every_variant");
+  if (every || (row.variants == Variants::captured && row.elementwise)) s.insert("grouped");
+  if (row.variants != Variants::plain) s.insert("graph");
+  if (every || nccl_has_algorithms_for(row)) s.insert("tree");
+  return s;
+}
+
+TEST(Subsets, EachRowIsInEverySubsetItQualifiesForAndInNoOther) {
+  const std::vector<Collective> rows = table_and_test_rows();
+  for (int w : {1, 2, 4})
+    for (Sweep sweep : {Sweep::full, Sweep::quick, Sweep::shapes, Sweep::placements}) {
+      auto listed = listed_subsets(collective_cases(w, sweep, rows), w);
+      for (const auto& row : rows)
+        EXPECT_EQ(listed[row.name], qualifies_for(row)) << row.name << " w" << w << " sweep " << int(sweep);
+    }
+  for (const auto& row : rows) {
+    const SubsetSet q = qualifies_for(row);
+    const bool every = in_subset(row, Subset::every_variant);
+    EXPECT_EQ(in_subset(row, Subset::mixed), q.count("mixed") == 1) << row.name;
+    EXPECT_EQ(in_subset(row, Subset::devscalar), q.count("devscalar") == 1) << row.name;
+    EXPECT_EQ(every, q.count("every_variant") == 1) << row.name;
+    // The reference row has grouped, graph and Tree among its variants, not as subsets of their own.
+    EXPECT_EQ(in_subset(row, Subset::grouped), !every && q.count("grouped")) << row.name;
+    EXPECT_EQ(in_subset(row, Subset::graph), !every && q.count("graph")) << row.name;
+    EXPECT_EQ(in_subset(row, Subset::forced_tree), !every && q.count("tree")) << row.name;
+  }
+}
+
+// The subsets of today's rows, named, so that a change of a column shows here.
+TEST(Subsets, TheTableRowsKeepTheirSubsets) {
+  const std::map<std::string, SubsetSet> want = {
+      {"AllReduce", {"mixed", "devscalar", "every_variant", "grouped", "graph", "tree"}},
+      {"Broadcast", {"grouped", "graph", "tree"}},
+      {"Reduce", {"mixed", "devscalar", "grouped", "graph", "tree"}},
+      {"AllGather", {"graph", "tree"}},
+      {"ReduceScatter", {"mixed", "devscalar", "graph", "tree"}},
+      {"AlltoAll", {"graph"}},
+      {"AlltoAllSendRecv", {"graph"}},
+      {"Gather", {}},
+      {"GatherSendRecv", {}},
+      {"Scatter", {}},
+      {"ScatterSendRecv", {}},
+      {"SendRecvRing", {"grouped", "graph"}},
+      {"SendRecvPairs", {}},
+  };
+  ASSERT_EQ(want.size(), collectives().size());
+  auto listed = listed_subsets(collective_cases(2), 2);
+  for (const auto& row : collectives()) EXPECT_EQ(listed[row.name], want.at(row.name)) << row.name;
+}
+
+// A one-buffer twin of Broadcast gets what Broadcast gets, in place: the same subset cases and, at
+// the quick level, its one case.
+TEST(Subsets, ABcastTwinGetsEveryCaseOfBroadcastInPlace) {
+  const std::vector<Collective> rows = table_and_test_rows();
+  for (Sweep sweep : {Sweep::full, Sweep::smoke}) {
+    std::vector<std::string> broadcast, twin;
+    for (const auto& c : collective_cases(2, sweep, rows)) {
+      if (c.suite() == "Broadcast" && (c.variant != Variant::plain || sweep == Sweep::smoke)) {
+        CollCase in_place = c;
+        in_place.in_place = true;
+        broadcast.push_back(in_place.name());
+      }
+      if (c.suite() == "BcastTestOnly" && (c.variant != Variant::plain || sweep == Sweep::smoke))
+        twin.push_back(c.name());
+    }
+    EXPECT_FALSE(twin.empty());
+    EXPECT_EQ(twin, broadcast);
+  }
+}
+
+// The quick level (qualify --level quick runs the smoke sweep) lists every row, test-only rows too.
+TEST(Subsets, TheQuickLevelListsEveryRow) {
+  const std::vector<Collective> rows = table_and_test_rows();
+  ScopedEnv e("GPUCTS_COLL_SWEEP", "smoke");
+  for (int w : {1, 2, 3, 8}) {
+    std::map<std::string, std::size_t> per_row;
+    for (const auto& c : collective_cases(w, sweep_from_env(), rows)) ++per_row[c.suite()];
+    for (const auto& row : rows)
+      EXPECT_EQ(per_row[row.name], kNumDTypes * (row.reduces ? kNumRedOps : 1)) << row.name << " w" << w;
+  }
+}
+
+// The placements of every case list, the perf suite's included, are the row's.
+TEST(Placements, EveryListWalksTheRowsPlacements) {
+  EXPECT_EQ(find_collective("AllReduce")->placements(), (std::vector<bool>{false, true}));
+  EXPECT_EQ(find_collective("AlltoAll")->placements(), (std::vector<bool>{false}));
+  const std::vector<Collective> rows = table_and_test_rows();
+  EXPECT_EQ(rows[rows.size() - 2].placements(), (std::vector<bool>{true}));
+  std::map<std::string, std::set<bool>> seen;
+  for (const auto& c : collective_cases(2, Sweep::quick, rows)) seen[c.suite()].insert(c.in_place);
+  for (const auto& row : rows) {
+    const std::vector<bool> p = row.placements();
+    EXPECT_EQ(seen[row.name], std::set<bool>(p.begin(), p.end())) << row.name;
+  }
+  bw::Settings s;
+  s.sizes = {8, 1 << 20};
+  std::map<std::string, std::set<bool>> bw_seen;
+  for (const auto& c : bw::bandwidth_cases(s)) bw_seen[c.coll->name].insert(c.in_place);
+  for (const auto& row : collectives()) {
+    const std::vector<bool> p = row.placements();
+    EXPECT_EQ(bw_seen[row.name], std::set<bool>(p.begin(), p.end())) << row.name;
+  }
+}
+
+// The axes a case records are its own, one property each (results/case_axes.hpp).
+TEST(CaseAxes, ACaseRecordsItsAxes) {
+  CollCase c;
+  c.coll = find_collective("Reduce");
+  c.dtype = DType::bf16;
+  c.op = RedOp::premulsum;
+  c.count = 1048575;
+  c.in_place = true;
+  c.root = 1;
+  c.world = 4;
+  c.variant = Variant::devscalar;
+  std::map<std::string, std::string> props;
+  for (const auto& [k, v] : axis_properties(c.axes())) props[k] = v;
+  const std::map<std::string, std::string> want = {
+      {"gpucts.axis.collective", "Reduce"},  {"gpucts.axis.dtype", "bf16"},
+      {"gpucts.axis.op", "premulsum"},       {"gpucts.axis.count", "1048575"},
+      {"gpucts.axis.placement", "in_place"}, {"gpucts.axis.world", "4"},
+      {"gpucts.axis.variant", "devscalar"}};
+  EXPECT_EQ(props, want);
+  c.coll = find_collective("Broadcast");
+  c.op.reset();
+  c.in_place = false;
+  c.variant = Variant::plain;
+  props.clear();
+  for (const auto& [k, v] : axis_properties(c.axes())) props[k] = v;
+  EXPECT_EQ(props.count("gpucts.axis.op"), 0u) << "no op for a collective that does not reduce";
+  EXPECT_EQ(props["gpucts.axis.placement"], "out_of_place");
+  EXPECT_EQ(props["gpucts.axis.variant"], "plain");
+  const auto back = axes_from_properties(props);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->collective, "Broadcast");
+  EXPECT_EQ(back->count, std::optional<std::uint64_t>(1048575));
+  EXPECT_EQ(back->world, 4);
 }
 
 CollCase make(const char* row, DType d, std::optional<RedOp> op, PayloadMode m = PayloadMode::exact) {
