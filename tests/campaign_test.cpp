@@ -563,7 +563,7 @@ junit::Case collective_case(const std::string& suite, const std::string& name,
   k.binary = "gpucts_collectives";
   k.suite = suite;
   k.name = name;
-  k.status = "passed";
+  k.status = junit::Status::passed;
   k.properties = std::move(properties);
   return k;
 }
