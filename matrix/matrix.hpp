@@ -115,6 +115,21 @@ struct GpuFamily {
   Version cc_min, cc_max;  // inclusive
   Version min_driver;      // 570 (= R570)
   Version first_cuda;
+  std::optional<long> last_driver;  // the newest branch that drives it (580 for Volta); unset = no end
+};
+
+// A cuDNN release range built for one CUDA major (cudnn.csv, NVIDIA's cuDNN Support Matrix): the
+// CUDA minors, the Linux driver floor and the compute capabilities it supports.
+struct CudnnRow {
+  RowMeta meta;
+  Version first, last;         // cuDNN releases the row covers (inclusive, 9.17.0 .. 9.28.1)
+  long cuda_major = 0;         // 12, 13
+  std::vector<Version> cuda;   // supported CUDA minors (12.0 ... 12.9)
+  Version min_driver;          // Linux driver floor (580.65.06)
+  std::vector<Version> ccs;    // compute capabilities it runs on
+  std::vector<Version> deprecated_ccs;  // supported but deprecated (a later release drops them)
+  bool covers(const Version& cudnn) const;
+  bool supports_cc(const Version& cc) const;
 };
 
 // An NVIDIA data-center driver branch (R580) and its end of life.
@@ -168,6 +183,7 @@ struct Matrix {
   std::vector<GpuFamily> gpu_families;
   std::vector<DriverBranch> driver_branches;
   std::vector<NcclDefect> nccl_defects;
+  std::vector<CudnnRow> cudnn;
   std::string origin;  // "built-in" or the directory
 
   // torch "2.11.0+cu130" -> its row (release line and CUDA variant); nullptr if none.
@@ -180,7 +196,15 @@ struct Matrix {
   const NcclFeature* find_feature(const std::string& name) const;
   const GpuFamily* find_gpu_family(const Version& cc) const;
   const DriverBranch* find_driver_branch(long branch) const;
+  // The row of a cuDNN release for a CUDA major; nullptr if none covers it.
+  const CudnnRow* find_cudnn(const Version& cudnn, long cuda_major) const;
 };
+
+// How far the data reaches: the newest release of each source it knows (empty = none).
+struct DataReach {
+  std::string torch, nccl, nccl_env, cudnn, cuda, driver_branch;
+};
+DataReach data_reach(const Matrix& m);
 
 // Whether a torch arch list ("sm_90", "compute_90" = PTX) runs on a GPU of compute capability `cc`:
 // its SASS (same major, minor <= the GPU's) or PTX at or below it, which the driver JITs forward.

@@ -431,23 +431,32 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
         size_t d = edit_distance(name, v.name);
         if (d < best) best = d, near = &v;
       }
-      std::string msg = name + " is read by no NCCL release, so NCCL ignores it";
+      // The data knows the variables of the releases whose source it read; a newer NCCL may read a
+      // name the data has never seen, so that is no typo: it is beyond the data.
+      const std::string reach = data_reach(m).nccl_env;
+      std::string src = "nccl_env.csv (no row: none of the NCCL_PARAM / getenv reads or env.rst names of the "
+                        "github:NVIDIA/nccl release tags up to " + reach + " is " + name + ")";
+      for (const auto& r : m.nccl_releases)
+        if (!reach.empty() && r.nccl.same_release(Version::parse(reach), 3)) src = r.meta.evidence() + "; " + src;
       std::string fix = near ? "did you mean " + near->name + "? (" + near->name + "=" + value + ")"
                              : "remove it, or use the variable of the program that should read it";
+      if (nccl && !reach.empty() && nccl->compare_release(Version::parse(reach)) > 0) {
+        out.push_back(env_finding("nccl-env-beyond-data", "info", name,
+                                  name + " is unknown to the data up to NCCL " + reach + "; " + lib +
+                                      " is newer and may read it" + (near ? " (or it is a typo of " + near->name + ")" : ""),
+                                  src, "check NCCL " + nccl->release_str() + "'s env.rst; refresh the matrix data (matrix/tools) to judge it"));
+        continue;
+      }
+      std::string msg = name + " is read by no NCCL release up to " + reach + ", so NCCL ignores it";
       if (near) msg += "; did you mean " + near->name + "?";
-      out.push_back(
-          env_finding("nccl-env-unknown", "warning", name, msg,
-                      "nccl_env.csv (no row: none of the NCCL_PARAM / getenv reads or env.rst names of the "
-                      "github:NVIDIA/nccl release tags is " +
-                          name + ")",
-                      fix));
+      out.push_back(env_finding("nccl-env-unknown", "warning", name, msg, src, fix));
       continue;
     }
     const std::string src = var->meta.evidence();
     if (nccl && var->since && nccl->compare_release(*var->since) < 0) {
       out.push_back(
           env_finding("nccl-env-newer-than-library", "warning", name,
-                      name + " exists from NCCL " + var->since->str() + "; the loaded " + lib + " ignores it",
+                      name + " exists from NCCL " + var->since->str() + "; " + lib + " ignores it",
                       src, "use NCCL " + var->since->str() + " or newer, or drop " + name));
     } else if (nccl && var->until && nccl->compare_release(*var->until) >= 0) {
       out.push_back(
@@ -498,16 +507,26 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
                 b = trim(var.constraint.substr(star + 1, le - star - 1));
     auto limit = parse_int(var.constraint.substr(le + 2));
     if (!limit || (!env.count(a) && !env.count(b))) continue;
+    // NCCL clamps each variable to its own bounds before it forms the product (net_socket.cc: the
+    // threads to 16, then the sockets to 64/threads), so the product is of the clamped values.
     auto value_of = [&](const std::string& n) -> std::optional<long long> {
-      if (auto it = env.find(n); it != env.end()) return parse_int(it->second);
       const NcclEnvVar* v = m.find_env(n);
-      return v && v->default_value ? v->default_value : std::optional<long long>(1);
+      auto it = env.find(n);
+      if (it == env.end()) return v && v->default_value ? v->default_value : std::optional<long long>(1);
+      auto x = parse_int(it->second);
+      if (x && v && v->clamps) {
+        if (v->max && *x > *v->max) x = v->max;
+        if (v->min && *x < *v->min) x = v->min;
+      }
+      return x;
     };
     auto va = value_of(a), vb = value_of(b);
     if (!va || !vb) continue;  // an invalid value is reported above
     if (*va * *vb > *limit)
       out.push_back(env_finding("nccl-socket-threads-product", "warning", a + "*" + b,
                                 a + "=" + std::to_string(*va) + " x " + b + "=" + std::to_string(*vb) +
+                                    (env.count(a) && parse_int(env.at(a)) != va ? " (" + a + "=" + env.at(a) + " clamped)" : "") +
+                                    (env.count(b) && parse_int(env.at(b)) != vb ? " (" + b + "=" + env.at(b) + " clamped)" : "") +
                                     " = " + std::to_string(*va * *vb) + " sockets per connection > " +
                                     std::to_string(*limit) + ": NCCL clamps it (with a WARN)",
                                 var.meta.evidence(),

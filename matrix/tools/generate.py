@@ -281,6 +281,54 @@ def torch_rows(wheels):
     return common.render_csv(comments, TORCH_COLS, curated)
 
 
+def hand_rows(name):
+    """Rows of a hand-curated file of ../data (comments skipped), for the reach check."""
+    import csv
+    with open(os.path.join(common.DATA_DIR, name), encoding="utf-8", newline="") as f:
+        lines = [l for l in f if l.strip() and not l.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def minor(version):
+    return ".".join(version.split(".")[:2])
+
+
+def staleness(wheels, rels):
+    """Warnings (text lines) where a source has newer releases than the data reaches."""
+    latest = wheels.get("latest", {})
+    torch_lines = [r["torch"] for r in common.read_curated("torch.csv", ["torch"])]
+    reach = {
+        "torch": max(torch_lines, key=common.vkey),
+        "nccl": max([r["version"] for r in rels.rel] + [w["version"].split(".post")[0] for w in wheels["nccl_wheels"]],
+                    key=common.vkey),
+        "cudnn": max((r["last"] for r in hand_rows("cudnn.csv")), key=common.vkey),
+        "cuda": max((r["cuda"] for r in hand_rows("cuda.csv")), key=common.vkey),
+    }
+    out = []
+    newer = [("torch", "torch", minor), ("nvidia-nccl-cu13", "nccl", str), ("nvidia-nccl-cu12", "nccl", str),
+             ("nvidia-cudnn-cu13", "cudnn", lambda v: ".".join(v.split(".")[:3])),
+             ("nvidia-cudnn-cu12", "cudnn", lambda v: ".".join(v.split(".")[:3])), ("cuda-toolkit", "cuda", minor)]
+    for pkg, what, cut in newer:
+        have = latest.get(pkg, {}).get("version")
+        if have and common.vkey(cut(have)) > common.vkey(reach[what]):
+            out.append("PyPI %s %s (%s) is newer than the data's newest %s, %s" % (
+                pkg, have, latest[pkg]["uploaded"], what, reach[what]))
+    beyond = sorted({w["version"].split(".post")[0] for w in wheels["nccl_wheels"]
+                     if common.vkey(w["version"].split(".post")[0]) > common.vkey(rels.newest)}, key=common.vkey)
+    if beyond:
+        out.append("NCCL %s: on PyPI but not tagged in %s (newest %s): their variables, algorithms and "
+                   "features are unknown to the data" % (", ".join(beyond), NCCL_REPO, rels.tag[rels.newest]))
+    return reach, out
+
+
+def report_reach(wheels, rels):
+    reach, warnings = staleness(wheels, rels)
+    sys.stderr.write("data reaches: torch %s, NCCL %s (variables read up to %s), cuDNN %s, CUDA %s\n" % (
+        reach["torch"], reach["nccl"], rels.newest, reach["cudnn"], reach["cuda"]))
+    for w in warnings:
+        sys.stderr.write("warning: " + w + "\n")
+
+
 def render_all():
     snap = common.load_snapshot("nccl_source.json")
     wheels = common.load_snapshot("torch_wheels.json")
@@ -310,6 +358,7 @@ def main(argv):
     ap.add_argument("--data", default=common.DATA_DIR, help="with --check: the files to compare")
     args = ap.parse_args(argv)
     files = render_all()
+    report_reach(common.load_snapshot("torch_wheels.json"), Releases(common.load_snapshot("nccl_source.json")))
     if args.check:
         bad = 0
         for name, text in sorted(files.items()):

@@ -12,7 +12,8 @@ about 10 MB of range reads); and the CPython tags of the release's manylinux x86
 HTTP range requests on the wheel itself: the zip's end record, its central directory, then the
 one METADATA member (a few MB instead of the wheel's ~900 MB). It also lists the releases of
 nvidia-nccl-cu12 / nvidia-nccl-cu13 (version, first upload date) so that NCCL releases newer than
-the git tags are known. Needs the network; `generate.py` then works offline.
+the git tags are known, and the newest release of torch, the NCCL and cuDNN wheels and cuda-toolkit
+(`latest`), which generate.py compares with what the data reaches. Needs the network; `generate.py` then works offline.
 """
 import io
 import json
@@ -33,6 +34,11 @@ PINS = {
     "cuda_toolkit": re.compile(r"^cuda-toolkit(?:\[[^\]]*\])?()\s*\(?==\s*([\d.]+)"),
 }
 NCCL_PACKAGES = ["nvidia-nccl-cu12", "nvidia-nccl-cu13"]
+# The newest final release of each source the data follows: generate.py warns where one is newer
+# than what the data knows, so staleness shows before a user meets it.
+LATEST_PACKAGES = ["torch", "nvidia-nccl-cu12", "nvidia-nccl-cu13", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13",
+                   "cuda-toolkit"]
+FINAL_RE = re.compile(r"^\d+(\.\d+)+(\.post\d+)?$")
 
 
 def get(url, byte_range=None):
@@ -181,7 +187,18 @@ def snapshot(index):
                              "uploaded": min(f["upload_time"][:10] for f in files)})
     nccl.sort(key=lambda r: (r["package"], common.vkey(r["version"].split(".post")[0]), r["version"]))
     return {"index": "https://pypi.org/pypi/<project>/json and the wheel files it names", "torch_wheels": wheels,
-            "nccl_wheels": nccl}
+            "nccl_wheels": nccl, "latest": {pkg: newest_release(project(index, pkg)) for pkg in LATEST_PACKAGES}}
+
+
+def newest_release(proj):
+    """The newest final release with files (no rc, dev or local builds): {"version", "uploaded"}."""
+    best = None
+    for version, files in proj["releases"].items():
+        if files and FINAL_RE.match(version) and (not best or common.vkey(version) > common.vkey(best)):
+            best = version
+    if not best:
+        return {}
+    return {"version": best, "uploaded": min(f["upload_time"][:10] for f in proj["releases"][best])}
 
 
 def main(argv):
