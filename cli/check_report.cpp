@@ -67,11 +67,6 @@ void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<
       << m.origin << " matrix: " << (r.failed() ? "FAIL" : "PASS") << " (" << errors << " error"
       << (errors == 1 ? "" : "s") << ", " << warnings << " warning" << (warnings == 1 ? "" : "s") << ", "
       << infos << " info; " << evaluated << " of " << total << " rules evaluated)\n";
-  // How far the data reaches: a stack newer than this is judged on older facts.
-  const DataReach& reach = r.reach;
-  out << "data reaches: torch " << reach.torch << ", NCCL " << reach.nccl << " (variables read up to "
-      << reach.nccl_env << "), cuDNN " << reach.cudnn << ", CUDA " << reach.cuda << ", driver branch "
-      << reach.driver_branch << "\n";
   for (const auto& fp : fps) out << "checked " << describe(fp, m) << "\n";
   for (const auto& f : r.findings) {
     std::string sev = f.severity;
@@ -84,6 +79,11 @@ void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<
     for (const auto& id : r.not_evaluated) out << " " << id;
     out << "\n";
   }
+  // How far the data reaches: a stack newer than this is judged on older facts.
+  const DataReach& reach = r.reach;
+  out << "data reaches: torch " << reach.torch << ", NCCL " << reach.nccl << " (variables read up to "
+      << reach.nccl_env << "), cuDNN " << reach.cudnn << ", CUDA " << reach.cuda << ", driver branch "
+      << reach.driver_branch << "\n";
 }
 
 int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, std::ostream& out,

@@ -467,6 +467,19 @@ const FixtureCase kFixtures[] = {
     {"v100_lightning_1_6_5_torch_1_12_1.json", "lightning-torch-untested", true, "warning"},
     {"v100_lightning_1_8_5_torch_1_13_0.json", "lightning-torch-untested", false, nullptr},
     {"v100_lightning_1_8_5_torch_1_13_1.json", "lightning-torch-untested", true, "warning"},
+    // A V100 with a pip-upgraded cuDNN 9.17 (its Support Matrix lists 7.5 and newer only).
+    {"v100_cu126_cudnn_9_17_pip_upgraded.json", "gpu-unsupported-by-cudnn", true, "error"},
+    {"v100_cu126_cudnn_9_10_2.json", "gpu-unsupported-by-cudnn", false, nullptr},
+    {"v100_cu126_cudnn_9_10_2.json", "cudnn-older-than-torch-build", false, nullptr},
+    {"h200_nsocks_4_nthreads_32.json", "cudnn-older-than-torch-build", false, nullptr},
+    // NCCL runs 4 x 16 (threads clamped first): no product warning, the clamp is the finding.
+    {"h200_nsocks_4_nthreads_32.json", "nccl-socket-threads-product", false, nullptr},
+    {"h200_nsocks_4_nthreads_32.json", "nccl-env-clamped", true, "warning"},
+    // torch loads the pip NCCL 2.32.6, newer than the tags the data read: its new variable is
+    // beyond the data, not unknown to NCCL.
+    {"h200_torch_loads_nccl_2_32_6_gin.json", "nccl-env-beyond-data", true, "info"},
+    {"h200_torch_loads_nccl_2_32_6_gin.json", "nccl-env-unknown", false, nullptr},
+    {"h200_nsocks_4_nthreads_32.json", "nccl-env-beyond-data", false, nullptr},
 };
 
 class RulesFixture : public ::testing::TestWithParam<FixtureCase> {};
