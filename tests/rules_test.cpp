@@ -814,6 +814,39 @@ namespace cts {
 namespace {
 
 // Which collective cases a known defect explains (nccl_defects.csv conditions).
+// torch's NCCL: the one it was built with (torch.cuda.nccl.version()) and the one its process loaded
+// (the probe's /proc/self/maps + ncclGetVersion), kept side by side; the rules use the loaded one.
+TEST(TorchNcclLoaded, RoundTripsAndRulesUseIt) {
+  json j = base_fingerprint();
+  j["torch"]["nccl_loaded"] = 23006;  // ncclGetVersion's code for 2.30.6 is 23006
+  j["torch"]["nccl_library"] = "/venv/nvidia/nccl/lib/libnccl.so.2";
+  j["torch"]["nccl_static"] = false;
+  j["torch"]["cudnn_build"] = "9.19.0";
+  const Fingerprint fp = fingerprint_from_json(j, "synthetic");
+  ASSERT_TRUE(fp.torch->nccl_used());
+  EXPECT_EQ(fp.torch->nccl_used()->release_str(3), "2.30.6");
+  EXPECT_EQ(fp.torch->nccl->release_str(3), "2.28.9") << "the built one is kept beside it";
+  const json back = to_json(fp);
+  EXPECT_EQ(back["torch"]["nccl_library"], "/venv/nvidia/nccl/lib/libnccl.so.2");
+  EXPECT_EQ(back["torch"]["nccl_static"], false);
+  EXPECT_EQ(back["torch"]["cudnn_build"], "9.19.0");
+  EXPECT_EQ(fingerprint_from_json(back, "again").torch->nccl_used()->release_str(3), "2.30.6");
+  // Cross-host: two ranks whose torch was built alike but loads different NCCLs disagree.
+  json other = base_fingerprint();
+  other["host"] = "node-b";
+  CheckResult r = check_fingerprints(builtin_matrix(), {fp, fingerprint_from_json(other, "b")});
+  EXPECT_TRUE(std::any_of(r.findings.begin(), r.findings.end(), [](const Finding& f) {
+    return f.id == "cross-host-mismatch" && f.subject == "torch NCCL" && f.message.find("2.30.6") != std::string::npos;
+  }));
+  j["torch"]["nccl_static"] = "yes";
+  try {
+    fingerprint_from_json(j, "bad.json");
+    FAIL() << "a non-boolean nccl_static must be refused";
+  } catch (const FingerprintError& e) {
+    EXPECT_NE(std::string(e.what()).find("torch.nccl_static"), std::string::npos) << e.what();
+  }
+}
+
 TEST(KnownDefects, OneRankAvgMatchesOnlyTheCasesItHits) {
   const Matrix& m = builtin_matrix();
   auto ids = [&](const char* nccl, DefectCase c) {
