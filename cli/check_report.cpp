@@ -26,9 +26,10 @@ std::string describe(const Fingerprint& fp, const Matrix& m) {
   if (fp.torch && fp.torch->version) {
     s += ", torch " + ver(fp.torch->version) + " (CUDA " + ver(fp.torch->cuda) + ", NCCL " +
          ver(fp.torch->nccl) + " built" +
-         (fp.torch->nccl_loaded ? std::string(", ") + ver(fp.torch->nccl_loaded) +
-                                      (fp.torch->nccl_static.value_or(false) ? " linked statically" : " loaded")
-                                : std::string()) +
+         (fp.torch->nccl_loaded
+              ? std::string(", ") + ver(fp.torch->nccl_loaded) +
+                    (fp.torch->nccl_static.value_or(false) ? " linked statically" : " loaded")
+              : std::string()) +
          ", cuDNN " + ver(fp.torch->cudnn) + ")";
     const TorchRow* row = m.find_torch(*fp.torch->version, fp.torch->cuda);
     s += row ? ", matrix row " + row->meta.cite() : ", no matrix row";

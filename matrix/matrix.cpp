@@ -394,7 +394,8 @@ void load_cudnn(Matrix& m, const std::map<std::string, std::string>& files) {
                        row.cuda.back().release_str(2));
     keys.add(row.meta.key, r.line);
     for (const auto& c : row.cuda)
-      if (c.major() != row.cuda_major) rd.fail("cuda lists " + c.str() + ", not of CUDA major " + std::to_string(row.cuda_major));
+      if (c.major() != row.cuda_major)
+        rd.fail("cuda lists " + c.str() + ", not of CUDA major " + std::to_string(row.cuda_major));
     row.min_driver = rd.version("min_driver");
     row.ccs = rd.versions("ccs");
     if (row.ccs.empty()) rd.fail("column 'ccs' is empty");
@@ -522,8 +523,8 @@ bool cuda_targets(const CudaRow& row, const Version& cc) {
 
 const std::vector<std::string>& matrix_files() {
   static const std::vector<std::string> files = {
-      "torch.csv",       "cuda.csv",     "nccl_releases.csv", "nccl_features.csv", "nccl_ops.csv",
-      "lightning.csv",   "nccl_env.csv", "nccl_algos.csv",    "gpu_families.csv",  "driver_branches.csv",
+      "torch.csv",        "cuda.csv",     "nccl_releases.csv", "nccl_features.csv", "nccl_ops.csv",
+      "lightning.csv",    "nccl_env.csv", "nccl_algos.csv",    "gpu_families.csv",  "driver_branches.csv",
       "nccl_defects.csv", "cudnn.csv"};
   return files;
 }

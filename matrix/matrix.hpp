@@ -122,11 +122,11 @@ struct GpuFamily {
 // CUDA minors, the Linux driver floor and the compute capabilities it supports.
 struct CudnnRow {
   RowMeta meta;
-  Version first, last;         // cuDNN releases the row covers (inclusive, 9.17.0 .. 9.28.1)
-  long cuda_major = 0;         // 12, 13
-  std::vector<Version> cuda;   // supported CUDA minors (12.0 ... 12.9)
-  Version min_driver;          // Linux driver floor (580.65.06)
-  std::vector<Version> ccs;    // compute capabilities it runs on
+  Version first, last;                  // cuDNN releases the row covers (inclusive, 9.17.0 .. 9.28.1)
+  long cuda_major = 0;                  // 12, 13
+  std::vector<Version> cuda;            // supported CUDA minors (12.0 ... 12.9)
+  Version min_driver;                   // Linux driver floor (580.65.06)
+  std::vector<Version> ccs;             // compute capabilities it runs on
   std::vector<Version> deprecated_ccs;  // supported but deprecated (a later release drops them)
   bool covers(const Version& cudnn) const;
   bool supports_cc(const Version& cc) const;

@@ -269,9 +269,8 @@ bool rule_nccl_below_matrix(Ctx& c) {
   if (tn.compare_release(*row->nccl) >= 0) return true;
   c.add("nccl-below-matrix", "warning", c.who,
         "torch " + v(*c.fp.torch->version) + " runs NCCL " + tn.release_str(3) + " (" +
-            torch_nccl_origin(*c.fp.torch) + ")" +
-            ", older than the " + row->nccl->release_str(3) + " its official wheel ships" +
-            unconfirmed_note(row->meta, "nccl"),
+            torch_nccl_origin(*c.fp.torch) + ")" + ", older than the " + row->nccl->release_str(3) +
+            " its official wheel ships" + unconfirmed_note(row->meta, "nccl"),
         row->meta.evidence(),
         "install the official torch " + row->torch.release_str(2) + "+" + row->variant +
             " wheel (or nvidia-nccl-cu" + std::to_string(row->cuda.major()) +
@@ -367,15 +366,16 @@ bool rule_cudnn_torch_build(Ctx& c) {
   const bool other_major = rt.major() != build->major();
   if (!other_major && rt.compare_release(*build, 2) >= 0) return true;
   c.add("cudnn-older-than-torch-build", row ? "warning" : "error", c.who,
-        "torch" + (c.fp.torch->version ? " " + v(*c.fp.torch->version) : std::string()) + " was compiled against cuDNN " +
-            build->release_str(3) + (row ? " (its official wheel's, " + row->meta.cite() + ")" : std::string()) +
+        "torch" + (c.fp.torch->version ? " " + v(*c.fp.torch->version) : std::string()) +
+            " was compiled against cuDNN " + build->release_str(3) +
+            (row ? " (its official wheel's, " + row->meta.cite() + ")" : std::string()) +
             " but loads cuDNN " + rt.release_str(3) + ": " +
             (other_major ? "another major" : "an older minor") +
             ", so torch refuses cuDNN operations with 'cuDNN version incompatibility'",
         row ? row->meta.evidence() : "rule:cudnn-older-than-torch-build (torch/backends/cudnn/__init__.py)",
         "install nvidia-cudnn-cu" +
-            (c.fp.torch->cuda ? std::to_string(c.fp.torch->cuda->major()) : std::string("XX")) + ">=" +
-            build->release_str(2) + ",<" + std::to_string(build->major() + 1) +
+            (c.fp.torch->cuda ? std::to_string(c.fp.torch->cuda->major()) : std::string("XX")) +
+            ">=" + build->release_str(2) + ",<" + std::to_string(build->major() + 1) +
             " (or drop the older libcudnn from the library path)");
   return true;
 }
@@ -459,20 +459,21 @@ bool rule_cudnn_driver(Ctx& c) {
     }
     if (serving.empty()) continue;  // no row serves these GPUs: gpu-unsupported-by-cudnn says so
     judged = true;
-    const CudnnRow* floor = *std::min_element(serving.begin(), serving.end(), [](const CudnnRow* a, const CudnnRow* b) {
-      return a->min_driver.compare_release(b->min_driver) < 0;
-    });
+    const CudnnRow* floor =
+        *std::min_element(serving.begin(), serving.end(), [](const CudnnRow* a, const CudnnRow* b) {
+          return a->min_driver.compare_release(b->min_driver) < 0;
+        });
     if (c.fp.driver_version->compare_release(floor->min_driver) >= 0) continue;
     c.add("driver-too-old-for-cudnn", cudnn_severity(*floor, lib.cudnn, "min_driver"), c.who + " " + lib.what,
           lib.what + " " + lib.cudnn.release_str(3) + " for CUDA " + std::to_string(lib.cuda_major) +
-              " needs a Linux driver >= " + v(floor->min_driver) + (c.fp.gpus && serving.size() < rows.size()
-                                                                        ? " on these GPUs"
-                                                                        : std::string()) +
-              "; driver " + v(*c.fp.driver_version) + " is older" + unconfirmed_note(floor->meta, "min_driver") +
+              " needs a Linux driver >= " + v(floor->min_driver) +
+              (c.fp.gpus && serving.size() < rows.size() ? " on these GPUs" : std::string()) + "; driver " +
+              v(*c.fp.driver_version) + " is older" + unconfirmed_note(floor->meta, "min_driver") +
               unconfirmed_note(floor->meta, "last"),
           floor->meta.evidence(),
-          "install a Linux driver >= " + v(floor->min_driver) + " (R" + std::to_string(floor->min_driver.major()) +
-              " or newer)" + supported_branch_hint(c.m, floor->min_driver.major(), check_month(c.fp)));
+          "install a Linux driver >= " + v(floor->min_driver) + " (R" +
+              std::to_string(floor->min_driver.major()) + " or newer)" +
+              supported_branch_hint(c.m, floor->min_driver.major(), check_month(c.fp)));
   }
   return judged;
 }
@@ -533,7 +534,8 @@ bool rule_ifname(Ctx& c) {
 // process loaded, where that is another release. Each comes with the words findings name it by.
 std::vector<std::pair<std::string, std::optional<Version>>> nccls_reading_env(const Fingerprint& fp) {
   std::vector<std::pair<std::string, std::optional<Version>>> out;
-  if (fp.nccl_runtime) out.push_back({"the NCCL gpucts loaded, " + fp.nccl_runtime->release_str(3), fp.nccl_runtime});
+  if (fp.nccl_runtime)
+    out.push_back({"the NCCL gpucts loaded, " + fp.nccl_runtime->release_str(3), fp.nccl_runtime});
   if (fp.torch && fp.torch->nccl_used() &&
       (!fp.nccl_runtime || !fp.torch->nccl_used()->same_release(*fp.nccl_runtime, 3)))
     out.push_back({"torch's NCCL, " + fp.torch->nccl_used()->release_str(3), fp.torch->nccl_used()});
@@ -542,8 +544,9 @@ std::vector<std::pair<std::string, std::optional<Version>>> nccls_reading_env(co
 
 // Judges the settings against each NCCL; a finding every NCCL gives alike is reported once, naming
 // them all, so the reader sees which library each finding concerns.
-void judge_each_nccl(Ctx& c, const std::function<std::optional<std::vector<Finding>>(const std::optional<Version>&)>& judge,
-                     bool* judged) {
+void judge_each_nccl(
+    Ctx& c, const std::function<std::optional<std::vector<Finding>>(const std::optional<Version>&)>& judge,
+    bool* judged) {
   auto libs = nccls_reading_env(c.fp);
   if (libs.empty()) libs.push_back({"", std::nullopt});  // no NCCL known: version checks are skipped
   std::vector<std::pair<Finding, std::vector<std::string>>> found;
@@ -574,19 +577,27 @@ void judge_each_nccl(Ctx& c, const std::function<std::optional<std::vector<Findi
 bool rule_env_lint(Ctx& c) {
   if (!c.fp.env) return false;
   bool judged = false;
-  judge_each_nccl(c, [&](const std::optional<Version>& nccl) { return std::optional(lint_nccl_env(c.m, *c.fp.env, nccl)); },
-                  &judged);
+  judge_each_nccl(
+      c,
+      [&](const std::optional<Version>& nccl) { return std::optional(lint_nccl_env(c.m, *c.fp.env, nccl)); },
+      &judged);
   return true;
 }
 
-bool rule_env_version(Ctx& c) { return c.fp.env && !nccls_reading_env(c.fp).empty(); }  // the lint does the work
+bool rule_env_version(Ctx& c) {
+  return c.fp.env && !nccls_reading_env(c.fp).empty();
+}  // the lint does the work
 
 bool rule_nccl_algo_coverage(Ctx& c) {
   if (!c.fp.env || nccls_reading_env(c.fp).empty()) return false;
   bool judged = false;
-  judge_each_nccl(c, [&](const std::optional<Version>& nccl) -> std::optional<std::vector<Finding>> {
-    return nccl ? nccl_algo_coverage(c.m, *c.fp.env, *nccl) : std::nullopt;  // nullopt: a release not modelled
-  }, &judged);
+  judge_each_nccl(
+      c,
+      [&](const std::optional<Version>& nccl) -> std::optional<std::vector<Finding>> {
+        return nccl ? nccl_algo_coverage(c.m, *c.fp.env, *nccl)
+                    : std::nullopt;  // nullopt: a release not modelled
+      },
+      &judged);
   return judged;
 }
 
@@ -628,13 +639,14 @@ bool rule_driver_gpu_family(Ctx& c) {
     const GpuFamily* fam = c.m.find_gpu_family(*g.cc);
     if (fam && fam->last_driver && drv.major() > *fam->last_driver) {
       const long last = *fam->last_driver;
-      c.add("driver-drops-gpu", severity("error", fam->meta, "last_driver"), c.who + " GPU " + std::to_string(g.index),
+      c.add("driver-drops-gpu", severity("error", fam->meta, "last_driver"),
+            c.who + " GPU " + std::to_string(g.index),
             (g.name ? *g.name + " " : std::string()) + "(" + cc_str(*g.cc) + ", " + fam->family +
                 ") is driven up to branch R" + std::to_string(last) + "; driver " + v(drv) + " (R" +
                 std::to_string(drv.major()) + ") no longer supports it",
             fam->meta.evidence(),
-            "stay on a Linux driver of branch R" + std::to_string(last) + supported_branch_hint(c.m, last, check_month(c.fp)) +
-                ", or replace the GPU");
+            "stay on a Linux driver of branch R" + std::to_string(last) +
+                supported_branch_hint(c.m, last, check_month(c.fp)) + ", or replace the GPU");
       continue;
     }
     if (!fam || drv.compare_release(fam->min_driver) >= 0) continue;
@@ -869,8 +881,8 @@ nlohmann::json CheckResult::to_json() const {
                              {"source", f.source},
                              {"fix", f.fix}});
   j["not_evaluated"] = not_evaluated;
-  j["data_reach"] = {{"torch", reach.torch},   {"nccl", reach.nccl},          {"nccl_env", reach.nccl_env},
-                     {"cudnn", reach.cudnn},   {"cuda", reach.cuda},          {"driver_branch", reach.driver_branch}};
+  j["data_reach"] = {{"torch", reach.torch}, {"nccl", reach.nccl}, {"nccl_env", reach.nccl_env},
+                     {"cudnn", reach.cudnn}, {"cuda", reach.cuda}, {"driver_branch", reach.driver_branch}};
   j["rules_total"] = finding_ids().size();
   j["rules_evaluated"] = finding_ids().size() - not_evaluated.size();
   return j;

@@ -43,8 +43,9 @@ TEST(CudnnTable, BadRowsNameFileAndLine) {
   EXPECT_EQ(load_error("9.1.0,9.5.0,12,12.0,525.60.13,9.0,7.0,,src,\n"),
             "cudnn.csv:2: deprecated_ccs lists 7.0, which ccs does not");
   EXPECT_EQ(load_error("9.1.0,9.5.0,12,12.0,525.60.13,,,,src,\n"), "cudnn.csv:2: column 'ccs' is empty");
-  EXPECT_EQ(load_error("9.1.0,9.5.0,12,12.0,525.60.13,9.0,,,src,\n9.1.0,9.5.0,12,12.0,525.60.13,8.0,,,src,\n"),
-            "cudnn.csv:3: duplicate key '9.1.0/cu12.0-12.0' (first at line 2)");
+  EXPECT_EQ(
+      load_error("9.1.0,9.5.0,12,12.0,525.60.13,9.0,,,src,\n9.1.0,9.5.0,12,12.0,525.60.13,8.0,,,src,\n"),
+      "cudnn.csv:3: duplicate key '9.1.0/cu12.0-12.0' (first at line 2)");
   EXPECT_EQ(load_error("9.1.0,9.5.0,12,12.0,525.60.13,9.0,,,src,\n"), "") << "a good row loads";
 }
 
@@ -62,7 +63,8 @@ TEST(CudnnTable, CoversEveryWheelPinAndItsArchList) {
     for (const auto& arch : t.arch_list) {
       auto cc = arch_cc(arch);
       if (!cc) continue;  // compute_XY: PTX
-      EXPECT_TRUE(std::any_of(rows.begin(), rows.end(), [&](const CudnnRow* r) { return r->supports_cc(*cc); }))
+      EXPECT_TRUE(
+          std::any_of(rows.begin(), rows.end(), [&](const CudnnRow* r) { return r->supports_cc(*cc); }))
           << t.meta.cite() << ": cuDNN " << t.cudnn->str() << " rows do not list " << arch;
     }
     ++judged;

@@ -32,7 +32,8 @@ class MatrixReach : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fs::exists(kTools / "generate.py"))
-      GTEST_SKIP() << "no matrix/tools beside " << matrix_data_dir() << " (an install tree ships the data only)";
+      GTEST_SKIP() << "no matrix/tools beside " << matrix_data_dir()
+                   << " (an install tree ships the data only)";
     if (!proc::run({"python3", "-c", "import sys; sys.exit(sys.version_info < (3, 8))"}).ok())
       GTEST_SKIP() << "python3 (3.8 or newer) is not on PATH: the generator cannot run";
   }
@@ -40,11 +41,15 @@ class MatrixReach : public ::testing::Test {
 
 TEST_F(MatrixReach, CommittedSnapshotsNameTheReachAndTheUntaggedNccl) {
   const std::string out = reach_report(kTools / "snapshot");
-  EXPECT_NE(out.find("data reaches: torch 2.15, NCCL 2.32.6 (variables read up to 2.30.7), cuDNN 9.28.1, CUDA 13.5"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find(
+          "data reaches: torch 2.15, NCCL 2.32.6 (variables read up to 2.30.7), cuDNN 9.28.1, CUDA 13.5"),
+      std::string::npos)
       << out;
-  EXPECT_NE(out.find("warning: NCCL 2.31.2, 2.32.3, 2.32.6: on PyPI but not tagged"), std::string::npos) << out;
-  EXPECT_EQ(out.find("warning: PyPI torch"), std::string::npos) << "the data has PyPI's newest torch: " << out;
+  EXPECT_NE(out.find("warning: NCCL 2.31.2, 2.32.3, 2.32.6: on PyPI but not tagged"), std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("warning: PyPI torch"), std::string::npos)
+      << "the data has PyPI's newest torch: " << out;
   EXPECT_EQ(out.find("warning: PyPI nvidia-cudnn"), std::string::npos) << out;
 }
 

@@ -307,9 +307,11 @@ const RuleCase kCases[] =
         {"cudnn_runtime_newer_minor", "cudnn-older-than-torch-build", false,
          R"({"torch": {"cudnn_build": "9.10.2"}})"},
         {"cudnn_9_17_on_v100", "gpu-unsupported-by-cudnn", true,
-         R"({"torch": {"version": "2.11.0+cu126", "cuda": "12.6", "nccl": "2.28.9", "cudnn": "9.17.0", "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}, "cuda_runtime": "12.6", "cudnn": null, "gpus": [{"index": 0, "name": "Tesla V100-SXM2-32GB", "cc": "7.0"}]})", "error", "does not support Tesla V100"},
+         R"({"torch": {"version": "2.11.0+cu126", "cuda": "12.6", "nccl": "2.28.9", "cudnn": "9.17.0", "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}, "cuda_runtime": "12.6", "cudnn": null, "gpus": [{"index": 0, "name": "Tesla V100-SXM2-32GB", "cc": "7.0"}]})",
+         "error", "does not support Tesla V100"},
         {"cudnn_9_19_on_v100_assumed", "gpu-unsupported-by-cudnn", true,
-         R"({"torch": {"version": "2.11.0+cu126", "cuda": "12.6", "nccl": "2.28.9", "cudnn": "9.19.0", "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}, "cuda_runtime": "12.6", "cudnn": null, "gpus": [{"index": 0, "name": "Tesla V100-SXM2-32GB", "cc": "7.0"}]})", "warning", "UNCONFIRMED"},
+         R"({"torch": {"version": "2.11.0+cu126", "cuda": "12.6", "nccl": "2.28.9", "cudnn": "9.19.0", "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}, "cuda_runtime": "12.6", "cudnn": null, "gpus": [{"index": 0, "name": "Tesla V100-SXM2-32GB", "cc": "7.0"}]})",
+         "warning", "UNCONFIRMED"},
         {"cudnn_9_10_on_v100", "gpu-unsupported-by-cudnn", false,
          R"({"torch": {"version": "2.11.0+cu126", "cuda": "12.6", "nccl": "2.28.9", "cudnn": "9.10.2", "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}, "cuda_runtime": "12.6", "cudnn": null, "gpus": [{"index": 0, "name": "Tesla V100-SXM2-32GB", "cc": "7.0"}]})"},
         {"cudnn_cu13_on_r575", "driver-too-old-for-cudnn", true,
@@ -327,11 +329,15 @@ const RuleCase kCases[] =
         {"v100_on_r590", "driver-drops-gpu", true,
          R"({"driver": {"version": "590.44.01", "cuda": "13.1"}, "gpus": [{"index": 0, "name": "Tesla V100", "cc": "7.0"}]})",
          "error", "R580"},
-        {"v100_on_r580", "driver-drops-gpu", false, R"({"gpus": [{"index": 0, "name": "Tesla V100", "cc": "7.0"}]})"},
+        {"v100_on_r580", "driver-drops-gpu", false,
+         R"({"gpus": [{"index": 0, "name": "Tesla V100", "cc": "7.0"}]})"},
         // Every NCCL the job loads reads the settings: torch's loaded one as well as gpucts's.
         {"algo_tree_torch_loads_2_30", "nccl-collective-without-algorithm", true,
          R"({"nccl": {"header": "2.18.1", "runtime": "2.18.1"}, "torch": {"nccl_loaded": "2.30.7"}, "env": {"NCCL_ALGO": "Tree"}})",
          "error", "torch's NCCL, 2.30.7"},
+        {"algo_tree_torch_loads_2_32_6", "nccl-collective-without-algorithm", true,
+         R"({"nccl": {"header": "2.18.1", "runtime": "2.18.1"}, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_ALGO": "Tree"}})",
+         "error", "nccl_algos.csv ends at NCCL 2.30.7"},
         {"algo_tree_torch_and_gpucts_2_18", "nccl-collective-without-algorithm", false,
          R"({"nccl": {"header": "2.18.1", "runtime": "2.18.1"}, "torch": {"nccl": "2.18.1"}, "env": {"NCCL_ALGO": "Tree"}})"},
         {"ras_on_gpucts_2_21_not_torch", "nccl-env-newer-than-library", true,
@@ -347,13 +353,14 @@ const RuleCase kCases[] =
          "linked into libtorch statically"},
         // A variable the data has never seen, read by an NCCL newer than the data: beyond the data.
         {"win_register_gin_on_2_32_6", "nccl-env-beyond-data", true,
-         R"({"nccl": null, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_WIN_REGISTER_GIN": "1"}})", "info",
-         "unknown to the data up to NCCL 2.30.7"},
+         R"({"nccl": null, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_WIN_REGISTER_GIN": "1"}})",
+         "info", "unknown to the data up to NCCL 2.30.7"},
         {"win_register_gin_on_2_32_6_not_unknown", "nccl-env-unknown", false,
          R"({"nccl": null, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_WIN_REGISTER_GIN": "1"}})"},
-        {"win_register_gin_on_2_28_9", "nccl-env-beyond-data", false, R"({"env": {"NCCL_WIN_REGISTER_GIN": "1"}})"},
-        {"win_register_gin_on_2_28_9_unknown", "nccl-env-unknown", true, R"({"env": {"NCCL_WIN_REGISTER_GIN": "1"}})",
-         "warning", "read by no NCCL release up to 2.30.7"},
+        {"win_register_gin_on_2_28_9", "nccl-env-beyond-data", false,
+         R"({"env": {"NCCL_WIN_REGISTER_GIN": "1"}})"},
+        {"win_register_gin_on_2_28_9_unknown", "nccl-env-unknown", true,
+         R"({"env": {"NCCL_WIN_REGISTER_GIN": "1"}})", "warning", "read by no NCCL release up to 2.30.7"},
         // NCCL clamps NCCL_SOCKET_NTHREADS to 16 before it caps threads x sockets at 64.
         {"sockets_4x32_runs_4x16", "nccl-socket-threads-product", false,
          R"({"env": {"NCCL_NSOCKS_PERTHREAD": "4", "NCCL_SOCKET_NTHREADS": "32"}})"},
@@ -836,7 +843,8 @@ TEST(TorchNcclLoaded, RoundTripsAndRulesUseIt) {
   other["host"] = "node-b";
   CheckResult r = check_fingerprints(builtin_matrix(), {fp, fingerprint_from_json(other, "b")});
   EXPECT_TRUE(std::any_of(r.findings.begin(), r.findings.end(), [](const Finding& f) {
-    return f.id == "cross-host-mismatch" && f.subject == "torch NCCL" && f.message.find("2.30.6") != std::string::npos;
+    return f.id == "cross-host-mismatch" && f.subject == "torch NCCL" &&
+           f.message.find("2.30.6") != std::string::npos;
   }));
   j["torch"]["nccl_static"] = "yes";
   try {
