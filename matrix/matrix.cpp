@@ -111,8 +111,10 @@ CsvTable table(const std::map<std::string, std::string>& files, const std::strin
 
 std::string key_part(const Version& v) { return v.raw.empty() ? v.str() : v.raw; }
 
-void load_torch(Matrix& m, const std::map<std::string, std::string>& files) {
-  auto t = table(files, "torch.csv",
+// torch.csv (the x86_64 wheels) or torch_aarch64.csv: the same columns, one platform each.
+void load_torch(std::vector<TorchRow>& out, const std::map<std::string, std::string>& files,
+                const std::string& file, const std::string& platform) {
+  auto t = table(files, file,
                  {"torch", "variant", "cuda", "status", "nccl", "cudnn", "cxx_std", "python_min",
                   "python_max", "arch_list"});
   KeySet keys(t.file);
@@ -121,6 +123,7 @@ void load_torch(Matrix& m, const std::map<std::string, std::string>& files) {
     TorchRow row;
     row.torch = rd.version("torch");
     row.variant = rd.required("variant");
+    row.platform = platform;
     row.meta = rd.meta(key_part(row.torch) + "/" + row.variant);
     keys.add(row.meta.key, r.line);
     row.cuda = rd.version("cuda");
@@ -147,7 +150,7 @@ void load_torch(Matrix& m, const std::map<std::string, std::string>& files) {
     for (const auto& a : row.arch_list)
       if ((a.rfind("sm_", 0) != 0 && a.rfind("compute_", 0) != 0) || !arch_cc(a))
         rd.fail("arch_list entry '" + a + "' is not sm_XY or compute_XY");
-    m.torch.push_back(std::move(row));
+    out.push_back(std::move(row));
   }
 }
 
@@ -525,7 +528,7 @@ const std::vector<std::string>& matrix_files() {
   static const std::vector<std::string> files = {
       "torch.csv",        "cuda.csv",     "nccl_releases.csv", "nccl_features.csv", "nccl_ops.csv",
       "lightning.csv",    "nccl_env.csv", "nccl_algos.csv",    "gpu_families.csv",  "driver_branches.csv",
-      "nccl_defects.csv", "cudnn.csv"};
+      "nccl_defects.csv", "cudnn.csv",    "torch_aarch64.csv"};
   return files;
 }
 
@@ -543,7 +546,8 @@ Matrix parse_matrix(const std::map<std::string, std::string>& files, const std::
       throw MatrixError(name + ": not a matrix file (known: " + known_files() + ")");
   Matrix m;
   m.origin = origin;
-  load_torch(m, files);
+  load_torch(m.torch, files, "torch.csv", "x86_64");
+  load_torch(m.torch_aarch64, files, "torch_aarch64.csv", "aarch64");
   load_cuda(m, files);
   load_nccl(m, files);
   load_lightning(m, files);
@@ -575,18 +579,19 @@ Matrix load_matrix_dir(const std::string& dir) {
   }
 }
 
-const TorchRow* Matrix::find_torch(const Version& t, const std::optional<Version>& cuda) const {
+const TorchRow* Matrix::find_torch(const Version& t, const std::optional<Version>& cuda,
+                                   const std::string& platform) const {
   std::optional<Version> c = cuda ? cuda : t.torch_cuda_tag();
-  for (const auto& r : torch) {
+  for (const auto& r : platform == "aarch64" ? torch_aarch64 : torch) {
     if (!r.torch.same_release(t, 2)) continue;
     if (c && r.cuda.same_release(*c, 2)) return &r;
   }
   return nullptr;
 }
 
-std::vector<const TorchRow*> Matrix::torch_rows_of(const Version& t) const {
+std::vector<const TorchRow*> Matrix::torch_rows_of(const Version& t, const std::string& platform) const {
   std::vector<const TorchRow*> out;
-  for (const auto& r : torch)
+  for (const auto& r : platform == "aarch64" ? torch_aarch64 : torch)
     if (r.torch.same_release(t, 2)) out.push_back(&r);
   return out;
 }

@@ -29,11 +29,12 @@ struct RowMeta {
 
 struct TorchRow {
   RowMeta meta;
-  Version torch;                // release line, "2.11"
-  std::string variant;          // "cu130"
-  Version cuda;                 // 13.0
-  std::string status;           // stable | experimental
-  std::optional<Version> nccl;  // NCCL the wheel ships/links
+  Version torch;                    // release line, "2.11"
+  std::string variant;              // "cu130"
+  std::string platform = "x86_64";  // x86_64 | aarch64 (the wheels of one line differ by arch list)
+  Version cuda;                     // 13.0
+  std::string status;               // stable | experimental
+  std::optional<Version> nccl;      // NCCL the wheel ships/links
   std::optional<Version> cudnn;
   int cxx_std = 0;                     // 14, 17, 20
   Version python_min, python_max;      // inclusive
@@ -172,7 +173,8 @@ struct NcclDefect {
 };
 
 struct Matrix {
-  std::vector<TorchRow> torch;
+  std::vector<TorchRow> torch;          // the x86_64 wheels
+  std::vector<TorchRow> torch_aarch64;  // the aarch64 wheels (their own arch lists)
   std::vector<CudaRow> cuda;
   std::vector<NcclRelease> nccl_releases;
   std::vector<NcclFeature> nccl_features;
@@ -187,9 +189,12 @@ struct Matrix {
   std::string origin;  // "built-in" or the directory
 
   // torch "2.11.0+cu130" -> its row (release line and CUDA variant); nullptr if none.
-  const TorchRow* find_torch(const Version& torch, const std::optional<Version>& cuda) const;
-  std::vector<const TorchRow*> torch_rows_of(const Version& torch) const;  // every variant of a line
-  const CudaRow* find_cuda(const Version& cuda) const;                     // by major.minor
+  const TorchRow* find_torch(const Version& torch, const std::optional<Version>& cuda,
+                             const std::string& platform = "x86_64") const;
+  // Every CUDA variant of a line for one platform.
+  std::vector<const TorchRow*> torch_rows_of(const Version& torch,
+                                             const std::string& platform = "x86_64") const;
+  const CudaRow* find_cuda(const Version& cuda) const;  // by major.minor
   std::vector<const CudaRow*> cuda_rows_of_major(long major) const;
   const LightningRow* find_lightning(const Version& lightning) const;
   const NcclEnvVar* find_env(const std::string& name) const;

@@ -133,10 +133,21 @@ bool rule_driver_runtime(Ctx& c) {
   return true;
 }
 
+// The machine the fingerprint was probed on ("Linux 6.8.0 aarch64" in its kernel record): the
+// aarch64 wheels are built for other GPUs than the x86_64 ones.
+std::string platform_of(const Fingerprint& fp) {
+  auto it = fp.extra.find("kernel");
+  if (it != fp.extra.end() && it->is_string()) {
+    const std::string& k = it->get_ref<const std::string&>();
+    if (k.size() >= 7 && k.compare(k.size() - 7, 7, "aarch64") == 0) return "aarch64";
+  }
+  return "x86_64";
+}
+
 // The torch wheel of the same release line that this driver can run (newest CUDA variant).
 std::string wheel_for_driver(const Matrix& m, const Fingerprint& fp, const Version& torch) {
   const TorchRow* best = nullptr;
-  for (const TorchRow* r : m.torch_rows_of(torch)) {
+  for (const TorchRow* r : m.torch_rows_of(torch, platform_of(fp))) {
     const CudaRow* row = nullptr;
     auto why = driver_cannot_run(m, fp, r->cuda, &row);
     if (why && why->empty() && (!best || best->cuda.compare_release(r->cuda) < 0)) best = r;
@@ -155,7 +166,7 @@ bool rule_driver_torch(Ctx& c) {
   if (!why) return false;
   if (!why->empty()) {
     std::string wheel = wheel_for_driver(c.m, c.fp, *c.fp.torch->version);
-    const TorchRow* trow = c.m.find_torch(*c.fp.torch->version, tc);
+    const TorchRow* trow = c.m.find_torch(*c.fp.torch->version, tc, platform_of(c.fp));
     c.add("driver-too-old-for-torch-cuda", row ? severity("error", row->meta, "min_driver") : "error", c.who,
           "torch " + v(*c.fp.torch->version) + " is built for CUDA " + tc->release_str(2) + ": " + *why,
           trow  ? trow->meta.evidence()
@@ -243,20 +254,21 @@ bool rule_nccl_known_defect(Ctx& c) {
 
 const TorchRow* torch_row(const Ctx& c) {
   if (!c.fp.torch || !c.fp.torch->version) return nullptr;
-  return c.m.find_torch(*c.fp.torch->version, c.fp.torch->cuda);
+  return c.m.find_torch(*c.fp.torch->version, c.fp.torch->cuda, platform_of(c.fp));
 }
 
 bool rule_torch_known(Ctx& c) {
   if (!c.fp.torch || !c.fp.torch->version) return false;
   if (torch_row(c)) return true;
   const Version& t = *c.fp.torch->version;
-  auto rows = c.m.torch_rows_of(t);
+  auto rows = c.m.torch_rows_of(t, platform_of(c.fp));
   std::string variants;
   for (const auto* r : rows) variants += (variants.empty() ? "" : ", ") + r->variant;
   c.add("torch-release-unknown", "info", c.who,
         "torch " + v(t) +
-            (rows.empty() ? " matches no release line of the matrix"
-                          : " is a variant the matrix does not list (known: " + variants + ")"),
+            (rows.empty() ? " matches no " + platform_of(c.fp) + " row of the matrix"
+                          : " is a variant the matrix does not list for " + platform_of(c.fp) +
+                                " (known: " + variants + ")"),
         "torch.csv",
         "its compatibility rules were not checked; add the row to matrix/data/torch.csv with its source");
   return true;

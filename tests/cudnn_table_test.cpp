@@ -49,8 +49,9 @@ TEST(CudnnTable, BadRowsNameFileAndLine) {
   EXPECT_EQ(load_error("9.1.0,9.5.0,12,12.0,525.60.13,9.0,,,src,\n"), "") << "a good row loads";
 }
 
-// Every cuDNN 9 a torch wheel pins (CUDA 12 and 13) is covered by a row of its CUDA major, and the
-// rows support every SM the wheel is built for: the rules then judge what users install.
+// Every cuDNN 9 an x86_64 torch wheel pins (CUDA 12 and 13) is covered by a row of its CUDA major,
+// and the rows support every SM the wheel is built for: the rules then judge what users install.
+// (The aarch64 wheels add sm_110, Thor, which the Support Matrix does not list.)
 TEST(CudnnTable, CoversEveryWheelPinAndItsArchList) {
   const Matrix& m = builtin_matrix();
   int judged = 0;

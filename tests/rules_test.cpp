@@ -294,6 +294,18 @@ const RuleCase kCases[] =
          R"({"visible_devices": {"spec": "3", "resolved": [{"index": 3}], "problems": [], "expected": 8, "expected_from": "LOCAL_WORLD_SIZE", "one_per_rank_ok": true}})"},
         {"cvd_clean_list", "cuda-visible-devices-odd", false,
          R"({"visible_devices": {"spec": "0", "resolved": [{"index": 0, "uuid": "GPU-d76a"}], "problems": [], "expected": 1, "expected_from": "GPUCTS_EXPECT_GPUS"}})"},
+        // The aarch64 wheels have their own arch list (sm_80 to sm_120 with sm_110): the row of the
+        // machine's platform decides.
+        {"thor_aarch64_wheel_has_sm110", "gpu-arch-not-in-torch-build", false,
+         R"({"kernel": "Linux 6.8.12-tegra aarch64", "torch": {"version": "2.14.1+cu130", "arch_list": null}, "gpus": [{"index": 0, "name": "NVIDIA Thor", "cc": "11.0"}]})"},
+        {"thor_x86_row_lacks_sm110", "gpu-arch-not-in-torch-build", true,
+         R"({"kernel": "Linux 6.8.0 x86_64", "torch": {"version": "2.14.1+cu130", "arch_list": null}, "gpus": [{"index": 0, "name": "NVIDIA Thor", "cc": "11.0"}]})",
+         "error", "sm_110"},
+        {"aarch64_2_10_no_row", "torch-release-unknown", true,
+         R"({"kernel": "Linux 6.8.0 aarch64", "torch": {"version": "2.10.0+cu128", "cuda": "12.8"}, "cuda_runtime": "12.8"})",
+         "info", "matches no aarch64 row"},
+        {"aarch64_2_15_row", "torch-release-unknown", false,
+         R"({"kernel": "Linux 6.8.0 aarch64", "torch": {"version": "2.15.0+cu132", "cuda": "13.2"}, "cuda_runtime": "13.2"})"},
         // cuDNN: torch's own rule (same major, runtime minor >= the build's), and what each cuDNN
         // release supports (cudnn.csv: compute capabilities, driver floor per CUDA major).
         {"cudnn_runtime_older_minor", "cudnn-older-than-torch-build", true,
