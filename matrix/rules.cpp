@@ -424,6 +424,11 @@ std::string cudnn_severity(const CudnnRow& row, const Version& cudnn, const char
   return "error";
 }
 
+// The note a finding carries when it rests on the assumption that a later release keeps the table.
+std::string cudnn_assumed_note(const CudnnRow& row, const Version& cudnn) {
+  return cudnn.compare_release(row.first, 2) > 0 ? unconfirmed_note(row.meta, "last") : std::string();
+}
+
 std::string ccs_text(const CudnnRow& row) {
   std::string out;
   for (const auto& cc : row.ccs) out += (out.empty() ? "" : " ") + cc_str(cc);
@@ -447,7 +452,7 @@ bool rule_cudnn_gpu(Ctx& c) {
             lib.what + " " + lib.cudnn.release_str(3) + " for CUDA " + std::to_string(lib.cuda_major) +
                 " does not support " + (g.name ? *g.name + " " : std::string()) + "(" + cc_str(*g.cc) +
                 "): it runs on " + ccs_text(row) + "; cuDNN operations (convolutions, RNNs, attention) fail" +
-                unconfirmed_note(row.meta, "ccs") + unconfirmed_note(row.meta, "last"),
+                unconfirmed_note(row.meta, "ccs") + cudnn_assumed_note(row, lib.cudnn),
             row.meta.evidence(),
             "install a cuDNN release that lists " + cc_str(*g.cc) +
                 " (see matrix/data/cudnn.csv), e.g. the one the torch wheel pins");
@@ -469,8 +474,8 @@ bool rule_cudnn_driver(Ctx& c) {
         for (const auto& g : *c.fp.gpus) all = all && (!g.cc || r->supports_cc(*g.cc));
       if (all) serving.push_back(r);
     }
+    judged |= !rows.empty();
     if (serving.empty()) continue;  // no row serves these GPUs: gpu-unsupported-by-cudnn says so
-    judged = true;
     const CudnnRow* floor =
         *std::min_element(serving.begin(), serving.end(), [](const CudnnRow* a, const CudnnRow* b) {
           return a->min_driver.compare_release(b->min_driver) < 0;
@@ -481,7 +486,7 @@ bool rule_cudnn_driver(Ctx& c) {
               " needs a Linux driver >= " + v(floor->min_driver) +
               (c.fp.gpus && serving.size() < rows.size() ? " on these GPUs" : std::string()) + "; driver " +
               v(*c.fp.driver_version) + " is older" + unconfirmed_note(floor->meta, "min_driver") +
-              unconfirmed_note(floor->meta, "last"),
+              cudnn_assumed_note(*floor, lib.cudnn),
           floor->meta.evidence(),
           "install a Linux driver >= " + v(floor->min_driver) + " (R" +
               std::to_string(floor->min_driver.major()) + " or newer)" +
