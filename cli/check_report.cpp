@@ -28,7 +28,12 @@ std::string describe(const Fingerprint& fp, const Matrix& m) {
   }
   if (fp.torch && fp.torch->version) {
     s += ", torch " + ver(fp.torch->version) + " (CUDA " + ver(fp.torch->cuda) + ", NCCL " +
-         ver(fp.torch->nccl) + ", cuDNN " + ver(fp.torch->cudnn) + ")";
+         ver(fp.torch->nccl) + " built" +
+         (fp.torch->nccl_loaded
+              ? std::string(", ") + ver(fp.torch->nccl_loaded) +
+                    (fp.torch->nccl_static.value_or(false) ? " linked statically" : " loaded")
+              : std::string()) +
+         ", cuDNN " + ver(fp.torch->cudnn) + ")";
     const TorchRow* row = m.find_torch(*fp.torch->version, fp.torch->cuda);
     s += row ? ", matrix row " + row->meta.cite() : ", no matrix row";
   } else {
@@ -78,6 +83,11 @@ void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<
     for (const auto& id : r.not_evaluated) out << " " << id;
     out << "\n";
   }
+  // How far the data reaches: a stack newer than this is judged on older facts.
+  const DataReach& reach = r.reach;
+  out << "data reaches: torch " << reach.torch << ", NCCL " << reach.nccl << " (variables read up to "
+      << reach.nccl_env << "), cuDNN " << reach.cudnn << ", CUDA " << reach.cuda << ", driver branch "
+      << reach.driver_branch << "\n";
 }
 
 int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, std::ostream& out,

@@ -123,6 +123,10 @@ json to_json(const Fingerprint& fp) {
     put_version(t, "cuda", fp.torch->cuda);
     put_version(t, "nccl", fp.torch->nccl);
     put_version(t, "cudnn", fp.torch->cudnn);
+    put_version(t, "cudnn_build", fp.torch->cudnn_build);
+    put_version(t, "nccl_loaded", fp.torch->nccl_loaded);
+    if (fp.torch->nccl_library) t["nccl_library"] = *fp.torch->nccl_library;
+    if (fp.torch->nccl_static) t["nccl_static"] = *fp.torch->nccl_static;
     if (fp.torch->arch_list) t["arch_list"] = *fp.torch->arch_list;
     if (fp.torch->cxx11_abi) t["cxx11_abi"] = *fp.torch->cxx11_abi;
     j["torch"] = t;
@@ -192,6 +196,13 @@ Fingerprint fingerprint_from_json(const json& j, const std::string& origin) {
     ti.cuda = version_field(*t, "cuda", VersionKind::Cuda, origin, "torch");
     ti.nccl = version_field(*t, "nccl", VersionKind::TorchNccl, origin, "torch");
     ti.cudnn = version_field(*t, "cudnn", VersionKind::Cudnn, origin, "torch");
+    ti.cudnn_build = version_field(*t, "cudnn_build", VersionKind::Cudnn, origin, "torch");
+    ti.nccl_loaded = version_field(*t, "nccl_loaded", VersionKind::Nccl, origin, "torch");
+    ti.nccl_library = string_field(*t, "nccl_library", origin, "torch");
+    if (auto it = t->find("nccl_static"); it != t->end() && !it->is_null()) {
+      if (!it->is_boolean()) bad(origin, "torch.nccl_static", "expected true or false");
+      ti.nccl_static = it->get<bool>();
+    }
     if (auto it = t->find("arch_list"); it != t->end() && !it->is_null()) {
       if (!it->is_array()) bad(origin, "torch.arch_list", "expected an array of strings");
       std::vector<std::string> arches;

@@ -37,7 +37,17 @@ struct InterfaceInfo {
 };
 
 struct TorchInfo {
+  // nccl: torch.cuda.nccl.version(), the NCCL torch was BUILT with; cudnn: torch.backends.cudnn.version(),
+  // the cuDNN torch loads at run time.
   std::optional<Version> version, cuda, nccl, cudnn;
+  std::optional<Version> cudnn_build;  // cudnn_build: the cuDNN torch was compiled against
+  // nccl_loaded: the NCCL torch's process LOADED (ncclGetVersion of the libnccl mapped after import and
+  // CUDA init), nccl_library its path; nccl_static: no libnccl was mapped, NCCL is linked into libtorch.
+  std::optional<Version> nccl_loaded;
+  std::optional<std::string> nccl_library;
+  std::optional<bool> nccl_static;
+  // The NCCL torch's collectives run on: the loaded one where known, else the built one.
+  const std::optional<Version>& nccl_used() const { return nccl_loaded ? nccl_loaded : nccl; }
   std::optional<std::vector<std::string>> arch_list;  // "sm_90", "compute_90" (PTX)
   std::optional<bool> cxx11_abi;
 };

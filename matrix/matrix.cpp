@@ -111,8 +111,10 @@ CsvTable table(const std::map<std::string, std::string>& files, const std::strin
 
 std::string key_part(const Version& v) { return v.raw.empty() ? v.str() : v.raw; }
 
-void load_torch(Matrix& m, const std::map<std::string, std::string>& files) {
-  auto t = table(files, "torch.csv",
+// torch.csv (the x86_64 wheels) or torch_aarch64.csv: the same columns, one platform each.
+void load_torch(std::vector<TorchRow>& out, const std::map<std::string, std::string>& files,
+                const std::string& file, const std::string& platform) {
+  auto t = table(files, file,
                  {"torch", "variant", "cuda", "status", "nccl", "cudnn", "cxx_std", "python_min",
                   "python_max", "arch_list"});
   KeySet keys(t.file);
@@ -121,6 +123,7 @@ void load_torch(Matrix& m, const std::map<std::string, std::string>& files) {
     TorchRow row;
     row.torch = rd.version("torch");
     row.variant = rd.required("variant");
+    row.platform = platform;
     row.meta = rd.meta(key_part(row.torch) + "/" + row.variant);
     keys.add(row.meta.key, r.line);
     row.cuda = rd.version("cuda");
@@ -147,7 +150,7 @@ void load_torch(Matrix& m, const std::map<std::string, std::string>& files) {
     for (const auto& a : row.arch_list)
       if ((a.rfind("sm_", 0) != 0 && a.rfind("compute_", 0) != 0) || !arch_cc(a))
         rd.fail("arch_list entry '" + a + "' is not sm_XY or compute_XY");
-    m.torch.push_back(std::move(row));
+    out.push_back(std::move(row));
   }
 }
 
@@ -330,7 +333,8 @@ void load_nccl_algos(Matrix& m, const std::map<std::string, std::string>& files)
 // GPU families -> driver floor, and driver branches -> end of life.
 void load_driver_tables(Matrix& m, const std::map<std::string, std::string>& files) {
   {
-    auto t = table(files, "gpu_families.csv", {"family", "cc_min", "cc_max", "min_driver", "first_cuda"});
+    auto t = table(files, "gpu_families.csv", {"family", "cc_min", "cc_max", "min_driver", "first_cuda"},
+                   {"last_driver"});
     KeySet keys(t.file);
     for (const auto& r : t.rows) {
       RowReader rd(t, r);
@@ -343,6 +347,10 @@ void load_driver_tables(Matrix& m, const std::map<std::string, std::string>& fil
       if (row.cc_max.compare_release(row.cc_min) < 0) rd.fail("cc_max is below cc_min");
       row.min_driver = rd.version("min_driver");
       row.first_cuda = rd.version("first_cuda");
+      if (auto last = rd.opt_int("last_driver")) {
+        if (*last < row.min_driver.major()) rd.fail("last_driver is below min_driver");
+        row.last_driver = static_cast<long>(*last);
+      }
       m.gpu_families.push_back(std::move(row));
     }
   }
@@ -365,6 +373,39 @@ void load_driver_tables(Matrix& m, const std::map<std::string, std::string>& fil
     if (!row.eol.empty() && !std::regex_match(row.eol, month))
       rd.fail("eol '" + row.eol + "' is not YYYY-MM");
     m.driver_branches.push_back(std::move(row));
+  }
+}
+
+// cuDNN release ranges per CUDA major (NVIDIA's cuDNN Support Matrix pages).
+void load_cudnn(Matrix& m, const std::map<std::string, std::string>& files) {
+  auto t = table(files, "cudnn.csv", {"first", "last", "cuda_major", "cuda", "min_driver", "ccs"},
+                 {"deprecated_ccs"});
+  KeySet keys(t.file);
+  for (const auto& r : t.rows) {
+    RowReader rd(t, r);
+    CudnnRow row;
+    row.first = rd.version("first");
+    row.last = rd.version("last");
+    if (row.last.compare_release(row.first) < 0) rd.fail("last is below first");
+    auto major = rd.opt_int("cuda_major");
+    if (!major || *major <= 0) rd.fail("cuda_major must be a positive integer");
+    row.cuda_major = static_cast<long>(*major);
+    row.cuda = rd.versions("cuda");
+    if (row.cuda.empty()) rd.fail("column 'cuda' is empty");
+    // "9.17.0/cu12.8-12.9": a release may have two rows for one major (Blackwell needs 12.8+).
+    row.meta = rd.meta(rd.required("first") + "/cu" + row.cuda.front().release_str(2) + "-" +
+                       row.cuda.back().release_str(2));
+    keys.add(row.meta.key, r.line);
+    for (const auto& c : row.cuda)
+      if (c.major() != row.cuda_major)
+        rd.fail("cuda lists " + c.str() + ", not of CUDA major " + std::to_string(row.cuda_major));
+    row.min_driver = rd.version("min_driver");
+    row.ccs = rd.versions("ccs");
+    if (row.ccs.empty()) rd.fail("column 'ccs' is empty");
+    row.deprecated_ccs = rd.versions("deprecated_ccs");
+    for (const auto& d : row.deprecated_ccs)
+      if (!row.supports_cc(d)) rd.fail("deprecated_ccs lists " + d.str() + ", which ccs does not");
+    m.cudnn.push_back(std::move(row));
   }
 }
 
@@ -485,9 +526,9 @@ bool cuda_targets(const CudaRow& row, const Version& cc) {
 
 const std::vector<std::string>& matrix_files() {
   static const std::vector<std::string> files = {
-      "torch.csv",       "cuda.csv",     "nccl_releases.csv", "nccl_features.csv", "nccl_ops.csv",
-      "lightning.csv",   "nccl_env.csv", "nccl_algos.csv",    "gpu_families.csv",  "driver_branches.csv",
-      "nccl_defects.csv"};
+      "torch.csv",        "cuda.csv",     "nccl_releases.csv", "nccl_features.csv", "nccl_ops.csv",
+      "lightning.csv",    "nccl_env.csv", "nccl_algos.csv",    "gpu_families.csv",  "driver_branches.csv",
+      "nccl_defects.csv", "cudnn.csv",    "torch_aarch64.csv"};
   return files;
 }
 
@@ -505,13 +546,15 @@ Matrix parse_matrix(const std::map<std::string, std::string>& files, const std::
       throw MatrixError(name + ": not a matrix file (known: " + known_files() + ")");
   Matrix m;
   m.origin = origin;
-  load_torch(m, files);
+  load_torch(m.torch, files, "torch.csv", "x86_64");
+  load_torch(m.torch_aarch64, files, "torch_aarch64.csv", "aarch64");
   load_cuda(m, files);
   load_nccl(m, files);
   load_lightning(m, files);
   load_nccl_algos(m, files);
   load_driver_tables(m, files);
   load_nccl_defects(m, files);
+  load_cudnn(m, files);
   return m;
 }
 
@@ -536,18 +579,19 @@ Matrix load_matrix_dir(const std::string& dir) {
   }
 }
 
-const TorchRow* Matrix::find_torch(const Version& t, const std::optional<Version>& cuda) const {
+const TorchRow* Matrix::find_torch(const Version& t, const std::optional<Version>& cuda,
+                                   const std::string& platform) const {
   std::optional<Version> c = cuda ? cuda : t.torch_cuda_tag();
-  for (const auto& r : torch) {
+  for (const auto& r : platform == "aarch64" ? torch_aarch64 : torch) {
     if (!r.torch.same_release(t, 2)) continue;
     if (c && r.cuda.same_release(*c, 2)) return &r;
   }
   return nullptr;
 }
 
-std::vector<const TorchRow*> Matrix::torch_rows_of(const Version& t) const {
+std::vector<const TorchRow*> Matrix::torch_rows_of(const Version& t, const std::string& platform) const {
   std::vector<const TorchRow*> out;
-  for (const auto& r : torch)
+  for (const auto& r : platform == "aarch64" ? torch_aarch64 : torch)
     if (r.torch.same_release(t, 2)) out.push_back(&r);
   return out;
 }
@@ -587,6 +631,47 @@ const DriverBranch* Matrix::find_driver_branch(long branch) const {
   for (const auto& r : driver_branches)
     if (r.branch == branch) return &r;
   return nullptr;
+}
+
+bool CudnnRow::covers(const Version& cudnn) const {
+  return first.compare_release(cudnn, 3) <= 0 && cudnn.compare_release(last, 3) <= 0;
+}
+
+bool CudnnRow::supports_cc(const Version& cc) const {
+  return std::any_of(ccs.begin(), ccs.end(), [&](const Version& c) { return c.same_release(cc, 2); });
+}
+
+const CudnnRow* Matrix::find_cudnn(const Version& v, long cuda_major) const {
+  for (const auto& r : cudnn)
+    if (r.cuda_major == cuda_major && r.covers(v)) return &r;
+  return nullptr;
+}
+
+namespace {
+template <class Rows, class Get>
+std::string newest(const Rows& rows, Get get) {
+  const Version* best = nullptr;
+  for (const auto& r : rows)
+    if (const Version* v = get(r); v && (!best || best->compare_release(*v) < 0)) best = v;
+  return best ? (best->raw.empty() ? best->str() : best->raw) : std::string();
+}
+}  // namespace
+
+DataReach data_reach(const Matrix& m) {
+  DataReach r;
+  r.torch = newest(m.torch, [](const TorchRow& t) { return &t.torch; });
+  r.nccl = newest(m.nccl_releases, [](const NcclRelease& n) { return &n.nccl; });
+  // The NCCL_* variables, algorithms and features were read from the release tags' own source; a
+  // release known only from PyPI (no tag yet) adds no variable, so the newest tag bounds the lint.
+  r.nccl_env = newest(m.nccl_releases, [](const NcclRelease& n) -> const Version* {
+    return n.meta.source.rfind("github:NVIDIA/nccl tag ", 0) == 0 ? &n.nccl : nullptr;
+  });
+  r.cudnn = newest(m.cudnn, [](const CudnnRow& c) { return &c.last; });
+  r.cuda = newest(m.cuda, [](const CudaRow& c) { return &c.cuda; });
+  long branch = 0;
+  for (const auto& b : m.driver_branches) branch = std::max(branch, b.branch);
+  if (branch) r.driver_branch = "R" + std::to_string(branch);
+  return r;
 }
 
 const NcclFeature* Matrix::find_feature(const std::string& name) const {

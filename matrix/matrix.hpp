@@ -29,11 +29,12 @@ struct RowMeta {
 
 struct TorchRow {
   RowMeta meta;
-  Version torch;                // release line, "2.11"
-  std::string variant;          // "cu130"
-  Version cuda;                 // 13.0
-  std::string status;           // stable | experimental
-  std::optional<Version> nccl;  // NCCL the wheel ships/links
+  Version torch;                    // release line, "2.11"
+  std::string variant;              // "cu130"
+  std::string platform = "x86_64";  // x86_64 | aarch64 (the wheels of one line differ by arch list)
+  Version cuda;                     // 13.0
+  std::string status;               // stable | experimental
+  std::optional<Version> nccl;      // NCCL the wheel ships/links
   std::optional<Version> cudnn;
   int cxx_std = 0;                     // 14, 17, 20
   Version python_min, python_max;      // inclusive
@@ -115,6 +116,21 @@ struct GpuFamily {
   Version cc_min, cc_max;  // inclusive
   Version min_driver;      // 570 (= R570)
   Version first_cuda;
+  std::optional<long> last_driver;  // the newest branch that drives it (580 for Volta); unset = no end
+};
+
+// A cuDNN release range built for one CUDA major (cudnn.csv, NVIDIA's cuDNN Support Matrix): the
+// CUDA minors, the Linux driver floor and the compute capabilities it supports.
+struct CudnnRow {
+  RowMeta meta;
+  Version first, last;                  // cuDNN releases the row covers (inclusive, 9.17.0 .. 9.28.1)
+  long cuda_major = 0;                  // 12, 13
+  std::vector<Version> cuda;            // supported CUDA minors (12.0 ... 12.9)
+  Version min_driver;                   // Linux driver floor (580.65.06)
+  std::vector<Version> ccs;             // compute capabilities it runs on
+  std::vector<Version> deprecated_ccs;  // supported but deprecated (a later release drops them)
+  bool covers(const Version& cudnn) const;
+  bool supports_cc(const Version& cc) const;
 };
 
 // An NVIDIA data-center driver branch (R580) and its end of life.
@@ -157,7 +173,8 @@ struct NcclDefect {
 };
 
 struct Matrix {
-  std::vector<TorchRow> torch;
+  std::vector<TorchRow> torch;          // the x86_64 wheels
+  std::vector<TorchRow> torch_aarch64;  // the aarch64 wheels (their own arch lists)
   std::vector<CudaRow> cuda;
   std::vector<NcclRelease> nccl_releases;
   std::vector<NcclFeature> nccl_features;
@@ -168,19 +185,31 @@ struct Matrix {
   std::vector<GpuFamily> gpu_families;
   std::vector<DriverBranch> driver_branches;
   std::vector<NcclDefect> nccl_defects;
+  std::vector<CudnnRow> cudnn;
   std::string origin;  // "built-in" or the directory
 
   // torch "2.11.0+cu130" -> its row (release line and CUDA variant); nullptr if none.
-  const TorchRow* find_torch(const Version& torch, const std::optional<Version>& cuda) const;
-  std::vector<const TorchRow*> torch_rows_of(const Version& torch) const;  // every variant of a line
-  const CudaRow* find_cuda(const Version& cuda) const;                     // by major.minor
+  const TorchRow* find_torch(const Version& torch, const std::optional<Version>& cuda,
+                             const std::string& platform = "x86_64") const;
+  // Every CUDA variant of a line for one platform.
+  std::vector<const TorchRow*> torch_rows_of(const Version& torch,
+                                             const std::string& platform = "x86_64") const;
+  const CudaRow* find_cuda(const Version& cuda) const;  // by major.minor
   std::vector<const CudaRow*> cuda_rows_of_major(long major) const;
   const LightningRow* find_lightning(const Version& lightning) const;
   const NcclEnvVar* find_env(const std::string& name) const;
   const NcclFeature* find_feature(const std::string& name) const;
   const GpuFamily* find_gpu_family(const Version& cc) const;
   const DriverBranch* find_driver_branch(long branch) const;
+  // The row of a cuDNN release for a CUDA major; nullptr if none covers it.
+  const CudnnRow* find_cudnn(const Version& cudnn, long cuda_major) const;
 };
+
+// How far the data reaches: the newest release of each source it knows (empty = none).
+struct DataReach {
+  std::string torch, nccl, nccl_env, cudnn, cuda, driver_branch;
+};
+DataReach data_reach(const Matrix& m);
 
 // Whether a torch arch list ("sm_90", "compute_90" = PTX) runs on a GPU of compute capability `cc`:
 // its SASS (same major, minor <= the GPU's) or PTX at or below it, which the driver JITs forward.

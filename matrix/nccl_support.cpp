@@ -306,6 +306,11 @@ std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m,
   if (!g.modelled) return std::nullopt;
   std::vector<Finding> out;
   if (g.missing.empty()) return out;
+  // A release newer than the tags the table was read from is judged by the newest one read.
+  const std::string reach = data_reach(m).nccl_env;
+  const std::string beyond = !reach.empty() && nccl.compare_release(Version::parse(reach)) > 0
+                                 ? " [nccl_algos.csv ends at NCCL " + reach + "; assumed unchanged since]"
+                                 : std::string();
   std::string missing;
   for (const auto& c : g.missing) missing += (missing.empty() ? "" : ", ") + c;
   std::string rules = feature_evidence(m, "AlgoRingFallback");
@@ -314,7 +319,8 @@ std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m,
     out.push_back(env_finding("nccl-collective-without-algorithm", "warning", "NCCL_ALGO/NCCL_PROTO",
                               g.setting + " leaves " + missing + " without an algorithm/protocol NCCL " +
                                   nccl.release_str() + " implements (" + g.needs +
-                                  "): this release gives them Ring back, so the setting is ignored for them",
+                                  "): this release gives them Ring back, so the setting is ignored for them" +
+                                  beyond,
                               g.evidence + "; " + rules,
                               "allow an algorithm/protocol for every collective, e.g. a per-collective "
                               "setting (NCCL 2.24+) or unset it"));
@@ -325,7 +331,7 @@ std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m,
       g.setting + " leaves " + missing + " without any algorithm/protocol NCCL " + nccl.release_str() +
           " implements (" + g.needs + "): NCCL fails them with 'no algorithm/protocol available'" +
           (g.ring_kept ? std::string() : std::string(" (ncclInvalidUsage from 2.24)")) +
-          " on every communicator of 2 or more ranks",
+          " on every communicator of 2 or more ranks" + beyond,
       g.evidence + "; " + rules + " (this release has no Ring fallback)",
       "allow one for each, e.g. NCCL_ALGO='Ring,Tree' or per collective 'allreduce:tree;broadcast:ring' "
       "(2.24+), or unset the variable"));
@@ -431,24 +437,38 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
         size_t d = edit_distance(name, v.name);
         if (d < best) best = d, near = &v;
       }
-      std::string msg = name + " is read by no NCCL release, so NCCL ignores it";
+      // The data knows the variables of the releases whose source it read; a newer NCCL may read a
+      // name the data has never seen, so that is no typo: it is beyond the data.
+      const std::string reach = data_reach(m).nccl_env;
+      std::string src =
+          "nccl_env.csv (no row: none of the NCCL_PARAM / getenv reads or env.rst names of the "
+          "github:NVIDIA/nccl release tags up to " +
+          reach + " is " + name + ")";
+      for (const auto& r : m.nccl_releases)
+        if (!reach.empty() && r.nccl.same_release(Version::parse(reach), 3))
+          src = r.meta.evidence() + "; " + src;
       std::string fix = near ? "did you mean " + near->name + "? (" + near->name + "=" + value + ")"
                              : "remove it, or use the variable of the program that should read it";
+      if (nccl && !reach.empty() && nccl->compare_release(Version::parse(reach)) > 0) {
+        out.push_back(env_finding("nccl-env-beyond-data", "info", name,
+                                  name + " is unknown to the data up to NCCL " + reach + "; " + lib +
+                                      " is newer and may read it" +
+                                      (near ? " (or it is a typo of " + near->name + ")" : ""),
+                                  src,
+                                  "check NCCL " + nccl->release_str() +
+                                      "'s env.rst; refresh the matrix data (matrix/tools) to judge it"));
+        continue;
+      }
+      std::string msg = name + " is read by no NCCL release up to " + reach + ", so NCCL ignores it";
       if (near) msg += "; did you mean " + near->name + "?";
-      out.push_back(
-          env_finding("nccl-env-unknown", "warning", name, msg,
-                      "nccl_env.csv (no row: none of the NCCL_PARAM / getenv reads or env.rst names of the "
-                      "github:NVIDIA/nccl release tags is " +
-                          name + ")",
-                      fix));
+      out.push_back(env_finding("nccl-env-unknown", "warning", name, msg, src, fix));
       continue;
     }
     const std::string src = var->meta.evidence();
     if (nccl && var->since && nccl->compare_release(*var->since) < 0) {
-      out.push_back(
-          env_finding("nccl-env-newer-than-library", "warning", name,
-                      name + " exists from NCCL " + var->since->str() + "; the loaded " + lib + " ignores it",
-                      src, "use NCCL " + var->since->str() + " or newer, or drop " + name));
+      out.push_back(env_finding("nccl-env-newer-than-library", "warning", name,
+                                name + " exists from NCCL " + var->since->str() + "; " + lib + " ignores it",
+                                src, "use NCCL " + var->since->str() + " or newer, or drop " + name));
     } else if (nccl && var->until && nccl->compare_release(*var->until) >= 0) {
       out.push_back(
           env_finding("nccl-env-removed", "warning", name,
@@ -498,20 +518,30 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
                 b = trim(var.constraint.substr(star + 1, le - star - 1));
     auto limit = parse_int(var.constraint.substr(le + 2));
     if (!limit || (!env.count(a) && !env.count(b))) continue;
+    // NCCL clamps each variable to its own bounds before it forms the product (net_socket.cc: the
+    // threads to 16, then the sockets to 64/threads), so the product is of the clamped values.
     auto value_of = [&](const std::string& n) -> std::optional<long long> {
-      if (auto it = env.find(n); it != env.end()) return parse_int(it->second);
       const NcclEnvVar* v = m.find_env(n);
-      return v && v->default_value ? v->default_value : std::optional<long long>(1);
+      auto it = env.find(n);
+      if (it == env.end()) return v && v->default_value ? v->default_value : std::optional<long long>(1);
+      auto x = parse_int(it->second);
+      if (x && v && v->clamps) {
+        if (v->max && *x > *v->max) x = v->max;
+        if (v->min && *x < *v->min) x = v->min;
+      }
+      return x;
     };
     auto va = value_of(a), vb = value_of(b);
     if (!va || !vb) continue;  // an invalid value is reported above
     if (*va * *vb > *limit)
-      out.push_back(env_finding("nccl-socket-threads-product", "warning", a + "*" + b,
-                                a + "=" + std::to_string(*va) + " x " + b + "=" + std::to_string(*vb) +
-                                    " = " + std::to_string(*va * *vb) + " sockets per connection > " +
-                                    std::to_string(*limit) + ": NCCL clamps it (with a WARN)",
-                                var.meta.evidence(),
-                                "choose values whose product is at most " + std::to_string(*limit)));
+      out.push_back(env_finding(
+          "nccl-socket-threads-product", "warning", a + "*" + b,
+          a + "=" + std::to_string(*va) + " x " + b + "=" + std::to_string(*vb) +
+              (env.count(a) && parse_int(env.at(a)) != va ? " (" + a + "=" + env.at(a) + " clamped)" : "") +
+              (env.count(b) && parse_int(env.at(b)) != vb ? " (" + b + "=" + env.at(b) + " clamped)" : "") +
+              " = " + std::to_string(*va * *vb) + " sockets per connection > " + std::to_string(*limit) +
+              ": NCCL clamps it (with a WARN)",
+          var.meta.evidence(), "choose values whose product is at most " + std::to_string(*limit)));
   }
   return out;
 }

@@ -30,7 +30,8 @@ SupportVerdict nccl_op_supported(const Matrix& m, const std::string& dtype, cons
 SupportVerdict nccl_feature_supported(const Matrix& m, const std::string& feature, const Version& nccl);
 
 // Lints NCCL_* variables of `env` (other names are ignored). `nccl`: the library that will read
-// them (absent: version checks are skipped). Findings: nccl-env-invalid-value, nccl-env-unknown,
+// them (absent: version checks are skipped). Findings: nccl-env-invalid-value, nccl-env-unknown
+// (read by no release the data knows), nccl-env-beyond-data (unknown to the data, NCCL newer than it),
 // nccl-env-newer-than-library, nccl-env-removed, nccl-env-clamped (a value NCCL replaces by its
 // bound: nccl_env.csv out_of_range=clamp), nccl-socket-threads-product, nccl-p2p-disabled, nccl-ib-disabled.
 std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, std::string>& env,

@@ -133,10 +133,21 @@ bool rule_driver_runtime(Ctx& c) {
   return true;
 }
 
+// The machine the fingerprint was probed on ("Linux 6.8.0 aarch64" in its kernel record): the
+// aarch64 wheels are built for other GPUs than the x86_64 ones.
+std::string platform_of(const Fingerprint& fp) {
+  auto it = fp.extra.find("kernel");
+  if (it != fp.extra.end() && it->is_string()) {
+    const std::string& k = it->get_ref<const std::string&>();
+    if (k.size() >= 7 && k.compare(k.size() - 7, 7, "aarch64") == 0) return "aarch64";
+  }
+  return "x86_64";
+}
+
 // The torch wheel of the same release line that this driver can run (newest CUDA variant).
 std::string wheel_for_driver(const Matrix& m, const Fingerprint& fp, const Version& torch) {
   const TorchRow* best = nullptr;
-  for (const TorchRow* r : m.torch_rows_of(torch)) {
+  for (const TorchRow* r : m.torch_rows_of(torch, platform_of(fp))) {
     const CudaRow* row = nullptr;
     auto why = driver_cannot_run(m, fp, r->cuda, &row);
     if (why && why->empty() && (!best || best->cuda.compare_release(r->cuda) < 0)) best = r;
@@ -155,7 +166,7 @@ bool rule_driver_torch(Ctx& c) {
   if (!why) return false;
   if (!why->empty()) {
     std::string wheel = wheel_for_driver(c.m, c.fp, *c.fp.torch->version);
-    const TorchRow* trow = c.m.find_torch(*c.fp.torch->version, tc);
+    const TorchRow* trow = c.m.find_torch(*c.fp.torch->version, tc, platform_of(c.fp));
     c.add("driver-too-old-for-torch-cuda", row ? severity("error", row->meta, "min_driver") : "error", c.who,
           "torch " + v(*c.fp.torch->version) + " is built for CUDA " + tc->release_str(2) + ": " + *why,
           trow  ? trow->meta.evidence()
@@ -180,12 +191,20 @@ bool rule_nccl_header_library(Ctx& c) {
   return true;
 }
 
+// The NCCL torch runs: the one its process loaded where the probe saw it, else the one it was built with.
+std::string torch_nccl_origin(const TorchInfo& t) {
+  if (!t.nccl_loaded) return "built with; which one it loads was not probed";
+  if (t.nccl_static && *t.nccl_static) return "linked into libtorch statically";
+  return "loaded" + (t.nccl_library ? " from " + *t.nccl_library : std::string());
+}
+
 bool rule_torch_nccl_loaded(Ctx& c) {
-  if (!c.fp.torch || !c.fp.torch->nccl || !c.fp.nccl_runtime) return false;
-  if (c.fp.torch->nccl->same_release(*c.fp.nccl_runtime, 3)) return true;
+  if (!c.fp.torch || !c.fp.torch->nccl_used() || !c.fp.nccl_runtime) return false;
+  const Version& tn = *c.fp.torch->nccl_used();
+  if (tn.same_release(*c.fp.nccl_runtime, 3)) return true;
   c.add("torch-nccl-differs-from-loaded", "warning", c.who,
         "torch" + (c.fp.torch->version ? " " + v(*c.fp.torch->version) : std::string()) + " uses NCCL " +
-            c.fp.torch->nccl->release_str(3) + " (its wheel's); this process loaded NCCL " +
+            tn.release_str(3) + " (" + torch_nccl_origin(*c.fp.torch) + "); this process loaded NCCL " +
             c.fp.nccl_runtime->release_str(3) + (c.fp.nccl_library ? " from " + *c.fp.nccl_library : "") +
             ": results of the NCCL suites describe the loaded one, not torch's",
         "rule:torch-nccl-differs-from-loaded",
@@ -213,9 +232,9 @@ bool rule_driver_library_mismatch(Ctx& c) {
 bool rule_nccl_known_defect(Ctx& c) {
   std::vector<std::pair<std::string, Version>> libs;
   if (c.fp.nccl_runtime) libs.push_back({"loaded NCCL", *c.fp.nccl_runtime});
-  if (c.fp.torch && c.fp.torch->nccl &&
-      (!c.fp.nccl_runtime || !c.fp.torch->nccl->same_release(*c.fp.nccl_runtime, 3)))
-    libs.push_back({"torch's NCCL", *c.fp.torch->nccl});
+  if (c.fp.torch && c.fp.torch->nccl_used() &&
+      (!c.fp.nccl_runtime || !c.fp.torch->nccl_used()->same_release(*c.fp.nccl_runtime, 3)))
+    libs.push_back({"torch's NCCL", *c.fp.torch->nccl_used()});
   if (libs.empty()) return false;
   for (const auto& [what, ver] : libs)
     for (const NcclDefect* d : defects_of_release(c.m, ver)) {
@@ -235,20 +254,21 @@ bool rule_nccl_known_defect(Ctx& c) {
 
 const TorchRow* torch_row(const Ctx& c) {
   if (!c.fp.torch || !c.fp.torch->version) return nullptr;
-  return c.m.find_torch(*c.fp.torch->version, c.fp.torch->cuda);
+  return c.m.find_torch(*c.fp.torch->version, c.fp.torch->cuda, platform_of(c.fp));
 }
 
 bool rule_torch_known(Ctx& c) {
   if (!c.fp.torch || !c.fp.torch->version) return false;
   if (torch_row(c)) return true;
   const Version& t = *c.fp.torch->version;
-  auto rows = c.m.torch_rows_of(t);
+  auto rows = c.m.torch_rows_of(t, platform_of(c.fp));
   std::string variants;
   for (const auto* r : rows) variants += (variants.empty() ? "" : ", ") + r->variant;
   c.add("torch-release-unknown", "info", c.who,
         "torch " + v(t) +
-            (rows.empty() ? " matches no release line of the matrix"
-                          : " is a variant the matrix does not list (known: " + variants + ")"),
+            (rows.empty() ? " matches no " + platform_of(c.fp) + " row of the matrix"
+                          : " is a variant the matrix does not list for " + platform_of(c.fp) +
+                                " (known: " + variants + ")"),
         "torch.csv",
         "its compatibility rules were not checked; add the row to matrix/data/torch.csv with its source");
   return true;
@@ -256,12 +276,13 @@ bool rule_torch_known(Ctx& c) {
 
 bool rule_nccl_below_matrix(Ctx& c) {
   const TorchRow* row = torch_row(c);
-  if (!row || !row->nccl || !c.fp.torch->nccl) return false;
-  if (c.fp.torch->nccl->compare_release(*row->nccl) >= 0) return true;
+  if (!row || !row->nccl || !c.fp.torch->nccl_used()) return false;
+  const Version& tn = *c.fp.torch->nccl_used();
+  if (tn.compare_release(*row->nccl) >= 0) return true;
   c.add("nccl-below-matrix", "warning", c.who,
-        "torch " + v(*c.fp.torch->version) + " reports NCCL " + c.fp.torch->nccl->release_str(3) +
-            ", older than the " + row->nccl->release_str(3) + " its official wheel ships" +
-            unconfirmed_note(row->meta, "nccl"),
+        "torch " + v(*c.fp.torch->version) + " runs NCCL " + tn.release_str(3) + " (" +
+            torch_nccl_origin(*c.fp.torch) + ")" + ", older than the " + row->nccl->release_str(3) +
+            " its official wheel ships" + unconfirmed_note(row->meta, "nccl"),
         row->meta.evidence(),
         "install the official torch " + row->torch.release_str(2) + "+" + row->variant +
             " wheel (or nvidia-nccl-cu" + std::to_string(row->cuda.major()) +
@@ -326,17 +347,152 @@ bool rule_gpu_arch_cuda(Ctx& c) {
   return true;
 }
 
+std::string check_month(const Fingerprint& fp);
+std::string supported_branch_hint(const Matrix& m, long floor, const std::string& month);
+
+// torch.backends.cudnn.version() is the cuDNN torch's process loads at run time, not its build.
 bool rule_cudnn(Ctx& c) {
   if (!c.fp.cudnn || !c.fp.torch || !c.fp.torch->cudnn) return false;
   if (c.fp.cudnn->same_release(*c.fp.torch->cudnn, 3)) return true;
   c.add("cudnn-differs-from-torch", "warning", c.who,
-        "loaded cuDNN " + c.fp.cudnn->release_str(3) + " differs from the cuDNN " +
-            c.fp.torch->cudnn->release_str(3) + " torch was built with",
+        "loaded cuDNN " + c.fp.cudnn->release_str(3) + " differs from the runtime cuDNN " +
+            c.fp.torch->cudnn->release_str(3) + " torch loads (torch.backends.cudnn.version())",
         "rule:cudnn-differs-from-torch",
         "install nvidia-cudnn-cu" +
             (c.fp.torch->cuda ? std::to_string(c.fp.torch->cuda->major()) : std::string("XX")) +
             "==" + c.fp.torch->cudnn->release_str(3) + ".* or drop the other libcudnn from the library path");
   return true;
+}
+
+// torch's own check at cuDNN init (torch/backends/cudnn/__init__.py): the runtime cuDNN must be of the
+// major torch was compiled against and at least its minor, else "cuDNN version incompatibility".
+// The build comes from the probe (torch._C._cudnn.getCompileVersion()), else from the official wheel's
+// row, which describes that wheel only: then it warns.
+bool rule_cudnn_torch_build(Ctx& c) {
+  if (!c.fp.torch || !c.fp.torch->cudnn) return false;
+  const Version& rt = *c.fp.torch->cudnn;
+  std::optional<Version> build = c.fp.torch->cudnn_build;
+  const TorchRow* row = build ? nullptr : torch_row(c);
+  if (!build && row && row->cudnn) build = row->cudnn;
+  if (!build) return false;
+  const bool other_major = rt.major() != build->major();
+  if (!other_major && rt.compare_release(*build, 2) >= 0) return true;
+  c.add("cudnn-older-than-torch-build", row ? "warning" : "error", c.who,
+        "torch" + (c.fp.torch->version ? " " + v(*c.fp.torch->version) : std::string()) +
+            " was compiled against cuDNN " + build->release_str(3) +
+            (row ? " (its official wheel's, " + row->meta.cite() + ")" : std::string()) +
+            " but loads cuDNN " + rt.release_str(3) + ": " +
+            (other_major ? "another major" : "an older minor") +
+            ", so torch refuses cuDNN operations with 'cuDNN version incompatibility'",
+        row ? row->meta.evidence() : "rule:cudnn-older-than-torch-build (torch/backends/cudnn/__init__.py)",
+        "install nvidia-cudnn-cu" +
+            (c.fp.torch->cuda ? std::to_string(c.fp.torch->cuda->major()) : std::string("XX")) +
+            ">=" + build->release_str(2) + ",<" + std::to_string(build->major() + 1) +
+            " (or drop the older libcudnn from the library path)");
+  return true;
+}
+
+// Every cuDNN the job can load, with the CUDA major it is built for: torch's runtime one, and the one
+// gpucts loaded where that is another release.
+struct CudnnLib {
+  std::string what;
+  Version cudnn;
+  long cuda_major;
+};
+std::vector<CudnnLib> cudnn_libs(const Fingerprint& fp) {
+  std::vector<CudnnLib> out;
+  std::optional<Version> tc = fp.torch ? fp.torch->cuda : std::nullopt;
+  if (!tc && fp.torch && fp.torch->version) tc = fp.torch->version->torch_cuda_tag();
+  if (fp.torch && fp.torch->cudnn && tc) out.push_back({"torch's cuDNN", *fp.torch->cudnn, tc->major()});
+  if (fp.cudnn && fp.cuda_runtime && (out.empty() || !out.front().cudnn.same_release(*fp.cudnn, 3)))
+    out.push_back({"loaded cuDNN", *fp.cudnn, fp.cuda_runtime->major()});
+  return out;
+}
+
+// The rows of a cuDNN release for a CUDA major (a release may have two: Blackwell on CUDA 12.8+).
+std::vector<const CudnnRow*> cudnn_rows(const Matrix& m, const CudnnLib& lib) {
+  std::vector<const CudnnRow*> out;
+  for (const auto& r : m.cudnn)
+    if (r.cuda_major == lib.cuda_major && r.covers(lib.cudnn)) out.push_back(&r);
+  return out;
+}
+
+// A row read only at its first release (last UNCONFIRMED) is an assumption past that minor: warn.
+std::string cudnn_severity(const CudnnRow& row, const Version& cudnn, const char* field) {
+  if (row.meta.is_unconfirmed(field)) return "warning";
+  if (row.meta.is_unconfirmed("last") && cudnn.compare_release(row.first, 2) > 0) return "warning";
+  return "error";
+}
+
+// The note a finding carries when it rests on the assumption that a later release keeps the table.
+std::string cudnn_assumed_note(const CudnnRow& row, const Version& cudnn) {
+  return cudnn.compare_release(row.first, 2) > 0 ? unconfirmed_note(row.meta, "last") : std::string();
+}
+
+std::string ccs_text(const CudnnRow& row) {
+  std::string out;
+  for (const auto& cc : row.ccs) out += (out.empty() ? "" : " ") + cc_str(cc);
+  return out;
+}
+
+bool rule_cudnn_gpu(Ctx& c) {
+  if (!c.fp.gpus || c.fp.gpus->empty()) return false;
+  bool judged = false;
+  for (const CudnnLib& lib : cudnn_libs(c.fp)) {
+    auto rows = cudnn_rows(c.m, lib);
+    if (rows.empty()) continue;
+    judged = true;
+    for (const auto& g : *c.fp.gpus) {
+      if (!g.cc) continue;
+      if (std::any_of(rows.begin(), rows.end(), [&](const CudnnRow* r) { return r->supports_cc(*g.cc); }))
+        continue;
+      const CudnnRow& row = *rows.front();
+      c.add("gpu-unsupported-by-cudnn", cudnn_severity(row, lib.cudnn, "ccs"),
+            c.who + " GPU " + std::to_string(g.index) + " " + lib.what,
+            lib.what + " " + lib.cudnn.release_str(3) + " for CUDA " + std::to_string(lib.cuda_major) +
+                " does not support " + (g.name ? *g.name + " " : std::string()) + "(" + cc_str(*g.cc) +
+                "): it runs on " + ccs_text(row) + "; cuDNN operations (convolutions, RNNs, attention) fail" +
+                unconfirmed_note(row.meta, "ccs") + cudnn_assumed_note(row, lib.cudnn),
+            row.meta.evidence(),
+            "install a cuDNN release that lists " + cc_str(*g.cc) +
+                " (see matrix/data/cudnn.csv), e.g. the one the torch wheel pins");
+    }
+  }
+  return judged;
+}
+
+bool rule_cudnn_driver(Ctx& c) {
+  if (!c.fp.driver_version) return false;
+  bool judged = false;
+  for (const CudnnLib& lib : cudnn_libs(c.fp)) {
+    auto rows = cudnn_rows(c.m, lib);
+    // The rows that serve every visible GPU decide the floor (Blackwell needs the 12.8+ row's).
+    std::vector<const CudnnRow*> serving;
+    for (const CudnnRow* r : rows) {
+      bool all = true;
+      if (c.fp.gpus)
+        for (const auto& g : *c.fp.gpus) all = all && (!g.cc || r->supports_cc(*g.cc));
+      if (all) serving.push_back(r);
+    }
+    judged |= !rows.empty();
+    if (serving.empty()) continue;  // no row serves these GPUs: gpu-unsupported-by-cudnn says so
+    const CudnnRow* floor =
+        *std::min_element(serving.begin(), serving.end(), [](const CudnnRow* a, const CudnnRow* b) {
+          return a->min_driver.compare_release(b->min_driver) < 0;
+        });
+    if (c.fp.driver_version->compare_release(floor->min_driver) >= 0) continue;
+    c.add("driver-too-old-for-cudnn", cudnn_severity(*floor, lib.cudnn, "min_driver"), c.who + " " + lib.what,
+          lib.what + " " + lib.cudnn.release_str(3) + " for CUDA " + std::to_string(lib.cuda_major) +
+              " needs a Linux driver >= " + v(floor->min_driver) +
+              (c.fp.gpus && serving.size() < rows.size() ? " on these GPUs" : std::string()) + "; driver " +
+              v(*c.fp.driver_version) + " is older" + unconfirmed_note(floor->meta, "min_driver") +
+              cudnn_assumed_note(*floor, lib.cudnn),
+          floor->meta.evidence(),
+          "install a Linux driver >= " + v(floor->min_driver) + " (R" +
+              std::to_string(floor->min_driver.major()) + " or newer)" +
+              supported_branch_hint(c.m, floor->min_driver.major(), check_month(c.fp)));
+  }
+  return judged;
 }
 
 bool rule_lightning(Ctx& c) {
@@ -391,33 +547,75 @@ bool rule_ifname(Ctx& c) {
   return true;
 }
 
-std::optional<Version> nccl_reading_env(const Fingerprint& fp) {
-  if (fp.nccl_runtime) return fp.nccl_runtime;
-  if (fp.torch && fp.torch->nccl) return fp.torch->nccl;
-  return std::nullopt;
+// Every NCCL a job can load reads the NCCL_* settings: the one this process loaded and the one torch's
+// process loaded, where that is another release. Each comes with the words findings name it by.
+std::vector<std::pair<std::string, std::optional<Version>>> nccls_reading_env(const Fingerprint& fp) {
+  std::vector<std::pair<std::string, std::optional<Version>>> out;
+  if (fp.nccl_runtime)
+    out.push_back({"the NCCL gpucts loaded, " + fp.nccl_runtime->release_str(3), fp.nccl_runtime});
+  if (fp.torch && fp.torch->nccl_used() &&
+      (!fp.nccl_runtime || !fp.torch->nccl_used()->same_release(*fp.nccl_runtime, 3)))
+    out.push_back({"torch's NCCL, " + fp.torch->nccl_used()->release_str(3), fp.torch->nccl_used()});
+  return out;
+}
+
+// Judges the settings against each NCCL; a finding every NCCL gives alike is reported once, naming
+// them all, so the reader sees which library each finding concerns.
+void judge_each_nccl(
+    Ctx& c, const std::function<std::optional<std::vector<Finding>>(const std::optional<Version>&)>& judge,
+    bool* judged) {
+  auto libs = nccls_reading_env(c.fp);
+  if (libs.empty()) libs.push_back({"", std::nullopt});  // no NCCL known: version checks are skipped
+  std::vector<std::pair<Finding, std::vector<std::string>>> found;
+  for (const auto& [label, nccl] : libs) {
+    auto fs = judge(nccl);
+    if (!fs) continue;
+    *judged = true;
+    for (auto& f : *fs) {
+      auto same = std::find_if(found.begin(), found.end(), [&](const auto& e) {
+        return e.first.id == f.id && e.first.subject == f.subject && e.first.message == f.message;
+      });
+      if (same != found.end())
+        same->second.push_back(label);
+      else
+        found.push_back({std::move(f), {label}});
+    }
+  }
+  for (auto& [f, labels] : found) {
+    std::string names;
+    for (const auto& l : labels)
+      if (!l.empty()) names += (names.empty() ? "" : " and ") + l;
+    f.subject = c.who + " " + f.subject;
+    if (!names.empty()) f.message += " [judged against " + names + "]";
+    c.out.push_back(std::move(f));
+  }
 }
 
 bool rule_env_lint(Ctx& c) {
   if (!c.fp.env) return false;
-  for (auto& f : lint_nccl_env(c.m, *c.fp.env, nccl_reading_env(c.fp))) {
-    f.subject = c.who + " " + f.subject;
-    c.out.push_back(std::move(f));
-  }
+  bool judged = false;
+  judge_each_nccl(
+      c,
+      [&](const std::optional<Version>& nccl) { return std::optional(lint_nccl_env(c.m, *c.fp.env, nccl)); },
+      &judged);
   return true;
 }
 
-bool rule_env_version(Ctx& c) { return c.fp.env && nccl_reading_env(c.fp); }  // the lint above does the work
+bool rule_env_version(Ctx& c) {
+  return c.fp.env && !nccls_reading_env(c.fp).empty();
+}  // the lint does the work
 
 bool rule_nccl_algo_coverage(Ctx& c) {
-  auto nccl = nccl_reading_env(c.fp);
-  if (!c.fp.env || !nccl) return false;
-  auto found = nccl_algo_coverage(c.m, *c.fp.env, *nccl);
-  if (!found) return false;  // a release nccl_algos.csv does not model
-  for (auto& f : *found) {
-    f.subject = c.who + " " + f.subject;
-    c.out.push_back(std::move(f));
-  }
-  return true;
+  if (!c.fp.env || nccls_reading_env(c.fp).empty()) return false;
+  bool judged = false;
+  judge_each_nccl(
+      c,
+      [&](const std::optional<Version>& nccl) -> std::optional<std::vector<Finding>> {
+        return nccl ? nccl_algo_coverage(c.m, *c.fp.env, *nccl)
+                    : std::nullopt;  // nullopt: a release not modelled
+      },
+      &judged);
+  return judged;
 }
 
 // The month of the check (YYYY-MM): the fingerprint's "probed_at" (ISO 8601), else this machine's clock.
@@ -456,6 +654,18 @@ bool rule_driver_gpu_family(Ctx& c) {
   for (const auto& g : *c.fp.gpus) {
     if (!g.cc) continue;
     const GpuFamily* fam = c.m.find_gpu_family(*g.cc);
+    if (fam && fam->last_driver && drv.major() > *fam->last_driver) {
+      const long last = *fam->last_driver;
+      c.add("driver-drops-gpu", severity("error", fam->meta, "last_driver"),
+            c.who + " GPU " + std::to_string(g.index),
+            (g.name ? *g.name + " " : std::string()) + "(" + cc_str(*g.cc) + ", " + fam->family +
+                ") is driven up to branch R" + std::to_string(last) + "; driver " + v(drv) + " (R" +
+                std::to_string(drv.major()) + ") no longer supports it",
+            fam->meta.evidence(),
+            "stay on a Linux driver of branch R" + std::to_string(last) +
+                supported_branch_hint(c.m, last, check_month(c.fp)) + ", or replace the GPU");
+      continue;
+    }
     if (!fam || drv.compare_release(fam->min_driver) >= 0) continue;
     const long floor = fam->min_driver.major();
     c.add("driver-too-old-for-gpu", severity("error", fam->meta, "min_driver"),
@@ -568,13 +778,16 @@ const std::vector<Rule>& rules() {
       {{"gpu-arch-not-in-torch-build"}, rule_gpu_arch_torch},
       {{"gpu-arch-unsupported-by-cuda"}, rule_gpu_arch_cuda},
       {{"cudnn-differs-from-torch"}, rule_cudnn},
+      {{"cudnn-older-than-torch-build"}, rule_cudnn_torch_build},
+      {{"gpu-unsupported-by-cudnn"}, rule_cudnn_gpu},
+      {{"driver-too-old-for-cudnn"}, rule_cudnn_driver},
       {{"lightning-torch-incompatible", "lightning-torch-untested"}, rule_lightning},
       {{"nccl-socket-ifname-no-match"}, rule_ifname},
       {{"nccl-env-invalid-value", "nccl-env-unknown", "nccl-socket-threads-product", "nccl-p2p-disabled",
-        "nccl-ib-disabled", "nccl-env-clamped"},
+        "nccl-ib-disabled", "nccl-env-clamped", "nccl-env-beyond-data"},
        rule_env_lint},
       {{"nccl-collective-without-algorithm"}, rule_nccl_algo_coverage},
-      {{"driver-too-old-for-gpu"}, rule_driver_gpu_family},
+      {{"driver-too-old-for-gpu", "driver-drops-gpu"}, rule_driver_gpu_family},
       {{"driver-branch-eol"}, rule_driver_branch_eol},
       {{"nccl-env-newer-than-library", "nccl-env-removed"}, rule_env_version},
       {{"shm-too-small"}, rule_shm},
@@ -610,8 +823,9 @@ const std::vector<CrossField>& cross_fields() {
        }},
       {"torch NCCL",
        [](const Fingerprint& fp) {
-         return fp.torch && fp.torch->nccl ? std::optional<std::string>(fp.torch->nccl->release_str(3))
-                                           : std::nullopt;
+         return fp.torch && fp.torch->nccl_used()
+                    ? std::optional<std::string>(fp.torch->nccl_used()->release_str(3))
+                    : std::nullopt;
        }},
       {"cuDNN",
        [](const Fingerprint& fp) {
@@ -684,6 +898,8 @@ nlohmann::json CheckResult::to_json() const {
                              {"source", f.source},
                              {"fix", f.fix}});
   j["not_evaluated"] = not_evaluated;
+  j["data_reach"] = {{"torch", reach.torch}, {"nccl", reach.nccl}, {"nccl_env", reach.nccl_env},
+                     {"cudnn", reach.cudnn}, {"cuda", reach.cuda}, {"driver_branch", reach.driver_branch}};
   j["rules_total"] = finding_ids().size();
   j["rules_evaluated"] = finding_ids().size() - not_evaluated.size();
   return j;
@@ -692,6 +908,7 @@ nlohmann::json CheckResult::to_json() const {
 CheckResult check_fingerprints(const Matrix& m, const std::vector<Fingerprint>& fps,
                                const CheckOptions& opts) {
   CheckResult res;
+  res.reach = data_reach(m);
   std::set<std::string> skipped;
   for (size_t i = 0; i < fps.size(); ++i) {
     Ctx c{m, fps[i], res.findings,

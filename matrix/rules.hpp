@@ -24,6 +24,7 @@ struct Finding {
 struct CheckResult {
   std::vector<Finding> findings;           // sorted: errors, then warnings, then info
   std::vector<std::string> not_evaluated;  // rule ids whose inputs were absent (for some input)
+  DataReach reach;                         // the newest releases the matrix knows (JSON "data_reach")
   bool failed() const;                     // any error finding
   nlohmann::json to_json() const;          // the contract's --json object
 };

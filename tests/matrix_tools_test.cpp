@@ -83,7 +83,7 @@ TEST(MatrixTools, HandEditOfAGeneratedFileIsCaught) {
   ToolRun r = generate_check(copy);
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("nccl_env.csv:" + std::to_string(line) + ": differs"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("1 of 5 generated files differ"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 of 6 generated files differ"), std::string::npos) << r.out;
 }
 
 // The header of a CSV of the matrix dialect (its first line that is no comment or blank).

@@ -238,7 +238,7 @@ const RuleCase kCases[] =
         {"nthreads_96_valid", "nccl-env-invalid-value", false,
          R"({"env": {"NCCL_NTHREADS": "96", "NCCL_NSOCKS_PERTHREAD": "128"}})"},
         {"nsocks_128_product", "nccl-socket-threads-product", true,
-         R"({"env": {"NCCL_NSOCKS_PERTHREAD": "128"}})", "warning", "128"},
+         R"({"env": {"NCCL_NSOCKS_PERTHREAD": "128", "NCCL_SOCKET_NTHREADS": "1"}})", "warning", "128"},
         // GPU family -> driver floor (gpu_families.csv) and driver branch end of life (driver_branches.csv).
         {"rtx5090_on_r560", "driver-too-old-for-gpu", true,
          R"({"driver": {"version": "560.35.03", "cuda": "12.6"}, "cuda_runtime": "12.8", "torch": {"version": "2.7.0+cu128", "cuda": "12.8", "nccl": "2.26.2", "cudnn": "9.7.1", "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]}, "nccl": {"header": "2.26.2", "runtime": "2.26.2"}, "cudnn": "9.7.1", "gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "cc": "12.0"}]})",
@@ -294,6 +294,93 @@ const RuleCase kCases[] =
          R"({"visible_devices": {"spec": "3", "resolved": [{"index": 3}], "problems": [], "expected": 8, "expected_from": "LOCAL_WORLD_SIZE", "one_per_rank_ok": true}})"},
         {"cvd_clean_list", "cuda-visible-devices-odd", false,
          R"({"visible_devices": {"spec": "0", "resolved": [{"index": 0, "uuid": "GPU-d76a"}], "problems": [], "expected": 1, "expected_from": "GPUCTS_EXPECT_GPUS"}})"},
+        // The aarch64 wheels have their own arch list (sm_80 to sm_120 with sm_110): the row of the
+        // machine's platform decides.
+        {"thor_aarch64_wheel_has_sm110", "gpu-arch-not-in-torch-build", false,
+         R"({"kernel": "Linux 6.8.12-tegra aarch64", "torch": {"version": "2.14.1+cu130", "arch_list": null}, "gpus": [{"index": 0, "name": "NVIDIA Thor", "cc": "11.0"}]})"},
+        {"thor_x86_row_lacks_sm110", "gpu-arch-not-in-torch-build", true,
+         R"({"kernel": "Linux 6.8.0 x86_64", "torch": {"version": "2.14.1+cu130", "arch_list": null}, "gpus": [{"index": 0, "name": "NVIDIA Thor", "cc": "11.0"}]})",
+         "error", "sm_110"},
+        {"aarch64_2_10_no_row", "torch-release-unknown", true,
+         R"({"kernel": "Linux 6.8.0 aarch64", "torch": {"version": "2.10.0+cu128", "cuda": "12.8"}, "cuda_runtime": "12.8"})",
+         "info", "matches no aarch64 row"},
+        {"aarch64_2_15_row", "torch-release-unknown", false,
+         R"({"kernel": "Linux 6.8.0 aarch64", "torch": {"version": "2.15.0+cu132", "cuda": "13.2"}, "cuda_runtime": "13.2"})"},
+        // cuDNN: torch's own rule (same major, runtime minor >= the build's), and what each cuDNN
+        // release supports (cudnn.csv: compute capabilities, driver floor per CUDA major).
+        {"cudnn_runtime_older_minor", "cudnn-older-than-torch-build", true,
+         R"({"torch": {"cudnn_build": "9.20.0"}})", "error", "cuDNN version incompatibility"},
+        {"cudnn_runtime_other_major", "cudnn-older-than-torch-build", true,
+         R"({"torch": {"cudnn_build": "8.9.7"}})", "error", "another major"},
+        {"cudnn_runtime_older_than_wheel_row", "cudnn-older-than-torch-build", true,
+         R"({"torch": {"cudnn": "9.17.0"}})", "warning", "its official wheel's"},
+        {"cudnn_runtime_same_as_build", "cudnn-older-than-torch-build", false,
+         R"({"torch": {"cudnn_build": "9.19.0"}})"},
+        {"cudnn_runtime_newer_minor", "cudnn-older-than-torch-build", false,
+         R"({"torch": {"cudnn_build": "9.10.2"}})"},
+        {"cudnn_9_17_on_v100", "gpu-unsupported-by-cudnn", true,
+         R"({"torch": {"version": "2.11.0+cu126", "cuda": "12.6", "nccl": "2.28.9", "cudnn": "9.17.0", "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}, "cuda_runtime": "12.6", "cudnn": null, "gpus": [{"index": 0, "name": "Tesla V100-SXM2-32GB", "cc": "7.0"}]})",
+         "error", "does not support Tesla V100"},
+        {"cudnn_9_19_on_v100_assumed", "gpu-unsupported-by-cudnn", true,
+         R"({"torch": {"version": "2.11.0+cu126", "cuda": "12.6", "nccl": "2.28.9", "cudnn": "9.19.0", "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}, "cuda_runtime": "12.6", "cudnn": null, "gpus": [{"index": 0, "name": "Tesla V100-SXM2-32GB", "cc": "7.0"}]})",
+         "warning", "UNCONFIRMED"},
+        {"cudnn_9_10_on_v100", "gpu-unsupported-by-cudnn", false,
+         R"({"torch": {"version": "2.11.0+cu126", "cuda": "12.6", "nccl": "2.28.9", "cudnn": "9.10.2", "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}, "cuda_runtime": "12.6", "cudnn": null, "gpus": [{"index": 0, "name": "Tesla V100-SXM2-32GB", "cc": "7.0"}]})"},
+        {"cudnn_cu13_on_r575", "driver-too-old-for-cudnn", true,
+         R"({"torch": {"cudnn": "9.17.0"}, "cudnn": "9.17.0", "driver": {"version": "575.57.08", "cuda": "12.9"}})",
+         "error", "580.65.06"},
+        {"cudnn_cu12_blackwell_on_r560", "driver-too-old-for-cudnn", true,
+         R"({"torch": {"version": "2.10.0+cu128", "cuda": "12.8", "cudnn": "9.10.2", "arch_list": ["sm_100"]}, "cuda_runtime": "12.8", "cudnn": null, "driver": {"version": "560.35.03", "cuda": "12.6"}, "gpus": [{"index": 0, "name": "NVIDIA B200", "cc": "10.0"}]})",
+         "error", "570.26"},
+        {"cudnn_cu12_hopper_on_r560", "driver-too-old-for-cudnn", false,
+         R"({"torch": {"version": "2.10.0+cu128", "cuda": "12.8", "cudnn": "9.10.2"}, "cuda_runtime": "12.8", "cudnn": null, "driver": {"version": "560.35.03", "cuda": "12.6"}})"},
+        {"cudnn_cu13_on_r580", "driver-too-old-for-cudnn", false, "{}"},
+        {"cudnn_differs_says_runtime", "cudnn-differs-from-torch", true, R"({"cudnn": "9.20.0"})", "warning",
+         "runtime cuDNN"},
+        // Maxwell, Pascal and Volta are driven up to R580 (gpu_families.csv last_driver).
+        {"v100_on_r590", "driver-drops-gpu", true,
+         R"({"driver": {"version": "590.44.01", "cuda": "13.1"}, "gpus": [{"index": 0, "name": "Tesla V100", "cc": "7.0"}]})",
+         "error", "R580"},
+        {"v100_on_r580", "driver-drops-gpu", false,
+         R"({"gpus": [{"index": 0, "name": "Tesla V100", "cc": "7.0"}]})"},
+        // Every NCCL the job loads reads the settings: torch's loaded one as well as gpucts's.
+        {"algo_tree_torch_loads_2_30", "nccl-collective-without-algorithm", true,
+         R"({"nccl": {"header": "2.18.1", "runtime": "2.18.1"}, "torch": {"nccl_loaded": "2.30.7"}, "env": {"NCCL_ALGO": "Tree"}})",
+         "error", "torch's NCCL, 2.30.7"},
+        {"algo_tree_torch_loads_2_32_6", "nccl-collective-without-algorithm", true,
+         R"({"nccl": {"header": "2.18.1", "runtime": "2.18.1"}, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_ALGO": "Tree"}})",
+         "error", "nccl_algos.csv ends at NCCL 2.30.7"},
+        {"algo_tree_torch_and_gpucts_2_18", "nccl-collective-without-algorithm", false,
+         R"({"nccl": {"header": "2.18.1", "runtime": "2.18.1"}, "torch": {"nccl": "2.18.1"}, "env": {"NCCL_ALGO": "Tree"}})"},
+        {"ras_on_gpucts_2_21_not_torch", "nccl-env-newer-than-library", true,
+         R"({"nccl": {"header": "2.21.5", "runtime": "2.21.5"}, "env": {"NCCL_RAS_ENABLE": "1"}})", "warning",
+         "the NCCL gpucts loaded, 2.21.5]"},
+        {"torch_loads_newer_than_built", "torch-nccl-differs-from-loaded", true,
+         R"({"torch": {"nccl_loaded": "2.30.7", "nccl_library": "/venv/nvidia/nccl/lib/libnccl.so.2", "nccl_static": false}})",
+         "warning", "uses NCCL 2.30.7 (loaded from /venv"},
+        {"torch_built_older_loads_same", "torch-nccl-differs-from-loaded", false,
+         R"({"torch": {"nccl": "2.27.5", "nccl_loaded": "2.28.9"}})"},
+        {"torch_nccl_static", "nccl-below-matrix", true,
+         R"({"torch": {"nccl": "2.27.5", "nccl_loaded": "2.27.5", "nccl_static": true}})", "warning",
+         "linked into libtorch statically"},
+        // A variable the data has never seen, read by an NCCL newer than the data: beyond the data.
+        {"win_register_gin_on_2_32_6", "nccl-env-beyond-data", true,
+         R"({"nccl": null, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_WIN_REGISTER_GIN": "1"}})",
+         "info", "unknown to the data up to NCCL 2.30.7"},
+        {"win_register_gin_on_2_32_6_not_unknown", "nccl-env-unknown", false,
+         R"({"nccl": null, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_WIN_REGISTER_GIN": "1"}})"},
+        {"win_register_gin_on_2_28_9", "nccl-env-beyond-data", false,
+         R"({"env": {"NCCL_WIN_REGISTER_GIN": "1"}})"},
+        {"win_register_gin_on_2_28_9_unknown", "nccl-env-unknown", true,
+         R"({"env": {"NCCL_WIN_REGISTER_GIN": "1"}})", "warning", "read by no NCCL release up to 2.30.7"},
+        // NCCL clamps NCCL_SOCKET_NTHREADS to 16 before it caps threads x sockets at 64.
+        {"sockets_4x32_runs_4x16", "nccl-socket-threads-product", false,
+         R"({"env": {"NCCL_NSOCKS_PERTHREAD": "4", "NCCL_SOCKET_NTHREADS": "32"}})"},
+        {"sockets_8x32_runs_8x16", "nccl-socket-threads-product", true,
+         R"({"env": {"NCCL_NSOCKS_PERTHREAD": "8", "NCCL_SOCKET_NTHREADS": "32"}})", "warning",
+         "NCCL_SOCKET_NTHREADS=32 clamped"},
+        {"sockets_32_no_helper_threads", "nccl-socket-threads-product", false,
+         R"({"env": {"NCCL_NSOCKS_PERTHREAD": "32"}})"},
 };
 
 void PrintTo(const RuleCase& c, std::ostream* os) { *os << c.name; }
@@ -399,6 +486,19 @@ const FixtureCase kFixtures[] = {
     {"v100_lightning_1_6_5_torch_1_12_1.json", "lightning-torch-untested", true, "warning"},
     {"v100_lightning_1_8_5_torch_1_13_0.json", "lightning-torch-untested", false, nullptr},
     {"v100_lightning_1_8_5_torch_1_13_1.json", "lightning-torch-untested", true, "warning"},
+    // A V100 with a pip-upgraded cuDNN 9.17 (its Support Matrix lists 7.5 and newer only).
+    {"v100_cu126_cudnn_9_17_pip_upgraded.json", "gpu-unsupported-by-cudnn", true, "error"},
+    {"v100_cu126_cudnn_9_10_2.json", "gpu-unsupported-by-cudnn", false, nullptr},
+    {"v100_cu126_cudnn_9_10_2.json", "cudnn-older-than-torch-build", false, nullptr},
+    {"h200_nsocks_4_nthreads_32.json", "cudnn-older-than-torch-build", false, nullptr},
+    // NCCL runs 4 x 16 (threads clamped first): no product warning, the clamp is the finding.
+    {"h200_nsocks_4_nthreads_32.json", "nccl-socket-threads-product", false, nullptr},
+    {"h200_nsocks_4_nthreads_32.json", "nccl-env-clamped", true, "warning"},
+    // torch loads the pip NCCL 2.32.6, newer than the tags the data read: its new variable is
+    // beyond the data, not unknown to NCCL.
+    {"h200_torch_loads_nccl_2_32_6_gin.json", "nccl-env-beyond-data", true, "info"},
+    {"h200_torch_loads_nccl_2_32_6_gin.json", "nccl-env-unknown", false, nullptr},
+    {"h200_nsocks_4_nthreads_32.json", "nccl-env-beyond-data", false, nullptr},
 };
 
 class RulesFixture : public ::testing::TestWithParam<FixtureCase> {};
@@ -733,6 +833,40 @@ namespace cts {
 namespace {
 
 // Which collective cases a known defect explains (nccl_defects.csv conditions).
+// torch's NCCL: the one it was built with (torch.cuda.nccl.version()) and the one its process loaded
+// (the probe's /proc/self/maps + ncclGetVersion), kept side by side; the rules use the loaded one.
+TEST(TorchNcclLoaded, RoundTripsAndRulesUseIt) {
+  json j = base_fingerprint();
+  j["torch"]["nccl_loaded"] = 23006;  // ncclGetVersion's code for 2.30.6 is 23006
+  j["torch"]["nccl_library"] = "/venv/nvidia/nccl/lib/libnccl.so.2";
+  j["torch"]["nccl_static"] = false;
+  j["torch"]["cudnn_build"] = "9.19.0";
+  const Fingerprint fp = fingerprint_from_json(j, "synthetic");
+  ASSERT_TRUE(fp.torch->nccl_used());
+  EXPECT_EQ(fp.torch->nccl_used()->release_str(3), "2.30.6");
+  EXPECT_EQ(fp.torch->nccl->release_str(3), "2.28.9") << "the built one is kept beside it";
+  const json back = to_json(fp);
+  EXPECT_EQ(back["torch"]["nccl_library"], "/venv/nvidia/nccl/lib/libnccl.so.2");
+  EXPECT_EQ(back["torch"]["nccl_static"], false);
+  EXPECT_EQ(back["torch"]["cudnn_build"], "9.19.0");
+  EXPECT_EQ(fingerprint_from_json(back, "again").torch->nccl_used()->release_str(3), "2.30.6");
+  // Cross-host: two ranks whose torch was built alike but loads different NCCLs disagree.
+  json other = base_fingerprint();
+  other["host"] = "node-b";
+  CheckResult r = check_fingerprints(builtin_matrix(), {fp, fingerprint_from_json(other, "b")});
+  EXPECT_TRUE(std::any_of(r.findings.begin(), r.findings.end(), [](const Finding& f) {
+    return f.id == "cross-host-mismatch" && f.subject == "torch NCCL" &&
+           f.message.find("2.30.6") != std::string::npos;
+  }));
+  j["torch"]["nccl_static"] = "yes";
+  try {
+    fingerprint_from_json(j, "bad.json");
+    FAIL() << "a non-boolean nccl_static must be refused";
+  } catch (const FingerprintError& e) {
+    EXPECT_NE(std::string(e.what()).find("torch.nccl_static"), std::string::npos) << e.what();
+  }
+}
+
 TEST(KnownDefects, OneRankAvgMatchesOnlyTheCasesItHits) {
   const Matrix& m = builtin_matrix();
   auto ids = [&](const char* nccl, DefectCase c) {
@@ -748,7 +882,13 @@ TEST(KnownDefects, OneRankAvgMatchesOnlyTheCasesItHits) {
   EXPECT_EQ(ids("2.18.6", f32_avg), "") << "2.18 split the work correctly";
   EXPECT_EQ(ids("2.28.9", {"AllReduce", "i32", "avg", 262145, false, 1}), "") << "integer avg is a copy";
   EXPECT_EQ(ids("2.28.9", {"ReduceScatter", "i32", "premulsum", 262145, false, 1}), "nccl-1950");
-  EXPECT_EQ(ids("2.28.9", {"Reduce", "bf16", "avg", 8193, true, 1}), "") << "in place is not hit";
+  EXPECT_EQ(ids("2.28.9", {"Reduce", "bf16", "avg", 8193, true, 1}), "") << "in place avg is not hit";
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "premulsum", 262145, true, 1}), "nccl-1950")
+      << "in place PreMulSum leaves the tail unscaled";
+  EXPECT_EQ(ids("2.29.3", {"AllReduce", "f32", "premulsum", 262145, true, 1}), "nccl-1950");
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f8e4m3", "avg", 262145, false, 1}), "")
+      << "one-rank fp8 avg is refused (ncclInvalidArgument), not corrupted";
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f8e5m2", "premulsum", 262145, true, 1}), "");
   EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "avg", 262145, false, 2}), "") << "one rank only";
   EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "sum", 262145, false, 1}), "");
   EXPECT_EQ(ids("2.28.9", {"Broadcast", "f32", "", 262145, false, 1}), "");
@@ -780,8 +920,8 @@ TEST(KnownDefects, VersionAloneWarnsUnlessStrict) {
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(defect_condition_text(*d),
             "a 1-rank communicator, AllReduce/Reduce/ReduceScatter, op avg, out-of-place buffers, dtype "
-            "f16/bf16/f32/f64/f8e4m3/f8e5m2; or a 1-rank communicator, AllReduce/Reduce/ReduceScatter, op "
-            "premulsum, out-of-place buffers");
+            "f16/bf16/f32/f64; or a 1-rank communicator, AllReduce/Reduce/ReduceScatter, op premulsum, "
+            "dtype i8/u8/i32/u32/i64/u64/f16/bf16/f32/f64");
 }
 
 TEST(KnownDefects, EveryRowIsSourcedAndSaysHowToFixIt) {

@@ -11,7 +11,8 @@ import re
 import sys
 
 TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
-SNAPSHOT_DIR = os.path.join(TOOLS_DIR, "snapshot")
+# GPUCTS_MATRIX_SNAPSHOTS: another snapshot directory (a test's edited copy); default snapshot/.
+SNAPSHOT_DIR = os.environ.get("GPUCTS_MATRIX_SNAPSHOTS") or os.path.join(TOOLS_DIR, "snapshot")
 CURATED_DIR = os.path.join(TOOLS_DIR, "curated")
 DATA_DIR = os.path.join(os.path.dirname(TOOLS_DIR), "data")
 

@@ -4,7 +4,7 @@
   torch_wheels.py snapshot [--index URL]   writes snapshot/torch_wheels.json
 
 For the newest patch release of every torch line on PyPI it reads the METADATA of the CPython
-3.12 (else 3.10) manylinux x86_64 wheel: Requires-Python and the Requires-Dist pins of
+3.12 (else 3.10) manylinux x86_64 wheel, and of the aarch64 one where its arch list can be read: Requires-Python and the Requires-Dist pins of
 nvidia-nccl-cu*, nvidia-cudnn-cu*, nvidia-cuda-runtime-cu* / cuda-toolkit; the arch list that
 torch.cuda.get_arch_list() prints (the CUDA_ARCH_FLAGS literal of torch/lib/libtorch_python.so,
 about 10 MB of range reads); and the CPython tags of the release's manylinux x86_64 wheels. It uses the PEP 658
@@ -12,7 +12,8 @@ about 10 MB of range reads); and the CPython tags of the release's manylinux x86
 HTTP range requests on the wheel itself: the zip's end record, its central directory, then the
 one METADATA member (a few MB instead of the wheel's ~900 MB). It also lists the releases of
 nvidia-nccl-cu12 / nvidia-nccl-cu13 (version, first upload date) so that NCCL releases newer than
-the git tags are known. Needs the network; `generate.py` then works offline.
+the git tags are known, and the newest release of torch, the NCCL and cuDNN wheels and cuda-toolkit
+(`latest`), which generate.py compares with what the data reaches. Needs the network; `generate.py` then works offline.
 """
 import io
 import json
@@ -33,6 +34,11 @@ PINS = {
     "cuda_toolkit": re.compile(r"^cuda-toolkit(?:\[[^\]]*\])?()\s*\(?==\s*([\d.]+)"),
 }
 NCCL_PACKAGES = ["nvidia-nccl-cu12", "nvidia-nccl-cu13"]
+# The newest final release of each source the data follows: generate.py warns where one is newer
+# than what the data knows, so staleness shows before a user meets it.
+LATEST_PACKAGES = ["torch", "nvidia-nccl-cu12", "nvidia-nccl-cu13", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13",
+                   "cuda-toolkit"]
+FINAL_RE = re.compile(r"^\d+(\.\d+)+(\.post\d+)?$")
 
 
 def get(url, byte_range=None):
@@ -97,11 +103,11 @@ def wheel_arch_list(url):
         name, f.fetched, f.size)
 
 
-def python_tags(files):
-    """The CPython tags ("cp310", "cp314t") of a release's manylinux x86_64 wheels."""
+def python_tags(files, machine="x86_64"):
+    """The CPython tags ("cp310", "cp314t") of a release's manylinux wheels for `machine`."""
     tags = set()
     for f in files:
-        m = re.match(r"^torch-[^-]+-(cp\d+t?)-(cp\d+t?)-manylinux[^-]*x86_64\.whl$", f["filename"])
+        m = re.match(r"^torch-[^-]+-(cp\d+t?)-(cp\d+t?)-manylinux[^-]*%s\.whl$" % machine, f["filename"])
         if m:
             tags.add(m.group(2))  # the ABI tag: cp314t is the free-threaded build
     return sorted(tags, key=lambda t: (int(re.sub(r"\D", "", t)), t))
@@ -119,13 +125,25 @@ def wheel_metadata(url, info):
     return text, "HTTP range read of the wheel's %s (%d of %d bytes)" % (name, f.fetched, f.size)
 
 
-def pick_wheel(files):
+def pick_wheel(files, machine="x86_64"):
     for py in ("cp312", "cp310", "cp39"):
         for f in files:
             n = f["filename"]
-            if n.endswith(".whl") and "-%s-" % py in n and "x86_64" in n and "manylinux" in n:
+            if n.endswith(".whl") and "-%s-" % py in n and n.endswith(machine + ".whl") and "manylinux" in n:
                 return f
     return None
+
+
+def read_wheel(index, version, files, f, machine):
+    """One wheel's entry: its pins, the arch list compiled into it, the CPython builds of `machine`."""
+    url = urllib.parse.urljoin("%s/pypi/torch/json" % index, f["url"])
+    sys.stderr.write("reading %s\n" % f["filename"])
+    text, how = wheel_metadata(url, f)
+    meta = parse_metadata(text)
+    arch, arch_how = wheel_arch_list(url) if meta["pins"] else ([], "no CUDA libraries from PyPI: not read")
+    return {"torch": version, "platform": machine, "wheel": f["filename"], "sha256": f["digests"]["sha256"],
+            "uploaded": f["upload_time"][:10], "read": how, "arch_list": arch, "arch_read": arch_how,
+            "python_tags": python_tags(files, machine), **meta}
 
 
 def parse_metadata(text):
@@ -159,20 +177,22 @@ def snapshot(index):
         line = ".".join(version.split(".")[:2])
         if line not in by_line or common.vkey(version) > common.vkey(by_line[line]):
             by_line[line] = version
-    wheels = []
+    wheels, skipped = [], []
     for line in sorted(by_line, key=common.vkey):
         version = by_line[line]
         f = pick_wheel(torch["releases"][version])
         if not f or common.vkey(line) < common.vkey("1.12"):
             continue
-        url = urllib.parse.urljoin("%s/pypi/torch/json" % index, f["url"])
-        sys.stderr.write("reading %s\n" % f["filename"])
-        text, how = wheel_metadata(url, f)
-        meta = parse_metadata(text)
-        arch, arch_how = wheel_arch_list(url) if meta["pins"] else ([], "no CUDA libraries from PyPI: not read")
-        wheels.append({"torch": version, "wheel": f["filename"], "sha256": f["digests"]["sha256"],
-                       "uploaded": f["upload_time"][:10], "read": how, "arch_list": arch, "arch_read": arch_how,
-                       "python_tags": python_tags(torch["releases"][version]), **meta})
+        wheels.append(read_wheel(index, version, torch["releases"][version], f, "x86_64"))
+        # The aarch64 wheels (CUDA builds of their own arch list) where the list can be read out of
+        # the wheel; one that cannot is recorded with the reason, and gets no row.
+        a = pick_wheel(torch["releases"][version], "aarch64")
+        if a:
+            w = read_wheel(index, version, torch["releases"][version], a, "aarch64")
+            if w["pins"] and w["arch_list"]:
+                wheels.append(w)
+            else:
+                skipped.append({"wheel": a["filename"], "why": w["arch_read"] if w["pins"] else "no CUDA pins"})
     nccl = []
     for pkg in NCCL_PACKAGES:
         for version, files in project(index, pkg)["releases"].items():
@@ -181,7 +201,19 @@ def snapshot(index):
                              "uploaded": min(f["upload_time"][:10] for f in files)})
     nccl.sort(key=lambda r: (r["package"], common.vkey(r["version"].split(".post")[0]), r["version"]))
     return {"index": "https://pypi.org/pypi/<project>/json and the wheel files it names", "torch_wheels": wheels,
-            "nccl_wheels": nccl}
+            "aarch64_not_read": skipped,
+            "nccl_wheels": nccl, "latest": {pkg: newest_release(project(index, pkg)) for pkg in LATEST_PACKAGES}}
+
+
+def newest_release(proj):
+    """The newest final release with files (no rc, dev or local builds): {"version", "uploaded"}."""
+    best = None
+    for version, files in proj["releases"].items():
+        if files and FINAL_RE.match(version) and (not best or common.vkey(version) > common.vkey(best)):
+            best = version
+    if not best:
+        return {}
+    return {"version": best, "uploaded": min(f["upload_time"][:10] for f in proj["releases"][best])}
 
 
 def main(argv):
