@@ -678,6 +678,20 @@ void truncate_file(const fs::path& p, double keep) {
   std::ofstream(p, std::ios::trunc) << t.substr(0, static_cast<size_t>(static_cast<double>(t.size()) * keep));
 }
 
+fs::path first_bandwidth_file(const fs::path& bundle) {
+  for (const auto& e : fs::directory_iterator(bundle / "bandwidth"))
+    if (e.path().extension() == ".json") return e.path();
+  return {};
+}
+
+// Sets one field of the first point of the bundle's bandwidth file.
+void spoil_first_point(const fs::path& bundle, const char* field, double value) {
+  const fs::path f = first_bandwidth_file(bundle);
+  auto j = nlohmann::json::parse(read(f));
+  j["points"][0][field] = value;
+  std::ofstream(f, std::ios::trunc) << j.dump(2);
+}
+
 const BadInput kBadInputs[] = {
     {"not_a_bundle", [](const fs::path& d) { fs::remove(d / "manifest.json"); }, "not a gpucts bundle"},
     {"truncated_junit", [](const fs::path& d) { truncate_file(d / "junit.xml", 0.5); }, "junit.xml:"},
@@ -685,13 +699,20 @@ const BadInput kBadInputs[] = {
      "gpucts_version.xml:"},
     {"truncated_manifest", [](const fs::path& d) { truncate_file(d / "manifest.json", 0.6); },
      "malformed JSON"},
-    {"other_suite_version",
+    {"negative_spread", [](const fs::path& d) { spoil_first_point(d, "spread_pct", -5.0); },
+     "field 'spread_pct'"},
+    {"huge_busbw", [](const fs::path& d) { spoil_first_point(d, "busbw_gbps", 1e300); }, "field 'busbw_gbps'"},
+    {"zero_time", [](const fs::path& d) { spoil_first_point(d, "time_us", 0.0); }, "field 'time_us'"},
+    {"algbw_not_from_the_time", [](const fs::path& d) { spoil_first_point(d, "algbw_gbps", 3.5); },
+     "field 'algbw_gbps'"},
+    {"duplicate_point",
      [](const fs::path& d) {
-       auto j = nlohmann::json::parse(read(d / "manifest.json"));
-       j["gpucts_version"] = "99.0.0";
-       std::ofstream(d / "manifest.json", std::ios::trunc) << j.dump(2);
+       const fs::path f = first_bandwidth_file(d);
+       auto j = nlohmann::json::parse(read(f));
+       j["points"].push_back(j["points"][0]);
+       std::ofstream(f, std::ios::trunc) << j.dump(2);
      },
-     "different gpucts versions"},
+     "a second point for AllReduce/f32/1048576/out_of_place"},
     {"wrong_schema",
      [](const fs::path& d) {
        auto j = nlohmann::json::parse(read(d / "manifest.json"));
@@ -717,6 +738,19 @@ TEST_P(ReportBadInput, ExitsTwoWithOneLineError) {
 
 INSTANTIATE_TEST_SUITE_P(Bundles, ReportBadInput, ::testing::ValuesIn(kBadInputs),
                          [](const auto& i) { return std::string(i.param.name); });
+
+TEST_F(BundleTest, AnotherGpuctsVersionIsComparedWithAWarning) {
+  fs::path other = root_ / "other-version";
+  fs::remove_all(other);
+  fs::copy(base(), other, fs::copy_options::recursive);
+  auto j = nlohmann::json::parse(read(other / "manifest.json"));
+  j["gpucts_version"] = "99.0.0";
+  std::ofstream(other / "manifest.json", std::ios::trunc) << j.dump(2);
+  auto r = sh(gpucts() + " report --baseline " + base().string() + " --candidate " + other.string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("comes from gpucts 99.0.0"), std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("comes from gpucts 99.0.0"), r.out.find("## What changed")) << r.out;
+}
 
 TEST(ReportUsage, MissingOrBadOptionsExitTwo) {
   REQUIRE_BINARIES();
