@@ -179,7 +179,8 @@ std::string render(const Plot& p) {
     const char* c = s.dashed ? kThresholdColor : kColors[color++ % 6];
     if (s.dashed && pts.size() == 1) {  // a floor at one size: a bar across it, not an empty line
       const double x = X(pts[0].first), y = Y(pts[0].second);
-      o << "<line class=\"floor\" x1=\"" << num(x - 14) << "\" x2=\"" << num(x + 14) << "\" y1=\"" << num(y)
+      o << "<line class=\"floor\" x1=\"" << num(std::max(left, x - 14)) << "\" x2=\"" << num(std::min(left + w, x + 14))
+        << "\" y1=\"" << num(y)
         << "\" y2=\"" << num(y) << "\" stroke=\"" << c << "\" stroke-width=\"2.5\" stroke-dasharray=\"6 3\"/>\n";
       pts.clear();
     }
