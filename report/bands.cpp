@@ -48,8 +48,8 @@ std::string band_text(const Band& b, const std::string& name) {
   std::string where = b.lo == b.hi ? "at " + bw::format_bytes(b.lo)
                       : b.to_end   ? "from " + bw::format_bytes(b.lo) + " up"
                                    : "from " + bw::format_bytes(b.lo) + " to " + bw::format_bytes(b.hi);
-  return name + ": " + join(b.collectives, ", ") + " " + b.metric + " " + pct_range(b.min_pct, b.max_pct) + " " +
-         b.direction + " " + where + (b.qualifier.empty() ? "" : " (" + b.qualifier + ")");
+  return name + ": " + join(b.collectives, ", ") + " " + b.metric + " " + pct_range(b.min_pct, b.max_pct) +
+         " " + b.direction + " " + where + (b.qualifier.empty() ? "" : " (" + b.qualifier + ")");
 }
 
 std::string gbps(double v) {
@@ -104,7 +104,8 @@ Story tell(const std::vector<const bundle::Bundle*>& runs, const std::vector<std
       for (std::size_t k = 0; k < sv.size();) {
         auto move_at = [&](std::size_t j) {
           auto it = pts.find(sv[j]->key);
-          return it == pts.end() ? across::Move{NAN, NAN, ""} : across::judge_move(*sv[j], it->second, tolerance_pct);
+          return it == pts.end() ? across::Move{NAN, NAN, ""}
+                                 : across::judge_move(*sv[j], it->second, tolerance_pct);
         };
         const across::Move first = move_at(k);
         if (first.change.empty()) {

@@ -47,8 +47,8 @@ struct Crossing {
 };
 
 struct Story {
-  std::vector<Crossing> crossings;  // in run order
-  std::vector<Band> bands;          // slower first, then faster; in run order, then by size
+  std::vector<Crossing> crossings;         // in run order
+  std::vector<Band> bands;                 // slower first, then faster; in run order, then by size
   std::vector<std::string> lines() const;  // crossings first, then the bands
 };
 

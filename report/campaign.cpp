@@ -616,9 +616,10 @@ doc::Doc to_doc(const Report& r) {
   else
     d.list(r.story.lines());
   if (n > 1)
-    d.paragraph("each release against the oldest: floors crossed first, then the points that moved beyond the "
-                "tolerance and the spread either run recorded, in bands; latency under 64 KiB, busbw (algbw "
-                "with one rank) at and above; every point in the tables below and in campaign.json");
+    d.paragraph(
+        "each release against the oldest: floors crossed first, then the points that moved beyond the "
+        "tolerance and the spread either run recorded, in bands; latency under 64 KiB, busbw (algbw "
+        "with one rank) at and above; every point in the tables below and in campaign.json");
 
   d.heading("Releases");
   doc::Table runs{{"NCCL", "verdict", "cases pass/fail/err/skip", "check errors", "expected in a campaign",
@@ -661,9 +662,10 @@ doc::Doc to_doc(const Report& r) {
     auto plots = bands::plots(seq, names, r.story, r.tolerance_pct);
     if (!plots.empty()) {
       d.heading("Bandwidth by release");
-      d.paragraph("first each release against the oldest (speed = its time over the release's, out of place; "
-                  "the shaded band is the tolerance), then the values with the threshold floors dashed and "
-                  "the crossings ringed");
+      d.paragraph(
+          "first each release against the oldest (speed = its time over the release's, out of place; "
+          "the shaded band is the tolerance), then the values with the threshold floors dashed and "
+          "the crossings ringed");
       for (const auto& plot : plots) d.svg(plot.svg, plot.title, plot.file);
     }
   }

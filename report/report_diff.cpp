@@ -64,9 +64,8 @@ Scope scope_of(const bundle::Bundle& b) {
   if (auto sel = json_maybe<bundle::BundleError, nlohmann::json>(j, "selection", path)) {
     if (sel->is_string()) {
       sc.selection = sel->get<std::string>();
-    } else if (sel->is_array() && std::all_of(sel->begin(), sel->end(), [](const nlohmann::json& x) {
-                 return x.is_string();
-               })) {
+    } else if (sel->is_array() &&
+               std::all_of(sel->begin(), sel->end(), [](const nlohmann::json& x) { return x.is_string(); })) {
       for (const auto& x : *sel) sc.selection += (sc.selection.empty() ? "" : ", ") + x.get<std::string>();
     } else {
       sc.selection = sel->dump();
@@ -298,7 +297,8 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
       const std::string what =
           cand_tests[i].count(test)
               ? std::to_string(g.first) + " point(s) of " + test + " absent (first: " + g.second + ")"
-              : test + " has no results in this run (" + std::to_string(g.first) + " point(s) in the baseline)";
+              : test + " has no results in this run (" + std::to_string(g.first) +
+                    " point(s) in the baseline)";
       if (narrowed[i])
         c.left_out[i].push_back("bandwidth " + what);
       else
@@ -317,9 +317,11 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
     for (const auto& [test, run] : seq[k]->bandwidth)
       for (const auto& p : run.points)
         if (auto why = bw::no_data_moves(p); !why.empty()) {
-          const std::string line = test + ": " + p.collective + " " + p.dtype + " " + bw::format_bytes(p.bytes) +
-                                   " in place, " + std::to_string(p.ranks) + " rank(s): " + why;
-          if (std::find(c.no_data.begin(), c.no_data.end(), line) == c.no_data.end()) c.no_data.push_back(line);
+          const std::string line = test + ": " + p.collective + " " + p.dtype + " " +
+                                   bw::format_bytes(p.bytes) + " in place, " + std::to_string(p.ranks) +
+                                   " rank(s): " + why;
+          if (std::find(c.no_data.begin(), c.no_data.end(), line) == c.no_data.end())
+            c.no_data.push_back(line);
         }
   return c;
 }
@@ -373,8 +375,8 @@ doc::Doc to_doc(const Comparison& c) {
   for (size_t i = 0; i < n; ++i)
     if (!c.left_out[i].empty())
       d.paragraph("compared on what both ran: " + legend(i + 1) + " (" + scope_text(c.scopes[i + 1]) +
-                  ") and the baseline (" + scope_text(c.scopes[0]) + ") ran different selections; left out: " +
-                  [&] {
+                  ") and the baseline (" + scope_text(c.scopes[0]) +
+                  ") ran different selections; left out: " + [&] {
                     std::string t;
                     for (const auto& l : c.left_out[i]) t += (t.empty() ? "" : "; ") + l;
                     return t;
@@ -401,10 +403,12 @@ doc::Doc to_doc(const Comparison& c) {
     std::vector<std::string> legends;
     for (size_t k = 0; k <= n; ++k) legends.push_back(legend(k));
     d.heading("Bandwidth by run");
-    d.paragraph("first each run against the baseline (speed = the baseline's time over the run's, out of "
-                "place; the shaded band is the tolerance), then the values with the threshold floors dashed "
-                "and the crossings ringed");
-    for (const auto& plot : bands::plots(seq, legends, c.story, c.tolerance_pct)) d.svg(plot.svg, plot.title, "");
+    d.paragraph(
+        "first each run against the baseline (speed = the baseline's time over the run's, out of "
+        "place; the shaded band is the tolerance), then the values with the threshold floors dashed "
+        "and the crossings ringed");
+    for (const auto& plot : bands::plots(seq, legends, c.story, c.tolerance_pct))
+      d.svg(plot.svg, plot.title, "");
   }
 
   auto header = [&](std::vector<std::string> first) {
@@ -477,8 +481,7 @@ doc::Doc to_doc(const Comparison& c) {
     doc::Table t{header({"point", "metric"}), {}, {}};
     for (const auto& r : c.bandwidth) {
       if (t.rows.size() == kMaxRows) break;
-      std::vector<std::string> row{r.label, across::metric_text(r.metric),
-                                   value_str(r.baseline, r.metric)};
+      std::vector<std::string> row{r.label, across::metric_text(r.metric), value_str(r.baseline, r.metric)};
       bool slower = false;
       for (size_t i = 0; i < n; ++i) {
         row.push_back(value_str(r.candidates[i], r.metric) +
@@ -628,7 +631,8 @@ nlohmann::json to_json(const Comparison& c) {
   j["no_data"] = c.no_data;
   j["scopes"] = nlohmann::json::array();
   for (const auto& sc : c.scopes)
-    j["scopes"].push_back({{"level", sc.level}, {"selection", sc.selection}, {"gpucts_revision", sc.revision}});
+    j["scopes"].push_back(
+        {{"level", sc.level}, {"selection", sc.selection}, {"gpucts_revision", sc.revision}});
   j["suites"] = nlohmann::json::array();
   for (const auto& sd : c.suites)
     j["suites"].push_back({{"binary", sd.binary},

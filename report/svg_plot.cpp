@@ -179,9 +179,9 @@ std::string render(const Plot& p) {
     const char* c = s.dashed ? kThresholdColor : kColors[color++ % 6];
     if (s.dashed && pts.size() == 1) {  // a floor at one size: a bar across it, not an empty line
       const double x = X(pts[0].first), y = Y(pts[0].second);
-      o << "<line class=\"floor\" x1=\"" << num(std::max(left, x - 14)) << "\" x2=\"" << num(std::min(left + w, x + 14))
-        << "\" y1=\"" << num(y)
-        << "\" y2=\"" << num(y) << "\" stroke=\"" << c << "\" stroke-width=\"2.5\" stroke-dasharray=\"6 3\"/>\n";
+      o << "<line class=\"floor\" x1=\"" << num(std::max(left, x - 14)) << "\" x2=\""
+        << num(std::min(left + w, x + 14)) << "\" y1=\"" << num(y) << "\" y2=\"" << num(y) << "\" stroke=\""
+        << c << "\" stroke-width=\"2.5\" stroke-dasharray=\"6 3\"/>\n";
       pts.clear();
     }
     o << "<polyline fill=\"none\" stroke=\"" << c << "\" stroke-width=\"" << (s.dashed ? 1.5 : 2) << "\""
@@ -199,15 +199,16 @@ std::string render(const Plot& p) {
   }
   if (p.band && !p.band_label.empty()) {
     double ly = top + 10 + legend++ * 16;
-    o << "<rect x=\"" << left + w + 10 << "\" y=\"" << ly - 5 << "\" width=\"20\" height=\"10\" fill=\"#c8e6c9\"/>\n";
+    o << "<rect x=\"" << left + w + 10 << "\" y=\"" << ly - 5
+      << "\" width=\"20\" height=\"10\" fill=\"#c8e6c9\"/>\n";
     o << "<text x=\"" << left + w + 34 << "\" y=\"" << ly + 4 << "\">" << xml::escape(p.band_label)
       << "</text>\n";
   }
   for (const auto& m : p.marks) {
     if (m.x <= 0 || !plotted(m.y)) continue;
     const double x = X(m.x), y = Y(m.y);
-    o << "<circle class=\"mark\" cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"7\" fill=\"none\" stroke=\""
-      << kThresholdColor << "\" stroke-width=\"2\"/>\n";
+    o << "<circle class=\"mark\" cx=\"" << num(x) << "\" cy=\"" << num(y)
+      << "\" r=\"7\" fill=\"none\" stroke=\"" << kThresholdColor << "\" stroke-width=\"2\"/>\n";
     o << "<text x=\"" << num(x - 10) << "\" y=\"" << num(y + 20) << "\" text-anchor=\"end\" fill=\""
       << kThresholdColor << "\" font-weight=\"bold\">" << xml::escape(m.text) << "</text>\n";
   }

@@ -340,9 +340,8 @@ void check_numbers(const Point& p, const std::string& o) {
   };
   const Stats& t = p.time_us;
   const double kMaxUs = 1e9;  // a thousand seconds per call
-  for (auto [field, v] : {std::pair<const char*, double>{"time_us", t.median},
-                          {"time_us_min", t.min},
-                          {"time_us_max", t.max}})
+  for (auto [field, v] :
+       {std::pair<const char*, double>{"time_us", t.median}, {"time_us_min", t.min}, {"time_us_max", t.max}})
     if (!std::isfinite(v) || v <= 0 || v > kMaxUs) bad(field, v, "is not a time of one call (0 < us <= 1e9)");
   if (t.min > t.median || t.median > t.max)
     bad("time_us", t.median, "is not between time_us_min and time_us_max");
@@ -357,7 +356,8 @@ void check_numbers(const Point& p, const std::string& o) {
   const double algbw = static_cast<double>(p.bytes) / (t.median * 1e3);
   if (std::fabs(p.algbw_gbps - algbw) > 0.01 * algbw)
     bad("algbw_gbps", p.algbw_gbps, "is not bytes over the median time");
-  if (p.busbw_gbps && (!std::isfinite(*p.busbw_gbps) || *p.busbw_gbps < 0 || *p.busbw_gbps > 2 * p.algbw_gbps))
+  if (p.busbw_gbps &&
+      (!std::isfinite(*p.busbw_gbps) || *p.busbw_gbps < 0 || *p.busbw_gbps > 2 * p.algbw_gbps))
     bad("busbw_gbps", *p.busbw_gbps, "is not algbw times a bus factor (0 to 2)");
   if (p.busbw_gbps && p.ranks == 1) bad("busbw_gbps", *p.busbw_gbps, "is given for one rank");
   if (p.threshold_gbps &&

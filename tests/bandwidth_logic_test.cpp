@@ -323,8 +323,9 @@ TEST(Variants, NonblockingPointsHaveTheirOwnKeyAndThresholds) {
     run_from_json(twice, "mem");
     ADD_FAILURE() << "two points of one key were read";
   } catch (const BandwidthError& e) {
-    EXPECT_NE(std::string(e.what()).find("points[1]: a second point for AllReduce/f32/1073741824/out_of_place"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("points[1]: a second point for AllReduce/f32/1073741824/out_of_place"),
+        std::string::npos)
         << e.what();
   }
   j["points"][0]["comm"] = "sometimes";

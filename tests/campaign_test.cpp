@@ -459,7 +459,8 @@ TEST(CampaignPerformance, TheSendRecvJumpIsListedAndTheNonblockingArtefactIsNot)
   ASSERT_NE(story_at, std::string::npos) << md;
   EXPECT_LT(story_at, md.find("## Releases"));
   EXPECT_NE(md.find("- NCCL 2.26.2: SendRecvRing algbw 55% faster at 1 GiB\n"), std::string::npos) << md;
-  EXPECT_NE(md.find("- NCCL 2.26.2: SendRecvRing latency"), std::string::npos) << "the nonblocking 8 B: " << md;
+  EXPECT_NE(md.find("- NCCL 2.26.2: SendRecvRing latency"), std::string::npos)
+      << "the nonblocking 8 B: " << md;
   EXPECT_NE(md.find("(nonblocking)"), std::string::npos) << md;
   const auto j = campaign::to_json(r);
   ASSERT_EQ(j["performance"].size(), 3u);

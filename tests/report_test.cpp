@@ -704,7 +704,8 @@ const BadInput kBadInputs[] = {
      "malformed JSON"},
     {"negative_spread", [](const fs::path& d) { spoil_first_point(d, "spread_pct", -5.0); },
      "field 'spread_pct'"},
-    {"huge_busbw", [](const fs::path& d) { spoil_first_point(d, "busbw_gbps", 1e300); }, "field 'busbw_gbps'"},
+    {"huge_busbw", [](const fs::path& d) { spoil_first_point(d, "busbw_gbps", 1e300); },
+     "field 'busbw_gbps'"},
     {"zero_time", [](const fs::path& d) { spoil_first_point(d, "time_us", 0.0); }, "field 'time_us'"},
     {"algbw_not_from_the_time", [](const fs::path& d) { spoil_first_point(d, "algbw_gbps", 3.5); },
      "field 'algbw_gbps'"},
@@ -1389,20 +1390,22 @@ ThreeReleases three_releases() {
   const std::uint64_t k64 = 64 << 10, m1 = 1 << 20, m2 = 2 << 20;
   r.reference = release_bundle("2.26.2", {}, release_points([](std::uint64_t) { return 0.0; }, false));
   // 10% at 64 KiB to 12% at 1 MiB.
-  r.small_slower = release_bundle("2.27.7", {}, release_points(
-                                                    [&](std::uint64_t b) {
-                                                      if (b < k64 || b > m1) return 0.0;
-                                                      return 0.10 + 0.02 * std::log2(double(b) / k64) / 4;
-                                                    },
-                                                    false));
+  r.small_slower = release_bundle("2.27.7", {},
+                                  release_points(
+                                      [&](std::uint64_t b) {
+                                        if (b < k64 || b > m1) return 0.0;
+                                        return 0.10 + 0.02 * std::log2(double(b) / k64) / 4;
+                                      },
+                                      false));
   // 5.2% at 2 MiB to 15.94% at 1 GiB: 482.9 -> 405.9 GB/s.
-  r.large_slower = release_bundle("2.28.9", {}, release_points(
-                                                    [&](std::uint64_t b) {
-                                                      if (b < m2) return 0.0;
-                                                      return 0.052 + (1 - 405.9 / 482.9 - 0.052) *
-                                                                         std::log2(double(b) / m2) / 9;
-                                                    },
-                                                    true));
+  r.large_slower =
+      release_bundle("2.28.9", {},
+                     release_points(
+                         [&](std::uint64_t b) {
+                           if (b < m2) return 0.0;
+                           return 0.052 + (1 - 405.9 / 482.9 - 0.052) * std::log2(double(b) / m2) / 9;
+                         },
+                         true));
   r.large_slower.manifest.verdict = "fail";
   return r;
 }
@@ -1435,8 +1438,9 @@ TEST(ReportStory, TwoBandsAndTheFloorCrossedComeFirst) {
   EXPECT_LT(absolute, md.find("## Environment"));
   EXPECT_LT(absolute, md.find("## Details"));
   // Every regression line names its metric.
-  for (const auto& line : c.regressions[1])
+  for (const auto& line : c.regressions[1]) {
     if (line.rfind("slower", 0) == 0) EXPECT_NE(line.find(", busbw "), std::string::npos) << line;
+  }
   // The HTML: the ratio plot has its tolerance band, the absolute one the floor of one point and
   // the crossing ringed.
   const std::string html = doc::to_html(report::to_doc(c));
@@ -1449,8 +1453,7 @@ TEST(ReportStory, TwoBandsAndTheFloorCrossedComeFirst) {
   EXPECT_LT(floor, abs_end) << "a floor of one size is drawn";
   EXPECT_LT(mark, abs_end) << "the point under the floor is ringed";
   EXPECT_NE(html.find(">under floor</text>", aa), std::string::npos);
-  if (const char* keep = std::getenv("GPUCTS_KEEP_REPORT_HTML"))
-    bundle::write_text(keep, html);
+  if (const char* keep = std::getenv("GPUCTS_KEEP_REPORT_HTML")) bundle::write_text(keep, html);
   // The JSON has the story, the bands and the crossing; the points stay where they were.
   const auto j = report::to_json(c);
   EXPECT_EQ(j["story"]["lines"].get<std::vector<std::string>>(), want);
@@ -1474,7 +1477,8 @@ TEST(ReportStory, CampaignOfTheSameReleasesTellsTheSame) {
   }
   rep = campaign::build(rep.releases, builtin_matrix());
   ASSERT_EQ(rep.story.lines().size(), 3u);
-  EXPECT_EQ(rep.story.lines()[0], "NCCL 2.28.9: AllReduce busbw 1 GiB: 405.9 GB/s, under its floor 431 (was 482.9)");
+  EXPECT_EQ(rep.story.lines()[0],
+            "NCCL 2.28.9: AllReduce busbw 1 GiB: 405.9 GB/s, under its floor 431 (was 482.9)");
   const std::string md = doc::to_markdown(campaign::to_doc(rep));
   const auto story = md.find("- NCCL 2.27.7: AllReduce, AllGather, ReduceScatter busbw 10-12% slower");
   ASSERT_NE(story, std::string::npos) << md;
@@ -1488,22 +1492,25 @@ TEST(ReportStory, CampaignOfTheSameReleasesTellsTheSame) {
 bundle::Bundle scoped(const fs::path& dir, const std::string& level, std::vector<junit::Case> cases,
                       std::vector<bw::Point> points = {}) {
   fs::create_directories(dir);
-  bundle::write_text((dir / "manifest.json").string(),
-                     nlohmann::json{{"level", level}, {"selection", {"gpucts_collectives"}},
-                                    {"gpucts_revision", "abc123"}}
-                         .dump());
+  bundle::write_text(
+      (dir / "manifest.json").string(),
+      nlohmann::json{{"level", level}, {"selection", {"gpucts_collectives"}}, {"gpucts_revision", "abc123"}}
+          .dump());
   return synthetic(dir.string(), std::move(cases), std::move(points));
 }
 
 TEST(ReportCompare, DifferentLevelsAreComparedOnWhatBothRan) {
   const fs::path root = fs::temp_directory_path() / ("gpucts-scope-" + std::to_string(::getpid()));
   std::vector<junit::Case> standard, quick;
-  for (int k = 0; k < 29; ++k) standard.push_back(tc("gpucts_collectives", "c" + std::to_string(k), "passed"));
+  for (int k = 0; k < 29; ++k)
+    standard.push_back(tc("gpucts_collectives", "c" + std::to_string(k), "passed"));
   quick = {standard[0], tc("gpucts_collectives", "c0_failing", "failed")};
   standard.push_back(tc("gpucts_collectives", "c0_failing", "passed"));
-  auto c = report::compare(scoped(root / "std", "standard", standard), {scoped(root / "quick", "quick", quick)}, 5);
+  auto c = report::compare(scoped(root / "std", "standard", standard),
+                           {scoped(root / "quick", "quick", quick)}, 5);
   ASSERT_EQ(c.regressions[0].size(), 1u) << "only the case both ran and that now fails";
-  EXPECT_NE(c.regressions[0][0].find("newly failing: gpucts_collectives/AllReduce.c0_failing"), std::string::npos);
+  EXPECT_NE(c.regressions[0][0].find("newly failing: gpucts_collectives/AllReduce.c0_failing"),
+            std::string::npos);
   ASSERT_EQ(c.left_out[0].size(), 1u);
   EXPECT_EQ(c.left_out[0][0], "gpucts_collectives: 28 case(s) only the baseline ran");
   EXPECT_EQ(c.scopes[1].level, "quick");
@@ -1515,7 +1522,8 @@ TEST(ReportCompare, DifferentLevelsAreComparedOnWhatBothRan) {
             std::string::npos)
       << md;
   // The same level: the 28 cases are missing, a regression as before.
-  auto same = report::compare(scoped(root / "std", "standard", standard), {scoped(root / "q2", "standard", quick)}, 5);
+  auto same = report::compare(scoped(root / "std", "standard", standard),
+                              {scoped(root / "q2", "standard", quick)}, 5);
   EXPECT_EQ(same.regressions[0].size(), 2u);
   // A bad key is one line naming the file and the field.
   fs::create_directories(root / "bad");
@@ -1531,14 +1539,17 @@ TEST(ReportCompare, DifferentLevelsAreComparedOnWhatBothRan) {
 }
 
 TEST(ReportCompare, LostCoverageIsARegression) {
-  auto base = synthetic("b", {tc("gpucts_collectives", "a", "passed"), tc("gpucts_collectives", "b", "passed")},
-                        {bp(8, 20, 1), bp(kGiB, 1000, 1)});
+  auto base =
+      synthetic("b", {tc("gpucts_collectives", "a", "passed"), tc("gpucts_collectives", "b", "passed")},
+                {bp(8, 20, 1), bp(kGiB, 1000, 1)});
   // Passing cases turned skipped: one line per binary.
-  auto skipped = synthetic("c", {tc("gpucts_collectives", "a", "skipped"), tc("gpucts_collectives", "b", "skipped")},
-                           {bp(8, 20, 1), bp(kGiB, 1000, 1)});
+  auto skipped =
+      synthetic("c", {tc("gpucts_collectives", "a", "skipped"), tc("gpucts_collectives", "b", "skipped")},
+                {bp(8, 20, 1), bp(kGiB, 1000, 1)});
   auto c = report::compare(base, {skipped}, 5);
   ASSERT_EQ(c.regressions[0].size(), 1u);
-  EXPECT_EQ(c.regressions[0][0].rfind("newly skipped: 2 case(s) of gpucts_collectives", 0), 0u) << c.regressions[0][0];
+  EXPECT_EQ(c.regressions[0][0].rfind("newly skipped: 2 case(s) of gpucts_collectives", 0), 0u)
+      << c.regressions[0][0];
   // An interrupted run.
   auto interrupted = synthetic("c", base.cases, {bp(8, 20, 1), bp(kGiB, 1000, 1)});
   interrupted.manifest.interrupted = true;
@@ -1564,7 +1575,8 @@ TEST(ReportCompare, LostCoverageIsARegression) {
   auto no_file = synthetic("c", base.cases);
   auto e = report::compare(base, {no_file}, 5);
   ASSERT_EQ(e.regressions[0].size(), 1u);
-  EXPECT_NE(e.regressions[0][0].find("gpucts_bandwidth has no results in this run (2 point(s)"), std::string::npos)
+  EXPECT_NE(e.regressions[0][0].find("gpucts_bandwidth has no results in this run (2 point(s)"),
+            std::string::npos)
       << e.regressions[0][0];
 }
 
@@ -1585,7 +1597,8 @@ TEST(ReportCompare, PointsWhereNoDataMovesShowNoBandwidth) {
   EXPECT_FALSE(c.regressed()) << "nothing moved, so nothing got faster or slower";
   EXPECT_TRUE(c.story.lines().empty());
   ASSERT_EQ(c.no_data.size(), 1u);
-  EXPECT_NE(c.no_data[0].find("SendRecv f32 1 GiB in place, 1 rank(s): one rank in place"), std::string::npos);
+  EXPECT_NE(c.no_data[0].find("SendRecv f32 1 GiB in place, 1 rank(s): one rank in place"),
+            std::string::npos);
   const std::string md = doc::to_markdown(report::to_doc(c));
   EXPECT_EQ(md.find("253"), std::string::npos) << "no figure for it: " << md;
 }
