@@ -1439,7 +1439,9 @@ TEST(ReportStory, TwoBandsAndTheFloorCrossedComeFirst) {
   EXPECT_LT(absolute, md.find("## Details"));
   // Every regression line names its metric.
   for (const auto& line : c.regressions[1]) {
-    if (line.rfind("slower", 0) == 0) EXPECT_NE(line.find(", busbw "), std::string::npos) << line;
+    if (line.rfind("slower", 0) == 0) {
+      EXPECT_NE(line.find(", busbw "), std::string::npos) << line;
+    }
   }
   // The HTML: the ratio plot has its tolerance band, the absolute one the floor of one point and
   // the crossing ringed.
