@@ -7,10 +7,17 @@
 Each LOG is the standard output of one nccl-tests binary (its name, e.g. all_reduce_perf.log, says
 which collective it measured); each JSON a gpucts bandwidth results file (gpucts.bandwidth/1), its
 points carrying "comm" (blocking, the default, or nonblocking). Writes PREFIX.md (a table a person
-reads) and PREFIX.csv. The ratio is nccl-tests' time over gpucts' time (= gpucts' algbw over
-nccl-tests'): 1.0 means the same, below 1 gpucts is slower. The goal is 0.9-1.1 out of place at
-8 B and at 1 GiB; --require exits 1 when a goal point of the blocking runs misses it (or is absent
-from one side). Python 3 standard library only (the GPU machine has no packages to install).
+reads, and pastes into bench/RESULTS.md) and PREFIX.csv. The ratio is nccl-tests' time over gpucts'
+time (= gpucts' algbw over nccl-tests'): 1.0 means the same, below 1 gpucts is slower. The goal is
+0.9-1.1 out of place at 8 B and at 1 GiB; --require exits 1 when a goal point of the blocking runs
+misses it (or is absent from one side).
+
+Rounds: a file name with ".rN." (all_reduce_perf.r3.log, gpucts_blocking.r3.all_reduce.json) is
+round N of an interleaved run, the two tools alternating so that clock and load drift reach both.
+The ratio of a point is then the median of its per-round ratios (each round's nccl-tests time over
+the same round's gpucts time), with their range and spread ((max - min) / median); times are the
+medians over the rounds. Files without a round are round 0. Python 3 standard library only (the
+GPU machine has no packages to install).
 """
 import argparse
 import csv
@@ -41,6 +48,18 @@ class ParseError(Exception):
     pass
 
 
+def round_of(path):
+    """The round a file belongs to, from ".rN." in its name (0 where there is none)."""
+    m = re.search(r"\.r(\d+)\.", os.path.basename(path))
+    return int(m.group(1)) if m else 0
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
 def row_of_log(path):
     """The collective a log measured, from its file name (all_reduce_perf.log, all_reduce_perf_mpi.txt)."""
     base = os.path.basename(path)
@@ -68,6 +87,8 @@ def parse_nccl_tests(text, origin="nccl-tests"):
     meta = {}
     for n, line in enumerate(text.splitlines(), 1):
         where = "%s:%d" % (origin, n)
+        if re.match(r"#\s+Rank\s+\d+ ", line):
+            meta["ranks"] = meta.get("ranks", 0) + 1
         m = re.search(r"nccl-headers=(\d+) nccl-library=(\d+)", line)
         if m:
             meta["nccl_header"], meta["nccl_library"] = int(m.group(1)), int(m.group(2))
@@ -109,35 +130,64 @@ def load_gpucts(path):
 
 
 def compare(logs, gpucts_files):
-    """One row per (collective, size, placement) nccl-tests measured, with each gpucts mode found."""
-    ours = {}
+    """One row per (collective, size, placement) nccl-tests measured, with each gpucts mode found:
+    the median over rounds of the times and of the per-round ratios, and the ratios' range."""
+    ours = {}  # (collective, bytes, placement, comm) -> {round: point}
     runs = []
     for g in gpucts_files:
         pts, j = load_gpucts(g)
-        ours.update(pts)
+        for k, p in pts.items():
+            ours.setdefault(k, {})[round_of(g)] = p
         runs.append(j)
     modes = sorted({k[3] for k in ours}, key=lambda m: (m != "blocking", m))
-    table = []
+    theirs = {}  # (collective, bytes, placement) -> {round: row}
+    order = []
+    ranks = {}  # collective -> ranks of its nccl-tests run
     for log in logs:
         coll = row_of_log(log)
         with open(log, errors="replace") as f:
             rows, meta = parse_nccl_tests(f.read(), log)
+        ranks[coll] = meta.get("ranks")
         for r in rows:
             for placement in ("out_of_place", "in_place"):
-                theirs = r[placement]
-                entry = {"collective": coll, "bytes": r["bytes"], "placement": placement,
-                         "nccl_tests_us": theirs["time_us"], "nccl_tests_algbw": theirs["algbw_gbps"],
-                         "nccl_tests_busbw": theirs["busbw_gbps"], "modes": {}}
-                for m in modes:
-                    p = ours.get((coll, r["bytes"], placement, m))
-                    if p is None:
-                        continue
-                    ratio = None
-                    if theirs["time_us"] and p["time_us"] > 0:
-                        ratio = theirs["time_us"] / p["time_us"]
-                    entry["modes"][m] = {"time_us": p["time_us"], "algbw_gbps": p["algbw_gbps"],
-                                         "spread_pct": p.get("spread_pct"), "ratio": ratio}
-                table.append(entry)
+                key = (coll, r["bytes"], placement)
+                if key not in theirs:
+                    order.append(key)
+                theirs.setdefault(key, {})[round_of(log)] = r[placement]
+    table = []
+    for key in order:
+        coll, nbytes, placement = key
+        rounds = theirs[key]
+        times = [x["time_us"] for x in rounds.values() if x["time_us"]]
+        algbws = [x["algbw_gbps"] for x in rounds.values() if x["algbw_gbps"] is not None]
+        entry = {"collective": coll, "bytes": nbytes, "placement": placement,
+                 "nccl_tests_us": median(times) if times else None,
+                 "nccl_tests_algbw": median(algbws) if algbws else None,
+                 "nccl_tests_busbw": None, "rounds": len(rounds), "modes": {},
+                 # One rank in place: input and output are one buffer, nothing is copied; the time
+                 # of such a call is no bandwidth (either tool's "5e+06 GB/s" means nothing).
+                 "no_data": ranks.get(coll) == 1 and placement == "in_place"}
+        for m in modes:
+            mine = ours.get((coll, nbytes, placement, m))
+            if not mine:
+                continue
+            ratios = []
+            for rnd, x in rounds.items():
+                # The same round's gpucts point; a run without rounds pairs with every round.
+                p = mine.get(rnd, mine.get(0)) if len(mine) > 1 or 0 not in mine else mine[0]
+                if p is not None and x["time_us"] and p["time_us"] > 0:
+                    ratios.append(x["time_us"] / p["time_us"])
+            ratio = median(ratios) if ratios else None
+            entry["modes"][m] = {
+                "time_us": median([p["time_us"] for p in mine.values()]),
+                "algbw_gbps": median([p["algbw_gbps"] for p in mine.values()]),
+                "spread_pct": median([p.get("spread_pct") or 0 for p in mine.values()]),
+                "ratio": ratio,
+                "ratio_min": min(ratios) if ratios else None,
+                "ratio_max": max(ratios) if ratios else None,
+                "ratio_spread_pct": (max(ratios) - min(ratios)) / ratio * 100 if ratios else None,
+                "rounds": len(ratios)}
+        table.append(entry)
     return table, modes, runs
 
 
@@ -175,26 +225,33 @@ def write(table, modes, runs, prefix, title):
         w = csv.writer(f)
         head = ["collective", "bytes", "placement", "nccl_tests_time_us", "nccl_tests_algbw_gbps"]
         for m in modes:
-            head += ["gpucts_%s_time_us" % m, "gpucts_%s_algbw_gbps" % m, "ratio_%s" % m]
+            head += ["gpucts_%s_time_us" % m, "gpucts_%s_algbw_gbps" % m, "ratio_%s" % m,
+                     "ratio_%s_min" % m, "ratio_%s_max" % m, "rounds_%s" % m]
         w.writerow(head)
         for e in table:
             row = [e["collective"], e["bytes"], e["placement"], fmt(e["nccl_tests_us"], "%.3f"),
                    fmt(e["nccl_tests_algbw"], "%.2f")]
             for m in modes:
                 x = e["modes"].get(m, {})
-                row += [fmt(x.get("time_us"), "%.3f"), fmt(x.get("algbw_gbps"), "%.3f"), fmt(x.get("ratio"), "%.3f")]
+                row += [fmt(x.get("time_us"), "%.3f"), fmt(x.get("algbw_gbps"), "%.3f"), fmt(x.get("ratio"), "%.3f"),
+                        fmt(x.get("ratio_min"), "%.3f"), fmt(x.get("ratio_max"), "%.3f"), x.get("rounds", "")]
             w.writerow(row)
-    lines = ["# %s" % title, ""]
-    for j in runs:
-        lines.append("gpucts: %s, NCCL %s, %s rank(s), host %s" %
-                     (j.get("gpu", "?"), j.get("nccl", "?"), j.get("world_size", "?"), j.get("host", "?")))
+    lines = ["### %s" % title, ""]
+    for j in runs:  # once per distinct run (a round's files repeat it)
+        line = "gpucts: %s, NCCL %s, %s rank(s), host %s" % (j.get("gpu", "?"), j.get("nccl", "?"),
+                                                           j.get("world_size", "?"), j.get("host", "?"))
+        if line not in lines:
+            lines.append(line)
+    rounds = max([e["rounds"] for e in table] or [0])
     lines += ["", "Ratio = nccl-tests' time / gpucts' time (gpucts' algbw / nccl-tests'); goal %.1f-%.1fx out of "
-              "place at 8 B and 1 GiB. Times in us below 64 KiB, else algbw in GB/s." % (GOAL_LOW, GOAL_HIGH), ""]
+              "place at 8 B and 1 GiB. Times in us below 64 KiB, else algbw in GB/s; each the median over "
+              "%d round(s), the tools alternating; the ratio is the median of the per-round ratios, "
+              "its range after it (lowest-highest, spread = range / median)." % (GOAL_LOW, GOAL_HIGH, rounds), ""]
     head = "| collective | size | placement | nccl-tests |"
     sep = "| --- | --- | --- | --- |"
     for m in modes:
-        head += " gpucts %s | ratio %s |" % (m, m)
-        sep += " --- | --- |"
+        head += " gpucts %s | ratio %s | range %s |" % (m, m, m)
+        sep += " --- | --- | --- |"
     lines += [head, sep]
     for e in table:
         lat = e["bytes"] < LATENCY_BELOW
@@ -202,15 +259,22 @@ def write(table, modes, runs, prefix, title):
             return fmt(us, "%.2f us") if lat else fmt(bw, "%.1f GB/s")
         cells = [e["collective"], size_str(e["bytes"]), e["placement"].replace("_", " "),
                  val(e["nccl_tests_us"], e["nccl_tests_algbw"])]
+        if e["no_data"]:
+            cells[3] = "no data moves (1 rank, in place)"
+            lines.append("| " + " | ".join(cells + ["", "", ""] * len(modes)) + " |")
+            continue
         for m in modes:
             x = e["modes"].get(m)
             if x is None:
-                cells += ["", ""]
+                cells += ["", "", ""]
                 continue
             r = fmt(x["ratio"], "%.2fx")
             if is_goal(e) and x["ratio"] is not None:
                 r = ("**%s**" % r) if not GOAL_LOW <= x["ratio"] <= GOAL_HIGH else r + " ok"
-            cells += [val(x["time_us"], x["algbw_gbps"]), r]
+            spread = ""
+            if x["ratio"] is not None:
+                spread = "%.2f-%.2f (%.0f%%, %d)" % (x["ratio_min"], x["ratio_max"], x["ratio_spread_pct"], x["rounds"])
+            cells += [val(x["time_us"], x["algbw_gbps"]), r, spread]
         lines.append("| " + " | ".join(cells) + " |")
     for m in modes:
         miss = misses(table, m)

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # gpucts_bandwidth beside nccl-tests on the GPU machine, in one call: builds nccl-tests from its
-# source, runs both on the same sizes and the same NCCL, writes the ratio per collective and size.
-#   bash bench/vs_nccl_tests.sh --nccl-tests DIR [--build DIR] [--out DIR] [--ranks N]
+# source, runs both on the same sizes and the same NCCL, interleaved (per round and collective the
+# two tools one after the other, the order alternating from round to round, so that clock and load
+# drift reach both), and writes per collective and size the median of the per-round ratios and
+# their range.
+#   bash bench/vs_nccl_tests.sh --nccl-tests DIR [--build DIR] [--out DIR] [--ranks N] [--rounds N]
 #        [--nccl-home DIR] [--nccl-lib DIR] [--colls LIST] [--sweep B:E:F] [--iters N] [--warmup N]
 #        [--no-nonblocking] [--require]
 #   --nccl-tests DIR  the NVIDIA/nccl-tests source (never committed here: carry it as .nccl-tests/)
@@ -11,6 +14,7 @@
 #                     NCCL_HOSTID, over NCCL's socket transport on lo (nccl-tests built with MPI=1,
 #                     run under mpirun). gpucts' bandwidth suite is single-process: with N > 1
 #                     only nccl-tests' figures are written.
+#   --rounds N        rounds of the two tools alternating (default 5, at least 5 for RESULTS.md)
 #   --nccl-home DIR   NCCL headers (DIR/include) and library (DIR/lib) nccl-tests is built with
 #                     (default /usr, the system NCCL); --nccl-lib DIR is put first on
 #                     LD_LIBRARY_PATH for both tools (default: the loader's choice)
@@ -19,14 +23,15 @@
 #   --sweep B:E:F     sizes, nccl-tests' -b/-e/-f (default 8:1G:2); -n/-w: --iters (20), --warmup (5)
 #   --no-nonblocking  leave out gpucts' nonblocking variant (default: run it too, a column of its own)
 #   --require         exit 1 when a blocking goal point (8 B, 1 GiB, out of place) misses 0.9-1.1x
-# Output: $OUT/vs_nccl_tests.md (the table), .csv, nccl-tests/<binary>.log, gpucts logs and
-# bandwidth files. About 2-3 minutes on one H200 with one rank (nccl-tests' build included).
+# Output: $OUT/vs_nccl_tests.md (the table, also printed last between two marker lines: paste it
+# into bench/RESULTS.md as it is), .csv, nccl-tests/<binary>.rN.log, gpucts/<mode>.rN.<binary>.json
+# and their logs. About 2 minutes a round on one H200 with one rank, plus nccl-tests' build.
 # Simulated ranks move data over sockets (about 1.8 GB/s at 2 ranks): keep to the goal sizes,
 # e.g. --ranks 2 --sweep 8:1G:134217728 --iters 5 --warmup 1 (8 B and 1 GiB only).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src="" ranks=1 nccl_home=/usr nccl_lib="" colls="all_reduce,all_gather,broadcast,reduce_scatter,reduce,alltoall,scatter,gather,sendrecv"
-sweep="8:1G:2" iters=20 warmup=5 nonblocking=1 require=0 build=""
+sweep="8:1G:2" iters=20 warmup=5 nonblocking=1 require=0 build="" rounds=5
 while [ $# -gt 0 ]; do
   case "$1" in
     --nccl-tests) src=$2; shift 2 ;;
@@ -41,12 +46,14 @@ while [ $# -gt 0 ]; do
     --warmup) warmup=$2; shift 2 ;;
     --no-nonblocking) nonblocking=0; shift ;;
     --require) require=1; shift ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "vs_nccl_tests.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 [ -n "$src" ] && [ -f "$src/src/Makefile" ] || { echo "vs_nccl_tests.sh: --nccl-tests DIR must be nccl-tests' source (DIR/src/Makefile)" >&2; exit 2; }
 case "$ranks" in ''|*[!0-9]*|0) echo "vs_nccl_tests.sh: --ranks '$ranks': expected a number >= 1" >&2; exit 2 ;; esac
+case "$rounds" in ''|*[!0-9]*|0) echo "vs_nccl_tests.sh: --rounds '$rounds': expected a number >= 1" >&2; exit 2 ;; esac
 IFS=: read -r b e f <<<"$sweep"
 [ -n "$b" ] && [ -n "$e" ] && [ -n "$f" ] || { echo "vs_nccl_tests.sh: --sweep '$sweep': expected B:E:F" >&2; exit 2; }
 src=$(cd "$src" && pwd)
@@ -92,53 +99,61 @@ stamp "build gpucts_bandwidth in $B"
   && cmake --build "$B" -t gpucts_bandwidth -j"$(nproc)" >>"$OUT/gpucts-build.log" 2>&1 \
   || { tail -40 "$OUT/gpucts-build.log"; exit 1; }
 
-# nccl-tests: one binary per collective, the same sizes, iterations and warm-up as gpucts.
+# Per round and collective: nccl-tests' binary and gpucts_bandwidth's cases of the same row, the
+# same sizes, iterations and warm-up, one after the other; odd rounds nccl-tests first, even rounds
+# gpucts first.
 nt_args=(-b "$b" -e "$e" -f "$f" -g 1 -n "$iters" -w "$warmup" -c 0)
-logs=()
+gb_args=(-g 1 -b "$b" -e "$e" -f "$f" -n "$iters" -w "$warmup" --gtest_brief=1)
+declare -A row_of
 for c in ${colls//,/ }; do
-  exe=$ntb/${c}_perf
-  [ -x "$exe" ] || { echo "vs_nccl_tests.sh: no $exe (--colls names nccl-tests binaries)" >&2; exit 2; }
-  stamp "nccl-tests ${c}_perf, $ranks rank(s)"
-  log=$OUT/nccl-tests/${c}_perf.log
+  [ -x "$ntb/${c}_perf" ] || { echo "vs_nccl_tests.sh: no $ntb/${c}_perf (--colls names nccl-tests binaries)" >&2; exit 2; }
+  row_of[$c]=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import vs_nccl_tests as v; print(v.BINARY_ROWS[sys.argv[2]])' "$here" "$c")
+done
+mkdir -p "$OUT/gpucts"
+logs=() ours=()
+run_nccl_tests() {  # collective round
+  local log=$OUT/nccl-tests/${1}_perf.r$2.log
   if [ "$ranks" -gt 1 ]; then
     mpirun --oversubscribe -np "$ranks" -x NCCL_SOCKET_IFNAME=lo -x NCCL_IB_DISABLE=1 -x NCCL_NVLS_ENABLE \
-      -x LD_LIBRARY_PATH sh -c 'NCCL_HOSTID=simhost$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$exe" "${nt_args[@]}" >"$log" 2>&1
+      -x LD_LIBRARY_PATH sh -c 'NCCL_HOSTID=simhost$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$ntb/${1}_perf" "${nt_args[@]}" >"$log" 2>&1
   else
-    "$exe" "${nt_args[@]}" >"$log" 2>&1
+    "$ntb/${1}_perf" "${nt_args[@]}" >"$log" 2>&1
   fi
   echo "exit $?" >>"$log"
-  grep -E '^ +(8|1073741824) ' "$log" | head -2
   logs+=(--nccl-tests "$log")
+}
+run_gpucts() {  # collective round
+  [ "$ranks" -eq 1 ] || return 0  # gpucts_bandwidth is single-process
+  local modes=(blocking) m out
+  [ "$nonblocking" = 1 ] && modes+=(nonblocking)
+  for m in "${modes[@]}"; do
+    out=$OUT/gpucts/$m.r$2.$1
+    "$B/suites/gpucts_bandwidth" "${gb_args[@]}" --gtest_filter="${row_of[$1]}.*" \
+      $([ "$m" = nonblocking ] && echo --nonblocking) --output="$out" >"$out.log" 2>&1
+    echo "exit $?" >>"$out.log"
+    [ -f "$out.json" ] && ours+=(--gpucts "$out.json")
+  done
+}
+[ "$ranks" -gt 1 ] && echo "gpucts_bandwidth is single-process: $ranks simulated ranks are measured by nccl-tests only"
+for r in $(seq 1 "$rounds"); do
+  stamp "round $r of $rounds ($([ $((r % 2)) = 1 ] && echo "nccl-tests first" || echo "gpucts first"))"
+  for c in ${colls//,/ }; do
+    if [ $((r % 2)) = 1 ]; then run_nccl_tests "$c" "$r"; run_gpucts "$c" "$r"
+    else run_gpucts "$c" "$r"; run_nccl_tests "$c" "$r"; fi
+  done
 done
-# The gpucts rows of those binaries (python's table, bench/vs_nccl_tests.py).
-filter=$(python3 -c '
-import sys; sys.path.insert(0, sys.argv[1]); import vs_nccl_tests as v
-print(":".join(v.BINARY_ROWS[c] + ".*" for c in sys.argv[2].split(",")))' "$here" "$colls")
-
-ours=()
-if [ "$ranks" -eq 1 ]; then
-  gb_args=(-g 1 -b "$b" -e "$e" -f "$f" -n "$iters" -w "$warmup" --gtest_filter="$filter" --gtest_brief=1)
-  stamp "gpucts_bandwidth (blocking communicators)"
-  "$B/suites/gpucts_bandwidth" "${gb_args[@]}" --output="$OUT/gpucts_blocking" >"$OUT/gpucts_blocking.log" 2>&1
-  echo "exit $?" | tee -a "$OUT/gpucts_blocking.log"
-  head -3 "$OUT/gpucts_blocking.log"
-  [ -f "$OUT/gpucts_blocking.json" ] && ours+=(--gpucts "$OUT/gpucts_blocking.json")
-  if [ "$nonblocking" = 1 ]; then
-    stamp "gpucts_bandwidth --nonblocking"
-    "$B/suites/gpucts_bandwidth" "${gb_args[@]}" --nonblocking --output="$OUT/gpucts_nonblocking" \
-      >"$OUT/gpucts_nonblocking.log" 2>&1
-    echo "exit $?" | tee -a "$OUT/gpucts_nonblocking.log"
-    [ -f "$OUT/gpucts_nonblocking.json" ] && ours+=(--gpucts "$OUT/gpucts_nonblocking.json")
-  fi
-else
-  echo "gpucts_bandwidth is single-process: $ranks simulated ranks are measured by nccl-tests only"
-fi
 
 stamp "ratio table"
 req=()
 [ "$require" = 1 ] && req=(--require)
+ntv=$(sed -n 's/^# nccl-tests version \([^ ]*\).*/\1/p' "$OUT/nccl-tests/"*_perf.r1.log | head -1)
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 python3 "$here/vs_nccl_tests.py" compare "${logs[@]}" "${ours[@]}" --out "$OUT/vs_nccl_tests" \
-  --title "gpucts_bandwidth beside nccl-tests, $ranks rank(s), sizes $sweep, -n $iters -w $warmup" "${req[@]}"
+  --title "gpucts_bandwidth beside nccl-tests ${ntv:-?}, $(date -u +%F), ${gpu:-GPU ?}, $ranks rank(s), sizes $sweep, -n $iters -w $warmup, $rounds rounds interleaved" \
+  "${req[@]}" >"$OUT/vs_nccl_tests.stdout"
 rc=$?
 stamp "done (exit $rc): $OUT/vs_nccl_tests.md"
+echo "==== the table for bench/RESULTS.md ===="
+cat "$OUT/vs_nccl_tests.md"
+echo "==== end of the table ===="
 exit $rc

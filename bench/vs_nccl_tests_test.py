@@ -25,7 +25,7 @@ class ParseNcclTests(unittest.TestCase):
         self.assertIsNone(rows[0]["out_of_place"]["wrong"], "N/A without a check")
         self.assertEqual(rows[2]["out_of_place"]["algbw_gbps"], 2103.6)
         self.assertEqual(rows[2]["in_place"]["algbw_gbps"], 5e6, "nccl-tests' exponent form")
-        self.assertEqual(meta, {"nccl_header": 22803, "nccl_library": 22803})
+        self.assertEqual(meta, {"nccl_header": 22803, "nccl_library": 22803, "ranks": 1})
 
     def test_file_names_name_the_row(self):
         self.assertEqual(v.row_of_log("/x/all_reduce_perf.log"), "AllReduce")
@@ -65,7 +65,11 @@ class Compare(unittest.TestCase):
             self.assertEqual(v.main(args + ["--require"]), 0)
             with open(os.path.join(d, "vs.md")) as f:
                 md = f.read()
-            self.assertIn("| SendRecvRing | 8 B | out of place | 9.69 us | 9.50 us | 1.02x ok | 51.10 us | **0.19x** |", md)
+            self.assertIn("| SendRecvRing | 8 B | out of place | 9.69 us | 9.50 us | 1.02x ok | 1.02-1.02 (0%, 1) "
+                          "| 51.10 us | **0.19x** | 0.19-0.19 (0%, 1) |", md)
+            # One rank in place moves nothing: no figure, the reason instead of 5e+06 GB/s.
+            self.assertIn("| AllReduce | 1 GiB | in place | no data moves (1 rank, in place) |", md)
+            self.assertNotIn("5000000", md)
             self.assertIn("blocking: 4 of 4 goal points within 0.9-1.1x", md)
             with open(os.path.join(d, "vs.csv")) as f:
                 head = f.readline().strip().split(",")
@@ -87,6 +91,65 @@ class Compare(unittest.TestCase):
                 f.write("{")
             args[2] = os.path.join(d, "bad.json")
             self.assertEqual(v.main(args), 2)
+
+
+class Interleaved(unittest.TestCase):
+    """Five rounds, the tools alternating: each round's ratio pairs the two tools' runs of that round."""
+
+    NT = [6.31, 6.31, 12.62, 6.60, 6.00]  # nccl-tests' AllReduce 8 B per round; round 3 ran slow for both
+    OURS_US = [6.00, 6.00, 12.00, 6.00, 6.00]
+
+    def write_rounds(self, d):
+        with open(LOGS[0]) as f:
+            log = f.read()
+        with open(OURS) as f:
+            ours = json.load(f)
+        logs, files = [], []
+        for r, (nt, us) in enumerate(zip(self.NT, self.OURS_US), 1):
+            path = os.path.join(d, "all_reduce_perf.r%d.log" % r)
+            with open(path, "w") as f:
+                f.write(log.replace("-1     6.31 ", "-1     %.2f " % nt, 1))
+            logs.append(path)
+            j = json.loads(json.dumps(ours))
+            for p in j["points"]:
+                if p["collective"] == "AllReduce" and p["bytes"] == 8 and not p["in_place"]:
+                    p["time_us"] = us
+            path = os.path.join(d, "gpucts_blocking.r%d.all_reduce.json" % r)
+            with open(path, "w") as f:
+                json.dump(j, f)
+            files.append(path)
+        return logs, files
+
+    def test_median_of_paired_ratios_and_their_range(self):
+        self.assertEqual(v.round_of("x/all_reduce_perf.r12.log"), 12)
+        self.assertEqual(v.round_of("all_reduce_perf.log"), 0)
+        with tempfile.TemporaryDirectory() as d:
+            logs, files = self.write_rounds(d)
+            table, modes, _ = v.compare(logs, files)
+            by = {(e["collective"], e["bytes"], e["placement"]): e for e in table}
+            ar8 = by[("AllReduce", 8, "out_of_place")]
+            m = ar8["modes"]["blocking"]
+            ratios = sorted(nt / us for nt, us in zip(self.NT, self.OURS_US))
+            self.assertEqual(m["rounds"], 5)
+            self.assertAlmostEqual(m["ratio"], ratios[2])
+            self.assertAlmostEqual(m["ratio_min"], 1.0)
+            self.assertAlmostEqual(m["ratio_max"], 1.1)
+            self.assertAlmostEqual(m["ratio_spread_pct"], (1.1 - 1.0) / ratios[2] * 100)
+            # The slow third round moved both tools: paired, it is a ratio like the others.
+            self.assertAlmostEqual(ratios[2], 1.0517, places=3)
+            self.assertEqual(ar8["nccl_tests_us"], 6.31, "times are medians over the rounds")
+            self.assertEqual(m["time_us"], 6.0)
+            out = os.path.join(d, "vs")
+            args = ["compare", "--out", out, "--title", "t"]
+            for log in logs:
+                args += ["--nccl-tests", log]
+            for g in files:
+                args += ["--gpucts", g]
+            self.assertEqual(v.main(args), 0)
+            with open(out + ".md") as f:
+                md = f.read()
+            self.assertIn("| AllReduce | 8 B | out of place | 6.31 us | 6.00 us | 1.05x ok | 1.00-1.10 (10%, 5) |", md)
+            self.assertIn("each the median over 5 round(s)", md)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ std::vector<PerfPoint> perf_points(const bundle::Bundle& b) {
   std::vector<PerfPoint> out;
   for (const auto& [name, run] : b.bandwidth)
     for (const auto& p : run.points) {
-      if (p.ranks == 1 && p.in_place) continue;
+      if (!bw::no_data_moves(p).empty()) continue;
       PerfPoint q;
       q.test = name;
       q.collective = p.collective;
@@ -75,9 +75,14 @@ std::vector<PerfChange> adjacent_changes(const std::vector<const bundle::Bundle*
 
 std::string value_text(double v, const std::string& metric) {
   if (std::isnan(v)) return "absent";
+  if (!std::isfinite(v) || v < 0) return "invalid";  // never a negative rate or time
   char buf[32];
   std::snprintf(buf, sizeof buf, metric == "time_us" ? "%.2f us" : "%.1f GB/s", v);
   return buf;
+}
+
+std::string metric_text(const std::string& metric) {
+  return metric == "time_us" ? "latency" : metric.substr(0, metric.find('_'));
 }
 
 std::string percent_text(double v) {
@@ -109,7 +114,7 @@ doc::Table change_table(const std::vector<PerfChange>& changes, const std::vecto
     const std::string between = a.from + 1 < names.size() ? names[a.from] + " -> " + names[a.from + 1] : "";
     char spread[48];
     std::snprintf(spread, sizeof spread, "%.1f%% / %.1f%%", a.before.spread_pct, a.after.spread_pct);
-    const std::string metric = a.before.metric == "time_us" ? "latency" : a.before.metric.substr(0, 5);
+    const std::string metric = metric_text(a.before.metric);
     std::string size = bw::format_bytes(a.before.bytes);
     if (i != j)
       size += " - " + bw::format_bytes(z.before.bytes) + " (" + std::to_string(j - i + 1) + " sizes)";

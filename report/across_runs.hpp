@@ -25,8 +25,8 @@ struct PerfPoint {
   std::string metric;  // time_us | busbw_gbps | algbw_gbps
   double value = 0, spread_pct = 0;
 };
-// Every comparable point of a bundle, in the order the suite measured them. One-rank in-place
-// points are left out: NCCL skips the call, so they are no rate.
+// Every comparable point of a bundle, in the order the suite measured them. Points where no data
+// moves (bw::no_data_moves: one rank in place) are left out: they are no rate.
 std::vector<PerfPoint> perf_points(const bundle::Bundle& b);
 
 // `after` against `before`: the change in percent (NaN when not comparable), how much worse
@@ -52,6 +52,8 @@ std::vector<PerfChange> adjacent_changes(const std::vector<const bundle::Bundle*
 
 // "8.60 us", "1900.0 GB/s", "absent" for NaN.
 std::string value_text(double v, const std::string& metric);
+// The metric for people: "busbw", "algbw", "latency" (time_us).
+std::string metric_text(const std::string& metric);
 // "+55.0%"; "" for NaN.
 std::string percent_text(double v);
 

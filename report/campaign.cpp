@@ -9,7 +9,6 @@
 #include <sstream>
 
 #include "matrix/nccl_support.hpp"
-#include "report/svg_plot.hpp"
 #include "report/verdict.hpp"
 #include "results/junit.hpp"
 #include "results/xml.hpp"
@@ -482,19 +481,13 @@ void build_changes(Report& r) {
                    [](const CaseChange& a, const CaseChange& b) { return a.at < b.at; });
 }
 
-// The points of the headline table and the plots: out of place, the default variant, graph
-// launches only in a graph test.
-bool headline_point(const std::string& test, const bw::Point& p) {
-  return !p.in_place && p.comm == bw::kBlocking && p.graph == (test.find("graph") != std::string::npos);
-}
-
 void build_bandwidth(Report& r) {
   const std::size_t n = r.releases.size();
   std::map<std::pair<std::string, std::string>, std::size_t> index;
   for (std::size_t i = 0; i < n; ++i)
     for (const auto& [test, run] : r.releases[i].bundle.bandwidth)
       for (const auto& p : run.points) {
-        if (!headline_point(test, p)) continue;
+        if (!bands::plotted_point(test, p)) continue;
         if (p.bytes != (std::uint64_t(1) << 30) && p.bytes != 8) continue;
         auto key = std::make_pair(test, p.collective);
         auto it = index.find(key);
@@ -522,7 +515,10 @@ std::string cell_text(const Cell& c) {
   return std::to_string(c.pass) + "/" + std::to_string(c.fail) + "/" + std::to_string(c.skip);
 }
 
-std::string opt_text(const std::optional<double>& v, const char* f) { return v ? fmt(*v, f) : "-"; }
+// A time or a rate: "-" where absent, never a negative figure.
+std::string opt_text(const std::optional<double>& v, const char* f) {
+  return v && std::isfinite(*v) && *v >= 0 ? fmt(*v, f) : "-";
+}
 
 std::string axes_text(const std::string& coll, const std::string& dtype, const std::string& op) {
   std::string s = coll;
@@ -571,6 +567,9 @@ Report build(std::vector<Release> releases, const Matrix& m, double tolerance_pc
   std::vector<const bundle::Bundle*> runs;
   for (const auto& rel : r.releases) runs.push_back(&rel.bundle);
   r.perf = across::adjacent_changes(runs, tolerance_pct);
+  std::vector<std::string> names;
+  for (const auto& rel : r.releases) names.push_back("NCCL " + label(rel));
+  r.story = bands::tell(runs, names, tolerance_pct);
   return r;
 }
 
@@ -599,6 +598,19 @@ doc::Doc to_doc(const Report& r) {
     d.heading("Problems");
     d.list(r.problems);
   }
+
+  d.heading(n < 2 ? "What changed" : "What changed against " + names[0]);
+  if (n < 2)
+    d.paragraph("one release: nothing to compare");
+  else if (r.story.lines().empty())
+    d.paragraph("no bandwidth point moved beyond the tolerance and the spread, and no floor was crossed");
+  else
+    d.list(r.story.lines());
+  if (n > 1)
+    d.paragraph(
+        "each release against the oldest: floors crossed first, then the points that moved beyond the "
+        "tolerance and the spread either run recorded, in bands; latency under 64 KiB, busbw (algbw "
+        "with one rank) at and above; every point in the tables below and in campaign.json");
 
   d.heading("Releases");
   doc::Table runs{{"NCCL", "verdict", "cases pass/fail/err/skip", "check errors", "expected in a campaign",
@@ -635,6 +647,37 @@ doc::Doc to_doc(const Report& r) {
       ": the suites are built against one NCCL header and run on every release); a release passes when "
       "nothing else failed.");
 
+  {
+    std::vector<const bundle::Bundle*> seq;
+    for (const auto& rel : r.releases) seq.push_back(&rel.bundle);
+    auto plots = bands::plots(seq, names, r.story, r.tolerance_pct);
+    if (!plots.empty()) {
+      d.heading("Bandwidth by release");
+      d.paragraph(
+          "first each release against the oldest (speed = its time over the release's, out of place; "
+          "the shaded band is the tolerance), then the values with the threshold floors dashed and "
+          "the crossings ringed");
+      for (const auto& plot : plots) d.svg(plot.svg, plot.title, plot.file);
+    }
+  }
+
+  d.heading("Bandwidth at 1 GiB and latency at 8 B (out of place)");
+  if (r.bandwidth.empty()) {
+    d.paragraph("no bandwidth results in these bundles");
+  } else {
+    doc::Table t{{"suite", "collective"}, {}, {}};
+    for (const auto& v : versions) t.header.push_back(v + " GB/s");
+    for (const auto& v : versions) t.header.push_back(v + " 8 B latency us");
+    for (const auto& b : r.bandwidth) {
+      std::vector<std::string> row{b.test, b.collective + (b.metric.empty() ? "" : " (" + b.metric + ")")};
+      for (const auto& v : b.gbps_1g) row.push_back(opt_text(v, "%.1f"));
+      for (const auto& v : b.latency_8b) row.push_back(opt_text(v, "%.2f"));
+      t.rows.push_back(std::move(row));
+      t.row_class.push_back("");
+    }
+    d.table(std::move(t));
+  }
+
   char tol[32];
   std::snprintf(tol, sizeof tol, "%g%%", r.tolerance_pct);
   d.heading("Performance between adjacent releases (" + std::to_string(perf.size()) + " point(s))");
@@ -667,47 +710,6 @@ doc::Doc to_doc(const Report& r) {
     first.insert(first.end(), versions.begin(), versions.end());
     return first;
   };
-
-  d.heading("Bandwidth at 1 GiB and latency at 8 B (out of place)");
-  if (r.bandwidth.empty()) {
-    d.paragraph("no bandwidth results in these bundles");
-  } else {
-    doc::Table t{{"suite", "collective"}, {}, {}};
-    for (const auto& v : versions) t.header.push_back(v + " GB/s");
-    for (const auto& v : versions) t.header.push_back(v + " 8 B us");
-    for (const auto& b : r.bandwidth) {
-      std::vector<std::string> row{b.test, b.collective + (b.metric.empty() ? "" : " (" + b.metric + ")")};
-      for (const auto& v : b.gbps_1g) row.push_back(opt_text(v, "%.1f"));
-      for (const auto& v : b.latency_8b) row.push_back(opt_text(v, "%.2f"));
-      t.rows.push_back(std::move(row));
-      t.row_class.push_back("");
-    }
-    d.table(std::move(t));
-    // One plot per (suite, collective): bandwidth against size, a line per release.
-    std::set<std::pair<std::string, std::string>> done;
-    for (const auto& b : r.bandwidth) {
-      if (!done.insert({b.test, b.collective}).second) continue;
-      svg::Plot plot;
-      plot.title = b.collective + " (" + b.test + ")";
-      plot.x_label = "message size";
-      plot.y_label = b.metric == "busbw" ? "busbw (GB/s)" : "algbw (GB/s); busbw n/a for 1 rank";
-      for (std::size_t i = 0; i < n; ++i) {
-        svg::Series s{names[i], {}, false};
-        for (const auto& [test, run] : r.releases[i].bundle.bandwidth)
-          if (test == b.test)
-            for (const auto& p : run.points)
-              if (p.collective == b.collective && headline_point(test, p))
-                s.points.emplace_back(static_cast<double>(p.bytes),
-                                      p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps);
-        plot.series.push_back(std::move(s));
-      }
-      std::string file = "plots/" + b.test + "_" + b.collective + ".svg";
-      for (auto& ch : file)
-        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '/' && ch != '.' && ch != '_' && ch != '-')
-          ch = '_';
-      d.svg(svg::render(plot), plot.title, file);
-    }
-  }
 
   d.heading("Behaviour changes between adjacent releases (" + std::to_string(r.case_changes.size()) +
             " case(s) in " + std::to_string(r.changes.size()) + " group(s))");
@@ -894,6 +896,12 @@ nlohmann::json to_json(const Report& r) {
     nlohmann::json cells = nlohmann::json::array();
     for (const auto& c : g.cells) cells.push_back({{"pass", c.pass}, {"fail", c.fail}, {"skip", c.skip}});
     j["grid"].push_back({{"collective", g.collective}, {"dtype", g.dtype}, {"op", g.op}, {"cells", cells}});
+  }
+  {
+    std::vector<std::string> names;
+    for (const auto& rel : r.releases) names.push_back("NCCL " + label(rel));
+    j["story"] = bands::to_json(r.story, names);
+    j["story"]["lines"] = r.story.lines();
   }
   j["bandwidth"] = nlohmann::json::array();
   for (const auto& b : r.bandwidth) {

@@ -24,6 +24,7 @@
 #include "matrix/matrix.hpp"
 #include "matrix/version.hpp"
 #include "report/across_runs.hpp"
+#include "report/bands.hpp"
 #include "report/bundle.hpp"
 #include "report/doc.hpp"
 #include "results/case_axes.hpp"
@@ -138,6 +139,8 @@ struct Report {
   std::vector<Claim> claims;  // disagreements first
   std::vector<BandwidthRow> bandwidth;
   std::vector<std::string> problems;  // releases that did not run as asked
+  // Each release against the oldest, told in lines (floors crossed, bands of moves): the first screen.
+  bands::Story story;
 };
 
 // Orders the releases by version and builds every table. `m` is the matrix the claims come from;

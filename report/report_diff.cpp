@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "report/across_runs.hpp"
-#include "report/svg_plot.hpp"
 #include "report/verdict.hpp"
+#include "results/json_fields.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -50,18 +50,77 @@ bool Comparison::regressed() const {
   return false;
 }
 
+Scope scope_of(const bundle::Bundle& b) {
+  Scope sc;
+  const std::string path = (std::filesystem::path(b.dir) / "manifest.json").string();
+  if (b.dir.empty() || !std::filesystem::exists(path)) return sc;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(bundle::read_text(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw bundle::BundleError(path + ": malformed JSON: " + e.what());
+  }
+  sc.level = json_maybe<bundle::BundleError, std::string>(j, "level", path).value_or("");
+  sc.revision = json_maybe<bundle::BundleError, std::string>(j, "gpucts_revision", path).value_or("");
+  if (auto sel = json_maybe<bundle::BundleError, nlohmann::json>(j, "selection", path)) {
+    if (sel->is_string()) {
+      sc.selection = sel->get<std::string>();
+    } else if (sel->is_array() &&
+               std::all_of(sel->begin(), sel->end(), [](const nlohmann::json& x) { return x.is_string(); })) {
+      for (const auto& x : *sel) sc.selection += (sc.selection.empty() ? "" : ", ") + x.get<std::string>();
+    } else {
+      sc.selection = sel->dump();
+    }
+  }
+  return sc;
+}
+
+namespace {
+
+// Whether two runs ran the same things, as far as their manifests say (unrecorded: assumed so).
+bool same_scope(const Scope& a, const Scope& b) {
+  auto same = [](const std::string& x, const std::string& y) { return x.empty() || y.empty() || x == y; };
+  return same(a.level, b.level) && same(a.selection, b.selection);
+}
+
+std::string scope_text(const Scope& s) {
+  std::string t;
+  if (!s.level.empty()) t = "level " + s.level;
+  if (!s.selection.empty()) t += (t.empty() ? "" : ", ") + std::string("selection ") + s.selection;
+  return t.empty() ? "not recorded" : t;
+}
+
+}  // namespace
+
 Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidates, double tolerance_pct) {
   Comparison c;
   c.tolerance_pct = tolerance_pct;
-  for (const auto& cand : candidates)
+  for (const auto& cand : candidates) {
+    if (cand.manifest.schema != baseline.manifest.schema)
+      throw bundle::BundleError("bundles of different schemas cannot be compared: " + baseline.dir + " is " +
+                                baseline.manifest.schema + ", " + cand.dir + " is " + cand.manifest.schema);
     if (cand.manifest.gpucts_version != baseline.manifest.gpucts_version)
-      throw bundle::BundleError("bundles come from different gpucts versions: " + baseline.dir + " is " +
-                                baseline.manifest.gpucts_version + ", " + cand.dir + " is " +
-                                cand.manifest.gpucts_version + " (compare runs of one suite version)");
+      c.warnings.push_back("warning: " + cand.dir + " comes from gpucts " + cand.manifest.gpucts_version +
+                           ", the baseline " + baseline.dir + " from gpucts " +
+                           baseline.manifest.gpucts_version +
+                           ": a difference may be the suite's, not the stack's");
+  }
+  c.scopes.push_back(scope_of(baseline));
+  for (const auto& cand : candidates) c.scopes.push_back(scope_of(cand));
+  for (size_t i = 1; i < c.scopes.size(); ++i) {
+    const std::string &a = c.scopes[0].revision, &b = c.scopes[i].revision;
+    if (!a.empty() && !b.empty() && a != b &&
+        candidates[i - 1].manifest.gpucts_version == baseline.manifest.gpucts_version)
+      c.warnings.push_back("warning: " + candidates[i - 1].dir + " was run by gpucts revision " + b +
+                           ", the baseline by " + a);
+  }
   c.baseline = std::move(baseline);
   c.candidates = std::move(candidates);
   const size_t n = c.candidates.size();
   c.regressions.resize(n);
+  c.left_out.resize(n);
+  std::vector<bool> narrowed(n);  // compared on what both ran
+  for (size_t i = 0; i < n; ++i) narrowed[i] = !same_scope(c.scopes[0], c.scopes[i + 1]);
 
   // Environment: the merged rows of each bundle, by name.
   auto env_of = [](const bundle::Bundle& b) {
@@ -82,11 +141,14 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
     c.environment.push_back(std::move(r));
   }
 
-  // Verdicts.
-  for (size_t i = 0; i < n; ++i)
+  // Verdicts, and runs that did not finish.
+  for (size_t i = 0; i < n; ++i) {
     if (verdict::decide(c.baseline).exit_code() == 0 && verdict::decide(c.candidates[i]).exit_code() != 0)
       c.regressions[i].push_back("verdict: " + c.baseline.manifest.verdict + " -> " +
                                  c.candidates[i].manifest.verdict);
+    if (c.candidates[i].manifest.interrupted)
+      c.regressions[i].push_back("interrupted: the run was stopped before it finished");
+  }
 
   // Cases, in baseline order then new ones.
   std::vector<std::string> order;
@@ -116,17 +178,33 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
   for (const auto& k : c.baseline.cases) ++delta(k.binary).baseline;
   for (size_t i = 0; i < n; ++i)
     for (const auto& k : c.candidates[i].cases) ++delta(k.binary).candidates[i];
-  // Missing passing cases are counted per binary, so a vanished sweep is one line, not thousands.
-  std::vector<std::map<std::string, std::pair<int, std::string>>> lost(n);  // binary -> (count, first key)
+  // Lost coverage is counted per binary, so a vanished sweep is one line, not thousands:
+  // binary -> (count, first key, its message).
+  struct Lost {
+    int count = 0;
+    std::string first, message;
+  };
+  std::vector<std::map<std::string, Lost>> lost(n), skipped(n);
+  // Where the runs' selections differ, what one ran and the other did not: binary -> (only in the
+  // baseline, only in the candidate).
+  std::vector<std::map<std::string, std::pair<int, int>>> outside(n);
   for (const auto& key : order) {
     CaseRow row;
     row.key = key;
     auto b = base.find(key);
     row.baseline = b == base.end() ? "absent" : junit::status_name(b->second->status);
     bool any = false;
+    const std::string& binary = binary_of[key];
     for (size_t i = 0; i < n; ++i) {
       auto it = cand[i].find(key);
       std::string s = it == cand[i].end() ? "absent" : junit::status_name(it->second->status);
+      if (narrowed[i] && (s == "absent") != (row.baseline == "absent")) {
+        auto& o = outside[i][binary];
+        ++(s == "absent" ? o.first : o.second);
+        row.candidates.push_back(s == "absent" ? "not run" : s);
+        row.change.push_back("");
+        continue;
+      }
       row.candidates.push_back(s);
       row.change.push_back(change_of(row.baseline, s));
       if (it != cand[i].end() && !it->second->message.empty()) row.message = it->second->message;
@@ -134,12 +212,18 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
       if (row.change.back() == "newly failing")
         c.regressions[i].push_back("newly failing: " + key +
                                    (it != cand[i].end() ? " -- " + it->second->message : ""));
-      const std::string& binary = binary_of[key];
       if (row.change.back() == "missing") {
         ++delta(binary).missing[i];
         if (row.baseline == "passed") {
           auto& l = lost[i][binary];
-          if (l.first++ == 0) l.second = key;
+          if (l.count++ == 0) l.first = key;
+        }
+      }
+      if (row.change.back() == "newly skipped" && row.baseline == "passed") {
+        auto& l = skipped[i][binary];
+        if (l.count++ == 0) {
+          l.first = key;
+          l.message = it->second->message;
         }
       }
       if (row.change.back() == "new" || (row.baseline == "absent" && s != "absent")) ++delta(binary).added[i];
@@ -147,15 +231,32 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
     if (any) c.cases.push_back(std::move(row));
   }
 
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
     for (const auto& [binary, l] : lost[i])
-      c.regressions[i].push_back("missing: " + std::to_string(l.first) + " case(s) of " + binary +
-                                 " that passed in the baseline are absent (first: " + l.second + ")");
+      c.regressions[i].push_back("missing: " + std::to_string(l.count) + " case(s) of " + binary +
+                                 " that passed in the baseline are absent (first: " + l.first + ")");
+    for (const auto& [binary, l] : skipped[i])
+      c.regressions[i].push_back("newly skipped: " + std::to_string(l.count) + " case(s) of " + binary +
+                                 " that passed in the baseline (first: " + l.first +
+                                 (l.message.empty() ? "" : " -- " + l.message) + ")");
+    for (const auto& [binary, o] : outside[i]) {
+      std::string t = binary + ": ";
+      if (o.first) t += std::to_string(o.first) + " case(s) only the baseline ran";
+      if (o.first && o.second) t += ", ";
+      if (o.second) t += std::to_string(o.second) + " case(s) only this run ran";
+      c.left_out[i].push_back(t);
+    }
+  }
 
   // Bandwidth: points present in the baseline, compared by key (so never across variants).
   std::vector<std::map<std::string, across::PerfPoint>> cpts(n);
-  for (size_t i = 0; i < n; ++i)
+  std::vector<std::set<std::string>> cand_tests(n);
+  for (size_t i = 0; i < n; ++i) {
     for (auto& p : across::perf_points(c.candidates[i])) cpts[i].emplace(p.key, std::move(p));
+    for (const auto& [test, run] : c.candidates[i].bandwidth) cand_tests[i].insert(test);
+  }
+  // Default points of the baseline a candidate does not have: test -> (count, first label).
+  std::vector<std::map<std::string, std::pair<int, std::string>>> gone(n);
   for (const auto& bp : across::perf_points(c.baseline)) {
     BandwidthRow row;
     row.key = bp.key;
@@ -174,6 +275,10 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
       row.candidate_spread_pct.push_back(same_metric ? it->second.spread_pct : kNaN);
       row.change.push_back(m.change);
       if (!m.change.empty()) moved = true;
+      if (it == cpts[i].end() && bp.variant.empty()) {
+        auto& g = gone[i][bp.test];
+        if (g.first++ == 0) g.second = bp.label;
+      }
       // A variant (nonblocking communicators, polled after every call) times the harness as much as
       // the stack: it is shown, it does not gate.
       if (m.change == "slower" && bp.variant.empty()) {
@@ -181,17 +286,43 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
         std::snprintf(why, sizeof why, " (tolerance %g%%, spread %.1f%%/%.1f%%)", tolerance_pct,
                       bp.spread_pct, it->second.spread_pct);
         c.regressions[i].push_back("slower by " + pct(m.worse_pct).substr(1) + ": " + bp.label + ", " +
-                                   value_str(row.baseline, bp.metric) + " -> " +
-                                   value_str(row.candidates.back(), bp.metric) + why);
+                                   across::metric_text(bp.metric) + " " + value_str(row.baseline, bp.metric) +
+                                   " -> " + value_str(row.candidates.back(), bp.metric) + why);
       }
     }
     if (moved) c.bandwidth.push_back(std::move(row));
   }
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& [test, g] : gone[i]) {
+      const std::string what =
+          cand_tests[i].count(test)
+              ? std::to_string(g.first) + " point(s) of " + test + " absent (first: " + g.second + ")"
+              : test + " has no results in this run (" + std::to_string(g.first) +
+                    " point(s) in the baseline)";
+      if (narrowed[i])
+        c.left_out[i].push_back("bandwidth " + what);
+      else
+        c.regressions[i].push_back("missing bandwidth: " + what);
+    }
   // From each run to the next (baseline, candidate 1, candidate 2, ...): what moved between neighbours.
   std::vector<const bundle::Bundle*> seq{&c.baseline};
   for (const auto& b : c.candidates) seq.push_back(&b);
   c.adjacent = across::adjacent_changes(seq, tolerance_pct);
   c.names = across::run_names(seq);
+  c.story = bands::tell(seq, c.names, tolerance_pct);
+  for (const auto& x : c.story.crossings)
+    if (x.under && x.qualifier.find("nonblocking") == std::string::npos)
+      c.regressions[x.run - 1].push_back("under its floor: " + x.text.substr(x.text.find(": ") + 2));
+  for (size_t k = 0; k < seq.size(); ++k)
+    for (const auto& [test, run] : seq[k]->bandwidth)
+      for (const auto& p : run.points)
+        if (auto why = bw::no_data_moves(p); !why.empty()) {
+          const std::string line = test + ": " + p.collective + " " + p.dtype + " " +
+                                   bw::format_bytes(p.bytes) + " in place, " + std::to_string(p.ranks) +
+                                   " rank(s): " + why;
+          if (std::find(c.no_data.begin(), c.no_data.end(), line) == c.no_data.end())
+            c.no_data.push_back(line);
+        }
   return c;
 }
 
@@ -216,6 +347,41 @@ doc::Doc to_doc(const Comparison& c) {
                 : "NO REGRESSION",
             bad ? "fail" : "pass");
 
+  for (const auto& w : c.warnings) d.paragraph(w);
+  // The first screen: floors crossed, bands of moves, and what else regressed, one line each.
+  d.heading("What changed against " + legend(0));
+  std::vector<std::string> story = c.story.lines();
+  for (size_t i = 0; i < n; ++i) {
+    std::map<std::string, int> failing;  // binary -> cases newly failing
+    for (const auto& r : c.cases)
+      if (r.change[i] == "newly failing") ++failing[r.key.substr(0, r.key.find('/'))];
+    for (const auto& [binary, k] : failing)
+      story.push_back(legend(i + 1) + ": " + std::to_string(k) + " case(s) of " + binary + " newly failing");
+    for (const auto& r : c.regressions[i])
+      if (r.rfind("missing", 0) == 0 || r.rfind("newly skipped", 0) == 0 || r.rfind("interrupted", 0) == 0 ||
+          r.rfind("verdict", 0) == 0)
+        story.push_back(legend(i + 1) + ": " + r);
+  }
+  char tol_text[32];
+  std::snprintf(tol_text, sizeof tol_text, "%g%%", c.tolerance_pct);
+  if (story.empty())
+    d.paragraph("nothing moved beyond " + std::string(tol_text) +
+                " and the spread either run recorded; no case changed for the worse");
+  else
+    d.list(story);
+  d.paragraph("bands: points beyond " + std::string(tol_text) +
+              " and beyond the spread either run recorded, against the baseline; latency under 64 KiB, "
+              "busbw (algbw with one rank) at and above; every point is under Details and in the JSON");
+  for (size_t i = 0; i < n; ++i)
+    if (!c.left_out[i].empty())
+      d.paragraph("compared on what both ran: " + legend(i + 1) + " (" + scope_text(c.scopes[i + 1]) +
+                  ") and the baseline (" + scope_text(c.scopes[0]) +
+                  ") ran different selections; left out: " + [&] {
+                    std::string t;
+                    for (const auto& l : c.left_out[i]) t += (t.empty() ? "" : "; ") + l;
+                    return t;
+                  }());
+
   doc::Table runs{{"run", "bundle", "verdict", "cases (pass/fail/err/skip)", "regressions"}, {}, {}};
   auto run_row = [&](const std::string& label, const bundle::Bundle& b,
                      const std::vector<std::string>* regs) {
@@ -230,11 +396,20 @@ doc::Doc to_doc(const Comparison& c) {
   for (size_t i = 0; i < n; ++i) run_row(column(i + 1), c.candidates[i], &c.regressions[i]);
   d.table(std::move(runs));
 
-  for (size_t i = 0; i < n; ++i)
-    if (!c.regressions[i].empty()) {
-      d.heading("Regressions of " + column(i + 1), 3);
-      d.list(c.regressions[i]);
-    }
+  // Plots before the long tables: each run against the baseline, then the values.
+  if (!c.baseline.bandwidth.empty()) {
+    std::vector<const bundle::Bundle*> seq{&c.baseline};
+    for (const auto& b : c.candidates) seq.push_back(&b);
+    std::vector<std::string> legends;
+    for (size_t k = 0; k <= n; ++k) legends.push_back(legend(k));
+    d.heading("Bandwidth by run");
+    d.paragraph(
+        "first each run against the baseline (speed = the baseline's time over the run's, out of "
+        "place; the shaded band is the tolerance), then the values with the threshold floors dashed "
+        "and the crossings ringed");
+    for (const auto& plot : bands::plots(seq, legends, c.story, c.tolerance_pct))
+      d.svg(plot.svg, plot.title, "");
+  }
 
   auto header = [&](std::vector<std::string> first) {
     for (size_t k = 0; k <= n; ++k) first.push_back(column(k));
@@ -250,6 +425,17 @@ doc::Doc to_doc(const Comparison& c) {
     env.row_class.push_back(r.changed ? "skip" : "");
   }
   d.table(std::move(env));
+
+  d.heading("Details");
+  for (size_t i = 0; i < n; ++i)
+    if (!c.regressions[i].empty()) {
+      d.heading("Regressions of " + column(i + 1) + " (" + std::to_string(c.regressions[i].size()) + ")", 3);
+      d.list(c.regressions[i]);
+    }
+  if (!c.no_data.empty()) {
+    d.heading("Points where no data moves (" + std::to_string(c.no_data.size()) + "): no bandwidth shown", 3);
+    d.list(c.no_data);
+  }
 
   // Per binary: what each run holds, so a vanished or new suite shows at a glance.
   d.heading("Cases per suite");
@@ -295,8 +481,7 @@ doc::Doc to_doc(const Comparison& c) {
     doc::Table t{header({"point", "metric"}), {}, {}};
     for (const auto& r : c.bandwidth) {
       if (t.rows.size() == kMaxRows) break;
-      std::vector<std::string> row{r.label, r.metric == "time_us" ? "latency" : r.metric.substr(0, 5),
-                                   value_str(r.baseline, r.metric)};
+      std::vector<std::string> row{r.label, across::metric_text(r.metric), value_str(r.baseline, r.metric)};
       bool slower = false;
       for (size_t i = 0; i < n; ++i) {
         row.push_back(value_str(r.candidates[i], r.metric) +
@@ -308,41 +493,6 @@ doc::Doc to_doc(const Comparison& c) {
     }
     d.table(std::move(t));
   }
-  // One plot per collective of each baseline bandwidth run (default variant): every run's
-  // out-of-place line, before the long tables.
-  bool heading = false;
-  for (const auto& named_run : c.baseline.bandwidth) {
-    // Not a structured binding: clang (the asan preset) cannot capture one in the lambda below.
-    const std::string& run_name = named_run.first;
-    const bw::Run& run = named_run.second;
-    std::vector<std::string> colls;
-    for (const auto& p : run.points)
-      if (std::find(colls.begin(), colls.end(), p.collective) == colls.end()) colls.push_back(p.collective);
-    for (const auto& coll : colls) {
-      svg::Plot plot;
-      plot.title = coll + " (" + run_name + ")";
-      plot.x_label = "message size";
-      plot.y_label = run.ctx.world_size > 1 ? "busbw (GB/s)" : "algbw (GB/s); busbw n/a for 1 rank";
-      auto series = [&](const bundle::Bundle& b, const std::string& label) {
-        svg::Series s{label, {}, false};
-        for (const auto& [n2, r2] : b.bandwidth)
-          if (n2 == run_name)
-            for (const auto& p : r2.points)
-              if (p.collective == coll && !p.in_place && !p.graph && p.comm == bw::kBlocking)
-                s.points.emplace_back(static_cast<double>(p.bytes),
-                                      p.busbw_gbps ? *p.busbw_gbps : p.algbw_gbps);
-        return s;
-      };
-      plot.series.push_back(series(c.baseline, legend(0)));
-      for (size_t i = 0; i < n; ++i) plot.series.push_back(series(c.candidates[i], legend(i + 1)));
-      if (!heading) {
-        d.heading("Bandwidth by run (out of place)");
-        heading = true;
-      }
-      d.svg(svg::render(plot), plot.title, "");
-    }
-  }
-
   // Changed cases grouped by suite, collective and the same change in every run; each case after.
   d.heading("Cases that changed (" + std::to_string(c.cases.size()) + ")");
   if (c.cases.empty()) {
@@ -473,6 +623,16 @@ nlohmann::json to_json(const Comparison& c) {
                              {"after", m.after.value},
                              {"change_pct", m.move.change_pct},
                              {"change", m.move.change}});
+  // The first screen's lines, each band and crossing, what was left out, and the warnings.
+  j["story"] = bands::to_json(c.story, c.names);
+  j["story"]["lines"] = c.story.lines();
+  j["warnings"] = c.warnings;
+  j["left_out"] = c.left_out;
+  j["no_data"] = c.no_data;
+  j["scopes"] = nlohmann::json::array();
+  for (const auto& sc : c.scopes)
+    j["scopes"].push_back(
+        {{"level", sc.level}, {"selection", sc.selection}, {"gpucts_revision", sc.revision}});
   j["suites"] = nlohmann::json::array();
   for (const auto& sd : c.suites)
     j["suites"].push_back({{"binary", sd.binary},

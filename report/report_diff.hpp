@@ -1,9 +1,13 @@
-// `gpucts report`: a baseline bundle against one or more candidates. Environment differences,
-// cases newly failing / passing / skipped / missing, bandwidth points that moved more than a
-// tolerance; one table with a column per run. A candidate regresses when a case newly fails, a
-// case that passed in the baseline is missing (coverage lost is not a pass), its verdict turns
-// from pass to fail, or a bandwidth point of the default variant gets slower by more than both the
-// tolerance and the spread either run recorded for it (a variant, e.g. nonblocking, is shown only).
+// `gpucts report`: a baseline bundle against one or more candidates. The first screen tells the
+// change: floors crossed, then the bandwidth moves grouped into bands (report/bands.hpp); ratio and
+// absolute plots follow, the environment, and the details (every point and case) after them.
+// A candidate regresses when a case newly fails, a case that passed in the baseline is missing or
+// skipped (coverage lost is not a pass), the run was interrupted, its verdict turns from pass to
+// fail, a bandwidth point of the default variant is missing (its file gone, or the point re-tagged)
+// or gets slower by more than both the tolerance and the spread either run recorded for it, or
+// falls under its threshold floor (a variant, e.g. nonblocking, is shown only).
+// Runs of different selections or levels (manifest keys `level`, `selection`, where recorded) are
+// compared on what both ran; what only one ran is said, not counted as missing.
 #pragma once
 #include <string>
 #include <vector>
@@ -11,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/across_runs.hpp"
+#include "report/bands.hpp"
 #include "report/bundle.hpp"
 #include "report/doc.hpp"
 
@@ -50,6 +55,17 @@ struct EnvRow {
   bool changed = false;
 };
 
+// What a bundle's manifest records of what was run, where it does (older bundles do not: "").
+struct Scope {
+  std::string level;      // "quick", "standard", ...
+  std::string selection;  // as recorded, for people ("label cpu", "gpucts_collectives, gpucts_bandwidth")
+  std::string revision;   // gpucts's git revision
+};
+// Reads the keys `level`, `selection` (a string, a list of strings, or any JSON value) and
+// `gpucts_revision` of DIR/manifest.json; absent keys or no file give "". Throws BundleError on a
+// key of the wrong type.
+Scope scope_of(const bundle::Bundle& b);
+
 struct Comparison {
   double tolerance_pct = 5;
   bundle::Bundle baseline;
@@ -63,10 +79,19 @@ struct Comparison {
   std::vector<across::PerfChange> adjacent;
   // The runs by what differs between them ("NCCL 2.21.5"): baseline first, then each candidate.
   std::vector<std::string> names;
+  // Each candidate against the baseline told in lines: floors crossed, bands of moves.
+  bands::Story story;
+  // Compared anyway, said first: another gpucts version or revision.
+  std::vector<std::string> warnings;
+  std::vector<Scope> scopes;                       // baseline, then each candidate
+  std::vector<std::vector<std::string>> left_out;  // per candidate: what only one of the two ran
+  // Points where no data moves, shown without a bandwidth: "<label>: <reason>" (of every run).
+  std::vector<std::string> no_data;
   bool regressed() const;
 };
 
-// Throws bundle::BundleError when the bundles come from different gpucts versions.
+// Throws bundle::BundleError when the bundles' manifests are of different schemas; bundles of
+// different gpucts versions are compared with a warning.
 Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidates, double tolerance_pct);
 
 doc::Doc to_doc(const Comparison& c);

@@ -37,6 +37,15 @@ std::pair<double, double> nice_axis(double max) {
   return {10 * mag, 2 * mag};
 }
 
+// A step of about eight ticks over [lo, hi] (a ratio axis: 0.05, 0.1, 0.2, ...).
+std::pair<double, double> nice_step(double lo, double hi) {
+  const double raw = (hi - lo) / 8;
+  const double mag = std::pow(10, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 2.5, 5.0})
+    if (m * mag >= raw) return {hi, m * mag};
+  return {hi, 10 * mag};
+}
+
 }  // namespace
 
 LogAxis log_axis(Scale scale, double ymin_pos, double ymax) {
@@ -87,14 +96,20 @@ std::string render(const Plot& p) {
       if (y > 0) ymin_pos = ymin_pos > 0 ? std::min(ymin_pos, y) : y;
       any = true;
     }
-  if (xmax - xmin < 1) xmax = xmin + 1;
-  const LogAxis ylog = log_axis(p.y_scale, ymin_pos, ymax);
+  if (xmax - xmin < 1) {  // one size: centred
+    xmin -= 0.5;
+    xmax = xmin + 1;
+  }
+  const bool ranged = p.y_min && p.y_max && *p.y_max > *p.y_min;
+  const LogAxis ylog = ranged ? LogAxis{} : log_axis(p.y_scale, ymin_pos, ymax);
   // Not a structured binding: clang (the asan preset) cannot capture one in the lambda below.
-  const std::pair<double, double> axis = nice_axis(ymax);
-  const double ytop = axis.first, ystep = axis.second;
+  const std::pair<double, double> axis = ranged ? nice_step(*p.y_min, *p.y_max) : nice_axis(ymax);
+  const double ybottom = ranged ? *p.y_min : 0;
+  const double ytop = ranged ? *p.y_max : axis.first, ystep = axis.second;
   auto X = [&](double x) { return left + (std::log2(x) - xmin) / (xmax - xmin) * w; };
   auto Y = [&](double y) {
-    if (!ylog.on) return top + h - y / ytop * h;
+    if (ranged) y = std::clamp(y, ybottom, ytop);
+    if (!ylog.on) return top + h - (y - ybottom) / (ytop - ybottom) * h;
     const double l = std::log10(std::max(y, std::pow(10.0, ylog.lo)));
     return top + h - (l - ylog.lo) / (ylog.hi - ylog.lo) * h;
   };
@@ -122,7 +137,13 @@ std::string render(const Plot& p) {
         if (std::log10(v) <= ylog.hi + 1e-9) yticks.push_back(v);
       }
   } else {
-    for (double y = 0; y <= ytop + 1e-9; y += ystep) yticks.push_back(y);
+    for (double y = std::ceil(ybottom / ystep - 1e-9) * ystep; y <= ytop + 1e-9; y += ystep)
+      yticks.push_back(std::fabs(y) < 1e-12 ? 0 : y);
+  }
+  if (p.band) {
+    const double y0 = Y(std::max(p.band->first, ybottom)), y1 = Y(std::min(p.band->second, ytop));
+    o << "<rect class=\"band\" x=\"" << left << "\" y=\"" << num(y1) << "\" width=\"" << w << "\" height=\""
+      << num(y0 - y1) << "\" fill=\"#c8e6c9\" fill-opacity=\"0.6\"/>\n";
   }
   for (double y : yticks) {
     o << "<line x1=\"" << left << "\" x2=\"" << left + w << "\" y1=\"" << num(Y(y)) << "\" y2=\"" << num(Y(y))
@@ -156,6 +177,13 @@ std::string render(const Plot& p) {
     if (pts.empty()) continue;
     std::sort(pts.begin(), pts.end());
     const char* c = s.dashed ? kThresholdColor : kColors[color++ % 6];
+    if (s.dashed && pts.size() == 1) {  // a floor at one size: a bar across it, not an empty line
+      const double x = X(pts[0].first), y = Y(pts[0].second);
+      o << "<line class=\"floor\" x1=\"" << num(std::max(left, x - 14)) << "\" x2=\""
+        << num(std::min(left + w, x + 14)) << "\" y1=\"" << num(y) << "\" y2=\"" << num(y) << "\" stroke=\""
+        << c << "\" stroke-width=\"2.5\" stroke-dasharray=\"6 3\"/>\n";
+      pts.clear();
+    }
     o << "<polyline fill=\"none\" stroke=\"" << c << "\" stroke-width=\"" << (s.dashed ? 1.5 : 2) << "\""
       << (s.dashed ? " stroke-dasharray=\"6 4\"" : "") << " points=\"";
     for (const auto& [x, y] : pts) o << num(X(x)) << ',' << num(Y(y)) << ' ';
@@ -168,6 +196,21 @@ std::string render(const Plot& p) {
       << "\" stroke=\"" << c << "\" stroke-width=\"2\"" << (s.dashed ? " stroke-dasharray=\"6 4\"" : "")
       << "/>\n";
     o << "<text x=\"" << left + w + 34 << "\" y=\"" << ly + 4 << "\">" << xml::escape(s.name) << "</text>\n";
+  }
+  if (p.band && !p.band_label.empty()) {
+    double ly = top + 10 + legend++ * 16;
+    o << "<rect x=\"" << left + w + 10 << "\" y=\"" << ly - 5
+      << "\" width=\"20\" height=\"10\" fill=\"#c8e6c9\"/>\n";
+    o << "<text x=\"" << left + w + 34 << "\" y=\"" << ly + 4 << "\">" << xml::escape(p.band_label)
+      << "</text>\n";
+  }
+  for (const auto& m : p.marks) {
+    if (m.x <= 0 || !plotted(m.y)) continue;
+    const double x = X(m.x), y = Y(m.y);
+    o << "<circle class=\"mark\" cx=\"" << num(x) << "\" cy=\"" << num(y)
+      << "\" r=\"7\" fill=\"none\" stroke=\"" << kThresholdColor << "\" stroke-width=\"2\"/>\n";
+    o << "<text x=\"" << num(x - 10) << "\" y=\"" << num(y + 20) << "\" text-anchor=\"end\" fill=\""
+      << kThresholdColor << "\" font-weight=\"bold\">" << xml::escape(m.text) << "</text>\n";
   }
   o << "</svg>";
   return o.str();

@@ -1,8 +1,10 @@
 // Line plots as standalone SVG (no script, no external font): bandwidth against message size with
 // a logarithmic (base 2) x axis, a y axis that is logarithmic (base 10, a tick per decade) where
 // the values span two decades or more and linear from 0 otherwise, a legend, and dashed threshold
-// lines.
+// lines (a floor of one point is a short dashed bar at its size), a shaded band (a tolerance
+// around 1.0 on a ratio plot) and marked points (a crossed floor).
 #pragma once
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,10 +19,21 @@ struct Series {
 
 enum class Scale { automatic, linear, log };
 
+// A point drawn as a ring with a short label ("under floor").
+struct Mark {
+  double x = 0, y = 0;
+  std::string text;
+};
+
 struct Plot {
   std::string title, x_label, y_label;
   Scale y_scale = Scale::automatic;  // automatic: log where max / min (of the positive values) >= 100
+  // A linear axis over [y_min, y_max] where both are set (a ratio plot around 1.0); from 0 otherwise.
+  std::optional<double> y_min, y_max;
+  std::optional<std::pair<double, double>> band;  // shaded y range, named in the legend by band_label
+  std::string band_label;
   std::vector<Series> series;
+  std::vector<Mark> marks;
   int width = 560, height = 340;
 };
 

@@ -240,6 +240,12 @@ std::string Point::key() const {
          (comm == kNonblocking ? "/nonblocking" : "");
 }
 
+std::string no_data_moves(const Point& p) {
+  if (p.ranks == 1 && p.in_place)
+    return "one rank in place: input and output are one buffer, nothing is copied (no rate)";
+  return "";
+}
+
 void compute_rates(Point& p, BusFactor family) {
   double t_s = p.time_us.median * 1e-6;
   p.algbw_gbps = t_s > 0 ? static_cast<double>(p.bytes) / t_s / 1e9 : 0;
@@ -325,6 +331,40 @@ std::optional<double> opt_double(const nlohmann::json& j, const char* key, const
   return json_maybe<BandwidthError, double>(j, key, origin);
 }
 
+// The numbers of a point read back: one line naming the point and the field where they cannot be.
+void check_numbers(const Point& p, const std::string& o) {
+  auto bad = [&](const char* field, double v, const std::string& why) {
+    std::ostringstream m;
+    m << o << ": field '" << field << "': " << v << " " << why;
+    throw BandwidthError(m.str());
+  };
+  const Stats& t = p.time_us;
+  const double kMaxUs = 1e9;  // a thousand seconds per call
+  for (auto [field, v] :
+       {std::pair<const char*, double>{"time_us", t.median}, {"time_us_min", t.min}, {"time_us_max", t.max}})
+    if (!std::isfinite(v) || v <= 0 || v > kMaxUs) bad(field, v, "is not a time of one call (0 < us <= 1e9)");
+  if (t.min > t.median || t.median > t.max)
+    bad("time_us", t.median, "is not between time_us_min and time_us_max");
+  const double spread = (t.max - t.min) / t.median * 100.0;
+  if (!std::isfinite(t.spread_pct) || t.spread_pct < 0) bad("spread_pct", t.spread_pct, "must be >= 0");
+  if (std::fabs(t.spread_pct - spread) > 0.01 + 0.01 * spread)
+    bad("spread_pct", t.spread_pct, "is not (max - min) / median of the times recorded");
+  if (p.bytes == 0) bad("bytes", 0, "must be at least 1");
+  if (p.ranks < 1) bad("ranks", p.ranks, "must be at least 1");
+  if (!std::isfinite(p.algbw_gbps) || p.algbw_gbps <= 0 || p.algbw_gbps > kMaxPlausibleGbps)
+    bad("algbw_gbps", p.algbw_gbps, "is not a rate (0 < GB/s <= 1e7)");
+  const double algbw = static_cast<double>(p.bytes) / (t.median * 1e3);
+  if (std::fabs(p.algbw_gbps - algbw) > 0.01 * algbw)
+    bad("algbw_gbps", p.algbw_gbps, "is not bytes over the median time");
+  if (p.busbw_gbps &&
+      (!std::isfinite(*p.busbw_gbps) || *p.busbw_gbps < 0 || *p.busbw_gbps > 2 * p.algbw_gbps))
+    bad("busbw_gbps", *p.busbw_gbps, "is not algbw times a bus factor (0 to 2)");
+  if (p.busbw_gbps && p.ranks == 1) bad("busbw_gbps", *p.busbw_gbps, "is given for one rank");
+  if (p.threshold_gbps &&
+      (!std::isfinite(*p.threshold_gbps) || *p.threshold_gbps <= 0 || *p.threshold_gbps > kMaxPlausibleGbps))
+    bad("threshold_gbps", *p.threshold_gbps, "is not a rate (0 < GB/s <= 1e7)");
+}
+
 }  // namespace
 
 nlohmann::json to_json(const Run& r) {
@@ -378,6 +418,7 @@ Run run_from_json(const nlohmann::json& j, const std::string& origin) {
   r.ctx.copy_gbps = opt_double(j, "copy_gbps", origin);
   const auto pts = get<nlohmann::json>(j, "points", origin);
   if (!pts.is_array()) throw BandwidthError(origin + ": 'points' must be an array");
+  std::map<std::string, size_t> first_of_key;
   for (size_t i = 0; i < pts.size(); ++i) {
     std::string o = origin + ": points[" + std::to_string(i) + "]";
     const auto& q = pts[i];
@@ -410,6 +451,10 @@ Run run_from_json(const nlohmann::json& j, const std::string& origin) {
     p.threshold_metric = json_maybe<BandwidthError, std::string>(q, "threshold_metric", o).value_or("");
     p.threshold_source = json_maybe<BandwidthError, std::string>(q, "threshold_source", o).value_or("");
     p.message = json_maybe<BandwidthError, std::string>(q, "message", o).value_or("");
+    check_numbers(p, o);
+    if (auto [at, fresh] = first_of_key.emplace(p.key(), i); !fresh)
+      throw BandwidthError(o + ": a second point for " + p.key() + " (the first is points[" +
+                           std::to_string(at->second) + "])");
     r.points.push_back(std::move(p));
   }
   return r;

@@ -308,11 +308,26 @@ TEST(Variants, NonblockingPointsHaveTheirOwnKeyAndThresholds) {
   bw::Run back = run_from_json(j, "mem");
   ASSERT_EQ(back.points.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(back.points[i].key(), r.points[i].key());
-  j["points"][1].erase("comm");
-  j["points"][2].erase("op");
-  back = run_from_json(j, "mem");
-  EXPECT_EQ(back.points[1].comm, kBlocking);
-  EXPECT_EQ(back.points[2].op, "");
+  // Each alone: without its mode or op a point would be a second point of another's key.
+  auto alone_without = [&](std::size_t k, const char* field) {
+    nlohmann::json one_point = j;
+    one_point["points"] = nlohmann::json::array({j["points"][k]});
+    one_point["points"][0].erase(field);
+    return run_from_json(one_point, "mem").points.at(0);
+  };
+  EXPECT_EQ(alone_without(1, "comm").comm, kBlocking);
+  EXPECT_EQ(alone_without(2, "op").op, "");
+  nlohmann::json twice = j;
+  twice["points"][1].erase("comm");
+  try {
+    run_from_json(twice, "mem");
+    ADD_FAILURE() << "two points of one key were read";
+  } catch (const BandwidthError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("points[1]: a second point for AllReduce/f32/1073741824/out_of_place"),
+        std::string::npos)
+        << e.what();
+  }
   j["points"][0]["comm"] = "sometimes";
   EXPECT_THROW(run_from_json(j, "mem"), BandwidthError);
   EXPECT_NE(to_csv(r).find(",max,blocking\n"), std::string::npos) << to_csv(r);

@@ -454,8 +454,16 @@ TEST(CampaignPerformance, TheSendRecvJumpIsListedAndTheNonblockingArtefactIsNot)
   const auto perf_at = md.find("## Performance between"), plot_at = md.find("![SendRecvRing");
   const auto grid_at = md.find("## Pass/fail/skip by collective");
   ASSERT_NE(plot_at, std::string::npos) << md;
-  EXPECT_LT(perf_at, plot_at);
+  EXPECT_LT(plot_at, perf_at) << "plots before the long tables";
   EXPECT_LT(plot_at, grid_at) << "plots before the long tables";
+  // The first screen tells it against the oldest release, the metric named.
+  const auto story_at = md.find("## What changed against NCCL 2.18.3");
+  ASSERT_NE(story_at, std::string::npos) << md;
+  EXPECT_LT(story_at, md.find("## Releases"));
+  EXPECT_NE(md.find("- NCCL 2.26.2: SendRecvRing algbw 55% faster at 1 GiB\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("- NCCL 2.26.2: SendRecvRing latency"), std::string::npos)
+      << "the nonblocking 8 B: " << md;
+  EXPECT_NE(md.find("(nonblocking)"), std::string::npos) << md;
   const auto j = campaign::to_json(r);
   ASSERT_EQ(j["performance"].size(), 3u);
   int blocking = 0;

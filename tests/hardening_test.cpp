@@ -811,7 +811,9 @@ TEST(FoundByFuzzing, AnIntegerFieldHoldingAFloatOrTooLargeIsRefused) {
   r.ctx = {"g", "l", "off", 1, std::nullopt};
   bw::Point p;
   p.collective = "AllReduce";
+  p.bytes = 1024;
   p.time_us = bw::summarize({1.0});
+  bw::compute_rates(p, BusFactor::all_reduce);
   r.points = {p};
   const nlohmann::json run = bw::to_json(r);
   ASSERT_NO_THROW(bw::run_from_json(run, "bw.json"));

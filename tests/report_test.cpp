@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -25,8 +26,10 @@
 #include "fixtures/probe/probe.hpp"
 #include "fixtures/probe/spawn.hpp"
 #include "matrix/matrix.hpp"
+#include "matrix/version.hpp"
 #include "report/across_runs.hpp"
 #include "report/bundle.hpp"
+#include "report/campaign.hpp"
 #include "report/report_diff.hpp"
 #include "report/run_notes.hpp"
 #include "report/summary.hpp"
@@ -677,6 +680,20 @@ void truncate_file(const fs::path& p, double keep) {
   std::ofstream(p, std::ios::trunc) << t.substr(0, static_cast<size_t>(static_cast<double>(t.size()) * keep));
 }
 
+fs::path first_bandwidth_file(const fs::path& bundle) {
+  for (const auto& e : fs::directory_iterator(bundle / "bandwidth"))
+    if (e.path().extension() == ".json") return e.path();
+  return {};
+}
+
+// Sets one field of the first point of the bundle's bandwidth file.
+void spoil_first_point(const fs::path& bundle, const char* field, double value) {
+  const fs::path f = first_bandwidth_file(bundle);
+  auto j = nlohmann::json::parse(read(f));
+  j["points"][0][field] = value;
+  std::ofstream(f, std::ios::trunc) << j.dump(2);
+}
+
 const BadInput kBadInputs[] = {
     {"not_a_bundle", [](const fs::path& d) { fs::remove(d / "manifest.json"); }, "not a gpucts bundle"},
     {"truncated_junit", [](const fs::path& d) { truncate_file(d / "junit.xml", 0.5); }, "junit.xml:"},
@@ -684,13 +701,21 @@ const BadInput kBadInputs[] = {
      "gpucts_version.xml:"},
     {"truncated_manifest", [](const fs::path& d) { truncate_file(d / "manifest.json", 0.6); },
      "malformed JSON"},
-    {"other_suite_version",
+    {"negative_spread", [](const fs::path& d) { spoil_first_point(d, "spread_pct", -5.0); },
+     "field 'spread_pct'"},
+    {"huge_busbw", [](const fs::path& d) { spoil_first_point(d, "busbw_gbps", 1e300); },
+     "field 'busbw_gbps'"},
+    {"zero_time", [](const fs::path& d) { spoil_first_point(d, "time_us", 0.0); }, "field 'time_us'"},
+    {"algbw_not_from_the_time", [](const fs::path& d) { spoil_first_point(d, "algbw_gbps", 3.5); },
+     "field 'algbw_gbps'"},
+    {"duplicate_point",
      [](const fs::path& d) {
-       auto j = nlohmann::json::parse(read(d / "manifest.json"));
-       j["gpucts_version"] = "99.0.0";
-       std::ofstream(d / "manifest.json", std::ios::trunc) << j.dump(2);
+       const fs::path f = first_bandwidth_file(d);
+       auto j = nlohmann::json::parse(read(f));
+       j["points"].push_back(j["points"][0]);
+       std::ofstream(f, std::ios::trunc) << j.dump(2);
      },
-     "different gpucts versions"},
+     "a second point for AllReduce/f32/1048576/out_of_place"},
     {"wrong_schema",
      [](const fs::path& d) {
        auto j = nlohmann::json::parse(read(d / "manifest.json"));
@@ -716,6 +741,19 @@ TEST_P(ReportBadInput, ExitsTwoWithOneLineError) {
 
 INSTANTIATE_TEST_SUITE_P(Bundles, ReportBadInput, ::testing::ValuesIn(kBadInputs),
                          [](const auto& i) { return std::string(i.param.name); });
+
+TEST_F(BundleTest, AnotherGpuctsVersionIsComparedWithAWarning) {
+  fs::path other = root_ / "other-version";
+  fs::remove_all(other);
+  fs::copy(base(), other, fs::copy_options::recursive);
+  auto j = nlohmann::json::parse(read(other / "manifest.json"));
+  j["gpucts_version"] = "99.0.0";
+  std::ofstream(other / "manifest.json", std::ios::trunc) << j.dump(2);
+  auto r = sh(gpucts() + " report --baseline " + base().string() + " --candidate " + other.string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("comes from gpucts 99.0.0"), std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("comes from gpucts 99.0.0"), r.out.find("## What changed")) << r.out;
+}
 
 TEST(ReportUsage, MissingOrBadOptionsExitTwo) {
   REQUIRE_BINARIES();
@@ -1296,6 +1334,298 @@ TEST(ReportCompare, AVerdictThatStopsPassingIsARegression) {
   auto waived = synthetic("c", {});
   waived.manifest.verdict = "waived";
   EXPECT_FALSE(report::compare(base, {waived}, 5).regressed());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The change told on the first screen: three 8-rank releases, one 10-12% slower from 64 KiB to
+// 1 MiB on AllReduce, AllGather and ReduceScatter, one 5-16% slower from 2 MiB up and under the
+// 431 GB/s floor at 1 GiB.
+const std::uint64_t kGiB = std::uint64_t(1) << 30;
+
+// busbw of the reference at a size: a latency-bound curve up to 482.9 GB/s for AllReduce at 1 GiB.
+double reference_busbw(const std::string& coll, std::uint64_t bytes) {
+  const double peak = coll == "AllReduce" ? 482.9 : 360.0;
+  const double b = static_cast<double>(bytes), half = 4.0 * (1 << 20);
+  return peak * (b / (b + half)) / (static_cast<double>(kGiB) / (static_cast<double>(kGiB) + half));
+}
+
+// One release: busbw of each point is the reference's times (1 - slower(bytes)).
+std::vector<bw::Point> release_points(const std::function<double(std::uint64_t)>& slower, bool judged_fail) {
+  std::vector<bw::Point> out;
+  for (const auto& [coll, family] : {std::pair<const char*, BusFactor>{"AllReduce", BusFactor::all_reduce},
+                                     {"AllGather", BusFactor::n_minus_one_over_n},
+                                     {"ReduceScatter", BusFactor::n_minus_one_over_n}})
+    for (bool in_place : {false, true})
+      for (std::uint64_t bytes = 8; bytes <= kGiB; bytes *= 2) {
+        bw::Point p;
+        p.collective = coll;
+        p.dtype = "f32";
+        p.bytes = bytes;
+        p.in_place = in_place;
+        p.ranks = 8;
+        p.iterations = 20;
+        const double busbw = reference_busbw(coll, bytes) * (1 - slower(bytes));
+        const double factor = *bw::bus_factor(family, 8);
+        const double t = static_cast<double>(bytes) / (busbw / factor * 1e3);
+        p.time_us = bw::summarize({t * 0.995, t, t * 1.005});
+        bw::compute_rates(p, family);
+        if (std::string(coll) == "AllReduce" && bytes == kGiB && !in_place) {
+          p.threshold_gbps = 431;
+          p.threshold_metric = "busbw_gbps";
+          p.verdict = *p.busbw_gbps < 431 ? "fail" : "pass";
+          EXPECT_EQ(p.verdict == "fail", judged_fail) << *p.busbw_gbps;
+        }
+        out.push_back(p);
+      }
+  return out;
+}
+
+struct ThreeReleases {
+  bundle::Bundle reference, small_slower, large_slower;
+};
+
+ThreeReleases three_releases() {
+  ThreeReleases r;
+  const std::uint64_t k64 = 64 << 10, m1 = 1 << 20, m2 = 2 << 20;
+  r.reference = release_bundle("2.26.2", {}, release_points([](std::uint64_t) { return 0.0; }, false));
+  // 10% at 64 KiB to 12% at 1 MiB.
+  r.small_slower = release_bundle("2.27.7", {},
+                                  release_points(
+                                      [&](std::uint64_t b) {
+                                        if (b < k64 || b > m1) return 0.0;
+                                        return 0.10 + 0.02 * std::log2(double(b) / k64) / 4;
+                                      },
+                                      false));
+  // 5.2% at 2 MiB to 15.94% at 1 GiB: 482.9 -> 405.9 GB/s.
+  r.large_slower =
+      release_bundle("2.28.9", {},
+                     release_points(
+                         [&](std::uint64_t b) {
+                           if (b < m2) return 0.0;
+                           return 0.052 + (1 - 405.9 / 482.9 - 0.052) * std::log2(double(b) / m2) / 9;
+                         },
+                         true));
+  r.large_slower.manifest.verdict = "fail";
+  return r;
+}
+
+TEST(ReportStory, TwoBandsAndTheFloorCrossedComeFirst) {
+  auto r = three_releases();
+  auto c = report::compare(r.reference, {r.small_slower, r.large_slower}, 5);
+  ASSERT_EQ(c.names, (std::vector<std::string>{"NCCL 2.26.2", "NCCL 2.27.7", "NCCL 2.28.9"}));
+  const std::vector<std::string> want = {
+      "NCCL 2.28.9: AllReduce busbw 1 GiB: 405.9 GB/s, under its floor 431 (was 482.9)",
+      "NCCL 2.27.7: AllReduce, AllGather, ReduceScatter busbw 10-12% slower from 64 KiB to 1 MiB",
+      "NCCL 2.28.9: AllReduce, AllGather, ReduceScatter busbw 5-16% slower from 2 MiB up"};
+  ASSERT_EQ(c.story.lines(), want);
+  const std::string md = doc::to_markdown(report::to_doc(c));
+  // The first screen: the verdict, the heading, then those three lines before anything else.
+  const auto head = md.find("## What changed against NCCL 2.26.2\n\n");
+  ASSERT_NE(head, std::string::npos) << md;
+  EXPECT_EQ(md.substr(0, head).find("## "), std::string::npos) << "no section before the story";
+  std::string lines;
+  for (const auto& w : want) lines += "- " + w + "\n";
+  EXPECT_EQ(md.find(lines), head + std::string("## What changed against NCCL 2.26.2\n\n").size()) << md;
+  EXPECT_LT(std::count(md.begin(), md.begin() + static_cast<long>(head), '\n'), 8) << "on the first screen";
+  // Ratio plots first, absolute ones after, every plot before the environment and the details.
+  const auto ratio = md.find("*AllReduce: each run against NCCL 2.26.2 (gpucts_bandwidth)*");
+  const auto absolute = md.find("*AllReduce (gpucts_bandwidth)*");
+  ASSERT_NE(ratio, std::string::npos) << md;
+  ASSERT_NE(absolute, std::string::npos) << md;
+  EXPECT_LT(ratio, absolute);
+  EXPECT_LT(md.find("*ReduceScatter: each run against"), absolute) << "every ratio plot first";
+  EXPECT_LT(absolute, md.find("## Environment"));
+  EXPECT_LT(absolute, md.find("## Details"));
+  // Every regression line names its metric.
+  for (const auto& line : c.regressions[1]) {
+    if (line.rfind("slower", 0) == 0) {
+      EXPECT_NE(line.find(", busbw "), std::string::npos) << line;
+    }
+  }
+  // The HTML: the ratio plot has its tolerance band, the absolute one the floor of one point and
+  // the crossing ringed.
+  const std::string html = doc::to_html(report::to_doc(c));
+  EXPECT_NO_THROW(xml::parse(html, "report.html"));
+  const auto ar = html.find("AllReduce: each run against"), aa = html.find(">AllReduce (gpucts_bandwidth)<");
+  ASSERT_NE(aa, std::string::npos);
+  EXPECT_NE(html.find("class=\"band\"", ar), std::string::npos);
+  const auto abs_end = html.find("</svg>", aa);
+  const auto floor = html.find("class=\"floor\"", aa), mark = html.find("class=\"mark\"", aa);
+  EXPECT_LT(floor, abs_end) << "a floor of one size is drawn";
+  EXPECT_LT(mark, abs_end) << "the point under the floor is ringed";
+  EXPECT_NE(html.find(">under floor</text>", aa), std::string::npos);
+  if (const char* keep = std::getenv("GPUCTS_KEEP_REPORT_HTML")) bundle::write_text(keep, html);
+  // The JSON has the story, the bands and the crossing; the points stay where they were.
+  const auto j = report::to_json(c);
+  EXPECT_EQ(j["story"]["lines"].get<std::vector<std::string>>(), want);
+  ASSERT_EQ(j["story"]["bands"].size(), 2u);
+  EXPECT_EQ(j["story"]["bands"][0]["from_bytes"], 64u << 10);
+  EXPECT_EQ(j["story"]["bands"][0]["points"], 30) << "5 sizes, 3 collectives, 2 placements";
+  EXPECT_EQ(j["story"]["crossings"][0]["floor_gbps"], 431);
+  EXPECT_FALSE(j["bandwidth"].empty());
+  EXPECT_TRUE(c.regressed());
+}
+
+TEST(ReportStory, CampaignOfTheSameReleasesTellsTheSame) {
+  auto r = three_releases();
+  campaign::Report rep;
+  for (auto* b : {&r.large_slower, &r.reference, &r.small_slower}) {  // built in version order
+    campaign::Release rel;
+    rel.version = *Version::try_parse(b->fingerprints[0].second["nccl"]["runtime"].get<std::string>(),
+                                      VersionKind::Nccl);
+    rel.bundle = *b;
+    rep.releases.push_back(rel);
+  }
+  rep = campaign::build(rep.releases, builtin_matrix());
+  ASSERT_EQ(rep.story.lines().size(), 3u);
+  EXPECT_EQ(rep.story.lines()[0],
+            "NCCL 2.28.9: AllReduce busbw 1 GiB: 405.9 GB/s, under its floor 431 (was 482.9)");
+  const std::string md = doc::to_markdown(campaign::to_doc(rep));
+  const auto story = md.find("- NCCL 2.27.7: AllReduce, AllGather, ReduceScatter busbw 10-12% slower");
+  ASSERT_NE(story, std::string::npos) << md;
+  EXPECT_LT(story, md.find("## Releases"));
+  EXPECT_LT(md.find("![AllReduce: each run against NCCL 2.26.2"), md.find("## Performance between"));
+  EXPECT_LT(md.find("## Bandwidth at 1 GiB"), md.find("## Performance between")) << "the summary first";
+  EXPECT_EQ(campaign::to_json(rep)["story"]["lines"].size(), 3u);
+}
+
+// Bundles in folders whose manifest.json records the run's level and selection.
+bundle::Bundle scoped(const fs::path& dir, const std::string& level, std::vector<junit::Case> cases,
+                      std::vector<bw::Point> points = {}) {
+  fs::create_directories(dir);
+  bundle::write_text(
+      (dir / "manifest.json").string(),
+      nlohmann::json{{"level", level}, {"selection", {"gpucts_collectives"}}, {"gpucts_revision", "abc123"}}
+          .dump());
+  return synthetic(dir.string(), std::move(cases), std::move(points));
+}
+
+TEST(ReportCompare, DifferentLevelsAreComparedOnWhatBothRan) {
+  const fs::path root = fs::temp_directory_path() / ("gpucts-scope-" + std::to_string(::getpid()));
+  std::vector<junit::Case> standard, quick;
+  for (int k = 0; k < 29; ++k)
+    standard.push_back(tc("gpucts_collectives", "c" + std::to_string(k), "passed"));
+  quick = {standard[0], tc("gpucts_collectives", "c0_failing", "failed")};
+  standard.push_back(tc("gpucts_collectives", "c0_failing", "passed"));
+  auto c = report::compare(scoped(root / "std", "standard", standard),
+                           {scoped(root / "quick", "quick", quick)}, 5);
+  ASSERT_EQ(c.regressions[0].size(), 1u) << "only the case both ran and that now fails";
+  EXPECT_NE(c.regressions[0][0].find("newly failing: gpucts_collectives/AllReduce.c0_failing"),
+            std::string::npos);
+  ASSERT_EQ(c.left_out[0].size(), 1u);
+  EXPECT_EQ(c.left_out[0][0], "gpucts_collectives: 28 case(s) only the baseline ran");
+  EXPECT_EQ(c.scopes[1].level, "quick");
+  EXPECT_EQ(c.scopes[1].selection, "gpucts_collectives");
+  const std::string md = doc::to_markdown(report::to_doc(c));
+  EXPECT_NE(md.find("compared on what both ran: quick (level quick, selection gpucts_collectives) and the "
+                    "baseline (level standard, selection gpucts_collectives) ran different selections; left "
+                    "out: gpucts_collectives: 28 case(s) only the baseline ran"),
+            std::string::npos)
+      << md;
+  // The same level: the 28 cases are missing, a regression as before.
+  auto same = report::compare(scoped(root / "std", "standard", standard),
+                              {scoped(root / "q2", "standard", quick)}, 5);
+  EXPECT_EQ(same.regressions[0].size(), 2u);
+  // A bad key is one line naming the file and the field.
+  fs::create_directories(root / "bad");
+  bundle::write_text((root / "bad" / "manifest.json").string(), R"({"level": 3})");
+  auto bad = synthetic((root / "bad").string(), {});
+  try {
+    report::scope_of(bad);
+    ADD_FAILURE() << "a level that is a number was read";
+  } catch (const bundle::BundleError& e) {
+    EXPECT_NE(std::string(e.what()).find("manifest.json: field 'level'"), std::string::npos) << e.what();
+  }
+  fs::remove_all(root);
+}
+
+TEST(ReportCompare, LostCoverageIsARegression) {
+  auto base =
+      synthetic("b", {tc("gpucts_collectives", "a", "passed"), tc("gpucts_collectives", "b", "passed")},
+                {bp(8, 20, 1), bp(kGiB, 1000, 1)});
+  // Passing cases turned skipped: one line per binary.
+  auto skipped =
+      synthetic("c", {tc("gpucts_collectives", "a", "skipped"), tc("gpucts_collectives", "b", "skipped")},
+                {bp(8, 20, 1), bp(kGiB, 1000, 1)});
+  auto c = report::compare(base, {skipped}, 5);
+  ASSERT_EQ(c.regressions[0].size(), 1u);
+  EXPECT_EQ(c.regressions[0][0].rfind("newly skipped: 2 case(s) of gpucts_collectives", 0), 0u)
+      << c.regressions[0][0];
+  // An interrupted run.
+  auto interrupted = synthetic("c", base.cases, {bp(8, 20, 1), bp(kGiB, 1000, 1)});
+  interrupted.manifest.interrupted = true;
+  EXPECT_TRUE(report::compare(base, {interrupted}, 5).regressed());
+  // The 1 GiB point dropped, re-tagged nonblocking, graph or in place, or the whole file gone.
+  auto one_gib = [](bw::Point p, int how) {
+    if (how == 1) p.comm = bw::kNonblocking;
+    if (how == 2) p.graph = true;
+    if (how == 3) p.in_place = true;
+    return p;
+  };
+  for (int how = 0; how < 4; ++how) {
+    std::vector<bw::Point> pts = {bp(8, 20, 1)};
+    if (how > 0) pts.push_back(one_gib(bp(kGiB, 1000, 1), how));
+    auto cand = synthetic("c", base.cases, pts);
+    auto d = report::compare(base, {cand}, 5);
+    ASSERT_EQ(d.regressions[0].size(), 1u) << how;
+    EXPECT_NE(d.regressions[0][0].find("missing bandwidth: 1 point(s) of gpucts_bandwidth absent (first: "
+                                       "gpucts_bandwidth: AllReduce f32 1 GiB out of place)"),
+              std::string::npos)
+        << d.regressions[0][0];
+  }
+  auto no_file = synthetic("c", base.cases);
+  auto e = report::compare(base, {no_file}, 5);
+  ASSERT_EQ(e.regressions[0].size(), 1u);
+  EXPECT_NE(e.regressions[0][0].find("gpucts_bandwidth has no results in this run (2 point(s)"),
+            std::string::npos)
+      << e.regressions[0][0];
+}
+
+TEST(ReportCompare, PointsWhereNoDataMovesShowNoBandwidth) {
+  bw::Point self = bp(kGiB, 4.2, 1);  // a self-send of one buffer: "253,014 GB/s"
+  self.collective = "SendRecv";
+  self.ranks = 1;
+  self.in_place = true;
+  self.busbw_gbps.reset();
+  EXPECT_NE(bw::no_data_moves(self), "");
+  bw::Point moved = self;
+  moved.in_place = false;
+  EXPECT_EQ(bw::no_data_moves(moved), "");
+  auto base = synthetic("b", {}, {self, moved});
+  self.time_us = bw::summarize({2.1, 2.1, 2.1});
+  auto cand = synthetic("c", {}, {self, moved});
+  auto c = report::compare(base, {cand}, 5);
+  EXPECT_FALSE(c.regressed()) << "nothing moved, so nothing got faster or slower";
+  EXPECT_TRUE(c.story.lines().empty());
+  ASSERT_EQ(c.no_data.size(), 1u);
+  EXPECT_NE(c.no_data[0].find("SendRecv f32 1 GiB in place, 1 rank(s): one rank in place"),
+            std::string::npos);
+  const std::string md = doc::to_markdown(report::to_doc(c));
+  EXPECT_EQ(md.find("253"), std::string::npos) << "no figure for it: " << md;
+}
+
+TEST(SvgPlot, AFloorOfOnePointIsDrawnAndMarksAreRinged) {
+  svg::Plot p;
+  p.series.push_back({"run", {{1 << 20, 300}, {kGiB, 405.9}}, false});
+  p.series.push_back({"floor", {{kGiB, 431}}, true});
+  p.marks.push_back({static_cast<double>(kGiB), 405.9, "under floor"});
+  const std::string out = svg::render(p);
+  EXPECT_NE(out.find("class=\"floor\""), std::string::npos);
+  EXPECT_NE(out.find("class=\"mark\""), std::string::npos);
+  EXPECT_NE(out.find(">floor</text>"), std::string::npos);
+  // A ratio axis around 1.0 with a shaded band, linear.
+  svg::Plot r;
+  r.series.push_back({"run", {{8, 1.0}, {kGiB, 0.84}}, false});
+  r.y_min = 0.8;
+  r.y_max = 1.1;
+  r.band = std::make_pair(0.95, 1.05);
+  const std::string rs = svg::render(r);
+  EXPECT_NE(rs.find("class=\"band\""), std::string::npos);
+  auto y = ticks(rs, "ytick");
+  ASSERT_GE(y.size(), 3u);
+  EXPECT_EQ(y.front().first, "0.8");
+  EXPECT_EQ(rs.find("log scale"), std::string::npos);
+  EXPECT_NO_THROW(xml::parse(rs, "ratio.svg"));
 }
 
 // Characters XML 1.0 forbids, and UTF-8 that is not shortest form, never reach the JUnit.
