@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <regex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "cli/ctest_regex.hpp"
 #include "cli/qualify_run.hpp"
 
 namespace cts::qualify {
@@ -119,7 +119,27 @@ TEST(QualifyLevels, HarnessEntriesOnlyWhenALabelNamesThem) {
             (std::vector<std::string>{"gpucts_bandwidth", "gpucts_bandwidth_nonblocking"}));
   Selection bad;
   bad.tests = "(";
-  EXPECT_THROW(select_tests(suites(), bad), std::regex_error);
+  EXPECT_THROW(select_tests(suites(), bad), CtestRegexError);
+}
+
+// CMake's expressions, matched without recursion over the text: deep nesting is refused, a long
+// name against a repetition is selected.
+TEST(QualifyLevels, TestsExpressionsAreBoundedAndDoNotRecurse) {
+  Selection deep;
+  deep.tests = std::string(20000, '(') + "a" + std::string(20000, ')');
+  try {
+    select_tests(suites(), deep);
+    ADD_FAILURE() << "20,000 nested parentheses were accepted";
+  } catch (const CtestRegexError& e) {
+    EXPECT_NE(std::string(e.what()).find("--tests"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+  }
+  std::vector<TestEntry> long_name = {entry(std::string(20000, 'a') + std::string(20000, 'b'), {"cpu"})};
+  Selection rep;
+  rep.tests = "^(a|b)*$";
+  EXPECT_EQ(select_tests(long_name, rep).size(), 1u);
+  rep.tests = "^(a|b)*c$";
+  EXPECT_TRUE(select_tests(long_name, rep).empty());
 }
 
 }  // namespace
