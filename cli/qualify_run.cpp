@@ -246,10 +246,14 @@ std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::stri
     std::vector<std::string> out;
     for (const auto& x : v) {
       if (!x.is_string()) throw bundle::BundleError(origin + ": " + where + ": expected an array of strings");
+      // A NUL would cut the argument or variable where the child receives it.
+      if (x.get_ref<const std::string&>().find('\0') != std::string::npos)
+        throw bundle::BundleError(origin + ": " + where + ": a NUL byte in a string");
       out.push_back(x.get<std::string>());
     }
     return out;
   };
+  std::map<std::string, size_t> seen;  // name -> index: two entries on one name share every file
   std::vector<TestEntry> out;
   const auto& tests = j["tests"];
   for (size_t i = 0; i < tests.size(); ++i) {
@@ -260,7 +264,11 @@ std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::stri
     if (t.contains("name") && !t["name"].is_string())
       throw bundle::BundleError(origin + ": " + at + ".name: expected a string");
     e.name = t.value("name", "");
-    if (e.name.empty() || !t.contains("command") || !t["command"].is_array()) continue;
+    if (e.name.empty()) throw bundle::BundleError(origin + ": " + at + ".name: missing or empty");
+    if (auto [it, fresh] = seen.emplace(e.name, i); !fresh)
+      throw bundle::BundleError(origin + ": " + at + ".name '" + excerpt(e.name) + "': also the name of tests[" +
+                                std::to_string(it->second) + "]");
+    if (!t.contains("command") || !t["command"].is_array()) continue;  // CTest lists a test not built so
     // The name becomes GPUCTS_TEST_NAME, a file name (file_names.hpp) and a line on the terminal.
     if (!is_valid_utf8(e.name) || std::any_of(e.name.begin(), e.name.end(), [](char c) {
           return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
@@ -292,8 +300,12 @@ std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::stri
               v.get<double>() > 1e7)
             throw bundle::BundleError(origin + ": " + where + ": expected a number of seconds >= 0");
           if (v.get<double>() > 0) e.timeout_s = v.get<double>();  // 0: CTest's "no TIMEOUT of its own"
-        } else if (n == "WORKING_DIRECTORY" && v.is_string())
+        } else if (n == "WORKING_DIRECTORY") {
+          // Where it does not exist the entry fails to start, naming it (never run elsewhere).
+          if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().find('\0') != std::string::npos)
+            throw bundle::BundleError(origin + ": " + where + ": expected a folder name");
           e.working_dir = v.get<std::string>();
+        }
         else if (n == "SKIP_RETURN_CODE") {
           if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 255)
             throw bundle::BundleError(origin + ": " + where + ": expected an exit status 0..255");
@@ -466,7 +478,6 @@ TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {
   }
   for (const auto& [k, v] : set) env.push_back(k + "=" + v);
   r.env = env;
-  if (!r.working_dir.empty() && !fs::is_directory(r.working_dir)) r.working_dir.clear();
   return r;
 }
 
