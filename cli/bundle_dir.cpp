@@ -67,7 +67,8 @@ void claim_existing(const fs::path& out, const std::vector<std::string>& subfold
   for (const auto& e : fs::directory_iterator(out, ec))
     if (e.path().filename() != kClaimFile) {
       release();
-      throw BundleDirError(shown(out.string()) + " exists and is not an empty folder (qualify writes a new bundle)");
+      throw BundleDirError(shown(out.string()) +
+                           " exists and is not an empty folder (qualify writes a new bundle)");
     }
   try {
     make_subfolders(out, subfolders);
@@ -85,7 +86,8 @@ std::string claim_bundle_dir(const std::string& out, const std::vector<std::stri
   fs::path dir = fs::path(out).lexically_normal();
   if (dir.filename().empty() && dir.has_parent_path()) dir = dir.parent_path();  // "out/"
   std::error_code ec;
-  if (!fs::exists(fs::symlink_status(dir, ec)) && claim_new(dir, subfolders)) return fs::canonical(dir).string();
+  if (!fs::exists(fs::symlink_status(dir, ec)) && claim_new(dir, subfolders))
+    return fs::canonical(dir).string();
   claim_existing(dir, subfolders);
   return fs::canonical(dir).string();
 }

@@ -20,8 +20,8 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/qualify_run.hpp"
-#include "report/campaign.hpp"
 #include "matrix/input.hpp"
+#include "report/campaign.hpp"
 #include "results/junit.hpp"
 #include "results/terminal_text.hpp"
 
@@ -149,7 +149,8 @@ struct Fetcher {
     std::error_code ec;
     fs::remove_all(tmp, ec);
     fs::create_directories(tmp, ec);
-    const int rc = qualify::run_bounded({"tar", "-xf", archive.string(), "-C", tmp.string()}, {}, 600, log, true);
+    const int rc =
+        qualify::run_bounded({"tar", "-xf", archive.string(), "-C", tmp.string()}, {}, 600, log, true);
     t.unpack = seconds_since(t0);
     t.how = "archive " + archive.filename().string();
     std::string problem;
@@ -159,8 +160,8 @@ struct Fetcher {
       problem = archive.string() + " holds no whole " + v + "/lib/libnccl.so.2 (an ELF shared object)";
     else if (::renameat2(AT_FDCWD, (tmp / v).c_str(), AT_FDCWD, (store / v).c_str(), RENAME_NOREPLACE) != 0 &&
              !is_whole_shared_object(lib_of(store, v)))
-      problem = "cannot move " + v + " into " + store.string() + ": " + std::strerror(errno) +
-                " (a folder " + v + " without a whole library is in the way; remove it)";
+      problem = "cannot move " + v + " into " + store.string() + ": " + std::strerror(errno) + " (a folder " +
+                v + " without a whole library is in the way; remove it)";
     fs::remove_all(tmp, ec);
     return problem;
   }

@@ -75,7 +75,8 @@ class CtestRegexCompiler {
       case '*':
       case '+':
       case '?':
-        throw CtestRegexError(std::string("'") + c + "' follows nothing at offset " + std::to_string(at_ - 1));
+        throw CtestRegexError(std::string("'") + c + "' follows nothing at offset " +
+                              std::to_string(at_ - 1));
       case '.':
         return leaf(Kind::any);
       case '^':
@@ -265,8 +266,8 @@ CtestRegex compile_ctest_regex(const std::string& what, const std::string& patte
   try {
     return CtestRegex(pattern);
   } catch (const CtestRegexError& e) {
-    throw CtestRegexError(what + " '" + terminal_safe(pattern, 80) + "' is not a valid regular expression: " +
-                          e.what());
+    throw CtestRegexError(what + " '" + terminal_safe(pattern, 80) +
+                          "' is not a valid regular expression: " + e.what());
   }
 }
 

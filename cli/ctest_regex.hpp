@@ -36,8 +36,8 @@ class CtestRegex {
   struct Inst {
     Op op;
     unsigned char byte = 0;
-    int set = -1;         // index into sets_
-    int x = -1, y = -1;   // split / jump targets
+    int set = -1;        // index into sets_
+    int x = -1, y = -1;  // split / jump targets
   };
   std::vector<Inst> prog_;
   std::vector<std::bitset<256>> sets_;

@@ -266,8 +266,8 @@ std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::stri
     e.name = t.value("name", "");
     if (e.name.empty()) throw bundle::BundleError(origin + ": " + at + ".name: missing or empty");
     if (auto [it, fresh] = seen.emplace(e.name, i); !fresh)
-      throw bundle::BundleError(origin + ": " + at + ".name '" + excerpt(e.name) + "': also the name of tests[" +
-                                std::to_string(it->second) + "]");
+      throw bundle::BundleError(origin + ": " + at + ".name '" + excerpt(e.name) +
+                                "': also the name of tests[" + std::to_string(it->second) + "]");
     if (!t.contains("command") || !t["command"].is_array()) continue;  // CTest lists a test not built so
     // The name becomes GPUCTS_TEST_NAME, a file name (file_names.hpp) and a line on the terminal.
     if (!is_valid_utf8(e.name) || std::any_of(e.name.begin(), e.name.end(), [](char c) {
@@ -302,11 +302,11 @@ std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::stri
           if (v.get<double>() > 0) e.timeout_s = v.get<double>();  // 0: CTest's "no TIMEOUT of its own"
         } else if (n == "WORKING_DIRECTORY") {
           // Where it does not exist the entry fails to start, naming it (never run elsewhere).
-          if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().find('\0') != std::string::npos)
+          if (!v.is_string() || v.get<std::string>().empty() ||
+              v.get<std::string>().find('\0') != std::string::npos)
             throw bundle::BundleError(origin + ": " + where + ": expected a folder name");
           e.working_dir = v.get<std::string>();
-        }
-        else if (n == "SKIP_RETURN_CODE") {
+        } else if (n == "SKIP_RETURN_CODE") {
           if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 255)
             throw bundle::BundleError(origin + ": " + where + ": expected an exit status 0..255");
           e.skip_code = v.get<int>();

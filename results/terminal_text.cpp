@@ -35,10 +35,14 @@ bool is_format_control(char32_t v) {
 
 std::string escape_byte(unsigned char c) {
   switch (c) {
-    case '\n': return "\\n";
-    case '\r': return "\\r";
-    case '\t': return "\\t";
-    case '\0': return "\\0";
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    case '\0':
+      return "\\0";
     default: {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);

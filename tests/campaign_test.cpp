@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -675,9 +675,10 @@ TEST(CampaignCli, OptionsAndStoreAreChecked) {
   ASSERT_EQ(rc, 0) << text;
   ASSERT_EQ(::mkfifo((store / "nccl-2.26.2.tar.xz").c_str(), 0644), 0);
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(run_gpucts({"campaign", "--nccl", "2.27.7,2.26.2", "--store", store.string(), "--output", out.string()},
-                       &text),
-            1)
+  EXPECT_EQ(
+      run_gpucts({"campaign", "--nccl", "2.27.7,2.26.2", "--store", store.string(), "--output", out.string()},
+                 &text),
+      1)
       << text;
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60) << text;
   EXPECT_FALSE(fs::exists(store / "2.27.7")) << "a cut library was left in the store\n" << text;

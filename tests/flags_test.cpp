@@ -247,12 +247,12 @@ TEST(HarnessEnv, MeaninglessValuesAreRefused) {
                          {"GPUCTS_SKIP_IF_FEWER_GPUS", nullptr}});
   EXPECT_EQ(harness_env_problem(), "");
   const std::string file = self_exe();
-  for (const auto& [name, value] : std::vector<std::pair<const char*, std::string>>{
-           {"GPUCTS_JOURNAL_DIR", "/nonexistent/journal"},
-           {"GPUCTS_JOURNAL_DIR", file},
-           {"GPUCTS_CASE_TIMEOUT_S", "abc"},
-           {"GPUCTS_CASE_TIMEOUT_S", "0"},
-           {"GPUCTS_SKIP_IF_FEWER_GPUS", "yes"}}) {
+  for (const auto& [name, value] :
+       std::vector<std::pair<const char*, std::string>>{{"GPUCTS_JOURNAL_DIR", "/nonexistent/journal"},
+                                                        {"GPUCTS_JOURNAL_DIR", file},
+                                                        {"GPUCTS_CASE_TIMEOUT_S", "abc"},
+                                                        {"GPUCTS_CASE_TIMEOUT_S", "0"},
+                                                        {"GPUCTS_SKIP_IF_FEWER_GPUS", "yes"}}) {
     const ScopedEnv e(name, value.c_str());
     const std::string why = harness_env_problem();
     EXPECT_EQ(why.rfind(name, 0), 0u) << name << "=" << value << ": " << why;
@@ -262,8 +262,8 @@ TEST(HarnessEnv, MeaninglessValuesAreRefused) {
   EXPECT_EQ(harness_env_problem(), "");
   // End to end: this very binary (run_gtest_main) exits 2 before running anything.
   int rc = 0;
-  const std::string out = proc::output_of({self_exe(), "--gtest_filter=HarnessEnv.*"}, &rc,
-                                          {"GPUCTS_CASE_TIMEOUT_S=abc"}, 60);
+  const std::string out =
+      proc::output_of({self_exe(), "--gtest_filter=HarnessEnv.*"}, &rc, {"GPUCTS_CASE_TIMEOUT_S=abc"}, 60);
   EXPECT_EQ(rc, 2) << out;
   EXPECT_NE(out.find("GPUCTS_CASE_TIMEOUT_S='abc'"), std::string::npos) << out;
 }

@@ -7,7 +7,12 @@
 #include <string>
 
 #include "cli/ctest_regex.hpp"
+#include "results/bundle_paths.hpp"
 #include "results/terminal_text.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include "fixtures/probe/paths.hpp"
 
 namespace cts {
 namespace {
@@ -41,7 +46,8 @@ TEST(CtestRegex, RefusesWhatCMakeRefusesAndWhatIsOverTheBounds) {
   for (const char* bad : {"(", ")", "a(b", "[a", "*a", "a**", "a+?", "\\", "[z-a]"})
     EXPECT_THROW(CtestRegex{bad}, CtestRegexError) << bad;
   EXPECT_THROW(CtestRegex(std::string(CtestRegex::kMaxPatternChars + 1, 'a')), CtestRegexError);
-  const std::string nest = std::string(CtestRegex::kMaxNesting, '(') + "a" + std::string(CtestRegex::kMaxNesting, ')');
+  const std::string nest =
+      std::string(CtestRegex::kMaxNesting, '(') + "a" + std::string(CtestRegex::kMaxNesting, ')');
   EXPECT_TRUE(CtestRegex(nest).search("a"));
   EXPECT_THROW(CtestRegex("(" + nest + ")"), CtestRegexError);
   try {
@@ -74,11 +80,15 @@ TEST(TerminalSafe, ControlBytesAreShownAsEscapes) {
   EXPECT_EQ(terminal_safe("\x1b[2J\r"), "\\x1b[2J\\r");
   EXPECT_EQ(terminal_safe(std::string("a\0b", 3)), "a\\0b");
   EXPECT_EQ(terminal_safe("\x7f\x01\t"), "\\x7f\\x01\\t");
-  EXPECT_EQ(terminal_safe("H100 \xc3\xa9"), "H100 \xc3\xa9");            // UTF-8 kept
-  EXPECT_EQ(terminal_safe("\xff\xc3"), "\\xff\\xc3");                     // not UTF-8
-  EXPECT_EQ(terminal_safe("\xc2\x9b" "2J"), "\\u{009b}2J");               // C1 CSI
-  EXPECT_EQ(terminal_safe("a\xe2\x80\xae" "b"), "a\\u{202e}b");           // right-to-left override
-  EXPECT_EQ(terminal_safe("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");            // overlong form
+  EXPECT_EQ(terminal_safe("H100 \xc3\xa9"), "H100 \xc3\xa9");  // UTF-8 kept
+  EXPECT_EQ(terminal_safe("\xff\xc3"), "\\xff\\xc3");          // not UTF-8
+  EXPECT_EQ(terminal_safe("\xc2\x9b"
+                          "2J"),
+            "\\u{009b}2J");  // C1 CSI
+  EXPECT_EQ(terminal_safe("a\xe2\x80\xae"
+                          "b"),
+            "a\\u{202e}b");                                     // right-to-left override
+  EXPECT_EQ(terminal_safe("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");  // overlong form
 }
 
 TEST(TerminalSafe, LongTextIsCutWithAMarker) {
@@ -90,8 +100,27 @@ TEST(TerminalSafe, LongTextIsCutWithAMarker) {
   const std::string esc = terminal_safe(std::string(1000, '\n'), 64);
   EXPECT_LE(esc.size(), 64u);
   EXPECT_EQ(esc.find("\\n\\"), 0u);
-  EXPECT_EQ(esc.find("\\...["), std::string::npos) << esc;  // never half an escape
+  EXPECT_EQ(esc.find("\\...["), std::string::npos) << esc;                      // never half an escape
   EXPECT_EQ(terminal_safe(std::string(100, 'y'), 100), std::string(100, 'y'));  // exactly the bound
+}
+
+// A manifest's XML path, a fingerprint or a bandwidth file is read inside its bundle only.
+TEST(InsideBundle, NeverLeavesTheBundle) {
+  namespace fs = std::filesystem;
+  ScratchDir tmp("bundle-paths");
+  const fs::path b = fs::path(tmp.path()) / "bundle";
+  fs::create_directories(b / "gtest");
+  fs::create_directories(b / "fingerprints");
+  std::ofstream(b / "gtest" / "x.xml") << "<x/>";
+  fs::create_symlink("/etc/hostname", b / "fingerprints" / "host.json");
+  fs::create_symlink(b / "gtest", b / "linked");
+  std::string why;
+  EXPECT_EQ(inside_bundle(b.string(), "gtest/x.xml", &why), (b / "gtest" / "x.xml").string()) << why;
+  for (const char* bad : {"/etc/hostname", "../bundle/gtest/x.xml", "gtest/../../x", "fingerprints/host.json",
+                          "linked/x.xml", "gtest/none.xml", ""}) {
+    EXPECT_FALSE(inside_bundle(b.string(), bad, &why)) << bad;
+    EXPECT_FALSE(why.empty()) << bad;
+  }
 }
 
 }  // namespace

@@ -136,8 +136,8 @@ TEST(QualifySignals, EveryEndingSignalIsCaught) {
 TEST(ProcessGroup, EndGroupWaitsForEveryMember) {
   proc::adopt_orphans();  // as qualify: the orphaned member is reaped here, whatever init does
   const fs::path pidfile = scratch("member.pid");
-  const std::string script = "trap '' TERM; (trap '' TERM; exec sleep 60) & echo $! > '" + pidfile.string() +
-                             "'; wait";
+  const std::string script =
+      "trap '' TERM; (trap '' TERM; exec sleep 60) & echo $! > '" + pidfile.string() + "'; wait";
   std::string err;
   proc::Options o;
   o.out = proc::Output::Null;
@@ -160,8 +160,8 @@ TEST(ProcessGroup, RunLeavesNoMemberBehindAfterANormalExit) {
   const fs::path pidfile = scratch("daemon.pid");
   proc::Options o;
   o.grace_s = 0.5;
-  proc::Result r = proc::run(
-      {"sh", "-c", "sleep 60 > /dev/null 2>&1 & echo $! > '" + pidfile.string() + "'; exit 0"}, o);
+  proc::Result r =
+      proc::run({"sh", "-c", "sleep 60 > /dev/null 2>&1 & echo $! > '" + pidfile.string() + "'; exit 0"}, o);
   ASSERT_TRUE(r.ok()) << r.describe();
   const pid_t member = read_pid(pidfile, 1);
   ASSERT_GT(member, 0);
@@ -197,10 +197,9 @@ TEST(ProcessGroup, ChildrenDieWithTheirParent) {
   o.set_env = {"GPUCTS_SLEEPER_PID_FILE=" + pidfile.string()};
   o.out = proc::Output::Null;
   std::string err;
-  const pid_t parent =
-      proc::start({self_exe(), "--gtest_also_run_disabled_tests",
-                   "--gtest_filter=ProcessGroup.DISABLED_StartsASleeperAndWaits"},
-                  o, &err);
+  const pid_t parent = proc::start({self_exe(), "--gtest_also_run_disabled_tests",
+                                    "--gtest_filter=ProcessGroup.DISABLED_StartsASleeperAndWaits"},
+                                   o, &err);
   ASSERT_GT(parent, 0) << err;
   const pid_t sleeper = read_pid(pidfile, 30);
   ASSERT_GT(sleeper, 0) << "the helper never started its sleeper";

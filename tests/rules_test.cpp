@@ -815,7 +815,8 @@ TEST(NcclEnvLint, DidYouMeanIsFastOnHugeOrManyNames) {
   const auto findings = lint_nccl_env(builtin_matrix(), env, std::nullopt);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20);
   bool typo = false;
-  for (const auto& f : findings) typo |= f.message.find("did you mean NCCL_SOCKET_IFNAME?") != std::string::npos;
+  for (const auto& f : findings)
+    typo |= f.message.find("did you mean NCCL_SOCKET_IFNAME?") != std::string::npos;
   EXPECT_TRUE(typo);
   EXPECT_GE(findings.size(), 20002u);
 }
