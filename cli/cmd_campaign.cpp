@@ -2,19 +2,28 @@
 // release, each run with that release's libnccl.so.2 first on LD_LIBRARY_PATH), then one report
 // with a column per release (campaign.hpp); or, with --bisect, the first release where one case
 // starts to fail.
+#include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/qualify_run.hpp"
+#include "matrix/input.hpp"
 #include "report/campaign.hpp"
 #include "results/junit.hpp"
+#include "results/terminal_text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -75,6 +84,20 @@ std::vector<std::string> split_list(const std::vector<std::string>& values) {
   return out;
 }
 
+// --nccl values: each a release, none twice (two runs would share nccl-<version>/).
+std::vector<std::string> checked_versions(const std::vector<std::string>& values) {
+  std::vector<std::string> out = split_list(values);
+  std::vector<Version> seen;
+  for (const auto& v : out) {
+    auto pv = Version::try_parse(v, VersionKind::Nccl);
+    if (!pv) throw UsageError("--nccl '" + excerpt(v, 60) + "' is not a version");
+    if (std::find(seen.begin(), seen.end(), *pv) != seen.end())
+      throw UsageError("--nccl '" + excerpt(v, 60) + "' given twice");
+    seen.push_back(*pv);
+  }
+  return out;
+}
+
 std::string default_store() {
   if (const char* e = std::getenv("GPUCTS_NCCL_CACHE"); e && *e) return e;
   const char* home = std::getenv("HOME");
@@ -82,6 +105,26 @@ std::string default_store() {
 }
 
 fs::path lib_of(const fs::path& store, const std::string& v) { return store / v / "lib" / "libnccl.so.2"; }
+
+// Whether `path` is a whole ELF shared object: a regular file with the ELF magic, ET_DYN, and its
+// section header table inside the file (a cut library ends before its section headers).
+bool is_whole_shared_object(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
+  const auto size = fs::file_size(path, ec);
+  std::ifstream in(path, std::ios::binary);
+  unsigned char h[64] = {};
+  if (ec || !in.read(reinterpret_cast<char*>(h), sizeof h)) return false;
+  if (h[0] != 0x7f || h[1] != 'E' || h[2] != 'L' || h[3] != 'F' || h[4] != 2 || h[5] != 1) return false;
+  auto u = [&](int at, int n) {
+    std::uint64_t v = 0;
+    for (int k = n - 1; k >= 0; --k) v = (v << 8) | h[at + k];
+    return v;
+  };
+  if (u(16, 2) != 3) return false;  // e_type ET_DYN
+  const std::uint64_t shoff = u(40, 8), shentsize = u(58, 2), shnum = u(60, 2);
+  return shoff > 0 && shoff <= size && shnum * shentsize <= size - shoff;
+}
 
 // Runs a shell command with a deadline; its output goes to `log`.
 // --fetch/--build CMD is a shell command the user wrote; the version and the store reach it as
@@ -97,9 +140,35 @@ struct Fetcher {
   std::string fetch_cmd, build_cmd;
   fs::path logs;
 
+  // Unpacks into a folder of its own, checks the library, then renames <v>/ into the store: a cut
+  // or wrong archive leaves nothing in the store for a later campaign to load.
+  std::string unpack(const fs::path& archive, const std::string& v, campaign::Timing& t) const {
+    const auto t0 = Clock::now();
+    const std::string log = (logs / ("unpack-" + v + ".log")).string();
+    const fs::path tmp = store / (".unpack-" + v + "-" + std::to_string(::getpid()));
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    fs::create_directories(tmp, ec);
+    const int rc =
+        qualify::run_bounded({"tar", "-xf", archive.string(), "-C", tmp.string()}, {}, 600, log, true);
+    t.unpack = seconds_since(t0);
+    t.how = "archive " + archive.filename().string();
+    std::string problem;
+    if (rc != 0)
+      problem = "unpacking " + archive.string() + " failed (status " + std::to_string(rc) + ", " + log + ")";
+    else if (!is_whole_shared_object(lib_of(tmp, v)))
+      problem = archive.string() + " holds no whole " + v + "/lib/libnccl.so.2 (an ELF shared object)";
+    else if (::renameat2(AT_FDCWD, (tmp / v).c_str(), AT_FDCWD, (store / v).c_str(), RENAME_NOREPLACE) != 0 &&
+             !is_whole_shared_object(lib_of(store, v)))
+      problem = "cannot move " + v + " into " + store.string() + ": " + std::strerror(errno) + " (a folder " +
+                v + " without a whole library is in the way; remove it)";
+    fs::remove_all(tmp, ec);
+    return problem;
+  }
+
   // Makes <store>/<v>/lib/libnccl.so.2 exist; fills `t` with where the time went. "" or what failed.
   std::string ensure(const std::string& v, campaign::Timing& t) const {
-    if (fs::exists(lib_of(store, v))) {
+    if (is_whole_shared_object(lib_of(store, v))) {
       t.how = "store " + (store / v).string();
       return "";
     }
@@ -110,14 +179,10 @@ struct Fetcher {
       const std::string f = e.path().filename().string();
       if (f.rfind("nccl-" + v + "-", 0) != 0 && f.rfind("nccl-" + v + ".tar", 0) != 0) continue;
       if (f.find(".tar") == std::string::npos) continue;
-      const auto t0 = Clock::now();
-      const std::string log = (logs / ("unpack-" + v + ".log")).string();
-      const int rc =
-          qualify::run_bounded({"tar", "-xf", e.path().string(), "-C", store.string()}, {}, 600, log, true);
-      t.unpack = seconds_since(t0);
-      t.how = "archive " + f;
-      if (rc == 0 && fs::exists(lib_of(store, v))) return "";
-      return "unpacking " + e.path().string() + " failed (status " + std::to_string(rc) + ", " + log + ")";
+      // A FIFO or device would block tar (or feed it forever): only a regular file is an archive.
+      if (!fs::is_regular_file(e.path(), ec))
+        return "archive " + e.path().string() + " is not a regular file";
+      return unpack(e.path(), v, t);
     }
     std::string tried;
     for (int k = 0; k < 2; ++k) {
@@ -129,11 +194,13 @@ struct Fetcher {
       const int rc = run_user_command(cmd, v, store.string(), log, 3600);
       (k == 0 ? t.fetch : t.build) = seconds_since(t0);
       t.how = std::string(what) + ": " + cmd;
-      if (rc == 0 && fs::exists(lib_of(store, v))) return "";
+      if (rc == 0 && is_whole_shared_object(lib_of(store, v))) return "";
       tried += std::string(tried.empty() ? "" : "; ") + what + " failed (status " + std::to_string(rc) +
                ", " + log + ")";
     }
     if (!tried.empty()) return "NCCL " + v + ": " + tried;
+    if (fs::exists(lib_of(store, v)))
+      return "NCCL " + v + ": " + lib_of(store, v).string() + " is not a whole ELF shared object (remove it)";
     return "NCCL " + v + " is not in " + store.string() + " (no " + v + "/lib/libnccl.so.2, no nccl-" + v +
            "*.tar.xz; fill it with ci/fetch_nccl_wheels " + v + ", or pass --fetch/--build)";
   }
@@ -319,6 +386,12 @@ int cmd_campaign(const Args& a) {
   for (const auto& e : a.values("env"))
     if (e.find('=') == std::string::npos || e.front() == '=')
       throw UsageError("--env '" + e + "': expected NAME=VALUE");
+  if (out_opt->empty()) throw UsageError("--output '': names no folder");
+  const double timeout = a.number("timeout", 900);
+  const double stop_after = a.number("stop-after", 0);
+  if (timeout < 0) throw UsageError("--timeout must be >= 0 seconds (0: no limit, as qualify's)");
+  if (stop_after < 0) throw UsageError("--stop-after must be >= 0 seconds (0: no budget)");
+  const std::vector<std::string> versions = checked_versions(a.values("nccl"));
   const fs::path out = *out_opt;
   std::error_code ec;
   fs::create_directories(out / "logs", ec);
@@ -331,12 +404,9 @@ int cmd_campaign(const Args& a) {
   qualify::install_signal_handlers();
   if (a.value("bisect")) return bisect(a, f, fs::absolute(out));
 
-  const std::vector<std::string> versions = split_list(a.values("nccl"));
   if (versions.empty()) throw UsageError("--nccl VERSION[,VERSION...] is required");
-  for (const auto& v : versions)
-    if (!Version::try_parse(v, VersionKind::Nccl)) throw UsageError("--nccl '" + v + "' is not a version");
-  const double timeout = a.number("timeout", 900);
-  const double stop_after = a.number("stop-after", 0);
+  // qualify's own --timeout 0 means no limit; so does the campaign's.
+  const double run_limit = timeout > 0 ? timeout : std::numeric_limits<double>::infinity();
   const std::optional<std::string> sim_entry = simulated_entry(a);
   const auto started = Clock::now();
   const std::string self = fs::read_symlink("/proc/self/exe").string();
@@ -378,7 +448,7 @@ int cmd_campaign(const Args& a) {
         const auto t0 = Clock::now();
         const std::string log = (f.logs / ("qualify-" + v + ".log")).string();
         const int rc = qualify::run_bounded(
-            cmd, child_env(lib_of(f.store, v).parent_path(), !a.flag("no-probe"), a.values("env")), timeout,
+            cmd, child_env(lib_of(f.store, v).parent_path(), !a.flag("no-probe"), a.values("env")), run_limit,
             log, true);
         t.run = seconds_since(t0);
         // 0 pass or waived, 1 fail, 3 no GPU: each leaves a bundle; anything else is a broken run.
@@ -413,7 +483,7 @@ int cmd_campaign(const Args& a) {
       line += " -- " + err;
     else if (!releases.empty())
       line += " -- " + campaign::release_verdict(releases.back().bundle);
-    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fprintf(stderr, "%s\n", terminal_safe(line, 4096).c_str());
   }
   campaign::Report r = campaign::build(std::move(releases), builtin_matrix());
   r.problems.insert(r.problems.end(), failed.begin(), failed.end());

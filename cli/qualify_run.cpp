@@ -1,5 +1,7 @@
 #include "cli/qualify_run.hpp"
 
+#include "cli/ctest_regex.hpp"
+
 #include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/simulated_hosts.hpp"
 #include "fixtures/probe/spawn.hpp"
@@ -21,7 +23,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -123,12 +124,12 @@ bool output_matches(const std::string& log, const std::vector<std::string>& patt
   }
   for (const auto& pat : patterns) {
     try {
-      if (std::regex_search(text, std::regex(pat))) {
+      if (CtestRegex(pat).search(text)) {
         *which = pat;
         return true;
       }
-    } catch (const std::exception&) {
-      // A CMake regex std::regex cannot read (or one too heavy for the log) counts as no match.
+    } catch (const CtestRegexError&) {
+      // A pattern CMake would refuse (or over the bounds) counts as no match.
     }
   }
   return false;
@@ -188,9 +189,17 @@ void install_signal_handlers() {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;  // no SA_RESTART: sleeps wake up
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  for (int sig : kEndingSignals) sigaction(sig, &sa, nullptr);
+  // A closed terminal or pipe makes writes fail, never ends the run (children get the default back).
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, nullptr);
+  // Ranks whose launcher died come here, so the end of a suite waits for them too.
+  proc::adopt_orphans();
 }
+
+int signal_to_forward(int received) { return received == SIGINT ? SIGINT : SIGTERM; }
 
 Tree locate_tree(const std::optional<std::string>& build_dir) {
   Tree t;
@@ -237,10 +246,14 @@ std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::stri
     std::vector<std::string> out;
     for (const auto& x : v) {
       if (!x.is_string()) throw bundle::BundleError(origin + ": " + where + ": expected an array of strings");
+      // A NUL would cut the argument or variable where the child receives it.
+      if (x.get_ref<const std::string&>().find('\0') != std::string::npos)
+        throw bundle::BundleError(origin + ": " + where + ": a NUL byte in a string");
       out.push_back(x.get<std::string>());
     }
     return out;
   };
+  std::map<std::string, size_t> seen;  // name -> index: two entries on one name share every file
   std::vector<TestEntry> out;
   const auto& tests = j["tests"];
   for (size_t i = 0; i < tests.size(); ++i) {
@@ -251,7 +264,11 @@ std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::stri
     if (t.contains("name") && !t["name"].is_string())
       throw bundle::BundleError(origin + ": " + at + ".name: expected a string");
     e.name = t.value("name", "");
-    if (e.name.empty() || !t.contains("command") || !t["command"].is_array()) continue;
+    if (e.name.empty()) throw bundle::BundleError(origin + ": " + at + ".name: missing or empty");
+    if (auto [it, fresh] = seen.emplace(e.name, i); !fresh)
+      throw bundle::BundleError(origin + ": " + at + ".name '" + excerpt(e.name) +
+                                "': also the name of tests[" + std::to_string(it->second) + "]");
+    if (!t.contains("command") || !t["command"].is_array()) continue;  // CTest lists a test not built so
     // The name becomes GPUCTS_TEST_NAME, a file name (file_names.hpp) and a line on the terminal.
     if (!is_valid_utf8(e.name) || std::any_of(e.name.begin(), e.name.end(), [](char c) {
           return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
@@ -283,9 +300,13 @@ std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::stri
               v.get<double>() > 1e7)
             throw bundle::BundleError(origin + ": " + where + ": expected a number of seconds >= 0");
           if (v.get<double>() > 0) e.timeout_s = v.get<double>();  // 0: CTest's "no TIMEOUT of its own"
-        } else if (n == "WORKING_DIRECTORY" && v.is_string())
+        } else if (n == "WORKING_DIRECTORY") {
+          // Where it does not exist the entry fails to start, naming it (never run elsewhere).
+          if (!v.is_string() || v.get<std::string>().empty() ||
+              v.get<std::string>().find('\0') != std::string::npos)
+            throw bundle::BundleError(origin + ": " + where + ": expected a folder name");
           e.working_dir = v.get<std::string>();
-        else if (n == "SKIP_RETURN_CODE") {
+        } else if (n == "SKIP_RETURN_CODE") {
           if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 255)
             throw bundle::BundleError(origin + ": " + where + ": expected an exit status 0..255");
           e.skip_code = v.get<int>();
@@ -364,9 +385,9 @@ const char* level_name(Level l) { return kLevelNames[static_cast<int>(l)]; }
 
 namespace {
 
-bool any_label_matches(const std::vector<std::string>& labels, const std::regex& re) {
+bool any_label_matches(const std::vector<std::string>& labels, const CtestRegex& re) {
   for (const auto& l : labels)
-    if (std::regex_search(l, re)) return true;
+    if (re.search(l)) return true;
   return false;
 }
 
@@ -377,12 +398,12 @@ bool has_label(const TestEntry& t, const char* label) {
 }  // namespace
 
 std::vector<TestEntry> select_tests(const std::vector<TestEntry>& all, const Selection& s) {
-  std::vector<std::regex> labels;
-  std::optional<std::regex> exclude_label, tests, exclude_tests;
-  for (const auto& l : s.labels) labels.emplace_back(l);
-  if (s.exclude_label) exclude_label.emplace(*s.exclude_label);
-  if (s.tests) tests.emplace(*s.tests);
-  if (s.exclude_tests) exclude_tests.emplace(*s.exclude_tests);
+  std::vector<CtestRegex> labels;
+  std::optional<CtestRegex> exclude_label, tests, exclude_tests;
+  for (const auto& l : s.labels) labels.push_back(compile_ctest_regex("--label", l));
+  if (s.exclude_label) exclude_label.emplace(compile_ctest_regex("--exclude-label", *s.exclude_label));
+  if (s.tests) tests.emplace(compile_ctest_regex("--tests", *s.tests));
+  if (s.exclude_tests) exclude_tests.emplace(compile_ctest_regex("--exclude-tests", *s.exclude_tests));
   auto keep = [&](const TestEntry& t) {
     // Labels outside the level are taken only when --label names them: `--label cpu` does not
     // pull a self-test in through its other labels.
@@ -390,15 +411,15 @@ std::vector<TestEntry> select_tests(const std::vector<TestEntry>& all, const Sel
     for (const auto& l : t.labels)
       if (l == "self-test" || l == "install-only" || (l == kSimLabel && s.level != Level::full)) {
         outside = true;
-        for (const auto& re : labels) asked |= std::regex_search(l, re);
+        for (const auto& re : labels) asked |= re.search(l);
       }
     if (outside && !asked) return false;
     if (s.level == Level::quick && !has_label(t, kQuickLabel)) return false;
     for (const auto& re : labels)
       if (!any_label_matches(t.labels, re)) return false;
     if (exclude_label && any_label_matches(t.labels, *exclude_label)) return false;
-    if (tests && !std::regex_search(t.name, *tests)) return false;
-    if (exclude_tests && std::regex_search(t.name, *exclude_tests)) return false;
+    if (tests && !tests->search(t.name)) return false;
+    if (exclude_tests && exclude_tests->search(t.name)) return false;
     return true;
   };
   std::vector<TestEntry> out;
@@ -457,7 +478,6 @@ TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {
   }
   for (const auto& [k, v] : set) env.push_back(k + "=" + v);
   r.env = env;
-  if (!r.working_dir.empty() && !fs::is_directory(r.working_dir)) r.working_dir.clear();
   return r;
 }
 

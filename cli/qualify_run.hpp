@@ -3,6 +3,8 @@
 // suite in its own process group with a deadline, SIGINT/SIGTERM forwarded, and the case results
 // gathered from its gtest XML or, when it died before writing that, from its journal.
 #pragma once
+#include <signal.h>
+
 #include <atomic>
 #include <functional>
 #include <map>
@@ -91,7 +93,8 @@ struct Selection {
   std::optional<std::string> exclude_label, tests, exclude_tests;
 };
 // The selected entries in their order, with the environment their level sets added (an entry's
-// own value of the same variable is replaced). Throws std::regex_error on a bad expression.
+// own value of the same variable is replaced). The expressions are CMake's (cli/ctest_regex.hpp);
+// throws CtestRegexError naming the option for a bad or oversized one.
 std::vector<TestEntry> select_tests(const std::vector<TestEntry>& all, const Selection& s);
 
 // Reads "<test>=<n>" lines (the build's gpucts_gpu_needs.txt) into the entries' `gpus`.
@@ -120,7 +123,15 @@ int run_bounded(const std::vector<std::string>& argv, const std::vector<std::str
 
 // Set by the signal handler of `gpucts qualify`; the runner forwards it to the child's group.
 extern std::atomic<int> g_signal;
+// Every signal whose default action would end qualify without a bundle: each is caught, stops the
+// running suite and still writes the bundle, marked interrupted (SIGHUP: the terminal or ssh
+// session went away). SIGPIPE is ignored. Only SIGKILL is left, and the children die with it
+// (fixtures/probe/spawn.hpp: die_with_parent).
+inline constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
 void install_signal_handlers();
+// What reaches the suite's group for a signal qualify received: SIGINT as it is (a Ctrl-C), any
+// other as SIGTERM, the signal every suite journals as an interruption.
+int signal_to_forward(int received);
 
 // Runs one suite to completion, deadline or interruption, and gathers its cases.
 Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,

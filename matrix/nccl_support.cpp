@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <set>
+#include <string_view>
 
 namespace cts {
 namespace {
@@ -46,16 +47,26 @@ std::optional<long long> parse_int(const std::string& text) {
   return v;
 }
 
-size_t edit_distance(const std::string& a, const std::string& b) {
+// Levenshtein distance of a and b when it is below `limit`, else `limit`: only the band of
+// cells within `limit` of the diagonal is computed, and a row whose every cell reaches the limit
+// ends the search, so an unknown name of megabytes costs what its length difference says (nothing).
+size_t edit_distance_below(std::string_view a, std::string_view b, size_t limit) {
+  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) >= limit) return limit;
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = std::min(j, limit);
   for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    const size_t lo = i > limit ? i - limit : 1, hi = std::min(b.size(), i + limit);
+    cur.assign(b.size() + 1, limit);
+    cur[0] = std::min(i, limit);
+    size_t row_min = cur[0];
+    for (size_t j = lo; j <= hi; ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1), limit});
+      row_min = std::min(row_min, cur[j]);
+    }
+    if (row_min >= limit) return limit;
     std::swap(prev, cur);
   }
-  return prev[b.size()];
+  return std::min(prev[b.size()], limit);
 }
 
 // One accepted word of a `values` cell: "PAT@2.23" or "Collnet@2.5-2.14".
@@ -434,7 +445,7 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
       size_t best = std::max<size_t>(3, name.size() / 5) + 1;
       for (const auto& v : m.nccl_env) {
         if (v.type == "notnccl" || v.type == "ignore") continue;
-        size_t d = edit_distance(name, v.name);
+        const size_t d = edit_distance_below(name, v.name, best);
         if (d < best) best = d, near = &v;
       }
       // The data knows the variables of the releases whose source it read; a newer NCCL may read a

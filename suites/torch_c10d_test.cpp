@@ -14,6 +14,7 @@
 #include <functional>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -346,6 +347,30 @@ void PrintTo(const RefusedCase& r, std::ostream* os) { *os << refused_name(r); }
 
 class Refused : public ::testing::TestWithParam<RefusedCase> {};
 
+// Waits, over the world's store, until every rank has reached `key`. A Gloo group connects its
+// pairs in its constructor, and a rank that is done with a group of its own may tear it down while
+// a slower rank still completes the handshake of a pair with it ("Connection closed by peer"):
+// every rank passes this before any destroys the group. The store, not the group: a refused work
+// can poison the group's own barrier.
+class StoreBarrierOnExit {
+ public:
+  StoreBarrierOnExit(ca::World& w, std::string key) : w_(w), key_(std::move(key)) {}
+  ~StoreBarrierOnExit() {
+    try {
+      w_.store->add(key_, 1);  // returns once the server has counted this rank
+      const auto until = Clock::now() + std::chrono::seconds(60);
+      while (w_.store->add(key_, 0) < w_.env.world_size && Clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "store barrier " << key_ << ": " << e.what();
+    }
+  }
+
+ private:
+  ca::World& w_;
+  std::string key_;
+};
+
 TEST_P(Refused, ClearError) {
   const auto& k = GetParam();
   CTS_REQUIRE_BACKEND(k.backend);
@@ -364,8 +389,10 @@ TEST_P(Refused, ClearError) {
   // rethrows it), and the cached group must stay clean for the cases after this one.
   ca::World& w = ca::world();
   static int round = 0;
-  auto own = ca::make_group(k.backend, w.store, w.env.rank, w.env.world_size, Millis(30000),
-                            "refused/" + std::to_string(round++), ca::nccl_device_of(w.env.local_rank));
+  const std::string prefix = "refused/" + std::to_string(round++);
+  auto own = ca::make_group(k.backend, w.store, w.env.rank, w.env.world_size, Millis(30000), prefix,
+                            ca::nccl_device_of(w.env.local_rank));
+  const StoreBarrierOnExit all_done(w, prefix + "/done");  // destroyed before `own`, on every path
   ca::Group& g = *own;
   at::Tensor t = at::ones({8}, at::TensorOptions().dtype(*d->type).device(g.device()));
   auto t0 = Clock::now();

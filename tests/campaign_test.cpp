@@ -5,8 +5,10 @@
 // a store of stand-in releases (every one the library this machine has, so a campaign must notice
 // that the release it asked for is not the one that was loaded).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -780,6 +782,50 @@ TEST(CampaignCli, RanksNeedsASimulatedHostEntry) {
 #if GPUCTS_HAVE_CUDA
   EXPECT_NE(out.find("(ranks there: 2, 4, 8)"), std::string::npos) << out;
 #endif
+}
+
+// Options are checked before the output folder exists; a store entry is used only when it is a
+// whole library: a FIFO is no archive, a cut archive leaves nothing in the store.
+TEST(CampaignCli, OptionsAndStoreAreChecked) {
+  ScratchDir tmp("campaign");
+  const fs::path out = fs::path(tmp.path()) / "out";
+  std::string text;
+  for (const auto& bad : std::vector<std::vector<std::string>>{{"--nccl", "2.28.9,2.28.9"},
+                                                               {"--nccl", "2.28.9", "--stop-after", "-1"},
+                                                               {"--nccl", "2.28.9", "--timeout", "-1"},
+                                                               {"--nccl", "2.28.x"}}) {
+    std::vector<std::string> args = {"campaign", "--output", out.string()};
+    args.insert(args.end(), bad.begin(), bad.end());
+    EXPECT_EQ(run_gpucts(args, &text), 2) << bad.back() << "\n" << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+    EXPECT_FALSE(fs::exists(out)) << "written before the options were checked: " << bad.back();
+  }
+  const fs::path store = fs::path(tmp.path()) / "store";
+  fs::create_directories(store / "stage" / "2.27.7" / "lib");
+  {  // a shared object cut after its first 4 KiB: its section headers are gone
+    std::ifstream whole(self_exe(), std::ios::binary);
+    std::string head(4096, '\0');
+    whole.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(store / "stage" / "2.27.7" / "lib" / "libnccl.so.2", std::ios::binary) << head;
+  }
+  int rc = -1;
+  text = proc::output_of({"tar", "-cJf", (store / "nccl-2.27.7-sm90.tar.xz").string(), "-C",
+                          (store / "stage").string(), "2.27.7"},
+                         &rc);
+  ASSERT_EQ(rc, 0) << text;
+  ASSERT_EQ(::mkfifo((store / "nccl-2.26.2.tar.xz").c_str(), 0644), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(
+      run_gpucts({"campaign", "--nccl", "2.27.7,2.26.2", "--store", store.string(), "--output", out.string()},
+                 &text),
+      1)
+      << text;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60) << text;
+  EXPECT_FALSE(fs::exists(store / "2.27.7")) << "a cut library was left in the store\n" << text;
+  EXPECT_NE(text.find("holds no whole 2.27.7/lib/libnccl.so.2"), std::string::npos) << text;
+  EXPECT_NE(text.find("is not a regular file"), std::string::npos) << text;
+  for (const auto& e : fs::directory_iterator(store))
+    EXPECT_EQ(e.path().filename().string().rfind(".unpack-", 0), std::string::npos) << e.path();
 }
 
 #if GPUCTS_HAVE_CUDA

@@ -9,6 +9,7 @@
 
 #include "fixtures/gtest/flags.hpp"
 #include "fixtures/gtest/perf_flags.hpp"
+#include "fixtures/probe/environment.hpp"
 #include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/scoped_env.hpp"
 #include "fixtures/probe/spawn.hpp"
@@ -239,4 +240,32 @@ TEST(FlagsBinary, VersionHelpAndUnknownFlags) {
 }
 
 }  // namespace
+// A suite refuses GPUCTS_* values it cannot mean before any case runs (exit 2, one line).
+TEST(HarnessEnv, MeaninglessValuesAreRefused) {
+  const ScopedEnv clean({{"GPUCTS_JOURNAL_DIR", nullptr},
+                         {"GPUCTS_CASE_TIMEOUT_S", nullptr},
+                         {"GPUCTS_SKIP_IF_FEWER_GPUS", nullptr}});
+  EXPECT_EQ(harness_env_problem(), "");
+  const std::string file = self_exe();
+  for (const auto& [name, value] :
+       std::vector<std::pair<const char*, std::string>>{{"GPUCTS_JOURNAL_DIR", "/nonexistent/journal"},
+                                                        {"GPUCTS_JOURNAL_DIR", file},
+                                                        {"GPUCTS_CASE_TIMEOUT_S", "abc"},
+                                                        {"GPUCTS_CASE_TIMEOUT_S", "0"},
+                                                        {"GPUCTS_SKIP_IF_FEWER_GPUS", "yes"}}) {
+    const ScopedEnv e(name, value.c_str());
+    const std::string why = harness_env_problem();
+    EXPECT_EQ(why.rfind(name, 0), 0u) << name << "=" << value << ": " << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  }
+  const ScopedEnv ok({{"GPUCTS_CASE_TIMEOUT_S", "2.5"}, {"GPUCTS_SKIP_IF_FEWER_GPUS", "1"}});
+  EXPECT_EQ(harness_env_problem(), "");
+  // End to end: this very binary (run_gtest_main) exits 2 before running anything.
+  int rc = 0;
+  const std::string out =
+      proc::output_of({self_exe(), "--gtest_filter=HarnessEnv.*"}, &rc, {"GPUCTS_CASE_TIMEOUT_S=abc"}, 60);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("GPUCTS_CASE_TIMEOUT_S='abc'"), std::string::npos) << out;
+}
+
 }  // namespace cts

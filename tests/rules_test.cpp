@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <set>
 
 #include "fixtures/probe/paths.hpp"
@@ -942,4 +944,21 @@ TEST(KnownDefects, EveryRowIsSourcedAndSaysHowToFixIt) {
 }
 
 }  // namespace
+// The "did you mean" search is bounded by the length difference and a band around the diagonal:
+// a 16 MiB unknown name and 20,000 unknown names take well under a second each, the near name of
+// a short typo is still found.
+TEST(NcclEnvLint, DidYouMeanIsFastOnHugeOrManyNames) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::map<std::string, std::string> env = {{"NCCL_" + std::string(16 << 20, 'X'), "1"},
+                                            {"NCCL_SOCKET_IFNAMES", "eth0"}};
+  for (int i = 0; i < 20000; ++i) env["NCCL_UNKNOWN_NAME_" + std::to_string(i)] = "1";
+  const auto findings = lint_nccl_env(builtin_matrix(), env, std::nullopt);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20);
+  bool typo = false;
+  for (const auto& f : findings)
+    typo |= f.message.find("did you mean NCCL_SOCKET_IFNAME?") != std::string::npos;
+  EXPECT_TRUE(typo);
+  EXPECT_GE(findings.size(), 20002u);
+}
+
 }  // namespace cts
