@@ -32,6 +32,7 @@ const std::vector<TestEntry>& suites() {
       entry("gpucts_mp_collectives_sim2", {"multi-process", "multi-rank-sim"}),
       entry("gpucts_mp_collectives_sim4", {"multi-process", "multi-rank-sim"}),
       entry("gpucts_layers", {"cpu", "self-test"}),
+      entry("gpucts_report", {"cpu", "harness"}),
       entry("gpucts_install_tree", {"install-only"}),
   };
   return t;
@@ -112,9 +113,12 @@ TEST(QualifyLevels, HarnessEntriesOnlyWhenALabelNamesThem) {
     const auto n = select(l);
     EXPECT_EQ(std::count(n.begin(), n.end(), "gpucts_layers"), 0);
     EXPECT_EQ(std::count(n.begin(), n.end(), "gpucts_install_tree"), 0);
+    EXPECT_EQ(std::count(n.begin(), n.end(), "gpucts_report"), 0);
   }
   EXPECT_EQ(select(Level::standard, std::string("self-test")), std::vector<std::string>{"gpucts_layers"});
-  EXPECT_EQ(select(Level::standard, std::string("cpu")), std::vector<std::string>{"gpucts_version"});
+  EXPECT_EQ(select(Level::standard, std::string("harness")), std::vector<std::string>{"gpucts_report"});
+  EXPECT_EQ(select(Level::standard, std::string("cpu")), std::vector<std::string>{"gpucts_version"})
+      << "gpucts's own tests stay out of --label cpu";
   EXPECT_EQ(select(Level::full, {}, std::string("bandwidth")),
             (std::vector<std::string>{"gpucts_bandwidth", "gpucts_bandwidth_nonblocking"}));
   Selection bad;
