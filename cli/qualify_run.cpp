@@ -388,7 +388,8 @@ std::vector<TestEntry> select_tests(const std::vector<TestEntry>& all, const Sel
     // pull a self-test or a test of gpucts itself (`harness`) in through its other labels.
     bool outside = false, asked = false;
     for (const auto& l : t.labels)
-      if (l == "self-test" || l == "install-only" || l == "harness" || (l == kSimLabel && s.level != Level::full)) {
+      if (l == "self-test" || l == "install-only" || l == "harness" ||
+          (l == kSimLabel && s.level != Level::full)) {
         outside = true;
         for (const auto& re : labels) asked |= std::regex_search(l, re);
       }

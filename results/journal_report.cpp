@@ -18,8 +18,8 @@
 #include <optional>
 #include <regex>
 #include <sstream>
-#include <unordered_map>
 #include <stdexcept>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -368,7 +368,8 @@ JournalJunit journals_to_cases(const std::vector<TestRun>& runs) {
         if (!status || *status == junit::Status::error) {
           any_unknown = true;
           if (unknown_msg.empty())
-            unknown_msg = rank_label(*rj) + ": unknown result '" + to_valid_utf8(c->result) + "' in the journal";
+            unknown_msg =
+                rank_label(*rj) + ": unknown result '" + to_valid_utf8(c->result) + "' in the journal";
         } else if (*status == junit::Status::failed) {
           any_fail = true;
           if (fail_msg.empty()) fail_msg = rank_label(*rj) + ": " + c->message;
@@ -426,9 +427,10 @@ JournalJunit journals_to_cases(const std::vector<TestRun>& runs) {
                  "did not end normally: " + lost + (cause.found ? "; first cause: " + cause.summary() : ""));
     // A process that left its premature-exit file but no case line still shows up.
     if (rows.empty() && (!run.premature_files.empty() || !run.ranks.empty()))
-      error_case(run.test, "startup", "crash",
-                 "killed before any case ran: " +
-                     (cause.found ? cause.summary() : std::string("the test process ended before its first case")));
+      error_case(
+          run.test, "startup", "crash",
+          "killed before any case ran: " +
+              (cause.found ? cause.summary() : std::string("the test process ended before its first case")));
     // A rank the launcher counted that left no journal: its cases are not in any line above.
     int world = 0;
     for (const auto& r : run.ranks) world = std::max(world, r.world_size);
@@ -437,8 +439,9 @@ JournalJunit journals_to_cases(const std::vector<TestRun>& runs) {
       if (r.rank >= 0 && static_cast<size_t>(r.rank) < seen.size()) seen[static_cast<size_t>(r.rank)] = true;
     for (size_t k = 0; k < seen.size(); ++k)
       if (!seen[k]) {
-        const std::string what = "rank " + std::to_string(k) + " left no journal, though the launcher started " +
-                                 std::to_string(world) + " ranks";
+        const std::string what = "rank " + std::to_string(k) +
+                                 " left no journal, though the launcher started " + std::to_string(world) +
+                                 " ranks";
         error_case(run.test, "rank" + std::to_string(k) + "_journal", "crash", what);
         problem(run.test, what);
       }
@@ -463,10 +466,15 @@ JournalJunit journals_to_cases(const std::vector<TestRun>& runs) {
           (not_run > 0 ? "; " + std::to_string(not_run) + " planned case(s) did not finish" : "");
     }
     for (size_t i = 0; i < run.premature_files.size(); ++i)
-      props["gpucts.premature_exit_file" + (i ? "." + std::to_string(i) : std::string())] = run.premature_files[i];
+      props["gpucts.premature_exit_file" + (i ? "." + std::to_string(i) : std::string())] =
+          run.premature_files[i];
     if (out.cases.size() > first_case) out.run_properties[run.test] = props;
   }
-  if (out.cases.empty()) out.problems.push_back("no journal: no test process wrote a case or left a premature-exit file");
+  if (out.cases.empty()) {  // an empty report is not a green one: one error case says why
+    const std::string why = "no journal: no test process wrote a case or left a premature-exit file";
+    error_case("journal-to-junit", "no_journal", "crash", why);
+    out.problems.push_back(why);
+  }
   return out;
 }
 

@@ -253,7 +253,8 @@ void write_case(std::ostringstream& o, const Case& c, const std::string& classna
     else
       o << ">" << xml::escape(cap_report_text(c.detail)) << "</" << tag << ">\n";
   }
-  if (!c.properties.empty()) o << "      <system-out>" << xml::escape(property_lines(c.properties)) << "</system-out>\n";
+  if (!c.properties.empty())
+    o << "      <system-out>" << xml::escape(property_lines(c.properties)) << "</system-out>\n";
   o << "    </testcase>\n";
 }
 

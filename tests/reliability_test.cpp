@@ -214,10 +214,12 @@ TEST(Junit, InterruptedCaseIsAnErrorNamingWhatRan) {
               R"({"event":"interrupted","signal":"SIGTERM","reason":"interrupted by SIGTERM during S.Mid","case":"S.Mid","time_ms":1100})"),
       mid + line(R"({"event":"fault","kind":"signal","signal":"SIGSEGV","case":"S.Mid","time_ms":1050})"));
   std::string x = journals_to_junit({t});
-  EXPECT_NE(x.find(R"(<testsuites name="gpucts journals" tests="2" failures="0" errors="1" time="0.001000">)"),
-            std::string::npos)
+  EXPECT_NE(
+      x.find(R"(<testsuites name="gpucts journals" tests="2" failures="0" errors="1" time="0.001000">)"),
+      std::string::npos)
       << x;
-  EXPECT_NE(x.find(R"(<testcase classname="gpucts_x.S" name="Before" time="0.001000">)"), std::string::npos) << x;
+  EXPECT_NE(x.find(R"(<testcase classname="gpucts_x.S" name="Before" time="0.001000">)"), std::string::npos)
+      << x;
   EXPECT_NE(
       x.find(
           R"(<error type="crash" message="interrupted by SIGTERM (rank 0 (node-a) was running S.Mid); first cause: rank 1 (node-b): SIGSEGV)"),
@@ -230,11 +232,11 @@ TEST(Junit, InterruptedCaseIsAnErrorNamingWhatRan) {
 // A rank the launcher counted that left no journal, a result the reader does not know, a case end
 // without a string name: each an error case and a problem, never a quiet pass.
 TEST(Junit, IncompleteJournalsAreErrorsAndProblems) {
-  auto t = two_ranks(kBeforePassed +
-                         line(R"({"event":"end","case":"S.Odd","result":"maybe","message":"","time_ms":1003})") +
-                         line(R"({"event":"end","case":7,"result":"passed","time_ms":1004})") +
-                         line(R"({"event":"program_end","time_ms":1005})"),
-                     kBeforePassed + line(R"({"event":"program_end","time_ms":1005})"));
+  auto t = two_ranks(
+      kBeforePassed + line(R"({"event":"end","case":"S.Odd","result":"maybe","message":"","time_ms":1003})") +
+          line(R"({"event":"end","case":7,"result":"passed","time_ms":1004})") +
+          line(R"({"event":"program_end","time_ms":1005})"),
+      kBeforePassed + line(R"({"event":"program_end","time_ms":1005})"));
   t.ranks[0].world_size = 3;  // the launcher started three ranks; rank 2 wrote nothing
   const JournalJunit j = journals_to_cases({t});
   std::map<std::string, junit::Case> by_name;
@@ -271,8 +273,12 @@ TEST(Junit, LinearInTheNumberOfCases) {
   body.reserve(static_cast<size_t>(n) * 140);
   for (int i = 0; i < n; ++i) {
     const std::string name = "S.c" + std::to_string(i);
-    body += R"({"event":"start","case":")" + name + R"(","time_ms":1001})" "\n";
-    body += R"({"event":"end","case":")" + name + R"(","result":"passed","time_ms":1001.5})" "\n";
+    body += R"({"event":"start","case":")" + name +
+            R"(","time_ms":1001})"
+            "\n";
+    body += R"({"event":"end","case":")" + name +
+            R"(","result":"passed","time_ms":1001.5})"
+            "\n";
   }
   TestRun t;
   t.test = "gpucts_big";
