@@ -32,14 +32,16 @@ PreflightResult add_preflight_findings(const std::vector<Fingerprint>& fps, Chec
 
 }  // namespace
 
-std::optional<int> check_over_mpi(const Matrix& m, bool json, const CheckOptions& opts) {
+std::optional<int> check_over_mpi(const Matrix& m, bool json, const CheckOptions& opts, bool python) {
   // A singleton MPI_Init is slow and fragile (as root, in containers): only under a launcher.
   if (!mpi::launched_by_mpi() || launcher_world_size() <= 1) return std::nullopt;
   Deadlines d = Deadlines::from_env();
   Watchdog::instance().start(d, "", launcher_rank());
   const auto& ctx = mpi::init(nullptr, nullptr);
   apply_simulated_host_env(ctx.rank);
-  Fingerprint fp = probe_fingerprint();
+  ProbeOptions probe;
+  probe.python = python;
+  Fingerprint fp = probe_fingerprint(probe);
   apply_preflight_test_overrides(fp);
   RankPlacement p{ctx.rank, ctx.local_rank, ctx.size, -1};
   p.gpu_index = select_device(ctx.local_rank, fp.gpus ? static_cast<int>(fp.gpus->size()) : 0);
@@ -69,7 +71,7 @@ std::optional<int> check_over_mpi(const Matrix& m, bool json, const CheckOptions
   return rc;
 }
 #else
-std::optional<int> check_over_mpi(const Matrix&, bool, const CheckOptions&) { return std::nullopt; }
+std::optional<int> check_over_mpi(const Matrix&, bool, const CheckOptions&, bool) { return std::nullopt; }
 #endif
 
 }  // namespace cts::cli

@@ -14,7 +14,8 @@ const CommandSpec kCheckSpec = {
     {{"fingerprint", "FILE", "a fingerprint probed elsewhere (repeatable; default: probe this machine)"},
      {"matrix", "DIR", "load matrix/data/*.csv from DIR instead of the built-in matrix"}},
     {{"json", "print the result as one JSON object (gpucts.check)"},
-     {"strict-defects", "a known NCCL defect of the loaded release is an error, not a warning"}},
+     {"strict-defects", "a known NCCL defect of the loaded release is an error, not a warning"},
+     {"no-python", "do not probe torch and Lightning through python (a Slurm prolog, a node without torch)"}},
     "usage: gpucts check [OPTIONS]\n"
     "Checks fingerprints (default: a probe of this machine) against the compatibility matrix\n"
     "(default: the one built in). Several --fingerprint files are each checked alone and all against\n"
@@ -51,8 +52,10 @@ int cmd_check(const Args& a) {
     }
   }
   if (a.values("fingerprint").empty()) {
-    if (auto rc = check_over_mpi(*m, a.flag("json"), opts)) return *rc;  // one of several MPI ranks
-    fps.push_back(probe_fingerprint());
+    ProbeOptions probe;
+    probe.python = !a.flag("no-python");
+    if (auto rc = check_over_mpi(*m, a.flag("json"), opts, probe.python)) return *rc;  // one of several ranks
+    fps.push_back(probe_fingerprint(probe));
   }
   return run_check(fps, *m, a.flag("json"), std::cout, opts);
 }
