@@ -13,6 +13,7 @@ namespace cts::cli {
 // The exit status every rank returns, or nullopt when this process is not one of several MPI
 // ranks (or the build has no MPI): then the caller runs the single-process check.
 // `python`: whether each rank's probe asks python3 for torch and Lightning (--no-python: no).
-std::optional<int> check_over_mpi(const Matrix& m, bool json, const CheckOptions& opts = {}, bool python = true);
+std::optional<int> check_over_mpi(const Matrix& m, bool json, const CheckOptions& opts = {},
+                                  bool python = true);
 
 }  // namespace cts::cli

@@ -432,8 +432,12 @@ JournalJunit journals_to_cases(const std::vector<TestRun>& runs) {
           "killed before any case ran: " +
               (cause.found ? cause.summary() : std::string("the test process ended before its first case")));
     // A rank the launcher counted that left no journal: its cases are not in any line above.
+    // Only where every journal names its rank: a single-process binary's journal has none.
+    const bool ranked =
+        std::all_of(run.ranks.begin(), run.ranks.end(), [](const RankJournal& r) { return r.rank >= 0; });
     int world = 0;
-    for (const auto& r : run.ranks) world = std::max(world, r.world_size);
+    if (ranked)
+      for (const auto& r : run.ranks) world = std::max(world, r.world_size);
     std::vector<bool> seen(static_cast<size_t>(std::min(world, 1 << 20)), false);
     for (const auto& r : run.ranks)
       if (r.rank >= 0 && static_cast<size_t>(r.rank) < seen.size()) seen[static_cast<size_t>(r.rank)] = true;
