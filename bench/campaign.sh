@@ -25,7 +25,7 @@ if [ "${CAMPAIGN_SKIP_BUILD:-0}" = 1 ]; then
   stamp "reusing the build in $B"
 else
   stamp "build (sm_90) into $B"
-  { cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 &&
+  { cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 "${GPUCTS_PIN[@]}" &&
     cmake --build "$B" -j"$(nproc)" --target gpucts gpucts_collectives gpucts_bandwidth gpucts_payload_kernels \
       gpucts_fault_layers gpucts_nccl_api; } >"$OUT/build.log" 2>&1 || { tail -60 "$OUT/build.log"; exit 1; }
 fi

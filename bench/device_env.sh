@@ -3,6 +3,8 @@
 OUT=${OUT:-$PWD/${OUT_DEFAULT:-gpu-out}}   # the device tool's $OUT, or a folder here
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
-# Several GPUs here may share a host with others: NVLink multicast stays off.
+# Several GPUs here may share a host with others: NVLink multicast stays off, for this shell and
+# pinned into every test entry of a build configured with "${GPUCTS_PIN[@]}" (gpucts itself sets none).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+GPUCTS_PIN=("-DGPUCTS_PIN_ENV=NCCL_NVLS_ENABLE=0;TORCH_SYMM_MEM_DISABLE_MULTICAST=1;NVSHMEM_DISABLE_NVLS=1")
 B=${GPUCTS_BUILD:-build/gpu}

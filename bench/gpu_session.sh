@@ -15,7 +15,7 @@ stamp() { echo "== [$((SECONDS - t0)) s] $*"; }
 
 if has build; then
   stamp build
-  { cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build "$B" -j"$(nproc)"; } >"$OUT/build.log" 2>&1 \
+  { cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 "${GPUCTS_PIN[@]}" && cmake --build "$B" -j"$(nproc)"; } >"$OUT/build.log" 2>&1 \
     || { tail -60 "$OUT/build.log"; exit 1; }
   grep -E '^-- gpucts' "$OUT/build.log"
 fi

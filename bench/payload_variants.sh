@@ -14,7 +14,7 @@ jobs_each=$(( $(nproc) / ($# > 0 ? $# : 1) ))
 for v in "$@"; do
   name=${v%%=*} flags=${v#*=}
   names+=("$name")
-  { cmake -S . -B "build/variant-$name" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_FLAGS="$flags" &&
+  { cmake -S . -B "build/variant-$name" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 "${GPUCTS_PIN[@]}" -DCMAKE_CUDA_FLAGS="$flags" &&
     cmake --build "build/variant-$name" -j"$jobs_each" --target gpucts_payload_bench; } >"$OUT/variant-$name-build.log" 2>&1 &
 done
 wait

@@ -6,12 +6,12 @@
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 dtypes=${1:-u8,f8e4m3,bf16,f32}
-{ cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build "$B" -j"$(nproc)" --target gpucts_payload_bench; } \
+{ cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 "${GPUCTS_PIN[@]}" && cmake --build "$B" -j"$(nproc)" --target gpucts_payload_bench; } \
   >"$OUT/profile_build.log" 2>&1 || { tail -40 "$OUT/profile_build.log"; exit 1; }
 "$B/bench/gpucts_payload_bench" --dtypes "$dtypes" 2>&1 | tee "$OUT/payload_bench.log"
 # The fp8 lanes the other way (integer ops instead of the packed conversions), for comparison.
 if [ "${FP8_COMPARE:-1}" = 1 ]; then
-  { cmake -S . -B "$B-fp8int" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_FLAGS=-DGPUCTS_FP8_PACKED_CVT=0 &&
+  { cmake -S . -B "$B-fp8int" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 "${GPUCTS_PIN[@]}" -DCMAKE_CUDA_FLAGS=-DGPUCTS_FP8_PACKED_CVT=0 &&
     cmake --build "$B-fp8int" -j"$(nproc)" --target gpucts_payload_bench; } >>"$OUT/profile_build.log" 2>&1 &&
     { echo "== GPUCTS_FP8_PACKED_CVT=0"; "$B-fp8int/bench/gpucts_payload_bench" --dtypes f8e4m3,f8e5m2; } 2>&1 | tee -a "$OUT/payload_bench.log"
 fi

@@ -95,7 +95,7 @@ make -C "$src/src" -j"$(nproc)" BUILDDIR="$ntb" "${mpi_args[@]}" NCCL_HOME="$nh"
 
 # gpucts_bandwidth up to date in $B (configured first where the folder has no build).
 stamp "build gpucts_bandwidth in $B"
-{ [ -f "$B/CMakeCache.txt" ] || cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90; } >"$OUT/gpucts-build.log" 2>&1 \
+{ [ -f "$B/CMakeCache.txt" ] || cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 "${GPUCTS_PIN[@]}"; } >"$OUT/gpucts-build.log" 2>&1 \
   && cmake --build "$B" -t gpucts_bandwidth -j"$(nproc)" >>"$OUT/gpucts-build.log" 2>&1 \
   || { tail -40 "$OUT/gpucts-build.log"; exit 1; }
 

@@ -109,7 +109,8 @@ file(GLOB_RECURSE installed_before LIST_DIRECTORIES true RELATIVE "${prefix}" "$
 
 # Run qualify from outside both trees; hide them where a private mount namespace is allowed.
 # The paths are the script's arguments ($1..$6), never spliced into its text: any path works.
-set(script "cd \"$1\" && \"$2/bin/gpucts\" qualify --output \"$3\" --tests \"$4\"")
+# --label brings gpucts's own tests (label harness) in beside the stack's CPU suites.
+set(script "cd \"$1\" && \"$2/bin/gpucts\" qualify --output \"$3\" --tests \"$4\" --label \"cpu|harness\"")
 set(args "${work}" "${prefix}" "${bundle}" "${regex}" "${BUILD_DIR}" "${SOURCE_DIR}")
 set(hidden "not hidden (no mount namespace here)")
 execute_process(COMMAND unshare -rm true RESULT_VARIABLE urc OUTPUT_QUIET ERROR_QUIET)

@@ -18,6 +18,7 @@ const CommandSpec kCheckSpec = {
      {"job-ranks",
       "the fingerprints are the ranks of one job, in rank order: also compare GPU placement, "
       "environment and interfaces across them (gpucts' preflight)"}},
+     {"no-python", "do not probe torch and Lightning through python (a Slurm prolog, a node without torch)"}},
     "usage: gpucts check [OPTIONS]\n"
     "Checks fingerprints (default: a probe of this machine) against the compatibility matrix\n"
     "(default: the one built in). Several --fingerprint files are each checked alone and all against\n"
@@ -61,9 +62,12 @@ int cmd_check(const Args& a) {
     std::vector<std::string> pass;  // one of several MPI ranks: gpucts_check_ranks gathers them
     if (a.flag("json")) pass.push_back("--json");
     if (a.flag("strict-defects")) pass.push_back("--strict-defects");
+    if (a.flag("no-python")) pass.push_back("--no-python");
     if (auto dir = a.value("matrix")) pass.insert(pass.end(), {"--matrix", *dir});
     exec_check_ranks_under_mpi(pass);
-    fps.push_back(probe_fingerprint());
+    ProbeOptions probe;
+    probe.python = !a.flag("no-python");
+    fps.push_back(probe_fingerprint(probe));
   }
   return run_check(fps, *m, a.flag("json"), std::cout, opts, a.flag("job-ranks"));
 }

@@ -19,10 +19,13 @@ const CommandSpec kJournalToJunitSpec = {
     "writes JUnit XML to FILE: every finished case with each rank's result, the case a rank was\n"
     "running when it went as <error message=\"interrupted by SIGTERM|killed|timeout ...\">, and\n"
     "per test the first cause (rank, host, signal or error, time; the others as peer lost).\n"
-    "A process that went between cases or after its last one is an error case \"process_end\".\n"
-    "Prints the first cause of every test that did not end normally. Exit status: 0 written (the\n"
-    "JUnit carries the failures and errors), 2 bad input (unreadable directory, an output that\n"
-    "cannot be written or is a symbolic link)."};
+    "A process that went between cases or after its last one is an error case \"process_end\"; a rank\n"
+    "the launcher counted that left no journal, a result other than passed/failed/skipped, a case\n"
+    "end without a case name and a journal file whose rank is beyond any rank are error cases too.\n"
+    "Prints the first cause of every test that did not end normally. Exit status: 0 written and the\n"
+    "journals complete (the JUnit carries the failures and errors), 1 written but the journals are\n"
+    "incomplete or there is none (each named on stderr), 2 bad input (unreadable directory, an output\n"
+    "that cannot be written or is a symbolic link)."};
 
 int cmd_journal_to_junit(const Args& a) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
@@ -36,7 +39,8 @@ int cmd_journal_to_junit(const Args& a) {
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
-  std::string xml = journals_to_junit(runs);
+  const JournalJunit j = journals_to_cases(runs);
+  std::string xml = junit::write(j.cases, "gpucts journals", {}, j.run_properties);
   try {
     write_file_atomic(*out, xml);  // whole or not at all, never through a symbolic link
   } catch (const OutputError& e) {
@@ -53,7 +57,8 @@ int cmd_journal_to_junit(const Args& a) {
   }
   std::cout << "gpucts journal-to-junit: " << runs.size() << " test(s), " << cases
             << " finished case result(s) -> " << *out << "\n";
-  return 0;
+  for (const auto& p : j.problems) std::cerr << "gpucts journal-to-junit: " << *dir << ": " << p << "\n";
+  return j.problems.empty() ? 0 : 1;
 }
 
 }  // namespace cts::cli

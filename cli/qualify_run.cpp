@@ -406,10 +406,11 @@ std::vector<TestEntry> select_tests(const std::vector<TestEntry>& all, const Sel
   if (s.exclude_tests) exclude_tests.emplace(compile_ctest_regex("--exclude-tests", *s.exclude_tests));
   auto keep = [&](const TestEntry& t) {
     // Labels outside the level are taken only when --label names them: `--label cpu` does not
-    // pull a self-test in through its other labels.
+    // pull a self-test or a test of gpucts itself (`harness`) in through its other labels.
     bool outside = false, asked = false;
     for (const auto& l : t.labels)
-      if (l == "self-test" || l == "install-only" || (l == kSimLabel && s.level != Level::full)) {
+      if (l == "self-test" || l == "install-only" || l == "harness" ||
+          (l == kSimLabel && s.level != Level::full)) {
         outside = true;
         for (const auto& re : labels) asked |= re.search(l);
       }

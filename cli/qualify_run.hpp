@@ -75,7 +75,8 @@ struct RunPaths {
 //             GPUCTS_BW_SWEEP=kQuickBandwidthSweep), after the check
 //   standard  every entry of the stack (the default), without the simulated multi-rank ones
 //   full      standard and the entries labelled `multi-rank-sim` (several ranks on one GPU)
-// Harness self-tests (`self-test`, `install-only`) are in no level: a --label that names them asks.
+// gpucts's own tests (`harness`, `self-test`, `install-only`) are in no level: a --label that names
+// them asks.
 enum class Level { quick, standard, full };
 inline constexpr const char* kQuickLabel = "quick";
 inline constexpr const char* kSimLabel = "multi-rank-sim";

@@ -66,7 +66,7 @@ function(gpucts_add_python_suite name)
     "GPUCTS_LOG_DIR=${GPUCTS_LOG_DIR}"
     "TEST_PREMATURE_EXIT_FILE=${GPUCTS_JOURNAL_DIR}/${test}.premature"
     "CUDA_DEVICE_ORDER=PCI_BUS_ID"
-    "NCCL_NVLS_ENABLE=0" "TORCH_SYMM_MEM_DISABLE_MULTICAST=1" "NVSHMEM_DISABLE_NVLS=1")
+    ${GPUCTS_PIN_ENV})
   set_tests_properties(${test} PROPERTIES
     LABELS "${P_LABELS}"
     TIMEOUT ${P_TIMEOUT}

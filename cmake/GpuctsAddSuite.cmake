@@ -19,6 +19,8 @@ include_guard(GLOBAL)
 set(GPUCTS_SKIP_RETURN_CODE 77)
 # install-only: an entry that needs the build or source tree, left out of the install tree's tests.json.
 set(GPUCTS_KNOWN_LABELS cpu single-gpu multi-gpu multi-process matrix torch perf self-test install-only)
+# harness: a test of gpucts itself (tests/): ci/test runs it, `gpucts qualify` only when --label asks.
+list(APPEND GPUCTS_KNOWN_LABELS harness)
 # quick: the entries of `gpucts qualify --level quick` (cli/qualify_run.hpp), with the environment it sets.
 list(APPEND GPUCTS_KNOWN_LABELS quick)
 # multi-rank-sim: N ranks on one GPU, each its own host to NCCL (GPUCTS_SIMULATED_HOSTS=1).
@@ -27,10 +29,21 @@ set(GPUCTS_XML_DIR "${CMAKE_BINARY_DIR}/gtest-xml")
 set(GPUCTS_JOURNAL_DIR "${CMAKE_BINARY_DIR}/journal")
 set(GPUCTS_LOG_DIR "${CMAKE_BINARY_DIR}/rank-logs")
 set(GPUCTS_DEFAULT_TIMEOUT 600 CACHE STRING "Default CTest TIMEOUT (s) of a suite entry")
+# Every NCCL_*, TORCH_* and NVSHMEM_* setting comes from the environment of whoever runs the entry:
+# gpucts sets none of them. A site that must pin one for every entry (a shared NVSwitch host that
+# keeps NVLink multicast off) names it here, e.g. -DGPUCTS_PIN_ENV="NCCL_NVLS_ENABLE=0;NVSHMEM_DISABLE_NVLS=1".
+set(GPUCTS_PIN_ENV "" CACHE STRING "NAME=VALUE list set in the environment of every test entry (empty: none)")
+foreach(kv IN LISTS GPUCTS_PIN_ENV)
+  if(NOT kv MATCHES "^[A-Za-z_][A-Za-z0-9_]*=")
+    message(FATAL_ERROR "GPUCTS_PIN_ENV: '${kv}' is not NAME=VALUE")
+  endif()
+endforeach()
 option(GPUCTS_MPI_OVERSUBSCRIBE "Pass --oversubscribe to Open MPI's mpiexec (more ranks than cores)" ON)
 
 function(_gpucts_register_test test_name target)
   cmake_parse_arguments(T "" "GPUS;RANKS;TIMEOUT" "LABELS;ARGS" ${ARGN})
+  # GPUCTS_FOLDER_LABELS: labels every entry of the calling folder carries (tests/ sets harness).
+  list(APPEND T_LABELS ${GPUCTS_FOLDER_LABELS})
   foreach(l IN LISTS T_LABELS)
     if(NOT l IN_LIST GPUCTS_KNOWN_LABELS)
       message(FATAL_ERROR "gpucts_add_suite(${test_name}): unknown label '${l}' (known: ${GPUCTS_KNOWN_LABELS})")
@@ -65,8 +78,7 @@ function(_gpucts_register_test test_name target)
     "CUDA_DEVICE_ORDER=PCI_BUS_ID"
     # Open MPI refuses root without these; harmless elsewhere.
     "OMPI_ALLOW_RUN_AS_ROOT=1" "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
-    # Several GPUs here may share a host with others: NVLink multicast stays off.
-    "NCCL_NVLS_ENABLE=0" "TORCH_SYMM_MEM_DISABLE_MULTICAST=1" "NVSHMEM_DISABLE_NVLS=1")
+    ${GPUCTS_PIN_ENV})
   if(T_RANKS)
     list(APPEND env "GPUCTS_EXPECT_RANKS=${T_RANKS}")
   endif()

@@ -19,6 +19,7 @@
 #include <regex>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -60,14 +61,6 @@ const JournalEvent* terminal_event(const RankJournal& r, const char* name) {
   return nullptr;
 }
 
-std::string seconds(double ms) {
-  std::ostringstream o;
-  o.setf(std::ios::fixed);
-  o.precision(3);
-  o << ms / 1000.0;
-  return o.str();
-}
-
 }  // namespace
 
 std::string iso_time_ms(double unix_ms) {
@@ -104,7 +97,9 @@ RankJournal parse_journal(const std::string& path, int rank, const std::string& 
   r.rank = rank;
   std::istringstream in(text);
   std::string line;
+  int line_no = 0;
   while (std::getline(in, line)) {
+    ++line_no;
     if (line.empty()) continue;
     json j;
     try {
@@ -136,8 +131,15 @@ RankJournal parse_journal(const std::string& path, int rank, const std::string& 
     } else if (ev == "start") {
       r.running = JournalCase{str(j, "case"), "", "", t, 0};
     } else if (ev == "end") {
-      JournalCase c{str(j, "case"), str(j, "result"), str(j, "message"), r.running ? r.running->start_ms : t,
-                    t};
+      auto name = j.find("case");
+      if (name == j.end() || !name->is_string() || name->get<std::string>().empty()) {
+        r.invalid.push_back("line " + std::to_string(line_no) + ": a case end without a case name");
+        continue;
+      }
+      auto result = j.find("result");
+      JournalCase c{name->get<std::string>(),
+                    result != j.end() && result->is_string() ? result->get<std::string>() : "(none)",
+                    str(j, "message"), r.running ? r.running->start_ms : t, t};
       r.cases.push_back(c);
       r.running.reset();
     } else if (ev == "program_end") {
@@ -183,7 +185,12 @@ std::vector<TestRun> read_journal_dir(const std::string& dir) {
     if (m[3].matched) {
       errno = 0;
       long v = std::strtol(m[3].str().c_str(), nullptr, 10);
-      if (errno == ERANGE || v > INT_MAX) continue;  // no rank of ours: not a journal this reader knows
+      if (errno == ERANGE || v > INT_MAX) {  // no rank a launcher gives: named, never dropped in silence
+        auto& run = runs[test];
+        run.test = test;
+        run.unreadable.push_back(dir + "/" + n + ": rank number " + m[3].str() + " is beyond any rank");
+        continue;
+      }
       rank = static_cast<int>(v);
     }
     auto& run = runs[test];
@@ -307,43 +314,63 @@ Cause first_cause(const TestRun& run) {
   return best;
 }
 
-std::string journals_to_junit(const std::vector<TestRun>& runs) {
-  std::ostringstream x;
-  int total = 0, failures = 0, errors = 0, skipped = 0;
-  std::ostringstream body;
+JournalJunit journals_to_cases(const std::vector<TestRun>& runs) {
+  JournalJunit out;
+  auto problem = [&](const std::string& test, const std::string& what) {
+    out.problems.push_back(test + ": " + what);
+  };
+  auto error_case = [&](const std::string& test, const std::string& name, const std::string& cls,
+                        const std::string& message) {
+    junit::Case k;
+    k.binary = test;
+    k.suite = test;
+    k.name = name;
+    k.status = junit::Status::error;
+    k.message = k.detail = cap_report_text(message);
+    k.properties["gpucts.failure_class"] = cls;
+    out.cases.push_back(std::move(k));
+  };
   for (const auto& run : runs) {
-    // Cases in the order they first ran on any rank; every rank's result beside each.
+    // Cases in the order they first ran on any rank; every rank's result beside each. The index
+    // keeps this linear in the number of cases.
     struct Row {
       std::string name;
       std::vector<std::pair<const RankJournal*, const JournalCase*>> results;
       std::vector<const RankJournal*> interrupted;
     };
     std::vector<Row> rows;
+    std::unordered_map<std::string, size_t> index;
     auto row = [&](const std::string& name) -> Row& {
-      for (auto& r : rows)
-        if (r.name == name) return r;
-      rows.push_back(Row{name, {}, {}});
-      return rows.back();
+      auto [it, added] = index.emplace(name, rows.size());
+      if (added) rows.push_back(Row{name, {}, {}});
+      return rows[it->second];
     };
     for (const auto& r : run.ranks) {
       for (const auto& c : r.cases) row(c.name).results.emplace_back(&r, &c);
       if (r.running) row(r.running->name).interrupted.push_back(&r);
     }
-    Cause cause = first_cause(run);
-    int t_fail = 0, t_err = 0, t_skip = 0;
-    double t_time = 0;
-    std::ostringstream cases;
+    const Cause cause = first_cause(run);
+    const size_t first_case = out.cases.size();
     for (const auto& row_ : rows) {
       auto dot = row_.name.find('.');
-      std::string cls = dot == std::string::npos ? run.test : row_.name.substr(0, dot);
-      std::string nm = dot == std::string::npos ? row_.name : row_.name.substr(dot + 1);
+      junit::Case k;
+      k.binary = run.test;
+      k.suite = dot == std::string::npos ? run.test : row_.name.substr(0, dot);
+      k.name = dot == std::string::npos ? row_.name : row_.name.substr(dot + 1);
       double dur = 0;
-      bool any_fail = false, all_skip = !row_.results.empty();
-      std::string fail_msg, skip_msg, out;
+      bool any_fail = false, any_unknown = false, all_skip = !row_.results.empty();
+      std::string fail_msg, skip_msg, unknown_msg;
       for (const auto& [rj, c] : row_.results) {
         dur = std::max(dur, c->end_ms - c->start_ms);
-        out += rank_label(*rj) + ": " + c->result + (c->message.empty() ? "" : ": " + c->message) + "\n";
-        if (c->result == "failed") {
+        const std::string label = rj->rank < 0 ? "gpucts.result" : "gpucts.rank" + std::to_string(rj->rank);
+        k.properties[label] = c->result + (c->message.empty() ? "" : ": " + c->message);
+        auto status = junit::parse_status(c->result);
+        if (!status || *status == junit::Status::error) {
+          any_unknown = true;
+          if (unknown_msg.empty())
+            unknown_msg =
+                rank_label(*rj) + ": unknown result '" + to_valid_utf8(c->result) + "' in the journal";
+        } else if (*status == junit::Status::failed) {
           any_fail = true;
           if (fail_msg.empty()) fail_msg = rank_label(*rj) + ": " + c->message;
         }
@@ -352,35 +379,36 @@ std::string journals_to_junit(const std::vector<TestRun>& runs) {
         else if (skip_msg.empty())
           skip_msg = c->message;
       }
-      std::string err_msg;
+      std::string err_msg, err_class = "crash";
       for (const auto* rj : row_.interrupted) {
         all_skip = false;
         std::string why = rj->abnormal_end();
-        if (why.rfind("killed", 0) != 0 && why.rfind("interrupted", 0) != 0 && why.rfind("exited", 0) != 0)
+        if (why.rfind("killed", 0) != 0 && why.rfind("interrupted", 0) != 0 && why.rfind("exited", 0) != 0) {
           why = "timeout: " + why;
-        out += rank_label(*rj) + ": did not finish: " + why + "\n";
+          if (err_msg.empty()) err_class = "timeout";
+        }
+        const std::string label = rj->rank < 0 ? "gpucts.result" : "gpucts.rank" + std::to_string(rj->rank);
+        k.properties[label] = "did not finish: " + why;
         if (err_msg.empty()) err_msg = why + " (" + rank_label(*rj) + " was running " + row_.name + ")";
       }
       if (!err_msg.empty() && cause.found) err_msg += "; first cause: " + cause.summary();
-      err_msg = cap_report_text(err_msg);
-      fail_msg = cap_report_text(fail_msg);
-      skip_msg = cap_report_text(skip_msg);
-      out = cap_report_text(out);
-      ++total;
-      t_time += dur;
-      cases << "    <testcase classname=\"" << xml_escape(cls) << "\" name=\"" << xml_escape(nm)
-            << "\" time=\"" << seconds(dur) << "\">\n";
+      k.time_s = dur / 1000.0;
       if (!err_msg.empty()) {
-        ++t_err;
-        cases << "      <error message=\"" << xml_escape(err_msg) << "\"/>\n";
+        k.status = junit::Status::error;
+        k.message = k.detail = cap_report_text(err_msg);
+        k.properties["gpucts.failure_class"] = err_class;
+      } else if (any_unknown) {
+        k.status = junit::Status::error;
+        k.message = k.detail = cap_report_text(unknown_msg);
+        problem(run.test, unknown_msg + " (" + row_.name + ")");
       } else if (any_fail) {
-        ++t_fail;
-        cases << "      <failure message=\"" << xml_escape(fail_msg) << "\"/>\n";
+        k.status = junit::Status::failed;
+        k.message = k.detail = cap_report_text(fail_msg);
       } else if (all_skip) {
-        ++t_skip;
-        cases << "      <skipped message=\"" << xml_escape(skip_msg) << "\"/>\n";
+        k.status = junit::Status::skipped;
+        k.message = cap_report_text(skip_msg.empty() ? "skipped (no reason given)" : skip_msg);
       }
-      cases << "      <system-out>" << xml_escape(out) << "</system-out>\n    </testcase>\n";
+      out.cases.push_back(std::move(k));
     }
     // A rank that went between cases or after its last one (no case was running): the finished
     // cases are all there, but the run did not end normally, and that is an error of its own.
@@ -394,52 +422,69 @@ std::string journals_to_junit(const std::vector<TestRun>& runs) {
         lost += (lost.empty() ? "" : "; ") + rank_label(r) + ": " + why + ", " + after +
                 (not_run > 0 ? " (" + std::to_string(not_run) + " planned case(s) did not run)" : "");
       }
-    if (!lost.empty()) {
-      ++total;
-      ++t_err;
-      if (cause.found) lost += "; first cause: " + cause.summary();
-      cases << "    <testcase classname=\"" << xml_escape(run.test) << "\" name=\"process_end\" time=\"0\">\n"
-            << "      <error message=\"" << xml_escape(cap_report_text("did not end normally: " + lost))
-            << "\"/>\n"
-            << "    </testcase>\n";
-    }
+    if (!lost.empty())
+      error_case(run.test, "process_end", "crash",
+                 "did not end normally: " + lost + (cause.found ? "; first cause: " + cause.summary() : ""));
     // A process that left its premature-exit file but no case line still shows up.
-    bool nothing = rows.empty() && (!run.premature_files.empty() || !run.ranks.empty());
-    if (nothing) {
-      ++total;
-      ++t_err;
-      std::string why = cause.found ? cause.summary() : "the test process ended before its first case";
-      cases << "    <testcase classname=\"" << xml_escape(run.test) << "\" name=\"startup\" time=\"0\">\n"
-            << "      <error message=\"" << xml_escape("killed before any case ran: " + why)
-            << "\"/>\n    </testcase>\n";
+    if (rows.empty() && (!run.premature_files.empty() || !run.ranks.empty()))
+      error_case(
+          run.test, "startup", "crash",
+          "killed before any case ran: " +
+              (cause.found ? cause.summary() : std::string("the test process ended before its first case")));
+    // A rank the launcher counted that left no journal: its cases are not in any line above.
+    // Only where every journal names its rank: a single-process binary's journal has none.
+    const bool ranked =
+        std::all_of(run.ranks.begin(), run.ranks.end(), [](const RankJournal& r) { return r.rank >= 0; });
+    int world = 0;
+    if (ranked)
+      for (const auto& r : run.ranks) world = std::max(world, r.world_size);
+    std::vector<bool> seen(static_cast<size_t>(std::min(world, 1 << 20)), false);
+    for (const auto& r : run.ranks)
+      if (r.rank >= 0 && static_cast<size_t>(r.rank) < seen.size()) seen[static_cast<size_t>(r.rank)] = true;
+    for (size_t k = 0; k < seen.size(); ++k)
+      if (!seen[k]) {
+        const std::string what = "rank " + std::to_string(k) +
+                                 " left no journal, though the launcher started " + std::to_string(world) +
+                                 " ranks";
+        error_case(run.test, "rank" + std::to_string(k) + "_journal", "crash", what);
+        problem(run.test, what);
+      }
+    for (const auto& r : run.ranks)
+      for (const auto& bad : r.invalid) {
+        error_case(run.test, "journal", "crash", r.path + ": " + bad);
+        problem(run.test, r.path + ": " + bad);
+      }
+    for (const auto& bad : run.unreadable) {
+      error_case(run.test, "journal", "crash", bad);
+      problem(run.test, bad);
     }
-    failures += t_fail;
-    errors += t_err;
-    skipped += t_skip;
-    body << "  <testsuite name=\"" << xml_escape(run.test) << "\" tests=\""
-         << rows.size() + (nothing ? 1 : 0) + (lost.empty() ? 0 : 1) << "\" failures=\"" << t_fail
-         << "\" errors=\"" << t_err << "\" skipped=\"" << t_skip << "\" time=\"" << seconds(t_time)
-         << "\">\n    <properties>\n";
-    auto prop = [&](const std::string& k, const std::string& v) {
-      body << "      <property name=\"" << xml_escape(k) << "\" value=\"" << xml_escape(cap_report_text(v))
-           << "\"/>\n";
-    };
-    prop("gpucts.ranks", std::to_string(run.ranks.size()));
-    if (cause.found) prop("gpucts.first_cause", cause.summary());
+    // The run's own record (ranks, first cause, how each rank ended) in its testsuites' system-out.
+    junit::PropertyMap props;
+    props["gpucts.ranks"] = std::to_string(run.ranks.size());
+    if (cause.found) props["gpucts.first_cause"] = cap_report_text(cause.summary());
     for (const auto& r : run.ranks) {
       std::string end = r.abnormal_end();
       int not_run = r.planned_cases >= 0 ? r.planned_cases - static_cast<int>(r.cases.size()) : 0;
-      prop("gpucts.rank" + std::to_string(r.rank) + ".end",
-           (end.empty() ? std::string("completed") : end) +
-               (not_run > 0 ? "; " + std::to_string(not_run) + " planned case(s) did not finish" : ""));
+      props["gpucts.rank" + std::to_string(r.rank) + ".end"] =
+          (end.empty() ? std::string("completed") : end) +
+          (not_run > 0 ? "; " + std::to_string(not_run) + " planned case(s) did not finish" : "");
     }
-    for (const auto& p : run.premature_files) prop("gpucts.premature_exit_file", p);
-    body << "    </properties>\n" << cases.str() << "  </testsuite>\n";
+    for (size_t i = 0; i < run.premature_files.size(); ++i)
+      props["gpucts.premature_exit_file" + (i ? "." + std::to_string(i) : std::string())] =
+          run.premature_files[i];
+    if (out.cases.size() > first_case) out.run_properties[run.test] = props;
   }
-  x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpucts journals\" tests=\"" << total
-    << "\" failures=\"" << failures << "\" errors=\"" << errors << "\" skipped=\"" << skipped << "\">\n"
-    << body.str() << "</testsuites>\n";
-  return x.str();
+  if (out.cases.empty()) {  // an empty report is not a green one: one error case says why
+    const std::string why = "no journal: no test process wrote a case or left a premature-exit file";
+    error_case("journal-to-junit", "no_journal", "crash", why);
+    out.problems.push_back(why);
+  }
+  return out;
+}
+
+std::string journals_to_junit(const std::vector<TestRun>& runs) {
+  const JournalJunit j = journals_to_cases(runs);
+  return junit::write(j.cases, "gpucts journals", {}, j.run_properties);
 }
 
 void set_journal_times(std::vector<junit::Case>& cases, const RankJournal& j) {

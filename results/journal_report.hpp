@@ -3,6 +3,7 @@
 // This is the "step that always runs" of reliability rule 4: it needs nothing but the journal
 // directory, so a crash, SIGKILL, SIGTERM or CTest timeout still gives a complete report.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,8 @@ struct RankJournal {
   bool program_ended = false;
   double first_ms = 0, last_ms = 0;
   int bad_lines = 0;  // lines that were not JSON (a torn write)
+  // Case ends the reader cannot take: no case name, or a name that is not a string.
+  std::vector<std::string> invalid;
   // Why this rank went, "" when it ended normally.
   std::string abnormal_end() const;
 };
@@ -50,6 +53,7 @@ struct TestRun {
   std::string test;                          // gpucts_<suite>[_<suffix>]
   std::vector<RankJournal> ranks;            // sorted by rank
   std::vector<std::string> premature_files;  // TEST_PREMATURE_EXIT_FILE left behind
+  std::vector<std::string> unreadable;       // journal files named but not taken, with why
 };
 
 struct Cause {
@@ -74,8 +78,21 @@ RankJournal parse_journal(const std::string& path, int rank, const std::string& 
 // signal. Every other rank that ended abnormally is a "peer lost".
 Cause first_cause(const TestRun& run);
 
-// JUnit XML (one <testsuite> per test binary, one <testcase> per case with every rank's result;
-// the interrupted case as <error message="interrupted by SIGTERM|killed|timeout ...">).
+// The journals as JUnit cases: one per case with every rank's result as a property
+// (gpucts.rank<r> = "passed", "failed: why", "did not finish: why"); the interrupted case as an
+// error "interrupted by SIGTERM|killed|timeout ..."; an error case for a process that ended
+// abnormally between cases (process_end), before its first case (startup), a rank the launcher
+// counted that left no journal (rank<r>_journal), and a journal the reader could not take
+// (journal); a result other than passed/failed/skipped is an error. `problems` names what makes
+// the journals incomplete (also when there is no journal at all): a green report needs none.
+struct JournalJunit {
+  std::vector<junit::Case> cases;
+  std::map<std::string, junit::PropertyMap> run_properties;  // per test: ranks, first cause, ends
+  std::vector<std::string> problems;
+};
+JournalJunit journals_to_cases(const std::vector<TestRun>& runs);
+
+// journals_to_cases written by the one JUnit writer (junit::write).
 std::string journals_to_junit(const std::vector<TestRun>& runs);
 
 std::string iso_time_ms(double unix_ms);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -53,8 +54,8 @@ void read_property_lines(const std::string& text, std::map<std::string, std::str
 
 void read_suite(const xml::Element& ts, const std::string& origin, const std::string& binary,
                 std::vector<Case>& out) {
-  std::string bin = binary;
-  if (const auto* props = ts.child("properties"))
+  std::string bin = ts.attr_or("package", binary);
+  if (const auto* props = ts.child("properties"))  // files written before the package attribute
     for (const auto* p : props->children_named("property"))
       if (p->attr_or("name", "") == "gpucts.binary") bin = p->attr_or("value", bin);
   for (const auto& tc : ts.children) {
@@ -165,6 +166,100 @@ std::string one_line(const std::string& text) {
   return out;
 }
 
+std::string time_text(double seconds) {
+  if (!(seconds > 0) || seconds > 1e12) return "0";  // NaN, negative, absurd: no time
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6f", seconds);  // never an exponent
+  return buf;
+}
+
+std::string failure_class(const Case& c) {
+  if (std::string p = c.property("gpucts.failure_class"); !p.empty()) return p;
+  std::string low = c.detail.empty() ? c.message : c.detail;
+  std::transform(low.begin(), low.end(), low.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  auto has = [&](const char* needle) { return low.find(needle) != std::string::npos; };
+  // The prefixes the harness writes (fixtures/reliability/failure_class.hpp), then the words of the
+  // verification and of the journal reader for a rank that went.
+  if (has("resource: ")) return "resource";
+  if (has("timeout") || has("at the deadline")) return "timeout";
+  if (has("element(s) wrong") || has("elements wrong") || has("wrong elements") || has("came out wrong"))
+    return "corruption";
+  if (has("killed") || has("sigsegv") || has("sigabrt") || has("sigbus") || has("signal") ||
+      has("exited during") || has("exit() during") || has("vanished") || has("crash"))
+    return "crash";
+  if (has("nccl")) return "nccl";
+  if (has("cuda")) return "cuda";
+  return c.status == Status::error ? "error" : "assertion";
+}
+
+namespace {
+
+std::string counts_attributes(const std::vector<const Case*>& v, bool with_skipped) {
+  double t = 0;
+  Counts n;
+  for (const auto* c : v) {
+    t += c->time_s > 0 ? c->time_s : 0;
+    if (c->status == Status::passed)
+      ++n.passed;
+    else if (c->status == Status::failed)
+      ++n.failed;
+    else if (c->status == Status::error)
+      ++n.errors;
+    else
+      ++n.skipped;
+  }
+  std::ostringstream o;
+  o << " tests=\"" << n.total() << "\" failures=\"" << n.failed << "\" errors=\"" << n.errors << "\"";
+  if (with_skipped) o << " skipped=\"" << n.skipped << "\"";
+  o << " time=\"" << time_text(t) << "\"";
+  return o.str();
+}
+
+// name=value lines under kPropertiesHead, the <system-out> form of properties.
+std::string property_lines(const PropertyMap& props) {
+  std::string out = std::string(kPropertiesHead) + "\n";
+  for (const auto& [pk, pv] : props) {
+    std::string flat = pv;  // one line per property
+    std::replace(flat.begin(), flat.end(), '\n', ' ');
+    std::replace(flat.begin(), flat.end(), '\r', ' ');
+    out += pk + "=" + flat + "\n";
+  }
+  return out;
+}
+
+void write_case(std::ostringstream& o, const Case& c, const std::string& classname) {
+  o << "    <testcase classname=\"" << xml::escape(classname) << "\" name=\"" << xml::escape(c.name)
+    << "\" time=\"" << time_text(c.time_s) << "\"";
+  if (c.status == Status::passed && c.properties.empty()) {
+    o << "/>\n";
+    return;
+  }
+  o << ">\n";
+  const bool waived = !c.property("gpucts.waived").empty();
+  if (c.status != Status::passed) {
+    const char* tag = c.status == Status::failed  ? "failure"
+                      : c.status == Status::error ? "error"
+                                                  : "skipped";
+    const std::string message = failing(c.status) && !c.detail.empty() ? cause(c.detail) : c.message;
+    o << "      <" << tag;
+    if (waived)
+      o << " type=\"" << kWaivedType << "\"";
+    else if (failing(c.status))
+      o << " type=\"" << xml::escape(failure_class(c)) << "\"";
+    o << " message=\"" << xml::escape(message.empty() ? c.message : message) << "\"";
+    if (c.detail.empty() || (c.status == Status::skipped && !waived))
+      o << "/>\n";
+    else
+      o << ">" << xml::escape(cap_report_text(c.detail)) << "</" << tag << ">\n";
+  }
+  if (!c.properties.empty())
+    o << "      <system-out>" << xml::escape(property_lines(c.properties)) << "</system-out>\n";
+  o << "    </testcase>\n";
+}
+
+}  // namespace
+
 std::string write(const std::vector<Case>& cases, const std::string& name,
                   const PropertyMap& suite_properties,
                   const std::map<std::string, PropertyMap>& binary_properties) {
@@ -176,78 +271,37 @@ std::string write(const std::vector<Case>& cases, const std::string& name,
     if (!groups.count(k)) order.push_back(k);
     groups[k].push_back(&c);
   }
-  auto attrs = [](const std::vector<const Case*>& v, bool with_skipped) {
-    Counts n;
-    double t = 0;
-    for (const auto* c : v) {
-      t += c->time_s;
-      if (c->status == Status::passed)
-        ++n.passed;
-      else if (c->status == Status::failed)
-        ++n.failed;
-      else if (c->status == Status::error)
-        ++n.errors;
-      else
-        ++n.skipped;
-    }
-    std::ostringstream o;
-    o << " tests=\"" << n.total() << "\" failures=\"" << n.failed << "\" errors=\"" << n.errors << "\"";
-    if (with_skipped) o << " skipped=\"" << n.skipped << "\"";
-    o << " time=\"" << t << "\"";
-    return o.str();
-  };
   std::vector<const Case*> all;
   for (const auto& c : cases) all.push_back(&c);
   std::ostringstream o;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  o << "<testsuites name=\"" << xml::escape(name) << "\"" << attrs(all, false) << ">\n";
+  o << "<testsuites name=\"" << xml::escape(name) << "\"" << counts_attributes(all, false) << ">\n";
+  // The stack's properties once, in the first testsuite: readers that gather every testsuite's
+  // properties into one table (xunitparser) refuse a name twice. The binary is the testsuite's
+  // package; a binary's own properties go to the <system-out> of its testsuites.
+  bool stack_written = suite_properties.empty();
+  auto stack_properties = [&]() {
+    o << "    <properties>";
+    for (const auto& [pk, pv] : suite_properties)
+      o << "<property name=\"" << xml::escape(pk) << "\" value=\"" << xml::escape(pv) << "\"/>";
+    o << "</properties>\n";
+    stack_written = true;
+  };
+  if (order.empty() && !stack_written) {
+    o << "  <testsuite name=\"" << xml::escape(name) << "\"" << counts_attributes({}, true) << ">\n";
+    stack_properties();
+    o << "  </testsuite>\n";
+  }
   for (const auto& k : order) {
     const auto& v = groups[k];
     const std::string classname = k.first.empty() ? k.second : k.first + "." + k.second;
-    o << "  <testsuite name=\"" << xml::escape(classname) << "\"" << attrs(v, true) << ">\n";
-    o << "    <properties><property name=\"gpucts.binary\" value=\"" << xml::escape(k.first) << "\"/>";
-    PropertyMap props = suite_properties;
-    if (auto it = binary_properties.find(k.first); it != binary_properties.end())
-      for (const auto& [pk, pv] : it->second) props[pk] = pv;
-    for (const auto& [pk, pv] : props)
-      if (pk != "gpucts.binary")
-        o << "<property name=\"" << xml::escape(pk) << "\" value=\"" << xml::escape(pv) << "\"/>";
-    o << "</properties>\n";
-    for (const auto* c : v) {
-      o << "    <testcase classname=\"" << xml::escape(classname) << "\" name=\"" << xml::escape(c->name)
-        << "\" time=\"" << c->time_s << "\"";
-      if (c->status == Status::passed && c->properties.empty()) {
-        o << "/>\n";
-        continue;
-      }
-      o << ">\n";
-      const bool waived = !c->property("gpucts.waived").empty();
-      if (c->status != Status::passed) {
-        const char* tag = c->status == Status::failed  ? "failure"
-                          : c->status == Status::error ? "error"
-                                                       : "skipped";
-        const bool failing = c->status == Status::failed || c->status == Status::error;
-        const std::string message = failing && !c->detail.empty() ? cause(c->detail) : c->message;
-        o << "      <" << tag;
-        if (waived) o << " type=\"" << kWaivedType << "\"";
-        o << " message=\"" << xml::escape(message.empty() ? c->message : message) << "\"";
-        if (c->detail.empty() || (c->status == Status::skipped && !waived))
-          o << "/>\n";
-        else
-          o << ">" << xml::escape(cap_report_text(c->detail)) << "</" << tag << ">\n";
-      }
-      if (!c->properties.empty()) {
-        o << "      <system-out>" << kPropertiesHead << "\n";
-        for (const auto& [pk, pv] : c->properties) {
-          std::string flat = pv;  // one line per property
-          std::replace(flat.begin(), flat.end(), '\n', ' ');
-          std::replace(flat.begin(), flat.end(), '\r', ' ');
-          o << xml::escape(pk) << "=" << xml::escape(flat) << "\n";
-        }
-        o << "</system-out>\n";
-      }
-      o << "    </testcase>\n";
-    }
+    o << "  <testsuite name=\"" << xml::escape(classname) << "\"";
+    if (!k.first.empty()) o << " package=\"" << xml::escape(k.first) << "\"";
+    o << counts_attributes(v, true) << ">\n";
+    if (!stack_written) stack_properties();
+    for (const auto* c : v) write_case(o, *c, classname);
+    if (auto it = binary_properties.find(k.first); it != binary_properties.end() && !it->second.empty())
+      o << "    <system-out>" << xml::escape(property_lines(it->second)) << "</system-out>\n";
     o << "  </testsuite>\n";
   }
   o << "</testsuites>\n";
@@ -339,7 +393,7 @@ std::string message_key(const std::string& cleaned) {
   std::string out;
   const std::string& s = cleaned;
   for (size_t i = 0; i < s.size();) {
-    bool word_start = i == 0 || !alnum(s[i - 1]);
+    bool word_start = i == 0 || !(alnum(s[i - 1]) || s[i - 1] == '_');
     size_t j = i;
     if (word_start && (s[j] == '-' || s[j] == '+') && j + 1 < s.size()) ++j;  // a sign belongs to the number
     if (word_start && s.size() - j >= 3) {
@@ -351,7 +405,7 @@ std::string message_key(const std::string& cleaned) {
         continue;
       }
     }
-    if (j < s.size() && digit(s[j])) {
+    if (word_start && j < s.size() && digit(s[j])) {
       while (j < s.size() && digit(s[j])) ++j;
       while (j + 1 < s.size() && s[j] == '.' && digit(s[j + 1]))  // 1.5, and versions: 2.11.0
         for (++j; j < s.size() && digit(s[j]);) ++j;
@@ -362,6 +416,12 @@ std::string message_key(const std::string& cleaned) {
           while (k < s.size() && digit(s[k])) ++k;
           j = k;
         }
+      }
+      // Only a number that stands alone: digits inside a name (f8e4m3, sm_90, 64M) stay.
+      if (j < s.size() && (alnum(s[j]) || s[j] == '_')) {
+        out.append(s, i, j - i);
+        i = j;
+        continue;
       }
       out += '#';
       i = j;

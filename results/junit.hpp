@@ -37,7 +37,7 @@ struct Case {
 };
 
 // Reads a gtest or CTest JUnit document; `binary` labels the cases when the file does not (a
-// merged file carries it as the "gpucts.binary" property of each testsuite).
+// merged file carries it as each testsuite's package, older ones as its "gpucts.binary" property).
 // Throws xml::XmlError for malformed XML and for a document that is not JUnit.
 std::vector<Case> read(const xml::Element& root, const std::string& origin, const std::string& binary);
 std::vector<Case> read_file(const std::string& path, const std::string& binary);
@@ -49,15 +49,27 @@ std::map<std::string, std::string> properties(const xml::Element& root);
 inline constexpr const char* kWaivedType = "gpucts.waived";
 
 // One JUnit document for all cases, a <testsuite> per (binary, suite), of the shape CI servers
-// validate against (Jenkins xunit's junit-10.xsd, ci/junit-10.xsd here): properties only at
-// testsuite level (gpucts.binary, then `suite_properties`, e.g. the stack's versions); a case's own
-// properties in its <system-out>; `message` the one-line cause (cause()), the full text in the
-// body; a waived failure as <skipped type="gpucts.waived"> with its text. `binary_properties` adds
-// properties to the testsuites of one binary (gpucts.simulated_hosts of a simulated-hosts run).
+// validate against (Jenkins xunit's junit-10.xsd, suites/data/junit/junit-10.xsd here): times in
+// plain decimal (time_text); the binary as the testsuite's package; `suite_properties` (the stack's
+// versions) once, in the first testsuite, since readers that gather every testsuite's properties
+// into one table (xunitparser) refuse a name twice; a binary's `binary_properties`
+// (gpucts.simulated_hosts of a simulated-hosts run) and a case's own properties as "name=value"
+// lines in the <system-out> of its testsuite or testcase; a failure's `type` its class
+// (failure_class) and its `message` the one-line cause (cause()), the full text in the body; a
+// waived failure as <skipped type="gpucts.waived"> with its text.
 using PropertyMap = std::map<std::string, std::string>;
 std::string write(const std::vector<Case>& cases, const std::string& name,
                   const PropertyMap& suite_properties = {},
                   const std::map<std::string, PropertyMap>& binary_properties = {});
+
+// A JUnit time: seconds in plain decimal ("0.000090"), never an exponent, which the xunit
+// plugin's time pattern (digits, thousands commas, one decimal point) refuses; "0" for no time.
+std::string time_text(double seconds);
+
+// Why a failing case failed, one word for the failure's `type`: its gpucts.failure_class property
+// where the harness recorded one, else read from its text: resource, timeout, corruption, crash,
+// nccl, cuda; "assertion" (a failure) or "error" (an error) for anything else.
+std::string failure_class(const Case& c);
 
 struct Counts {
   int passed = 0, failed = 0, errors = 0, skipped = 0;
@@ -78,7 +90,8 @@ std::string clean_message(const std::string& text);
 // first ("known NCCL defect: nccl-1950 (...)"), then clean_message of the rest.
 std::string cause(const std::string& text);
 
-// A key that groups messages differing only in their numbers: every number (and nan/inf) is '#'.
+// A key that groups messages differing only in their numbers: every number that stands alone (and
+// nan/inf) is '#'; digits inside a word (f8e4m3, sm_90, 64M, rank0) stay.
 std::string message_key(const std::string& cleaned);
 
 }  // namespace cts::junit

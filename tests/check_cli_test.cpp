@@ -432,7 +432,7 @@ TEST(CheckCli, UnknownCommandsAndOptionsListTheKnownOnes) {
        "gpucts gpus: unknown option --gpus (known: -h/--help --version --resource-spec --host)\n"},
       {"check -j",
        "gpucts check: unknown option -j (known: -h/--help --version --fingerprint --matrix --json "
-       "--strict-defects --job-ranks)\n"},
+       "--strict-defects --job-ranks --no-python)\n"},
   };
   for (const auto& b : kUnknown) {
     CliRun r = gpucts(b.args);

@@ -189,7 +189,8 @@ class FaultTest : public ::testing::Test {
   std::string junit() {
     std::string out = dir_ + "/child.junit";  // outside a **/*.xml glob: its failures are on purpose
     RunResult r = run({cli(), "journal-to-junit", "--journal-dir", dir_, "--output", out}, child_env({}), 30);
-    EXPECT_EQ(r.code, 0) << r.output;
+    // 1: written, but the journals are incomplete (a rank the launcher counted left none).
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << r.output;
     std::ifstream f(out);
     std::stringstream ss;
     ss << f.rdbuf();
@@ -289,7 +290,7 @@ TEST_P(RankDeath, NamesTheRankThatWentFirst) {
   std::string xml = junit();
   EXPECT_TRUE(well_formed(xml)) << xml;
   EXPECT_NE(xml.find("name=\"Before\""), std::string::npos) << xml;
-  EXPECT_NE(xml.find("<error message="), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<error type="), std::string::npos) << xml;
   EXPECT_NE(xml.find("first cause: rank " + std::to_string(p.culprit)), std::string::npos) << xml;
   EXPECT_NE(last_cli_output_.find("child: first cause: rank " + std::to_string(p.culprit)), std::string::npos)
       << last_cli_output_;
@@ -410,7 +411,7 @@ TEST_P(Interrupt, JournalsTheInterruptedCaseAndExits) {
   EXPECT_EQ(interrupted, want) << describe(r, t);
   std::string xml = junit();
   EXPECT_TRUE(well_formed(xml)) << xml;
-  EXPECT_NE(xml.find("<error message=\"interrupted by SIG"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("message=\"interrupted by SIG"), std::string::npos) << xml;
   EXPECT_NE(xml.find("was running Faults.Slow"), std::string::npos) << xml;
 }
 

@@ -706,15 +706,20 @@ TEST(JournalToJunit, AProcessKilledBetweenCasesOrAfterItsLastIsAnError) {
   put(j / "between.jsonl", journal_lines(false, 3, {"S.a"}));
   put(j / "after_last.jsonl", journal_lines(false, 2, {"S.a", "S.b"}));
   put(j / "fine.jsonl", journal_lines(true, 1, {"S.a"}));
-  put(j / "odd.rank99999999999.jsonl", journal_lines(true, 1, {"S.a"}));  // no rank of ours: left alone
+  put(j / "odd.rank99999999999.jsonl", journal_lines(true, 1, {"S.a"}));  // no rank a launcher gives
   put(j / "deep.jsonl", std::string(100000, '[') + "\n" + journal_lines(true, 1, {"S.a"}));
   fs::path out = fs::path(d.path()) / "junit.xml";
   auto r = run({gpucts(), "journal-to-junit", "--journal-dir", j.string(), "--output", out.string()});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The JUnit is written; the journal with a rank beyond any rank makes it incomplete: exit 1.
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("odd.rank99999999999.jsonl: rank number 99999999999 is beyond any rank"),
+            std::string::npos)
+      << r.output;
   auto cases = junit::read_file(out.string(), "");
   std::map<std::string, std::string> status;
   for (const auto& c : cases)
     status[c.suite + "." + c.name] = std::string(junit::status_name(c.status)) + ": " + c.message;
+  EXPECT_EQ(status["odd.journal"].rfind("error: ", 0), 0u) << status["odd.journal"];
   EXPECT_EQ(status["between.process_end"].rfind("error: did not end normally", 0), 0u)
       << status["between.process_end"];
   EXPECT_NE(status["between.process_end"].find("after case S.a (2 planned case(s) did not run)"),

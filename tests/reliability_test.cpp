@@ -3,6 +3,12 @@
 // comparison over synthetic fingerprints, and collective-argument comparison.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
 
 #include <map>
 #include <string>
@@ -208,16 +214,80 @@ TEST(Junit, InterruptedCaseIsAnErrorNamingWhatRan) {
               R"({"event":"interrupted","signal":"SIGTERM","reason":"interrupted by SIGTERM during S.Mid","case":"S.Mid","time_ms":1100})"),
       mid + line(R"({"event":"fault","kind":"signal","signal":"SIGSEGV","case":"S.Mid","time_ms":1050})"));
   std::string x = journals_to_junit({t});
-  EXPECT_NE(x.find(R"(<testsuites name="gpucts journals" tests="2" failures="0" errors="1" skipped="0">)"),
-            std::string::npos)
-      << x;
-  EXPECT_NE(x.find(R"(<testcase classname="S" name="Before")"), std::string::npos) << x;
   EXPECT_NE(
-      x.find(
-          R"(<error message="interrupted by SIGTERM (rank 0 (node-a) was running S.Mid); first cause: rank 1 (node-b): SIGSEGV)"),
+      x.find(R"(<testsuites name="gpucts journals" tests="2" failures="0" errors="1" time="0.001000">)"),
       std::string::npos)
       << x;
-  EXPECT_NE(x.find(R"(name="gpucts.rank1.end" value="killed by SIGSEGV)"), std::string::npos) << x;
+  EXPECT_NE(x.find(R"(<testcase classname="gpucts_x.S" name="Before" time="0.001000">)"), std::string::npos)
+      << x;
+  EXPECT_NE(
+      x.find(
+          R"(<error type="crash" message="interrupted by SIGTERM (rank 0 (node-a) was running S.Mid); first cause: rank 1 (node-b): SIGSEGV)"),
+      std::string::npos)
+      << x;
+  EXPECT_NE(x.find("gpucts.rank1.end=killed by SIGSEGV"), std::string::npos) << x;
+  EXPECT_EQ(x.find(" skipped=\"0\">\n  <testsuite"), std::string::npos) << "no testsuites@skipped: " << x;
+}
+
+// A rank the launcher counted that left no journal, a result the reader does not know, a case end
+// without a string name: each an error case and a problem, never a quiet pass.
+TEST(Junit, IncompleteJournalsAreErrorsAndProblems) {
+  auto t = two_ranks(
+      kBeforePassed + line(R"({"event":"end","case":"S.Odd","result":"maybe","message":"","time_ms":1003})") +
+          line(R"({"event":"end","case":7,"result":"passed","time_ms":1004})") +
+          line(R"({"event":"program_end","time_ms":1005})"),
+      kBeforePassed + line(R"({"event":"program_end","time_ms":1005})"));
+  t.ranks[0].world_size = 3;  // the launcher started three ranks; rank 2 wrote nothing
+  const JournalJunit j = journals_to_cases({t});
+  std::map<std::string, junit::Case> by_name;
+  for (const auto& c : j.cases) by_name[c.name] = c;
+  ASSERT_TRUE(by_name.count("Odd"));
+  EXPECT_EQ(by_name["Odd"].status, junit::Status::error);
+  EXPECT_NE(by_name["Odd"].message.find("unknown result 'maybe'"), std::string::npos);
+  ASSERT_TRUE(by_name.count("rank2_journal"));
+  EXPECT_EQ(by_name["rank2_journal"].status, junit::Status::error);
+  ASSERT_TRUE(by_name.count("journal")) << "the nameless case end";
+  EXPECT_NE(by_name["journal"].message.find("line 6: a case end without a case name"), std::string::npos)
+      << by_name["journal"].message;
+  EXPECT_EQ(j.problems.size(), 3u);
+  EXPECT_FALSE(journals_to_cases({}).problems.empty()) << "no journal at all is not a green run";
+}
+
+TEST(Junit, RankBeyondIntIsNamedNotDropped) {
+  const std::string dir = ::testing::TempDir() + "gpucts-journal-bigrank-" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  std::ofstream(dir + "/gpucts_x.rank99999999999.jsonl") << kBeforePassed;
+  auto runs = read_journal_dir(dir);
+  std::remove((dir + "/gpucts_x.rank99999999999.jsonl").c_str());
+  ::rmdir(dir.c_str());
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_EQ(runs[0].unreadable.size(), 1u);
+  EXPECT_NE(runs[0].unreadable[0].find("rank number 99999999999"), std::string::npos);
+  EXPECT_FALSE(journals_to_cases(runs).problems.empty());
+}
+
+// A million-case journal is read and written in seconds: rows are found by name, not by a scan.
+TEST(Junit, LinearInTheNumberOfCases) {
+  std::string body;
+  const int n = 200000;
+  body.reserve(static_cast<size_t>(n) * 140);
+  for (int i = 0; i < n; ++i) {
+    const std::string name = "S.c" + std::to_string(i);
+    body += R"({"event":"start","case":")" + name +
+            R"(","time_ms":1001})"
+            "\n";
+    body += R"({"event":"end","case":")" + name +
+            R"(","result":"passed","time_ms":1001.5})"
+            "\n";
+  }
+  TestRun t;
+  t.test = "gpucts_big";
+  t.ranks.push_back(parse_journal("big", -1, body));
+  const auto start = std::chrono::steady_clock::now();
+  const std::string x = journals_to_junit({t});
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(x.find("tests=\"" + std::to_string(n) + "\""), std::string::npos);
+  EXPECT_LT(s, 10.0) << n << " cases took " << s << " s";
 }
 
 TEST(Junit, EscapesMessages) {
