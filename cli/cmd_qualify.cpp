@@ -20,6 +20,7 @@
 #include "matrix/matrix.hpp"
 #include "matrix/nccl_defects.hpp"
 #include "report/bundle.hpp"
+#include "report/prometheus.hpp"
 #include "report/run_notes.hpp"
 #include "report/summary.hpp"
 #include "report/verdict.hpp"
@@ -53,6 +54,9 @@ const CommandSpec kQualifySpec = {
      {"probe-rank-into", "DIR", "internal: the per-rank probe that --mpi-ranks runs"},
      {"level", "L", "quick, standard (default) or full, as dcgmi diag -r (docs/qualify.md)"},
      {"expect-gpus", "N", "fail unless at least N GPUs are visible (default $GPUCTS_EXPECT_GPUS)"},
+     {"status-file", "FILE",
+      "also write the verdict as one word (pass, waived, fail, no_gpu, not_run) for a node label"},
+     {"prom", "FILE", "also write a node_exporter textfile: verdict, counts, 8 B latency and 1 GiB busbw"},
      {"accept-known", "ID[,ID]",
       "waive failures (and check findings) of these nccl_defects.csv ids: verdict PASS (waived: ID)"}},
     {{"no-python", "do not probe torch and Lightning through python"},
@@ -69,7 +73,8 @@ const CommandSpec kQualifySpec = {
     "Known NCCL defects: a case of this run that reproduces one fails the run unless --accept-known names\n"
     "it; one that no case here could meet is listed, not judged.\n"
     "Exit status: 0 pass (or pass with waivers), 1 fail (or interrupted), 2 bad usage or bad input,\n"
-    "3 no GPU visible: nothing failed but the GPU suites did not run."};
+    "3 no GPU visible: nothing failed but the GPU suites did not run, 4 not run: a selected suite that\n"
+    "applies here did not run (a library it needs is absent) or nothing selected ran."};
 
 namespace {
 
@@ -472,6 +477,8 @@ int finish(const Args& a, Run& r) {
   try {
     const bundle::Bundle written = bundle::load(r.dir.string());  // reading it back proves it valid
     summary::write(written);
+    if (auto f = a.value("status-file")) write_node_status(*f, m.verdict);
+    if (auto f = a.value("prom")) bundle::write_text(*f, prometheus_text(written, m.verdict));
     warnings = summary::defect_warnings(written);
     notes = summary::run_mode_notes(written);
   } catch (const bundle::BundleError& e) {

@@ -65,7 +65,8 @@ std::vector<std::string> failures(const Inputs& in, const std::vector<std::strin
   std::set<std::string> named;
   for (const auto& s : m.suites) {
     using bundle::SuiteStatus;
-    if (s.status == SuiteStatus::passed || s.status == SuiteStatus::skipped || s.status == SuiteStatus::not_run)
+    if (s.status == SuiteStatus::passed || s.status == SuiteStatus::skipped ||
+        s.status == SuiteStatus::not_run)
       continue;
     if (suite_passed_with_waivers(in.cases, s)) continue;
     named.insert(s.name);
@@ -102,7 +103,8 @@ std::vector<std::string> unrun(const Inputs& in) {
     }
   }
   if (ran == 0 && !in.manifest.suites.empty())
-    out.insert(out.begin(), "no selected suite ran a case (" + n(skipped) + " skipped, " + n(not_run) + " not run)");
+    out.insert(out.begin(),
+               "no selected suite ran a case (" + n(skipped) + " skipped, " + n(not_run) + " not run)");
   return out;
 }
 
@@ -119,21 +121,30 @@ std::optional<Kind> parse_kind(const std::string& text) {
 int exit_code(Kind k) {
   switch (k) {
     case Kind::pass:
-    case Kind::waived: return 0;
-    case Kind::fail: return 1;
-    case Kind::no_gpu: return 3;
-    case Kind::not_run: return 4;
+    case Kind::waived:
+      return 0;
+    case Kind::fail:
+      return 1;
+    case Kind::no_gpu:
+      return 3;
+    case Kind::not_run:
+      return 4;
   }
   return 1;
 }
 
 std::string Verdict::text() const {
   switch (kind) {
-    case Kind::pass: return "PASS";
-    case Kind::fail: return "FAIL";
-    case Kind::no_gpu: return "NO GPU: GPU suites not run";
-    case Kind::not_run: return "NOT RUN: selected suites did not run";
-    case Kind::waived: break;
+    case Kind::pass:
+      return "PASS";
+    case Kind::fail:
+      return "FAIL";
+    case Kind::no_gpu:
+      return "NO GPU: GPU suites not run";
+    case Kind::not_run:
+      return "NOT RUN: selected suites did not run";
+    case Kind::waived:
+      break;
   }
   std::string ids;
   for (const auto& w : waivers)
@@ -175,8 +186,8 @@ Verdict decide(const Inputs& in) {
         ++waiver_for(v.waivers, defect).findings;
       if (!finding_counts(f, m.accepted_known, m.nccl_selected)) continue;
       ++v.check_errors;
-      check_lines.push_back("check error " + (id.empty() ? "?" : id) + (defect.empty() ? "" : " " + defect) + ": " +
-                            text_field(f, "subject"));
+      check_lines.push_back("check error " + (id.empty() ? "?" : id) + (defect.empty() ? "" : " " + defect) +
+                            ": " + text_field(f, "subject"));
     }
   if (auto failed = failures(in, check_lines); !failed.empty()) {
     v.kind = Kind::fail;
@@ -187,11 +198,14 @@ Verdict decide(const Inputs& in) {
   // before the GPU count was recorded keeps the decision qualify wrote into it.
   int gpu_unrun = 0;
   for (const auto& s : m.suites)
-    gpu_unrun += s.gpus > 0 && (s.status == bundle::SuiteStatus::not_run || s.status == bundle::SuiteStatus::skipped);
-  const bool no_gpu = m.gpus_visible < 0 ? m.verdict == kind_name(Kind::no_gpu) : m.gpus_visible == 0 && gpu_unrun > 0;
+    gpu_unrun +=
+        s.gpus > 0 && (s.status == bundle::SuiteStatus::not_run || s.status == bundle::SuiteStatus::skipped);
+  const bool no_gpu =
+      m.gpus_visible < 0 ? m.verdict == kind_name(Kind::no_gpu) : m.gpus_visible == 0 && gpu_unrun > 0;
   if (no_gpu) {
     v.kind = Kind::no_gpu;
-    v.reasons.push_back("no GPU visible" + (m.no_gpu_detail.empty() ? std::string() : " (" + m.no_gpu_detail + ")") +
+    v.reasons.push_back("no GPU visible" +
+                        (m.no_gpu_detail.empty() ? std::string() : " (" + m.no_gpu_detail + ")") +
                         (gpu_unrun ? ": " + n(gpu_unrun) + " GPU suite(s) not run" : std::string()));
     return v;
   }

@@ -56,6 +56,7 @@ bool suite_passed_with_waivers(const std::vector<junit::Case>& cases, const bund
 
 // Does this check finding count as an error of the run? Errors count, except a known NCCL defect
 // that was accepted, or that no NCCL suite of the run could meet (`judge_defects` false).
-bool finding_counts(const nlohmann::json& finding, const std::vector<std::string>& accepted, bool judge_defects);
+bool finding_counts(const nlohmann::json& finding, const std::vector<std::string>& accepted,
+                    bool judge_defects);
 
 }  // namespace cts::verdict

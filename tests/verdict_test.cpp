@@ -33,7 +33,8 @@ junit::Case one_case(const std::string& binary, Status status, const std::string
 }
 
 nlohmann::json finding(const std::string& id, const std::string& severity, const std::string& source = "") {
-  nlohmann::json f = {{"id", id}, {"severity", severity}, {"subject", "rank 0"}, {"message", "m"}, {"source", source}};
+  nlohmann::json f = {
+      {"id", id}, {"severity", severity}, {"subject", "rank 0"}, {"message", "m"}, {"source", source}};
   if (id == "nccl-known-defect") f["defect"] = "nccl-1950";
   return f;
 }
@@ -44,7 +45,8 @@ struct Fixture {
   std::vector<std::string> set_aside;
   Fixture() {
     b.manifest.gpus_visible = 1;
-    b.manifest.suites = {suite("gpucts_collectives", SuiteStatus::passed, 1), suite("gpucts_version", SuiteStatus::passed)};
+    b.manifest.suites = {suite("gpucts_collectives", SuiteStatus::passed, 1),
+                         suite("gpucts_version", SuiteStatus::passed)};
     b.cases = {one_case("gpucts_collectives", Status::passed), one_case("gpucts_version", Status::passed)};
     b.check = {{"verdict", "pass"}, {"findings", nlohmann::json::array()}};
   }
@@ -91,12 +93,16 @@ const std::vector<Row>& rows() {
          f.b.bandwidth.emplace_back("gpucts_bandwidth", run);
        },
        verdict::Kind::fail, 1, "gpucts_bandwidth: 1 bandwidth point(s) below threshold"},
-      {"a check error", [](Fixture& f) { f.b.check["findings"].push_back(finding("cross-host-mismatch", "error")); },
+      {"a check error",
+       [](Fixture& f) { f.b.check["findings"].push_back(finding("cross-host-mismatch", "error")); },
        verdict::Kind::fail, 1, "check error cross-host-mismatch"},
-      {"a check warning", [](Fixture& f) { f.b.check["findings"].push_back(finding("nccl-env-unknown", "warning")); },
+      {"a check warning",
+       [](Fixture& f) { f.b.check["findings"].push_back(finding("nccl-env-unknown", "warning")); },
        verdict::Kind::pass, 0, ""},
       {"a known defect error (strict) where NCCL ran",
-       [](Fixture& f) { f.b.check["findings"].push_back(finding("nccl-known-defect", "error", kDefectSource)); },
+       [](Fixture& f) {
+         f.b.check["findings"].push_back(finding("nccl-known-defect", "error", kDefectSource));
+       },
        verdict::Kind::fail, 1, "check error nccl-known-defect nccl-1950"},
       {"a known defect error where no NCCL suite ran",
        [](Fixture& f) {
@@ -111,7 +117,8 @@ const std::vector<Row>& rows() {
          f.b.cases.push_back(one_case("gpucts_collectives", Status::skipped, "waived"));
          f.b.cases.back().properties["gpucts.waived"] = "nccl-1950";
        },
-       verdict::Kind::waived, 0, "waived with --accept-known: nccl-1950 (1 failed case(s), 1 check finding(s))"},
+       verdict::Kind::waived, 0,
+       "waived with --accept-known: nccl-1950 (1 failed case(s), 1 check finding(s))"},
       {"a failed suite whose every failure was waived",
        [](Fixture& f) {
          f.b.manifest.accepted_known = {"nccl-1950"};
@@ -143,7 +150,9 @@ const std::vector<Row>& rows() {
        },
        verdict::Kind::fail, 1, "gpucts_version failed"},
       {"a suite needing more GPUs than visible: not this machine's",
-       [](Fixture& f) { f.b.manifest.suites.push_back(suite("gpucts_collectives_w8", SuiteStatus::not_run, 8)); },
+       [](Fixture& f) {
+         f.b.manifest.suites.push_back(suite("gpucts_collectives_w8", SuiteStatus::not_run, 8));
+       },
        verdict::Kind::pass, 0, ""},
       {"a suite that applies here did not run (library absent)",
        [](Fixture& f) {
