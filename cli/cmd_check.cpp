@@ -10,17 +10,15 @@
 
 namespace cts::cli {
 
-const CommandSpec
-    kCheckSpec = {{{"fingerprint", "FILE",
-                    "a fingerprint probed elsewhere (repeatable; default: probe this machine)"},
-                   {"matrix", "DIR", "load matrix/data/*.csv from DIR instead of the built-in matrix"}},
-                  {{"json", "print the result as one JSON object (gpucts.check)"},
-                   {"strict-defects", "a known NCCL defect of the loaded release is an error, not a warning"},
-                   {"job-ranks",
-                    "the fingerprints are the ranks of one job, in rank order: also compare GPU placement, "
-                    "environment and interfaces across them (gpucts' preflight)"}},
-                  {"no-python",
-                   "do not probe torch and Lightning through python (a Slurm prolog, a node without torch)"}},
+const CommandSpec kCheckSpec = {
+    {{"fingerprint", "FILE", "a fingerprint probed elsewhere (repeatable; default: probe this machine)"},
+     {"matrix", "DIR", "load matrix/data/*.csv from DIR instead of the built-in matrix"}},
+    {{"json", "print the result as one JSON object (gpucts.check)"},
+     {"strict-defects", "a known NCCL defect of the loaded release is an error, not a warning"},
+     {"job-ranks",
+      "the fingerprints are the ranks of one job, in rank order: also compare GPU placement, "
+      "environment and interfaces across them (gpucts' preflight)"},
+     {"no-python", "do not probe torch and Lightning through python (a Slurm prolog, a node without torch)"}},
     "usage: gpucts check [OPTIONS]\n"
     "Checks fingerprints (default: a probe of this machine) against the compatibility matrix\n"
     "(default: the one built in). Several --fingerprint files are each checked alone and all against\n"
@@ -30,8 +28,7 @@ const CommandSpec
     "gpucts_preflight package): two ranks on one GPU, more ranks than GPUs, NCCL_* settings that differ,\n"
     "an NCCL_SOCKET_IFNAME selecting nothing are findings too. Under an MPI launcher with several ranks\n"
     "every rank probes itself and rank 0 prints one report (gpucts_check_ranks).\n"
-    "Exit status: 0 no error finding, 1 at least one error finding, 2 bad input."
-};
+    "Exit status: 0 no error finding, 1 at least one error finding, 2 bad input."};
 
 int cmd_check(const Args& a) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
