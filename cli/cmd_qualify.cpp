@@ -4,13 +4,15 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <regex>
 #include <sstream>
 
 #include "cli/args.hpp"
+#include "cli/bundle_dir.hpp"
 #include "cli/commands.hpp"
+#include "cli/ctest_regex.hpp"
 #include "cli/qualify_check.hpp"
 #include "cli/qualify_load.hpp"
+#include "cli/qualify_options.hpp"
 #include "cli/qualify_run.hpp"
 #include "fixtures/probe/environment.hpp"
 #include "fixtures/probe/gpu_requirement.hpp"
@@ -25,6 +27,7 @@
 #include "report/summary.hpp"
 #include "report/verdict.hpp"
 #include "results/file_names.hpp"
+#include "results/terminal_text.hpp"
 
 #ifndef GPUCTS_VERSION
 #define GPUCTS_VERSION "0.0.0"
@@ -85,11 +88,13 @@ std::string clock_str(double s) {
   return buf;
 }
 
-std::regex make_regex(const std::string& opt, const std::string& text) {
+// A selection pattern as CTest reads it (CMake's regular expressions, matched without recursion);
+// a pattern CMake would refuse, or one too long or deep, is a usage error naming the option.
+void check_regex(const std::string& opt, const std::string& text) {
   try {
-    return std::regex(text);
-  } catch (const std::regex_error& e) {
-    throw UsageError("--" + opt + " '" + text + "' is not a valid regular expression");
+    compile_ctest_regex("--" + opt, text);
+  } catch (const CtestRegexError& e) {
+    throw UsageError(e.what());
   }
 }
 
@@ -182,6 +187,7 @@ struct Run {
   std::string out;
   double timeout = 0, grace = 10;
   qualify::Selection sel;
+  qualify::CheckedOptions checked;
   bool run_all = false, python = true;
   // The tree and its suites.
   qualify::Tree tree;
@@ -218,15 +224,27 @@ std::optional<int> parse_expect_gpus(const Args& a) {
 void read_options(const Args& a, Run& r) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   r.expect_gpus = parse_expect_gpus(a);
+  // Every option that names an outside thing is refused now, before a folder or file exists.
+  try {
+    qualify::OptionValues ov;
+    ov.output = a.value("output");
+    ov.build_dir = a.value("build-dir");
+    ov.tests_json = a.value("tests-json");
+    ov.mpi_ranks = a.values("mpi-ranks");
+    ov.levels = a.values("level");
+    ov.fingerprints = a.values("fingerprint");
+    r.checked = qualify::check_options(ov);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   r.accepted = accepted_defects(a.values("accept-known"));
   // As ci/qualify names it: qualify-<UTC time> in the current folder.
   r.out = a.value("output").value_or("qualify-" + bundle::utc_now_compact());
   // ctest ANDs repeated -L; the other selections would silently keep one of their values.
-  for (const char* opt : {"exclude-label", "tests", "exclude-tests", "level"})
+  for (const char* opt : {"exclude-label", "tests", "exclude-tests"})
     if (a.values(opt).size() > 1)
       throw UsageError(std::string("--") + opt + " given " + std::to_string(a.values(opt).size()) +
-                       " times: give it once" +
-                       (std::string(opt) == "level" ? "" : ", with the alternatives in one regex (a|b)"));
+                       " times: give it once, with the alternatives in one regex (a|b)");
   r.timeout = a.number("timeout", 0);
   r.grace = a.number("grace", 10);
   if (r.timeout < 0 || r.grace < 0 || r.timeout > 1e7 || r.grace > 1e7)
@@ -236,19 +254,13 @@ void read_options(const Args& a, Run& r) {
     if (auto v = a.value(opt); v && !is_valid_utf8(*v))
       throw UsageError(std::string("--") + opt + " '" + excerpt(*v) +
                        "': not valid UTF-8 (the bundle records it in JSON)");
-  if (auto l = a.value("level")) {
-    try {
-      r.sel.level = qualify::parse_level(*l);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(std::string("--") + e.what());
-    }
-  }
+  r.sel.level = r.checked.level;
   r.sel.labels = a.values("label");
   r.sel.exclude_label = a.value("exclude-label");
   r.sel.tests = a.value("tests");
   r.sel.exclude_tests = a.value("exclude-tests");
   for (const char* opt : {"label", "exclude-label", "tests", "exclude-tests"})
-    for (const auto& v : a.values(opt)) make_regex(opt, v);  // a bad expression is a usage error naming it
+    for (const auto& v : a.values(opt)) check_regex(opt, v);  // a bad expression is a usage error naming it
   r.run_all = a.flag("run-all");
   r.python = !a.flag("no-python");
 }
@@ -287,17 +299,13 @@ void print_list(const Run& r) {
   }
 }
 
-// Step 3: a new or empty folder only: a bundle never mixes two runs.
+// Step 3: a new or empty folder only, claimed atomically: a bundle never mixes two runs.
 void create_bundle_dir(Run& r) {
-  if (r.out.empty()) throw UsageError("--output '': give a folder name");
-  fs::path dir = r.out;
-  std::error_code ec;
-  if (fs::exists(dir) && (!fs::is_directory(dir) || !fs::is_empty(dir)))
-    throw UsageError(dir.string() + " exists and is not an empty folder (qualify writes a new bundle)");
-  for (const char* sub : {"gtest", "journal", "logs", "fingerprints", "bandwidth", "rank-logs"})
-    fs::create_directories(dir / sub, ec);
-  if (ec) throw UsageError("cannot create " + dir.string() + ": " + ec.message());
-  r.dir = fs::canonical(dir);
+  try {
+    r.dir = claim_bundle_dir(r.out, {"gtest", "journal", "logs", "fingerprints", "bandwidth", "rank-logs"});
+  } catch (const BundleDirError& e) {
+    throw UsageError(e.what());
+  }
 }
 
 // Step 4: this host's fingerprint first (it says what is being qualified even if a suite hangs),
@@ -380,14 +388,14 @@ void run_suites(Run& r) {
       s.reason = not_run;
       s.gpus = t.gpus;
       s.missed = missed;
-      std::fprintf(stderr, "[%zu/%zu] %s: not run: %s\n", i + 1, r.selected.size(), t.name.c_str(),
-                   not_run.c_str());
+      std::fprintf(stderr, "[%zu/%zu] %s: not run: %s\n", i + 1, r.selected.size(),
+                   terminal_safe(t.name).c_str(), terminal_safe(not_run).c_str());
       r.m.suites.push_back(s);
       continue;
     }
     if (r.timeout > 0) e.timeout_s = r.timeout;
     const std::string head =
-        "[" + std::to_string(i + 1) + "/" + std::to_string(r.selected.size()) + "] " + t.name;
+        "[" + std::to_string(i + 1) + "/" + std::to_string(r.selected.size()) + "] " + terminal_safe(t.name);
     if (!tty) std::fprintf(stderr, "%s: started (timeout %.0f s)\n", head.c_str(), e.timeout_s);
     double last_line = 0;
     auto outcome = qualify::run_one(e, p, r.grace, [&](int done, int total, double el) {
@@ -406,7 +414,7 @@ void run_suites(Run& r) {
     std::fprintf(stderr, "%s%s: %s  %d passed, %d failed, %d errors, %d skipped  %s%s%s\n",
                  tty ? "\r\033[K" : "", head.c_str(), bundle::suite_status_name(outcome.run.status), c.passed,
                  c.failed, c.errors, c.skipped, clock_str(outcome.run.duration_s).c_str(),
-                 outcome.run.reason.empty() ? "" : "  -- ", outcome.run.reason.c_str());
+                 outcome.run.reason.empty() ? "" : "  -- ", terminal_safe(outcome.run.reason).c_str());
     r.cases.insert(r.cases.end(), outcome.cases.begin(), outcome.cases.end());
     r.m.suites.push_back(std::move(outcome.run));
   }
@@ -429,6 +437,7 @@ void record_context(Run& r) {
   if (r.sel.tests) m.selection["tests"] = *r.sel.tests;
   if (r.sel.exclude_tests) m.selection["exclude_tests"] = *r.sel.exclude_tests;
   m.accepted_known = r.accepted;
+  m.settings = stack_settings_in_force();  // the NCCL_*/TORCH_* settings in force, NVLS state
   m.nccl_selected = std::any_of(r.selected.begin(), r.selected.end(),
                                 [](const qualify::TestEntry& t) { return t.gpus > 0; });
 }
@@ -493,8 +502,8 @@ int finish(const Args& a, Run& r) {
               r.dir.c_str(), v.text().c_str(), n.passed, n.failed, n.errors, n.skipped - waived,
               waived ? (", " + std::to_string(waived) + " waived").c_str() : "", not_run, m.suites.size(),
               m.interrupted ? ", interrupted" : "", clock_str(m.elapsed_s).c_str());
-  for (const auto& x : v.reasons) std::printf("  because: %s\n", x.c_str());
-  for (const auto& w : warnings) std::printf("  warning: %s\n", w.c_str());
+  for (const auto& x : v.reasons) std::printf("  because: %s\n", terminal_safe(x).c_str());
+  for (const auto& w : warnings) std::printf("  warning: %s\n", terminal_safe(w).c_str());
   for (const auto& x : notes) std::printf("  note: %s\n", x.c_str());
   std::printf("summary: %s\n", (r.dir / "summary.html").c_str());
   return v.exit_code();

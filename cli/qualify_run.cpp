@@ -587,16 +587,12 @@ std::optional<Ending> supervise(const TestEntry& e, const RunPaths& p, const std
   Ending end;
   int status = 0;
   bool stopped = false;
+  // Ends the suite's whole process group and waits until no member is left, so nothing of it
+  // writes into the bundle after qualify has moved on.
   auto stop_group = [&](int first_signal) {
     stopped = true;
-    ::killpg(pid, first_signal);
-    const double until = elapsed() + grace_s;
-    while (elapsed() < until) {
-      if (::waitpid(pid, &status, WNOHANG) == pid) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ::killpg(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
+    const proc::GroupEnd g = proc::end_group(pid, first_signal, grace_s, false);
+    if (g.leader_status) status = *g.leader_status;
   };
   JournalTail tail;
   double last_report = -1;
@@ -604,7 +600,7 @@ std::optional<Ending> supervise(const TestEntry& e, const RunPaths& p, const std
     if (int sig = g_signal.load()) {
       end.status = SuiteStatus::interrupted;
       end.text = "qualify was interrupted by " + signal_name(sig) + "; forwarded to the suite";
-      stop_group(sig);
+      stop_group(signal_to_forward(sig));
       break;
     }
     if (elapsed() > e.timeout_s) {
@@ -624,6 +620,8 @@ std::optional<Ending> supervise(const TestEntry& e, const RunPaths& p, const std
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  // The leader exited by itself: what it left running in its group (a rank, a helper) ends too.
+  if (!stopped) proc::end_group(pid, SIGTERM, grace_s, true);
   end.duration_s = elapsed();
   if (!tail.path.empty()) tail.poll();
   end.cases_total = tail.total;

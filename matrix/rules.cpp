@@ -248,6 +248,7 @@ bool rule_nccl_known_defect(Ctx& c) {
                 d->link + "; affects " + when + "; only where " + defect_condition_text(*d) +
                 "; symptom: " + d->symptom,
             d->meta.evidence(), d->fix_hint());
+      c.out.back().defect = d->id;
     }
   return true;
 }
@@ -890,13 +891,15 @@ nlohmann::json CheckResult::to_json() const {
   nlohmann::json j;
   j["verdict"] = failed() ? "fail" : "pass";
   j["findings"] = nlohmann::json::array();
-  for (const auto& f : findings)
+  for (const auto& f : findings) {
     j["findings"].push_back({{"id", f.id},
                              {"severity", f.severity},
                              {"subject", f.subject},
                              {"message", f.message},
                              {"source", f.source},
                              {"fix", f.fix}});
+    if (!f.defect.empty()) j["findings"].back()["defect"] = f.defect;
+  }
   j["not_evaluated"] = not_evaluated;
   j["data_reach"] = {{"torch", reach.torch}, {"nccl", reach.nccl}, {"nccl_env", reach.nccl_env},
                      {"cudnn", reach.cudnn}, {"cuda", reach.cuda}, {"driver_branch", reach.driver_branch}};

@@ -17,8 +17,9 @@ struct Finding {
   std::string severity;  // error | warning | info
   std::string subject;   // "node-a rank 0", "node-a GPU 0", "NCCL_ALGO", ...
   std::string message;
-  std::string source;  // "torch.csv:2.11/cu130" or "rule:<name>"
-  std::string fix;     // what to do (wheel, driver branch, variable to change)
+  std::string source;    // "torch.csv:2.11/cu130" or "rule:<name>"
+  std::string fix;       // what to do (wheel, driver branch, variable to change)
+  std::string defect{};  // nccl_defects.csv id of an nccl-known-defect finding (JSON "defect"), else ""
 };
 
 struct CheckResult {

@@ -13,8 +13,10 @@
 
 #include "matrix/fingerprint.hpp"
 #include "matrix/input.hpp"
+#include "results/bundle_paths.hpp"
 #include "results/json_fields.hpp"
 #include "results/output_file.hpp"
+#include "results/terminal_text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -246,6 +248,15 @@ nlohmann::json check_from_json(const nlohmann::json& j, const std::string& origi
   return j;
 }
 
+namespace {
+// A path the bundle records, resolved inside it (no absolute path, "..", or link): else bad input.
+std::string in_bundle(const std::string& dir, const std::string& relative) {
+  std::string why;
+  if (auto p = inside_bundle(dir, relative, &why)) return *p;
+  throw BundleError(dir + ": " + terminal_safe(relative, 200) + ": " + why);
+}
+}  // namespace
+
 Bundle load(const std::string& dir) {
   Bundle b;
   b.dir = dir;
@@ -260,13 +271,13 @@ Bundle load(const std::string& dir) {
     b.cases = junit::read_file(jpath, "");
     // Each binary's own XML must be readable too: a truncated file is bad input, not "no cases".
     for (const auto& s : b.manifest.suites)
-      for (const auto& x : s.xml) xml::parse_file((fs::path(dir) / x).string());
+      for (const auto& x : s.xml) xml::parse_file(in_bundle(dir, x));
   } catch (const xml::XmlError& e) {
     throw BundleError(e.what());
   }
 
   for (const auto& f : json_files(fs::path(dir) / "fingerprints")) {
-    nlohmann::json j = parse_json_file(f.string());
+    nlohmann::json j = parse_json_file(in_bundle(dir, "fingerprints/" + f.filename().string()));
     try {
       fingerprint_from_json(j, f.string());  // validates the contract's schema
     } catch (const std::exception& e) {
@@ -279,7 +290,8 @@ Bundle load(const std::string& dir) {
                               : nlohmann::json{{"available", false}, {"reason", "no check.json"}};
   for (const auto& f : json_files(fs::path(dir) / "bandwidth")) {
     try {
-      b.bandwidth.emplace_back(f.stem().string(), bw::run_from_json(parse_json_file(f.string()), f.string()));
+      const std::string path = in_bundle(dir, "bandwidth/" + f.filename().string());
+      b.bandwidth.emplace_back(f.stem().string(), bw::run_from_json(parse_json_file(path), path));
     } catch (const bw::BandwidthError& e) {
       throw BundleError(e.what());
     }

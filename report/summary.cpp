@@ -13,6 +13,7 @@
 #include "report/run_notes.hpp"
 #include "report/verdict.hpp"
 #include "results/file_names.hpp"
+#include "results/run_settings.hpp"
 
 namespace fs = std::filesystem;
 
@@ -422,6 +423,7 @@ doc::Doc build(const bundle::Bundle& b) {
     for (auto& w : warnings) w = "warning: " + w;
     d.list(std::move(warnings));
   }
+  if (const std::string nvls = nvls_note(m.settings); !nvls.empty()) d.list({"note: " + nvls});
   if (auto notes = run_mode_notes(b); !notes.empty()) {
     for (auto& x : notes) x = "note: " + x;
     d.list(std::move(notes));
