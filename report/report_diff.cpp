@@ -142,10 +142,12 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
   }
 
   // Verdicts, and runs that did not finish.
+  const verdict::Verdict before = verdict::decide(c.baseline);
   for (size_t i = 0; i < n; ++i) {
-    if (verdict::decide(c.baseline).exit_code() == 0 && verdict::decide(c.candidates[i]).exit_code() != 0)
-      c.regressions[i].push_back("verdict: " + c.baseline.manifest.verdict + " -> " +
-                                 c.candidates[i].manifest.verdict);
+    const verdict::Verdict after = verdict::decide(c.candidates[i]);
+    if (before.exit_code() == 0 && after.exit_code() != 0)
+      c.regressions[i].push_back(std::string("verdict: ") + verdict::kind_name(before.kind) + " -> " +
+                                 verdict::kind_name(after.kind));
     if (c.candidates[i].manifest.interrupted)
       c.regressions[i].push_back("interrupted: the run was stopped before it finished");
   }

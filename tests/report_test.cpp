@@ -1513,8 +1513,10 @@ TEST(ReportCompare, DifferentLevelsAreComparedOnWhatBothRan) {
   standard.push_back(tc("gpucts_collectives", "c0_failing", "passed"));
   auto c = report::compare(scoped(root / "std", "standard", standard),
                            {scoped(root / "quick", "quick", quick)}, 5);
-  ASSERT_EQ(c.regressions[0].size(), 1u) << "only the case both ran and that now fails";
-  EXPECT_NE(c.regressions[0][0].find("newly failing: gpucts_collectives/AllReduce.c0_failing"),
+  // Only the case both ran and that now fails, and the verdict it turns to fail.
+  ASSERT_EQ(c.regressions[0].size(), 2u);
+  EXPECT_EQ(c.regressions[0][0], "verdict: pass -> fail");
+  EXPECT_NE(c.regressions[0][1].find("newly failing: gpucts_collectives/AllReduce.c0_failing"),
             std::string::npos);
   ASSERT_EQ(c.left_out[0].size(), 1u);
   EXPECT_EQ(c.left_out[0][0], "gpucts_collectives: 28 case(s) only the baseline ran");
@@ -1526,10 +1528,10 @@ TEST(ReportCompare, DifferentLevelsAreComparedOnWhatBothRan) {
                     "out: gpucts_collectives: 28 case(s) only the baseline ran"),
             std::string::npos)
       << md;
-  // The same level: the 28 cases are missing, a regression as before.
+  // The same level: the 28 cases are missing, a regression as before (with the verdict and the failure).
   auto same = report::compare(scoped(root / "std", "standard", standard),
                               {scoped(root / "q2", "standard", quick)}, 5);
-  EXPECT_EQ(same.regressions[0].size(), 2u);
+  EXPECT_EQ(same.regressions[0].size(), 3u);  // the verdict, the failing case, the missing ones
   // A bad key is one line naming the file and the field.
   fs::create_directories(root / "bad");
   bundle::write_text((root / "bad" / "manifest.json").string(), R"({"level": 3})");
