@@ -90,6 +90,10 @@ def _nccl_wheel(envs, ctx):
 def _nccl_system(envs, ctx):
     lib, v = other_release(ctx["torch_nccl"], "system")
     envs[2]["LD_PRELOAD"] = lib
+    # The preload maps both libraries into rank 2, so the preflight may name either finding: the
+    # release that differs across hosts, or two NCCLs in one process (torch calls one of them).
+    # Either names the cause when rank 0's report names the preloaded release and the rank.
+    ctx["must_name"] = [v, "rank 2"]
     return "rank 2 of 3 LD_PRELOADs the system NCCL %s" % v
 
 
@@ -143,7 +147,8 @@ def _driver_cuda(envs, ctx):
 
 CAUSES = {
     "nccl-release": (2, _nccl_wheel, r"undefined symbol|Mismatched NCCL version|HANG", "cross-host-mismatch|torch-import-failed|rank-not-joined"),
-    "nccl-release-3ranks": (3, _nccl_system, r"Mismatched NCCL version|Failed to recv|Broken pipe|HANG", "cross-host-mismatch"),
+    "nccl-release-3ranks": (3, _nccl_system, r"Mismatched NCCL version|Failed to recv|Broken pipe|HANG",
+                            "cross-host-mismatch|nccl-loaded-twice"),
     "socket-ifname": (2, _ifname, r"no socket interface found|HANG", "nccl-socket-ifname-no-match"),
     "env-differs": (2, _env_differs, None, "env-differs"),
     "same-gpu-no-hostid": (2, _same_gpu, r"Duplicate GPU detected|HANG", "gpu-shared-by-ranks"),
@@ -267,6 +272,15 @@ def main(argv):
     elif ptook > a.preflight_within:
         print("FAIL %s: the preflight took %.1f s (> %g s)" % (a.cause, ptook, a.preflight_within))
         ok = False
+    if m and ctx.get("must_name"):
+        # Rank 0 prints the report: its own output must carry the finding with what names the cause.
+        report = pres[0][1] if pres and pres[0][0] != "not started" else ""
+        line = re.search(r"^ERROR\s+(%s): [^\n]*" % preflight_expect, report, re.M)
+        missing = [w for w in ctx["must_name"] if not line or w not in line.group(0)]
+        if missing:
+            print("FAIL %s: rank 0's report does not name %s: %s" % (
+                a.cause, ", ".join(missing), line.group(0) if line else report[-1500:]))
+            ok = False
     named = m.group(0)[:200] if m else "nothing named"
     print("| %s (%s) | %s | %s, every rank stopped after %.1f s |" % (a.cause, what, stack, named, ptook))
     print("logs: %s" % a.logdir)

@@ -6,6 +6,7 @@ import ctypes
 import os
 import re
 
+from . import nccl_data
 from .payloads import (DTYPES, FLOAT_OPS_CHECKED, FP8, PREMUL_FACTOR, dtype_entry, is_exact, mismatch, payload,
                        reduce_expected, split_sizes, torch_dtype, values)
 from .runner import case, family
@@ -16,7 +17,7 @@ REDUCE_COUNTS = (1, 1021, 1048575)
 MOVE_COUNTS = (61, 65537)
 # What a backend says when it refuses an argument before running anything (every rank alike).
 _REFUSAL = re.compile(r"not supported|does not support|unsupported|not currently supported|cannot use|"
-                      r"not implemented|no support|invalid scalar type", re.I)
+                      r"not implemented|no support|invalid scalar type|data type must be", re.I)
 
 
 def _ops(dt):
@@ -48,16 +49,69 @@ def _torch_op(op):
 
 
 @contextlib.contextmanager
-def _refusal(ctx, what):
-    """A backend that refuses the arguments up front costs this case a skip naming its words; any
-    other error fails the case."""
+def _refusal(ctx, what, expected=None):
+    """A backend that refuses the arguments up front costs this case a skip naming its words and
+    release. An NCCL error is a skip only where nccl_ops.csv says this NCCL refuses the call
+    (`expected`, its row); any other error fails the case."""
     try:
         yield
     except (RuntimeError, ValueError, TypeError) as e:
         text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         if _REFUSAL.search(text) and "NCCL error" not in text:
             ctx.skip("%s with torch %s refuses %s: %s" % (_pg_name(ctx), _torch_version(), what, text))
+        if expected is not None and "NCCL error" in text:
+            ctx.prop("gpucts.nccl_refused", text)
+            ctx.skip("NCCL %s refuses %s on %d rank(s), as nccl_ops.csv predicts (%s/%s, %s): %s" % (
+                _dotted(_loaded_nccl(ctx)), what, ctx.size, expected["dtype"], expected["op"],
+                expected["evidence"], text))
         raise
+
+
+_LOADED = {}
+
+
+def _loaded_nccl(ctx):
+    """The NCCL version ProcessGroupNCCL calls (its runtime report, else the first libnccl
+    mapped), or None outside the NCCL worlds."""
+    if not ctx.on_gpu:
+        return None
+    if "v" not in _LOADED:
+        import torch.distributed as dist
+        runtime = getattr(dist.ProcessGroupNCCL, "get_runtime_nccl_version", None)
+        v = decode_nccl_version(runtime()) if callable(runtime) else None
+        if v is None:
+            paths = mapped_libnccl()
+            v = nccl_version_of(paths[0]) if paths else None
+        _LOADED["v"] = v
+    return _LOADED["v"]
+
+
+def _reduction(ctx, collective, dt, op, in_place, what, call, check):
+    """Runs one reducing collective and checks it, with what the data predicts: a refusal
+    (nccl_ops.csv) makes an NCCL error a skip and a run a failure; a known defect whose condition
+    and range hold (nccl_defects.csv) is named on the case (gpucts.known_defect when it fails,
+    gpucts.known_defect_not_seen when it passes), as the C++ suites name it."""
+    nccl = _loaded_nccl(ctx)
+    expected = nccl_data.refusal(dt, op, ctx.size, nccl) if nccl else None
+    with _refusal(ctx, what, expected):
+        call()
+    _sync(ctx)
+    defects = nccl_data.known_defects(collective, dt, op, in_place, ctx.size, nccl) if nccl else []
+    try:
+        check()
+    except AssertionError as e:
+        if expected is not None:
+            raise AssertionError("nccl_ops.csv says NCCL %s refuses %s on %d rank(s) but it ran: %s"
+                                 % (_dotted(nccl), what, ctx.size, e))
+        if defects:
+            ctx.prop("gpucts.known_defect", ",".join(defects))
+            raise AssertionError("%s\n  known NCCL defect: %s" % (e, nccl_data.describe(defects)))
+        raise
+    if expected is not None:
+        raise AssertionError("nccl_ops.csv says NCCL %s refuses %s on %d rank(s) but it ran and computed it "
+                             "right: update nccl_ops.csv" % (_dotted(nccl), what, ctx.size))
+    if defects:
+        ctx.prop("gpucts.known_defect_not_seen", ",".join(defects))
 
 
 def _pg_name(ctx):
@@ -110,11 +164,10 @@ def _all_reduce(dt, op, count):
         if why:
             ctx.skip(why)
         x = payload(dt, ctx.seed, ctx.rank, count, ctx.device)
-        with _refusal(ctx, "all_reduce %s of %s" % (op, dt)):
-            dist.all_reduce(x, op=_torch_op(op))
-        _sync(ctx)
         expected = reduce_expected(dt, op, ctx.seed, ctx.size, count, ctx.device)
-        _check(ctx, "all_reduce %s of %s x%d (in place)" % (op, dt, count), x, expected, dt, op)
+        _reduction(ctx, "all_reduce", dt, op, True, "all_reduce %s of %s" % (op, dt),
+                   lambda: dist.all_reduce(x, op=_torch_op(op)),
+                   lambda: _check(ctx, "all_reduce %s of %s x%d (in place)" % (op, dt, count), x, expected, dt, op))
     return body
 
 
@@ -149,11 +202,11 @@ def _reduce_scatter(dt, op, count):
             ctx.skip("torch %s has no reduce_scatter_tensor" % torch.__version__)
         x = payload(dt, ctx.seed, ctx.rank, count * ctx.size, ctx.device)
         out = torch.empty(count, dtype=x.dtype, device=ctx.device)
-        with _refusal(ctx, "reduce_scatter_tensor %s of %s" % (op, dt)):
-            dist.reduce_scatter_tensor(out, x, op=_torch_op(op))
-        _sync(ctx)
         expected = reduce_expected(dt, op, ctx.seed, ctx.size, count, ctx.device, offset=ctx.rank * count)
-        _check(ctx, "reduce_scatter_tensor %s of %s x%d per rank" % (op, dt, count), out, expected, dt, op)
+        _reduction(ctx, "reduce_scatter_tensor", dt, op, False, "reduce_scatter_tensor %s of %s" % (op, dt),
+                   lambda: dist.reduce_scatter_tensor(out, x, op=_torch_op(op)),
+                   lambda: _check(ctx, "reduce_scatter_tensor %s of %s x%d per rank" % (op, dt, count), out,
+                                  expected, dt, op))
     return body
 
 

@@ -1,11 +1,12 @@
 """DistributedDataParallel as PyTorch's own tests check it: after every step the weights are
 identical on every rank and equal to one process stepping over the whole global batch within
 the dtype's torch.testing tolerance; bf16 autocast; fp16 with GradScaler where an inf on one rank
-makes every rank skip that step; gradient_as_bucket_view and static_graph bit-identical to plain
-DDP; no_sync accumulation. Every rank runs every collective of a case before any rank reports a
+makes every rank skip that step; gradient_as_bucket_view and static_graph equal to plain DDP
+within the fp32 tolerance; no_sync accumulation. Every rank runs every collective of a case before any rank reports a
 difference, so one rank's finding never leaves the others waiting."""
 import copy
 
+from .payloads import mismatch
 from .runner import case
 
 IN, HIDDEN, OUT = 8, 32, 4
@@ -150,7 +151,10 @@ def bf16_autocast(ctx):
 
 @case("DDP", "bucket_view_static_graph_w{w}")
 def bucket_view_static_graph(ctx):
-    """gradient_as_bucket_view=True and static_graph=True give weights bit-identical to plain DDP."""
+    """gradient_as_bucket_view=True and static_graph=True give the weights of plain DDP within the
+    fp32 tolerance. Not bit for bit: both options change how gradients are laid out in and
+    reduced from the buckets (views into the bucket, buckets fixed after the first step), and
+    DDP promises no bitwise equality between two bucket layouts."""
     import inspect
     import torch
     from torch.nn.parallel import DistributedDataParallel
@@ -168,9 +172,12 @@ def bucket_view_static_graph(ctx):
             opt.step()
         ctx.same_on_every_rank(flat(tuned.module), "bucket-view/static-graph weights after step %d" % (step + 1))
         a, b = flat(plain.module), flat(tuned.module)
-        if not torch.equal(a, b) and not failures:
-            failures.append("step %d: gradient_as_bucket_view+static_graph weights differ from plain DDP "
-                            "(max |diff| %.3g)" % (step + 1, float((a - b).abs().max())))
+        rtol, atol = TOLERANCE["fp32"]
+        bad = mismatch(b, a, exact=False, rtol=rtol, atol=atol)
+        if bad and not failures:
+            failures.append("step %d: gradient_as_bucket_view+static_graph weights differ from plain DDP beyond "
+                            "fp32 tolerance: %s" % (step + 1, bad))
+    ctx.prop("gpucts.max_abs_diff_vs_reference", "%.3g" % float((a - b).abs().max()))
     finish(ctx, failures, [])
 
 
