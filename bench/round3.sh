@@ -27,7 +27,7 @@ if has py; then
 fi
 if has seeds; then
   stamp "seed causes"
-  timeout 420 ctest --test-dir "$B" -R '^gpucts_seed_' -j3 --timeout 150 -V >"$OUT/seeds.log" 2>&1
+  timeout 420 ctest --test-dir "$B" -R "^gpucts_seed_(${SEEDS:-.*})$" -j3 --timeout 150 -V >"$OUT/seeds.log" 2>&1
   summ "$OUT/seeds.log"
   grep -hE '^\| ' "$OUT/seeds.log" | sort -u
 fi

@@ -103,7 +103,10 @@ def _reduction(ctx, collective, dt, op, in_place, what, call, check):
         if expected is not None:
             raise AssertionError("nccl_ops.csv says NCCL %s refuses %s on %d rank(s) but it ran: %s"
                                  % (_dotted(nccl), what, ctx.size, e))
-        if defects:
+        # The known defects of this table leave the output's tail unwritten: a result wrong from
+        # its first element on is another failure, and must not be waived under their name.
+        first = re.search(r"first at index (\d+)", str(e))
+        if defects and first and int(first.group(1)) > 0:
             ctx.prop("gpucts.known_defect", ",".join(defects))
             raise AssertionError("%s\n  known NCCL defect: %s" % (e, nccl_data.describe(defects)))
         raise
