@@ -1,8 +1,11 @@
 // gpucts: the command-line entry point (check, fingerprint, qualify, report, ...). CLI11 parses
 // every subcommand's options from its CommandSpec (commands.hpp) and the command gets Args.
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -154,7 +157,15 @@ int main(int argc, char** argv) {
       return 2;
     }
     try {
-      return c.run(parsed(*subs[i], *c.spec, positional[i]));
+      const int rc = c.run(parsed(*subs[i], *c.spec, positional[i]));
+      // A result that did not reach standard output (a full disk, a closed pipe) is no success:
+      // a cut JSON file must not read as one written whole.
+      std::cout.flush();
+      if ((std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) && rc == 0) {
+        std::fprintf(stderr, "gpucts %s: cannot write standard output: %s\n", c.name, std::strerror(errno));
+        return 1;
+      }
+      return rc;
     } catch (const cts::cli::UsageError& e) {
       std::fprintf(stderr, "gpucts %s: %s\n", c.name, e.what());
       return 2;

@@ -488,3 +488,31 @@ TEST(CheckCli, LiveProbeGivesAVerdict) {
 
 }  // namespace
 }  // namespace cts
+
+namespace cts {
+namespace {
+
+// A result that cannot reach standard output (here /dev/full) is a failure, never a cut file read as
+// whole: fingerprint and check --json exit non-zero and say why on one line.
+TEST(CheckCli, StandardOutputThatCannotBeWrittenIsAFailure) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this machine";
+  const std::vector<std::string> commands = {"fingerprint --no-python",
+                                             "check --json --fingerprint " + kData + "h200_system_nccl.json"};
+  for (const std::string& args : commands) {
+    std::vector<std::string> argv{kBin};
+    std::istringstream words(args);
+    for (std::string w; words >> w;) argv.push_back(w);
+    proc::Options o;
+    o.out = proc::Output::File;
+    o.output_file = "/dev/full";
+    o.err = proc::Output::File;
+    o.error_file = (fs::path(kWork) / "err_full").string();
+    o.timeout_s = 60;
+    proc::Result p = proc::run(argv, o);
+    EXPECT_EQ(p.exit_code.value_or(-1), 1) << args;
+    EXPECT_NE(slurp(o.error_file).find("cannot write standard output"), std::string::npos) << args;
+  }
+}
+
+}  // namespace
+}  // namespace cts
