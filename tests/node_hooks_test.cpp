@@ -87,8 +87,11 @@ TEST(Prometheus, VerdictCountsLatencyAndBandwidth) {
   const std::regex sample_line(
       R"(^[a-z_0-9]+(\{[a-z_]+="([^"\\]|\\.)*"(,[a-z_]+="([^"\\]|\\.)*")*\})? [-+0-9.e]+$)");
   std::istringstream in(t);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("# ", 0) != 0) EXPECT_TRUE(std::regex_match(line, sample_line)) << line;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# ", 0) != 0) {
+      EXPECT_TRUE(std::regex_match(line, sample_line)) << line;
+    }
+  }
   // Each family has its HELP and TYPE once.
   for (const char* f : {"gpucts_verdict", "gpucts_cases", "gpucts_latency_8b_seconds"}) {
     const std::string type = std::string("# TYPE ") + f + " gauge\n";
