@@ -326,9 +326,10 @@ std::vector<Plot> plots(const std::vector<const bundle::Bundle*>& runs, const st
         for (const auto& [bytes, p] : by[i]) {
           s.points.emplace_back(static_cast<double>(bytes), value(*p));
           const bool same_metric = (p->threshold_metric == "busbw_gbps") == bus;
+          const double x = static_cast<double>(bytes);  // a structured binding is not captured (C++17)
           if (p->threshold_gbps && same_metric &&
               std::none_of(floor.points.begin(), floor.points.end(),
-                           [&](const std::pair<double, double>& f) { return f.first == bytes; }))
+                           [x](const std::pair<double, double>& f) { return f.first == x; }))
             floor.points.emplace_back(static_cast<double>(bytes), *p->threshold_gbps);
         }
         ap.series.push_back(std::move(s));

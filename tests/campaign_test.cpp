@@ -854,7 +854,7 @@ TEST(CampaignCli, RunsEachReleaseAndNoticesTheWrongLibrary) {
   fs::remove_all(store / "2.27.7");
   const std::string build = fs::path(self_dir()).parent_path().string();
   const std::vector<std::string> campaign = {
-      "campaign", "--nccl",           here + ",2.27.7", "--label",      "cpu",
+      "campaign", "--nccl",           here + ",2.27.7", "--label",      "harness",
       "--tests",  "^gpucts_version$", "--store",        store.string(), "--build-dir",
       build,      "--output",         tmp.path() + "/c"};
   EXPECT_EQ(run_gpucts(campaign, &out), 1) << out;
