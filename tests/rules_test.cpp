@@ -949,16 +949,18 @@ TEST(KnownDefects, EveryRowIsSourcedAndSaysHowToFixIt) {
 // a short typo is still found.
 TEST(NcclEnvLint, DidYouMeanIsFastOnHugeOrManyNames) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::map<std::string, std::string> env = {{"NCCL_" + std::string(16 << 20, 'X'), "1"},
+  // Sizes at which the old search took minutes (it compared every byte of every name), small
+  // enough that the sanitizer build (-O0, ASan) stays well inside the bound.
+  std::map<std::string, std::string> env = {{"NCCL_" + std::string(2 << 20, 'X'), "1"},
                                             {"NCCL_SOCKET_IFNAMES", "eth0"}};
-  for (int i = 0; i < 20000; ++i) env["NCCL_UNKNOWN_NAME_" + std::to_string(i)] = "1";
+  for (int i = 0; i < 2000; ++i) env["NCCL_UNKNOWN_NAME_" + std::to_string(i)] = "1";
   const auto findings = lint_nccl_env(builtin_matrix(), env, std::nullopt);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20);
   bool typo = false;
   for (const auto& f : findings)
     typo |= f.message.find("did you mean NCCL_SOCKET_IFNAME?") != std::string::npos;
   EXPECT_TRUE(typo);
-  EXPECT_GE(findings.size(), 20002u);
+  EXPECT_GE(findings.size(), 2002u);
 }
 
 }  // namespace cts
