@@ -110,7 +110,8 @@ int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, s
                                 "give each rank its own GPU and the same stack and environment"});
     }
     if (pf.simulated_hosts() && !json)
-      out << safe_line("gpucts check: " + simulated_hosts_note(pf.nccl_hosts) + " (" + pf.host_ids + ")") << "\n";
+      out << safe_line("gpucts check: " + simulated_hosts_note(pf.nccl_hosts) + " (" + pf.host_ids + ")")
+          << "\n";
   }
   if (json)
     out << r.to_json().dump(2) << "\n";

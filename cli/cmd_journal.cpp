@@ -29,7 +29,8 @@ const CommandSpec kJournalToJunitSpec = {
     "that cannot be written or is a symbolic link)."};
 
 int cmd_journal_to_junit(const Args& a) {
-  if (!a.positional().empty()) throw UsageError("unexpected argument '" + terminal_safe(a.positional().front()) + "'");
+  if (!a.positional().empty())
+    throw UsageError("unexpected argument '" + terminal_safe(a.positional().front()) + "'");
   auto dir = a.value("journal-dir");
   auto out = a.value("output");
   if (!dir) throw UsageError("--journal-dir DIR is required");

@@ -59,9 +59,9 @@ void put_version(json& j, const char* key, const std::optional<Version>& v) {
 }
 
 const std::vector<std::string> kKnownTop = {
-    "schema", "host",      "rank",     "boot_id", "driver", "cuda_runtime", "cuda_toolkit", "nccl", "cudnn",
-    "torch",  "lightning", "compiler", "gpus",    "p2p",    "interfaces",   "shm_bytes",    "env",
-    "nccl_debug_file"};
+    "schema",       "host", "rank",       "boot_id",   "driver",    "cuda_runtime",
+    "cuda_toolkit", "nccl", "cudnn",      "torch",     "lightning", "compiler",
+    "gpus",         "p2p",  "interfaces", "shm_bytes", "env",       "nccl_debug_file"};
 
 }  // namespace
 

@@ -83,7 +83,7 @@ struct Fingerprint {
   std::optional<long long> shm_bytes;
   std::optional<std::map<std::string, std::string>> env;
   std::optional<NcclDebugFileFolder> nccl_debug_file;  // recorded only where NCCL_DEBUG_FILE is set
-  nlohmann::json extra = nlohmann::json::object();  // unknown top-level fields, kept verbatim
+  nlohmann::json extra = nlohmann::json::object();     // unknown top-level fields, kept verbatim
 
   // A short label for messages: "node-a rank 1", "node-a", "rank 1" or `fallback`. The host is named
   // as NCCL has it: by its NCCL_HOSTID where set ("vm-simhost1 rank 1"), else by its host name.

@@ -522,15 +522,16 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
             "nccl-env-non-decimal", "warning", name,
             name + "=" + value + ": NCCL reads integers with strtoll(base 0), so this is " + radix + " " +
                 std::to_string(*read) + ", not the decimal number its digits suggest",
-            src, "write the value in decimal: " + name + "=" + std::to_string(*read) + " is what NCCL reads now"));
+            src,
+            "write the value in decimal: " + name + "=" + std::to_string(*read) + " is what NCCL reads now"));
     }
     if (name == "NCCL_IB_TIMEOUT" && parse_int(value) == 0)
-      out.push_back(env_finding(
-          "nccl-ib-timeout-zero", "warning", name,
-          "NCCL_IB_TIMEOUT=" + value +
-              ": outside the useful range 1..31; 0 is InfiniBand's infinite timeout, so a lost "
-              "peer or link hangs the job instead of failing it",
-          src, "set NCCL_IB_TIMEOUT between 1 and 31, or unset it for NCCL's default"));
+      out.push_back(
+          env_finding("nccl-ib-timeout-zero", "warning", name,
+                      "NCCL_IB_TIMEOUT=" + value +
+                          ": outside the useful range 1..31; 0 is InfiniBand's infinite timeout, so a lost "
+                          "peer or link hangs the job instead of failing it",
+                      src, "set NCCL_IB_TIMEOUT between 1 and 31, or unset it for NCCL's default"));
     ValueVerdict verdict = check_value(m, *var, value, nccl);
     const std::string& why = verdict.why;
     if (verdict.clamped) {

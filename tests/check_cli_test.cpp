@@ -499,7 +499,8 @@ TEST(CheckCli, ExpectedGpusIsCheckedWithOrWithoutADriver) {
   for (const char* bad : {"abc", "1x", "-1", "5000"}) {
     CliRun r = gpucts("check --no-python", {std::string("GPUCTS_EXPECT_GPUS=") + bad});
     EXPECT_EQ(r.rc, 2) << bad << ": " << r.err;
-    EXPECT_NE(r.err.find("GPUCTS_EXPECT_GPUS='" + std::string(bad) + "' is not a GPU count"), std::string::npos)
+    EXPECT_NE(r.err.find("GPUCTS_EXPECT_GPUS='" + std::string(bad) + "' is not a GPU count"),
+              std::string::npos)
         << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_EQ(r.out, "");
@@ -507,8 +508,9 @@ TEST(CheckCli, ExpectedGpusIsCheckedWithOrWithoutADriver) {
   CliRun none = gpucts("check --no-python", {"GPUCTS_EXPECT_GPUS=1", "CUDA_VISIBLE_DEVICES="});
   EXPECT_EQ(none.rc, 1) << none.out << none.err;
   std::smatch m;
-  EXPECT_TRUE(std::regex_search(none.out, m, std::regex("\nERROR +cuda-visible-devices-odd .*resolves to 0 GPU\\(s\\), "
-                                                        "fewer than the 1 expected by GPUCTS_EXPECT_GPUS")))
+  EXPECT_TRUE(std::regex_search(none.out, m,
+                                std::regex("\nERROR +cuda-visible-devices-odd .*resolves to 0 GPU\\(s\\), "
+                                           "fewer than the 1 expected by GPUCTS_EXPECT_GPUS")))
       << none.out;
   CliRun zero = gpucts("check --no-python --json", {"GPUCTS_EXPECT_GPUS=0", "CUDA_VISIBLE_DEVICES="});
   EXPECT_EQ(zero.out.find("fewer than the"), std::string::npos) << zero.out;
