@@ -4,9 +4,15 @@
 
 #include "fixtures/probe/simulated_hosts.hpp"
 #include "fixtures/reliability/preflight.hpp"
+#include "results/terminal_text.hpp"
 
 namespace cts::cli {
 namespace {
+
+// Host and GPU names, NCCL_* values and NCCL_HOSTIDs come from outside: each printed line is made
+// terminal-safe whole (a longer bound than the default: a finding names lists of GPUs and ranks).
+inline constexpr std::size_t kMaxReportLine = 16384;
+std::string safe_line(const std::string& line) { return terminal_safe(line, kMaxReportLine); }
 
 // As the tool printed it, unless that was an integer code (13000, 22809, 91900).
 std::string ver(const std::optional<Version>& v) {
@@ -71,12 +77,13 @@ void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<
       << m.origin << " matrix: " << (r.failed() ? "FAIL" : "PASS") << " (" << errors << " error"
       << (errors == 1 ? "" : "s") << ", " << warnings << " warning" << (warnings == 1 ? "" : "s") << ", "
       << infos << " info; " << evaluated << " of " << total << " rules evaluated)\n";
-  for (const auto& fp : fps) out << "checked " << describe(fp, m) << "\n";
+  for (const auto& fp : fps) out << safe_line("checked " + describe(fp, m)) << "\n";
   for (const auto& f : r.findings) {
     std::string sev = f.severity;
     std::transform(sev.begin(), sev.end(), sev.begin(), ::toupper);
-    out << sev << std::string(8 - std::min<size_t>(sev.size(), 7), ' ') << f.id << "  " << f.subject << ": "
-        << f.message << "  -> " << f.fix << "  [" << f.source << "]\n";
+    out << safe_line(sev + std::string(8 - std::min<size_t>(sev.size(), 7), ' ') + f.id + "  " + f.subject +
+                     ": " + f.message + "  -> " + f.fix + "  [" + f.source + "]")
+        << "\n";
   }
   if (!r.not_evaluated.empty()) {
     out << "not evaluated (" << r.not_evaluated.size() << ", inputs absent):";
@@ -103,7 +110,8 @@ int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, s
                                 "give each rank its own GPU and the same stack and environment"});
     }
     if (pf.simulated_hosts() && !json)
-      out << "gpucts check: " << simulated_hosts_note(pf.nccl_hosts) << " (" << pf.host_ids << ")\n";
+      out << safe_line("gpucts check: " + simulated_hosts_note(pf.nccl_hosts) + " (" + pf.host_ids + ")")
+          << "\n";
   }
   if (json)
     out << r.to_json().dump(2) << "\n";

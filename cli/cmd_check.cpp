@@ -7,6 +7,7 @@
 #include "cli/check_report.hpp"
 #include "cli/commands.hpp"
 #include "fixtures/probe/probe.hpp"
+#include "fixtures/probe/visible_devices.hpp"
 
 namespace cts::cli {
 
@@ -32,6 +33,8 @@ const CommandSpec kCheckSpec = {
 
 int cmd_check(const Args& a) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  // Refused before anything else, driver or none: a count that cannot be judged is no promise kept.
+  if (auto why = expected_gpus_refusal()) throw UsageError(*why);
   // Everything is read and parsed before anything is evaluated: bad input never half-reports.
   Matrix loaded;
   const Matrix* m = nullptr;

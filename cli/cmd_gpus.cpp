@@ -6,6 +6,7 @@
 #include "fixtures/probe/probe.hpp"
 #include "fixtures/reliability/preflight.hpp"
 #include "results/output_file.hpp"
+#include "results/terminal_text.hpp"
 
 namespace cts::cli {
 
@@ -20,6 +21,8 @@ const CommandSpec kGpusSpec = {
     "usage: gpucts gpus [--resource-spec FILE] [--host]"};
 
 int cmd_gpus(const Args& a) {
+  if (!a.positional().empty())
+    throw UsageError("unexpected argument '" + terminal_safe(a.positional().front()) + "'");
   int n = visible_gpu_count();
   if (auto spec = a.value("resource-spec"); spec && n > 0) {
     std::string f = "{\"version\":{\"major\":1,\"minor\":0},\"local\":[{\"gpus\":[";
@@ -37,7 +40,8 @@ int cmd_gpus(const Args& a) {
     ProbeOptions o;
     o.toolkit = false;
     o.python = false;
-    std::printf("host %s\n", nccl_host_identity(probe_fingerprint(o)).c_str());
+    // An NCCL_HOSTID is up to 1023 bytes (2046 in hex): room for it whole, controls escaped.
+    std::printf("host %s\n", terminal_safe(nccl_host_identity(probe_fingerprint(o)), 4096).c_str());
   }
   return 0;
 }

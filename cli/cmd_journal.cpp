@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "results/journal_report.hpp"
 #include "results/output_file.hpp"
+#include "results/terminal_text.hpp"
 
 namespace cts::cli {
 
@@ -28,7 +29,8 @@ const CommandSpec kJournalToJunitSpec = {
     "that cannot be written or is a symbolic link)."};
 
 int cmd_journal_to_junit(const Args& a) {
-  if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  if (!a.positional().empty())
+    throw UsageError("unexpected argument '" + terminal_safe(a.positional().front()) + "'");
   auto dir = a.value("journal-dir");
   auto out = a.value("output");
   if (!dir) throw UsageError("--journal-dir DIR is required");
@@ -52,12 +54,13 @@ int cmd_journal_to_junit(const Args& a) {
     bool abnormal = false;
     for (const auto& rank : r.ranks) abnormal |= !rank.abnormal_end().empty();
     if (c.found && (abnormal || !r.premature_files.empty()))
-      std::cout << r.test << ": first cause: " << c.summary() << "\n";
+      std::cout << terminal_safe(r.test + ": first cause: " + c.summary(), 4096) << "\n";
     for (const auto& rank : r.ranks) cases += rank.cases.size();
   }
   std::cout << "gpucts journal-to-junit: " << runs.size() << " test(s), " << cases
-            << " finished case result(s) -> " << *out << "\n";
-  for (const auto& p : j.problems) std::cerr << "gpucts journal-to-junit: " << *dir << ": " << p << "\n";
+            << " finished case result(s) -> " << terminal_safe(*out) << "\n";
+  for (const auto& p : j.problems)
+    std::cerr << terminal_safe("gpucts journal-to-junit: " + *dir + ": " + p, 4096) << "\n";
   return j.problems.empty() ? 0 : 1;
 }
 

@@ -8,6 +8,8 @@
 #include "report/campaign.hpp"
 #include "report/report_diff.hpp"
 #include "report/summary.hpp"
+#include "results/output_file.hpp"
+#include "results/terminal_text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -114,12 +116,16 @@ int cmd_report(const Args& a) {
     std::error_code ec;
     fs::create_directories(*out, ec);
     if (ec) throw UsageError("cannot create " + *out + ": " + ec.message());
+    // Every output is made first and then written all or none: never a report.md beside a
+    // report.html that could not be written.
+    const std::vector<std::pair<std::string, std::string>> files = {
+        {(fs::path(*out) / "report.md").string(), doc::to_markdown(d)},
+        {(fs::path(*out) / "report.html").string(), doc::to_html(d)},
+        {(fs::path(*out) / "report.json").string(), report::to_json(c).dump(2) + "\n"}};
     try {
-      bundle::write_text((fs::path(*out) / "report.md").string(), doc::to_markdown(d));
-      bundle::write_text((fs::path(*out) / "report.html").string(), doc::to_html(d));
-      bundle::write_text((fs::path(*out) / "report.json").string(), report::to_json(c).dump(2) + "\n");
-    } catch (const bundle::BundleError& e) {
-      std::fprintf(stderr, "gpucts report: %s\n", e.what());
+      write_files_atomic(files);
+    } catch (const OutputError& e) {
+      std::fprintf(stderr, "gpucts report: %s\n", terminal_safe(e.what(), 4096).c_str());
       return 2;
     }
     std::printf("%s: %s\n", (fs::path(*out) / "report.html").c_str(),

@@ -1,5 +1,6 @@
 #include "matrix/fingerprint.hpp"
 
+#include <cctype>
 #include <climits>
 
 #include "matrix/input.hpp"
@@ -58,8 +59,9 @@ void put_version(json& j, const char* key, const std::optional<Version>& v) {
 }
 
 const std::vector<std::string> kKnownTop = {
-    "schema", "host",      "rank",     "boot_id", "driver", "cuda_runtime", "cuda_toolkit", "nccl", "cudnn",
-    "torch",  "lightning", "compiler", "gpus",    "p2p",    "interfaces",   "shm_bytes",    "env"};
+    "schema",       "host", "rank",       "boot_id",   "driver",    "cuda_runtime",
+    "cuda_toolkit", "nccl", "cudnn",      "torch",     "lightning", "compiler",
+    "gpus",         "p2p",  "interfaces", "shm_bytes", "env",       "nccl_debug_file"};
 
 }  // namespace
 
@@ -89,6 +91,11 @@ bool is_fingerprint_env_name(const std::string& n) {
                                                  "MASTER_PORT",          "WORLD_SIZE",        "RANK",
                                                  "LOCAL_RANK",           "LOCAL_WORLD_SIZE"};
   if (n.rfind("NCCL_", 0) == 0 || n.rfind("TORCH_NCCL_", 0) == 0) return true;
+  if (n.size() >= 5) {
+    std::string head = n.substr(0, 5);
+    for (auto& c : head) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (head == "NCCL_") return true;  // "nccl_debug": recorded so that the lint can say NCCL ignores it
+  }
   for (const auto& e : exact)
     if (n == e) return true;
   return false;
@@ -160,6 +167,10 @@ json to_json(const Fingerprint& fp) {
   }
   if (fp.shm_bytes) j["shm_bytes"] = *fp.shm_bytes;
   if (fp.env) j["env"] = *fp.env;
+  if (fp.nccl_debug_file)
+    j["nccl_debug_file"] = {{"folder", fp.nccl_debug_file->folder},
+                            {"exists", fp.nccl_debug_file->exists},
+                            {"writable", fp.nccl_debug_file->writable}};
   return j;
 }
 
@@ -296,6 +307,19 @@ Fingerprint fingerprint_from_json(const json& j, const std::string& origin) {
       env[it.key()] = it->get<std::string>();
     }
     fp.env = env;
+  }
+  if (const json* d = object_field(j, "nccl_debug_file", origin)) {
+    NcclDebugFileFolder f;
+    auto folder = string_field(*d, "folder", origin, "nccl_debug_file");
+    if (!folder) bad(origin, "nccl_debug_file.folder", "expected a string");
+    f.folder = *folder;
+    for (auto [key, target] : {std::pair{"exists", &f.exists}, std::pair{"writable", &f.writable}}) {
+      auto b = d->find(key);
+      if (b == d->end() || !b->is_boolean())
+        bad(origin, std::string("nccl_debug_file.") + key, "expected true or false");
+      *target = b->get<bool>();
+    }
+    fp.nccl_debug_file = f;
   }
   for (auto it = j.begin(); it != j.end(); ++it) {
     bool known = false;

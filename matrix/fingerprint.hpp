@@ -52,6 +52,13 @@ struct TorchInfo {
   std::optional<bool> cxx11_abi;
 };
 
+// The folder NCCL_DEBUG_FILE names (after NCCL's %h and %p), as the probe found it on its host.
+struct NcclDebugFileFolder {
+  std::string folder;
+  bool exists = false;
+  bool writable = false;
+};
+
 struct Fingerprint {
   std::string schema = kFingerprintSchema;
   std::optional<std::string> host;
@@ -75,7 +82,8 @@ struct Fingerprint {
   std::optional<std::vector<InterfaceInfo>> interfaces;
   std::optional<long long> shm_bytes;
   std::optional<std::map<std::string, std::string>> env;
-  nlohmann::json extra = nlohmann::json::object();  // unknown top-level fields, kept verbatim
+  std::optional<NcclDebugFileFolder> nccl_debug_file;  // recorded only where NCCL_DEBUG_FILE is set
+  nlohmann::json extra = nlohmann::json::object();     // unknown top-level fields, kept verbatim
 
   // A short label for messages: "node-a rank 1", "node-a", "rank 1" or `fallback`. The host is named
   // as NCCL has it: by its NCCL_HOSTID where set ("vm-simhost1 rank 1"), else by its host name.
@@ -92,7 +100,7 @@ Fingerprint parse_fingerprint(const std::string& text, const std::string& origin
 Fingerprint load_fingerprint_file(const std::string& path);
 
 // The environment variables a fingerprint records (contract: every NCCL_* and TORCH_NCCL_*, plus
-// the launcher's variables).
+// the launcher's variables, plus names that are NCCL_* in another case, which NCCL does not read).
 bool is_fingerprint_env_name(const std::string& name);
 
 }  // namespace cts

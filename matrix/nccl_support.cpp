@@ -47,6 +47,22 @@ std::optional<long long> parse_int(const std::string& text) {
   return v;
 }
 
+// Where strtoll(base 0) reads another number than the decimal digits say: "010" is octal 8,
+// "0x10" hexadecimal 16. The radix's name, or "" where the reading is decimal (or "0").
+std::string non_decimal_radix(const std::string& text) {
+  std::string s = trim(text);
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s = s.substr(1);
+  if (s.size() < 2 || s[0] != '0') return "";
+  if (s[1] == 'x' || s[1] == 'X') return "hexadecimal";
+  if (s.find_first_not_of('0') == std::string::npos) return "";  // "00" is 0 either way
+  return "octal";
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
 // Levenshtein distance of a and b when it is below `limit`, else `limit`: only the band of
 // cells within `limit` of the diagonal is computed, and a row whose every cell reaches the limit
 // ends the search, so an unknown name of megabytes costs what its length difference says (nothing).
@@ -431,7 +447,20 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
   std::vector<Finding> out;
   const std::string lib = nccl ? "NCCL " + nccl->release_str() : "";
   for (const auto& [name, value] : env) {
-    if (name.rfind("NCCL_", 0) != 0) continue;
+    if (name.rfind("NCCL_", 0) != 0) {
+      // getenv is case-sensitive: NCCL never reads "nccl_debug" or "Nccl_Debug".
+      const std::string up = upper(name);
+      if (up.rfind("NCCL_", 0) == 0) {
+        const NcclEnvVar* meant = m.find_env(up);
+        out.push_back(env_finding(
+            "nccl-env-wrong-case", "warning", name,
+            name + " is not read: NCCL's variable names are upper case, so it reads " + up +
+                (meant ? "" : " (itself unknown to the data)") + " and ignores " + name,
+            meant ? meant->meta.evidence() : "rule:nccl-env-wrong-case (getenv is case-sensitive)",
+            "rename it: " + up + "=" + value));
+      }
+      continue;
+    }
     const NcclEnvVar* var = m.find_env(name);
     if (var && var->type == "ignore") continue;
     if (var && var->type == "notnccl") {
@@ -486,6 +515,23 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
                       name + " is no longer read from NCCL " + var->until->str() + " (loaded: " + lib + ")",
                       src, "drop " + name + (var->meta.note.empty() ? "" : " (" + var->meta.note + ")")));
     }
+    if (var->type == "int" || var->type == "bool") {
+      const std::string radix = non_decimal_radix(value);
+      if (auto read = parse_int(value); read && !radix.empty())
+        out.push_back(env_finding(
+            "nccl-env-non-decimal", "warning", name,
+            name + "=" + value + ": NCCL reads integers with strtoll(base 0), so this is " + radix + " " +
+                std::to_string(*read) + ", not the decimal number its digits suggest",
+            src,
+            "write the value in decimal: " + name + "=" + std::to_string(*read) + " is what NCCL reads now"));
+    }
+    if (name == "NCCL_IB_TIMEOUT" && parse_int(value) == 0)
+      out.push_back(
+          env_finding("nccl-ib-timeout-zero", "warning", name,
+                      "NCCL_IB_TIMEOUT=" + value +
+                          ": outside the useful range 1..31; 0 is InfiniBand's infinite timeout, so a lost "
+                          "peer or link hangs the job instead of failing it",
+                      src, "set NCCL_IB_TIMEOUT between 1 and 31, or unset it for NCCL's default"));
     ValueVerdict verdict = check_value(m, *var, value, nccl);
     const std::string& why = verdict.why;
     if (verdict.clamped) {

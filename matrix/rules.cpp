@@ -602,6 +602,20 @@ bool rule_env_lint(Ctx& c) {
   return true;
 }
 
+// Judged from what the probe recorded on the host itself: the checking machine's folders say nothing.
+bool rule_nccl_debug_file(Ctx& c) {
+  if (!c.fp.env || !c.fp.env->count("NCCL_DEBUG_FILE") || !c.fp.nccl_debug_file) return false;
+  const NcclDebugFileFolder& d = *c.fp.nccl_debug_file;
+  if (d.exists && d.writable) return true;
+  c.add("nccl-debug-file-unwritable", "warning", c.who + " NCCL_DEBUG_FILE",
+        "NCCL_DEBUG_FILE=" + c.fp.env->at("NCCL_DEBUG_FILE") + ": its folder " + d.folder +
+            (d.exists ? " is not writable" : " does not exist") +
+            ", so NCCL cannot open the file and no debug log is written there",
+        "rule:nccl-debug-file-unwritable (NCCL opens NCCL_DEBUG_FILE with fopen and goes on without it)",
+        "create " + d.folder + " with write permission for the job, or point NCCL_DEBUG_FILE elsewhere");
+  return true;
+}
+
 bool rule_env_version(Ctx& c) {
   return c.fp.env && !nccls_reading_env(c.fp).empty();
 }  // the lint does the work
@@ -785,12 +799,14 @@ const std::vector<Rule>& rules() {
       {{"lightning-torch-incompatible", "lightning-torch-untested"}, rule_lightning},
       {{"nccl-socket-ifname-no-match"}, rule_ifname},
       {{"nccl-env-invalid-value", "nccl-env-unknown", "nccl-socket-threads-product", "nccl-p2p-disabled",
-        "nccl-ib-disabled", "nccl-env-clamped", "nccl-env-beyond-data"},
+        "nccl-ib-disabled", "nccl-env-clamped", "nccl-env-beyond-data", "nccl-env-wrong-case",
+        "nccl-env-non-decimal", "nccl-ib-timeout-zero"},
        rule_env_lint},
       {{"nccl-collective-without-algorithm"}, rule_nccl_algo_coverage},
       {{"driver-too-old-for-gpu", "driver-drops-gpu"}, rule_driver_gpu_family},
       {{"driver-branch-eol"}, rule_driver_branch_eol},
       {{"nccl-env-newer-than-library", "nccl-env-removed"}, rule_env_version},
+      {{"nccl-debug-file-unwritable"}, rule_nccl_debug_file},
       {{"shm-too-small"}, rule_shm},
       {{"cuda-visible-devices-odd"}, rule_visible_devices},
   };

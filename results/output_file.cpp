@@ -21,9 +21,9 @@ mode_t file_mode() {
   return static_cast<mode_t>(0666 & ~mask);
 }
 
-}  // namespace
-
-void write_file_atomic(const std::string& path, std::string_view text) {
+// Checks the target, writes `text` to a fresh hidden file beside it and flushes it; returns that
+// file's name. Nothing is at the target yet.
+std::string write_beside(const std::string& path, std::string_view text) {
   if (path.empty() || path.find('\0') != std::string::npos)
     throw OutputError("an empty or NUL-containing output path");
   struct stat st {};
@@ -65,6 +65,10 @@ void write_file_atomic(const std::string& path, std::string_view text) {
     ::unlink(tmp.c_str());
     throw OutputError(path + ": write error: " + why(e));
   }
+  return tmp;
+}
+
+void move_into_place(const std::string& tmp, const std::string& path) {
   // rename(2) replaces the directory entry itself: a link put there since the check above is
   // replaced, never followed.
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -72,6 +76,23 @@ void write_file_atomic(const std::string& path, std::string_view text) {
     ::unlink(tmp.c_str());
     throw OutputError(path + ": cannot rename into place: " + why(e));
   }
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, std::string_view text) {
+  move_into_place(write_beside(path, text), path);
+}
+
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> ready;
+  try {
+    for (const auto& [path, text] : files) ready.push_back(write_beside(path, text));
+  } catch (const OutputError&) {
+    for (const auto& tmp : ready) ::unlink(tmp.c_str());
+    throw;
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) move_into_place(ready[i], files[i].first);
 }
 
 int open_output_stream(const std::string& path, int flags) {

@@ -45,11 +45,12 @@ std::string slurp(const fs::path& p) {
 }
 
 // Runs gpucts with `args` (words separated by blanks: fixture paths have none), under a deadline.
-CliRun gpucts(const std::string& args) {
+CliRun gpucts(const std::string& args, const std::vector<std::string>& set_env = {}) {
   std::vector<std::string> argv{kBin};
   std::istringstream words(args);
   for (std::string w; words >> w;) argv.push_back(w);
   proc::Options o;
+  o.set_env = set_env;
   o.err = proc::Output::File;
   o.error_file = (fs::path(kWork) / "err").string();
   o.timeout_s = 60;
@@ -491,6 +492,56 @@ TEST(CheckCli, LiveProbeGivesAVerdict) {
 
 namespace cts {
 namespace {
+
+// GPUCTS_EXPECT_GPUS is judged whether a driver answers or not: a value that is no count is bad
+// input before any probe; a promised GPU that is not visible is an error finding.
+TEST(CheckCli, ExpectedGpusIsCheckedWithOrWithoutADriver) {
+  for (const char* bad : {"abc", "1x", "-1", "5000"}) {
+    CliRun r = gpucts("check --no-python", {std::string("GPUCTS_EXPECT_GPUS=") + bad});
+    EXPECT_EQ(r.rc, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("GPUCTS_EXPECT_GPUS='" + std::string(bad) + "' is not a GPU count"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  CliRun none = gpucts("check --no-python", {"GPUCTS_EXPECT_GPUS=1", "CUDA_VISIBLE_DEVICES="});
+  EXPECT_EQ(none.rc, 1) << none.out << none.err;
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(none.out, m,
+                                std::regex("\nERROR +cuda-visible-devices-odd .*resolves to 0 GPU\\(s\\), "
+                                           "fewer than the 1 expected by GPUCTS_EXPECT_GPUS")))
+      << none.out;
+  CliRun zero = gpucts("check --no-python --json", {"GPUCTS_EXPECT_GPUS=0", "CUDA_VISIBLE_DEVICES="});
+  EXPECT_EQ(zero.out.find("fewer than the"), std::string::npos) << zero.out;
+}
+
+TEST(CheckCli, GpusRefusesAnUnknownArgument) {
+  CliRun r = gpucts("gpus bogus");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_EQ(r.err, "gpucts gpus: unexpected argument 'bogus'\n");
+  EXPECT_EQ(r.out, "");
+}
+
+// Host and GPU names and NCCL_* values come from the probed machine: an escape sequence or a
+// newline in them is printed as an escape, never acted on or made into a line of its own.
+TEST(CheckCli, OutsideTextIsPrintedEscaped) {
+  nlohmann::json fp = nlohmann::json::parse(slurp(kData + "h200_system_nccl.json"));
+  fp["host"] = "node\u001b[2J\nALL CHECKS PASSED";
+  fp["gpus"][0]["name"] = "H200\u001b]0;title\u0007\r";
+  fp["env"]["NCCL_SOCKET_IFNAME"] = "nomatch\u001b[31m\nPASS";
+  const std::string file = kWork + "escapes.json";
+  std::ofstream(file) << fp.dump();
+  CliRun r = gpucts("check --fingerprint " + file);
+  EXPECT_TRUE(r.rc == 0 || r.rc == 1) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << "an ESC byte reached the terminal";
+  EXPECT_EQ(r.out.find('\r'), std::string::npos);
+  EXPECT_EQ(r.out.find('\a'), std::string::npos);
+  EXPECT_EQ(r.out.find("\nALL CHECKS PASSED"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\nPASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("node\\x1b[2J\\nALL CHECKS PASSED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nomatch\\x1b[31m\\nPASS"), std::string::npos) << r.out;
+}
 
 // A result that cannot reach standard output (here /dev/full) is a failure, never a cut file read as
 // whole: fingerprint and check --json exit non-zero and say why on one line.

@@ -1,6 +1,8 @@
 // Fingerprint JSON: round trip, schema, bad input, and the live probe on this machine.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "fixtures/probe/probe.hpp"
@@ -25,7 +27,8 @@ const char* kContractExample = R"({
   "gpus": [ { "index": 0, "name": "NVIDIA H200", "cc": "9.0", "memory_mib": 143771, "pci": "0000:00:06.0" } ],
   "interfaces": [ { "name": "eth0", "up": true, "addresses": ["10.0.0.2"] } ],
   "shm_bytes": 137438953472,
-  "env": { "NCCL_SOCKET_IFNAME": "eth0", "NCCL_DEBUG": "INFO" },
+  "env": { "NCCL_SOCKET_IFNAME": "eth0", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_FILE": "/logs/n.%h.log" },
+  "nccl_debug_file": { "folder": "/logs", "exists": true, "writable": false },
   "vendor_extra": {"kept": [1, 2]}
 })";
 
@@ -146,6 +149,29 @@ TEST(FingerprintProbe, LiveProbeIsValidAndHonestAboutGpus) {
   ASSERT_TRUE(fp.nccl_library.has_value());
   EXPECT_NE(fp.nccl_library->find("libnccl"), std::string::npos) << *fp.nccl_library;
 #endif
+}
+
+// The probe records what the lint judges: a lower-case nccl_* name (NCCL ignores it) and the
+// folder of NCCL_DEBUG_FILE as found on this host, after NCCL's %h and %p.
+TEST(FingerprintProbe, RecordsWrongCaseNamesAndTheDebugFileFolder) {
+  const std::string dir = ::testing::TempDir() + "fp_debug_file_dir";
+  std::filesystem::create_directories(dir);
+  ::setenv("nccl_debug", "INFO", 1);
+  ::setenv("NCCL_DEBUG_FILE", (dir + "/missing.%h/nccl.%p.log").c_str(), 1);
+  ProbeOptions o;
+  o.python = false;
+  Fingerprint missing = probe_fingerprint(o);
+  ::setenv("NCCL_DEBUG_FILE", (dir + "/nccl.%h.%p.log").c_str(), 1);
+  Fingerprint present = probe_fingerprint(o);
+  ::unsetenv("nccl_debug");
+  ::unsetenv("NCCL_DEBUG_FILE");
+  ASSERT_TRUE(missing.env && missing.env->count("nccl_debug"));
+  ASSERT_TRUE(missing.nccl_debug_file && present.nccl_debug_file);
+  EXPECT_FALSE(missing.nccl_debug_file->exists);
+  EXPECT_EQ(missing.nccl_debug_file->folder.find("%"), std::string::npos) << missing.nccl_debug_file->folder;
+  EXPECT_EQ(present.nccl_debug_file->folder, dir);
+  EXPECT_TRUE(present.nccl_debug_file->exists && present.nccl_debug_file->writable);
+  EXPECT_NO_THROW(fingerprint_from_json(to_json(missing), "probe"));
 }
 
 }  // namespace

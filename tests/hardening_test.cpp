@@ -228,6 +228,26 @@ TEST_F(OutputTest, AFileIsReplacedWholeAndNoTemporaryIsLeft) {
   for (const auto& e : fs::directory_iterator(dir())) EXPECT_EQ(e.path().filename(), "out.json");
 }
 
+// Files that belong together (report.md, .html, .json) are written all or none: a target that
+// cannot be written leaves every other one as it was, and no temporary file behind.
+TEST_F(OutputTest, FilesWrittenTogetherAreAllOrNone) {
+  put(dir() / "a.md", "old a");
+  fs::create_directory(dir() / "b.html");  // a directory where a file should go
+  EXPECT_THROW(write_files_atomic({{(dir() / "a.md").string(), "new a"},
+                                   {(dir() / "b.html").string(), "new b"},
+                                   {(dir() / "c.json").string(), "new c"}}),
+               OutputError);
+  EXPECT_EQ(slurp(dir() / "a.md"), "old a");
+  EXPECT_FALSE(fs::exists(dir() / "c.json"));
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir())) ++entries;
+  EXPECT_EQ(entries, 2u) << "a temporary file was left behind";
+  fs::remove(dir() / "b.html");
+  write_files_atomic({{(dir() / "a.md").string(), "new a"}, {(dir() / "b.html").string(), "new b"}});
+  EXPECT_EQ(slurp(dir() / "a.md"), "new a");
+  EXPECT_EQ(slurp(dir() / "b.html"), "new b");
+}
+
 TEST_F(OutputTest, NothingIsWrittenThroughASymbolicLink) {
   fs::path victim = dir() / "victim";
   put(victim, "precious");

@@ -354,6 +354,19 @@ TEST_F(BundleTest, ReportFindsNewFailuresSkipsAndSlowerPoints) {
   EXPECT_TRUE(w["bandwidth"].empty());
 }
 
+// report.md, report.html and report.json are made in memory and written all or none: an output
+// that cannot take report.html gets no report.md either.
+TEST_F(BundleTest, ReportWritesNoFileWhenOneOfItsOutputsCannotBeWritten) {
+  fs::path out = root_ / "report-blocked";
+  fs::create_directories(out / "report.html");
+  auto r = sh(gpucts() + " report --baseline " + base().string() + " --candidate " + base().string() +
+              " --output " + out.string());
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("report.html: is a directory"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out / "report.md"));
+  EXPECT_FALSE(fs::exists(out / "report.json"));
+}
+
 // SIGINT during a suite: forwarded to its process group, the suite is marked interrupted, later
 // suites not run, and the bundle is still complete and readable.
 TEST_F(BundleTest, InterruptStillWritesACompleteBundle) {

@@ -142,6 +142,32 @@ const RuleCase kCases[] =
         {"ib_disable_0", "nccl-ib-disabled", false, R"({"env": {"NCCL_IB_DISABLE": "0"}})"},
         {"buffsize_12abc", "nccl-env-invalid-value", true, R"({"env": {"NCCL_BUFFSIZE": "12abc"}})", "error",
          "not an integer"},
+        {"buffsize_010_is_octal", "nccl-env-non-decimal", true, R"({"env": {"NCCL_BUFFSIZE": "010"}})",
+         "warning", "octal 8"},
+        {"ib_timeout_0x10_is_hex", "nccl-env-non-decimal", true, R"({"env": {"NCCL_IB_TIMEOUT": "0x10"}})",
+         "warning", "hexadecimal 16"},
+        {"buffsize_decimal", "nccl-env-non-decimal", false, R"({"env": {"NCCL_BUFFSIZE": "4194304"}})"},
+        {"p2p_disable_00_is_zero_anyway", "nccl-env-non-decimal", false,
+         R"({"env": {"NCCL_P2P_DISABLE": "00"}})"},
+        {"debug_lower_case", "nccl-env-wrong-case", true, R"({"env": {"nccl_debug": "INFO"}})", "warning",
+         "NCCL_DEBUG"},
+        {"debug_mixed_case", "nccl-env-wrong-case", true, R"({"env": {"Nccl_Debug": "INFO"}})", "warning",
+         "NCCL_DEBUG"},
+        {"debug_upper_case", "nccl-env-wrong-case", false, R"({"env": {"NCCL_DEBUG": "INFO"}})"},
+        {"ib_timeout_0", "nccl-ib-timeout-zero", true, R"({"env": {"NCCL_IB_TIMEOUT": "0"}})", "warning",
+         "1..31"},
+        {"ib_timeout_1", "nccl-ib-timeout-zero", false, R"({"env": {"NCCL_IB_TIMEOUT": "1"}})"},
+        {"debug_file_folder_missing", "nccl-debug-file-unwritable", true,
+         R"({"env": {"NCCL_DEBUG_FILE": "/gone/nccl.%h.%p.log"},
+             "nccl_debug_file": {"folder": "/gone", "exists": false, "writable": false}})",
+         "warning", "does not exist"},
+        {"debug_file_folder_read_only", "nccl-debug-file-unwritable", true,
+         R"({"env": {"NCCL_DEBUG_FILE": "/ro/nccl.log"},
+             "nccl_debug_file": {"folder": "/ro", "exists": true, "writable": false}})",
+         "warning", "not writable"},
+        {"debug_file_folder_writable", "nccl-debug-file-unwritable", false,
+         R"({"env": {"NCCL_DEBUG_FILE": "/tmp/nccl.log"},
+             "nccl_debug_file": {"folder": "/tmp", "exists": true, "writable": true}})"},
         {"ib_timeout_abc", "nccl-env-invalid-value", true, R"({"env": {"NCCL_IB_TIMEOUT": "abc"}})", "error"},
         {"ib_timeout_40", "nccl-env-invalid-value", true, R"({"env": {"NCCL_IB_TIMEOUT": "40"}})", "error",
          "maximum 31"},
@@ -427,6 +453,15 @@ TEST_P(Rules, RaisesOrNot) {
 
 INSTANTIATE_TEST_SUITE_P(Finding, Rules, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// The folder is judged only from the probe's record on its own host: the checking machine's
+// folders say nothing about another host's, so without a record the rule is not evaluated.
+TEST(RulesDebugFile, AFolderTheProbeDidNotRecordIsNotJudged) {
+  CheckResult r = check_fingerprints(
+      builtin_matrix(), {make(json::parse(R"({"env": {"NCCL_DEBUG_FILE": "/gone/nccl.log"}})"))});
+  for (const auto& f : r.findings) EXPECT_NE(f.id, "nccl-debug-file-unwritable") << f.message;
+  EXPECT_EQ(std::count(r.not_evaluated.begin(), r.not_evaluated.end(), "nccl-debug-file-unwritable"), 1);
+}
 
 // Realistic fingerprints (suites/data/check/, written from the matrix sources): each raises or
 // clears one finding id.
