@@ -41,11 +41,7 @@ function(gpucts_add_python_suite name)
     set_property(GLOBAL PROPERTY GPUCTS_PY_LAUNCHERS_DONE TRUE)
   endif()
   set(test gpucts_py_${name})
-  foreach(l IN LISTS P_LABELS)
-    if(NOT l IN_LIST GPUCTS_KNOWN_LABELS)
-      message(FATAL_ERROR "gpucts_add_python_suite(${name}): unknown label '${l}' (known: ${GPUCTS_KNOWN_LABELS})")
-    endif()
-  endforeach()
+  _gpucts_check_labels("gpucts_add_python_suite(${name})" ${P_LABELS})
   if(NOT P_TIMEOUT)
     set(P_TIMEOUT ${GPUCTS_DEFAULT_TIMEOUT})
   endif()
@@ -54,26 +50,7 @@ function(gpucts_add_python_suite name)
   if(deadline LESS 30)
     set(deadline 30)
   endif()
-  set(xml "${GPUCTS_XML_DIR}/${test}.xml")
-  if("self-test" IN_LIST P_LABELS)
-    set(xml "${CMAKE_BINARY_DIR}/self-test/${test}.expected-failures.junit")
-  endif()
+  _gpucts_result_xml(${test} "${P_LABELS}" xml)
   add_test(NAME ${test} COMMAND "${GPUCTS_PY_LAUNCHER}" "--junit-output=${xml}" "--deadline=${deadline}" ${P_ARGS})
-  # The environment of a C++ suite's entry (GpuctsAddSuite.cmake).
-  set(env
-    "GPUCTS_TEST_NAME=${test}"
-    "GPUCTS_JOURNAL_DIR=${GPUCTS_JOURNAL_DIR}"
-    "GPUCTS_LOG_DIR=${GPUCTS_LOG_DIR}"
-    "TEST_PREMATURE_EXIT_FILE=${GPUCTS_JOURNAL_DIR}/${test}.premature"
-    "CUDA_DEVICE_ORDER=PCI_BUS_ID"
-    ${GPUCTS_PIN_ENV})
-  set_tests_properties(${test} PROPERTIES
-    LABELS "${P_LABELS}"
-    TIMEOUT ${P_TIMEOUT}
-    SKIP_RETURN_CODE ${GPUCTS_SKIP_RETURN_CODE}
-    ENVIRONMENT "${env}")
-  if(P_GPUS AND P_GPUS GREATER 0)
-    # Resource groups are set when ctest runs, from the GPUs it sees (GpuctsCtestInclude.cmake.in).
-    set_property(GLOBAL APPEND PROPERTY GPUCTS_GPU_TESTS "${test}=${P_GPUS}")
-  endif()
+  _gpucts_entry_properties(${test} LABELS ${P_LABELS} TIMEOUT ${P_TIMEOUT} GPUS "${P_GPUS}")
 endfunction()

@@ -40,23 +40,58 @@ foreach(kv IN LISTS GPUCTS_PIN_ENV)
 endforeach()
 option(GPUCTS_MPI_OVERSUBSCRIBE "Pass --oversubscribe to Open MPI's mpiexec (more ranks than cores)" ON)
 
+# Shared by every kind of entry (C++ suites here, Python suites in GpuctsAddPythonSuite.cmake).
+# Refuses a label outside GPUCTS_KNOWN_LABELS, naming `caller`.
+function(_gpucts_check_labels caller)
+  foreach(l IN LISTS ARGN)
+    if(NOT l IN_LIST GPUCTS_KNOWN_LABELS)
+      message(FATAL_ERROR "${caller}: unknown label '${l}' (known: ${GPUCTS_KNOWN_LABELS})")
+    endif()
+  endforeach()
+endfunction()
+
+# The file an entry writes its JUnit to. A self-test fails on purpose: its XML stays out of a CI
+# server's **/*.xml glob.
+function(_gpucts_result_xml test labels out)
+  set(xml "${GPUCTS_XML_DIR}/${test}.xml")
+  if("self-test" IN_LIST labels)
+    set(xml "${CMAKE_BINARY_DIR}/self-test/${test}.expected-failures.junit")
+  endif()
+  set(${out} "${xml}" PARENT_SCOPE)
+endfunction()
+
+# LABELS, TIMEOUT, SKIP_RETURN_CODE and the environment every entry has (its journal, logs and
+# premature-exit file, the site's GPUCTS_PIN_ENV) with ENV added; GPUS for the resource spec.
+function(_gpucts_entry_properties test)
+  cmake_parse_arguments(E "" "GPUS;TIMEOUT" "LABELS;ENV" ${ARGN})
+  set(env
+    "GPUCTS_TEST_NAME=${test}"
+    "GPUCTS_JOURNAL_DIR=${GPUCTS_JOURNAL_DIR}"
+    "GPUCTS_LOG_DIR=${GPUCTS_LOG_DIR}"
+    "TEST_PREMATURE_EXIT_FILE=${GPUCTS_JOURNAL_DIR}/${test}.premature"
+    "CUDA_DEVICE_ORDER=PCI_BUS_ID"
+    ${E_ENV}
+    ${GPUCTS_PIN_ENV})
+  set_tests_properties(${test} PROPERTIES
+    LABELS "${E_LABELS}"
+    TIMEOUT ${E_TIMEOUT}
+    SKIP_RETURN_CODE ${GPUCTS_SKIP_RETURN_CODE}
+    ENVIRONMENT "${env}")
+  if(E_GPUS AND E_GPUS GREATER 0)
+    # RESOURCE_GROUPS are set when ctest runs, from the GPUs it sees (GpuctsCtestInclude.cmake.in).
+    set_property(GLOBAL APPEND PROPERTY GPUCTS_GPU_TESTS "${test}=${E_GPUS}")
+  endif()
+endfunction()
+
 function(_gpucts_register_test test_name target)
   cmake_parse_arguments(T "" "GPUS;RANKS;TIMEOUT" "LABELS;ARGS" ${ARGN})
   # GPUCTS_FOLDER_LABELS: labels every entry of the calling folder carries (tests/ sets harness).
   list(APPEND T_LABELS ${GPUCTS_FOLDER_LABELS})
-  foreach(l IN LISTS T_LABELS)
-    if(NOT l IN_LIST GPUCTS_KNOWN_LABELS)
-      message(FATAL_ERROR "gpucts_add_suite(${test_name}): unknown label '${l}' (known: ${GPUCTS_KNOWN_LABELS})")
-    endif()
-  endforeach()
+  _gpucts_check_labels("gpucts_add_suite(${test_name})" ${T_LABELS})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT ${GPUCTS_DEFAULT_TIMEOUT})
   endif()
-  set(xml "${GPUCTS_XML_DIR}/${test_name}.xml")
-  if("self-test" IN_LIST T_LABELS)
-    # A self-test fails on purpose: its XML stays out of a CI server's **/*.xml glob.
-    set(xml "${CMAKE_BINARY_DIR}/self-test/${test_name}.expected-failures.junit")
-  endif()
+  _gpucts_result_xml(${test_name} "${T_LABELS}" xml)
   set(cmd $<TARGET_FILE:${target}> --gtest_output=xml:${xml} ${T_ARGS})
   if(T_RANKS)
     if(NOT GPUCTS_HAVE_MPI)
@@ -70,15 +105,8 @@ function(_gpucts_register_test test_name target)
     set(cmd ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_RANKS} ${pre} ${cmd} ${MPIEXEC_POSTFLAGS})
   endif()
   add_test(NAME ${test_name} COMMAND ${cmd})
-  set(env
-    "GPUCTS_TEST_NAME=${test_name}"
-    "GPUCTS_JOURNAL_DIR=${GPUCTS_JOURNAL_DIR}"
-    "GPUCTS_LOG_DIR=${GPUCTS_LOG_DIR}"
-    "TEST_PREMATURE_EXIT_FILE=${GPUCTS_JOURNAL_DIR}/${test_name}.premature"
-    "CUDA_DEVICE_ORDER=PCI_BUS_ID"
-    # Open MPI refuses root without these; harmless elsewhere.
-    "OMPI_ALLOW_RUN_AS_ROOT=1" "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
-    ${GPUCTS_PIN_ENV})
+  # Open MPI refuses root without these; harmless elsewhere.
+  set(env "OMPI_ALLOW_RUN_AS_ROOT=1" "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
   if(T_RANKS)
     list(APPEND env "GPUCTS_EXPECT_RANKS=${T_RANKS}")
   endif()
@@ -87,15 +115,7 @@ function(_gpucts_register_test test_name target)
   if("address" IN_LIST GPUCTS_SANITIZE AND (T_RANKS OR "multi-process" IN_LIST T_LABELS))
     list(APPEND env "ASAN_OPTIONS=detect_leaks=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1")
   endif()
-  set_tests_properties(${test_name} PROPERTIES
-    LABELS "${T_LABELS}"
-    TIMEOUT ${T_TIMEOUT}
-    SKIP_RETURN_CODE ${GPUCTS_SKIP_RETURN_CODE}
-    ENVIRONMENT "${env}")
-  if(T_GPUS AND T_GPUS GREATER 0)
-    # RESOURCE_GROUPS are set when ctest runs, from the GPUs it sees (GpuctsCtestInclude.cmake.in).
-    set_property(GLOBAL APPEND PROPERTY GPUCTS_GPU_TESTS "${test_name}=${T_GPUS}")
-  endif()
+  _gpucts_entry_properties(${test_name} LABELS ${T_LABELS} TIMEOUT ${T_TIMEOUT} GPUS "${T_GPUS}" ENV ${env})
   if(T_RANKS)
     set_property(GLOBAL APPEND PROPERTY GPUCTS_MPI_TESTS "${test_name}=${T_RANKS}")
   endif()
