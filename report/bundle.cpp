@@ -413,8 +413,6 @@ std::string defect_of_finding(const nlohmann::json& f) {
   return id;
 }
 
-namespace {
-
 Waiver& waiver_for(std::vector<Waiver>& waivers, const std::string& id) {
   for (auto& w : waivers)
     if (w.id == id) return w;
@@ -422,6 +420,8 @@ Waiver& waiver_for(std::vector<Waiver>& waivers, const std::string& id) {
   waivers.back().id = id;
   return waivers.back();
 }
+
+namespace {
 
 bool accepted_id(const std::vector<std::string>& accepted, const std::string& id) {
   return std::find(accepted.begin(), accepted.end(), id) != accepted.end();

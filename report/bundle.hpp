@@ -128,6 +128,9 @@ std::vector<std::string> split_ids(const std::string& s);
 // The nccl_defects.csv id an nccl-known-defect finding cites (its source), "" for other findings.
 std::string defect_of_finding(const nlohmann::json& finding);
 
+// The waiver of `id` in `waivers`, added (with no counts) where there is none yet.
+Waiver& waiver_for(std::vector<Waiver>& waivers, const std::string& id);
+
 // Turns the failures that an accepted known defect explains (case property gpucts.known_defect)
 // into waived skips, and fills `waivers`. A failure without that property is never touched.
 void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::Case>& cases,

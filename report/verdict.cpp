@@ -17,18 +17,11 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-bundle::Waiver& waiver_for(std::vector<bundle::Waiver>& ws, const std::string& id) {
-  for (auto& w : ws)
-    if (w.id == id) return w;
-  ws.push_back({id, "", "", "", 0, 0});
-  return ws.back();
-}
-
 // The accepted defects, described as the manifest recorded them, with their counts from the cases.
 std::vector<bundle::Waiver> count_waivers(const Inputs& in) {
   std::vector<bundle::Waiver> out;
   for (const auto& c : in.cases)
-    for (const auto& id : bundle::split_ids(c.property("gpucts.waived"))) ++waiver_for(out, id).cases;
+    for (const auto& id : bundle::split_ids(c.property("gpucts.waived"))) ++bundle::waiver_for(out, id).cases;
   for (auto& w : out)
     for (const auto& described : in.manifest.waivers)
       if (described.id == w.id) w.title = described.title, w.link = described.link, w.fix = described.fix;
@@ -183,7 +176,7 @@ Verdict decide(const Inputs& in) {
         continue;
       }
       if (id == "nccl-known-defect" && m.nccl_selected && contains(m.accepted_known, defect))
-        ++waiver_for(v.waivers, defect).findings;
+        ++bundle::waiver_for(v.waivers, defect).findings;
       if (!finding_counts(f, m.accepted_known, m.nccl_selected)) continue;
       ++v.check_errors;
       check_lines.push_back("check error " + (id.empty() ? "?" : id) + (defect.empty() ? "" : " " + defect) +
