@@ -239,15 +239,27 @@ std::vector<std::string> store_versions(const fs::path& store) {
   return out;
 }
 
-int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
-  std::string spec = *a.value("bisect");
-  std::string binary = "gpucts_collectives";
-  if (auto slash = spec.find('/'); slash != std::string::npos) {
-    binary = spec.substr(0, slash);
-    spec = spec.substr(slash + 1);
+// One --bisect: the case, the releases between --good and --bad, what each run gave.
+struct Bisect {
+  std::string binary = "gpucts_collectives", spec;  // the entry, and SUITE.CASE in it
+  campaign::BisectState st;
+  qualify::TestEntry entry;
+  std::vector<std::string> lines;  // one per release run, for bisect.md
+};
+
+// [BINARY/]SUITE.CASE of --bisect.
+void bisect_case(const Args& a, Bisect& b) {
+  b.spec = *a.value("bisect");
+  if (auto slash = b.spec.find('/'); slash != std::string::npos) {
+    b.binary = b.spec.substr(0, slash);
+    b.spec = b.spec.substr(slash + 1);
   }
-  if (spec.find('.') == std::string::npos)
-    throw UsageError("--bisect '" + spec + "': expected [BINARY/]SUITE.CASE");
+  if (b.spec.find('.') == std::string::npos)
+    throw UsageError("--bisect '" + b.spec + "': expected [BINARY/]SUITE.CASE");
+}
+
+// The releases from --good to --bad (both ends always), from --nccl or else the store, oldest first.
+void bisect_releases(const Args& a, const fs::path& store, Bisect& b) {
   auto good = a.value("good"), bad = a.value("bad");
   if (!good || !bad) throw UsageError("--bisect needs --good VERSION and --bad VERSION");
   const Version vg = Version::parse(*good, VersionKind::Nccl), vb = Version::parse(*bad, VersionKind::Nccl);
@@ -255,7 +267,7 @@ int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
   // good older than bad: a regression, find the first failing release; newer: a fix, the first passing.
   const Version lo = vg < vb ? vg : vb, hi = vg < vb ? vb : vg;
   std::vector<std::string> cands = split_list(a.values("nccl"));
-  if (cands.empty()) cands = store_versions(f.store);
+  if (cands.empty()) cands = store_versions(store);
   std::vector<Version> vs;
   for (const auto& c : cands) {
     Version v = Version::parse(c, VersionKind::Nccl);
@@ -264,96 +276,112 @@ int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
   for (const Version& end : {lo, hi})
     if (std::find(vs.begin(), vs.end(), end) == vs.end()) vs.push_back(end);
   std::sort(vs.begin(), vs.end());
-  campaign::BisectState st;
-  for (const auto& v : vs) st.versions.push_back(v.release_str());
+  for (const auto& v : vs) b.st.versions.push_back(v.release_str());
   if (!(vg < vb)) {
-    st.old_cls = "fail";
-    st.new_cls = "pass";
+    b.st.old_cls = "fail";
+    b.st.new_cls = "pass";
   }
+}
 
-  qualify::Tree tree = qualify::locate_tree(a.value("build-dir"));
+void bisect_entry(const Args& a, Bisect& b) {
   std::string how;
-  const qualify::TestEntry* entry = nullptr;
-  auto tests = qualify::discover(tree, &how);
-  for (const auto& t : tests)
-    if (t.name == binary) entry = &t;
-  if (!entry) throw UsageError("no suite entry named " + binary + " in " + how);
+  bool found = false;
+  for (const auto& t : qualify::discover(qualify::locate_tree(a.value("build-dir")), &how))
+    if (t.name == b.binary) {
+      b.entry = t;
+      found = true;
+    }
+  if (!found) throw UsageError("no suite entry named " + b.binary + " in " + how);
+}
 
-  std::vector<std::string> lines;
-  auto run_at = [&](std::size_t i) {
-    const std::string& v = st.versions[i];
-    campaign::Timing t;
-    std::string err = f.ensure(v, t);
-    if (!err.empty()) {
-      lines.push_back(v + ": not run: " + err);
-      st.outcome[i] = "absent";
-      return;
-    }
-    const std::string xml = (out / ("bisect-" + v + ".xml")).string();
-    std::vector<std::string> cmd = entry->command;
-    cmd.push_back("--gtest_filter=" + spec);
-    cmd.push_back("--gtest_output=xml:" + xml);
-    std::vector<std::string> env = entry->env;
-    auto extra = child_env(lib_of(f.store, v).parent_path(), false, a.values("env"));
-    env.insert(env.end(), extra.begin(), extra.end());
-    const auto t0 = Clock::now();
-    const int rc =
-        qualify::run_bounded(cmd, env, entry->timeout_s, (out / ("bisect-" + v + ".log")).string(), true);
-    std::string cls = "absent", msg;
-    try {
-      for (const auto& c : junit::read_file(xml, binary))
-        if (c.suite + "." + c.name == spec) {
-          cls = campaign::status_class(c.status);
-          msg = junit::clean_message(c.message);
-        }
-    } catch (const std::exception& e) {
-      msg = std::string("no result: ") + e.what();
-    }
-    if (cls == "absent" && rc != 0 && rc != 77) cls = "fail";  // the binary died before writing its XML
-    st.outcome[i] = cls;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, " (%.1f s, exit %d)", seconds_since(t0), rc);
-    lines.push_back(v + ": " + cls + buf + (msg.empty() ? "" : ": " + msg));
-    std::fprintf(stderr, "gpucts campaign: bisect %s on NCCL %s: %s%s\n", spec.c_str(), v.c_str(),
-                 cls.c_str(), buf);
-  };
-  run_at(0);
-  run_at(st.versions.size() - 1);
-  std::string verdict;
-  int rc = 0;
+// Runs the case on release i: its outcome ("pass", "fail", "skip", "absent") and a line for the report.
+void bisect_run(const Args& a, const Fetcher& f, const fs::path& out, Bisect& b, std::size_t i) {
+  const std::string& v = b.st.versions[i];
+  campaign::Timing t;
+  std::string err = f.ensure(v, t);
+  if (!err.empty()) {
+    b.lines.push_back(v + ": not run: " + err);
+    b.st.outcome[i] = "absent";
+    return;
+  }
+  const std::string xml = (out / ("bisect-" + v + ".xml")).string();
+  std::vector<std::string> cmd = b.entry.command;
+  cmd.push_back("--gtest_filter=" + b.spec);
+  cmd.push_back("--gtest_output=xml:" + xml);
+  std::vector<std::string> env = b.entry.env;
+  auto extra = child_env(lib_of(f.store, v).parent_path(), false, a.values("env"));
+  env.insert(env.end(), extra.begin(), extra.end());
+  const auto t0 = Clock::now();
+  const int rc =
+      qualify::run_bounded(cmd, env, b.entry.timeout_s, (out / ("bisect-" + v + ".log")).string(), true);
+  std::string cls = "absent", msg;
+  try {
+    for (const auto& c : junit::read_file(xml, b.binary))
+      if (c.suite + "." + c.name == b.spec) {
+        cls = campaign::status_class(c.status);
+        msg = junit::clean_message(c.message);
+      }
+  } catch (const std::exception& e) {
+    msg = std::string("no result: ") + e.what();
+  }
+  if (cls == "absent" && rc != 0 && rc != 77) cls = "fail";  // the binary died before writing its XML
+  b.st.outcome[i] = cls;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " (%.1f s, exit %d)", seconds_since(t0), rc);
+  b.lines.push_back(v + ": " + cls + buf + (msg.empty() ? "" : ": " + msg));
+  std::fprintf(stderr, "gpucts campaign: bisect %s on NCCL %s: %s%s\n", b.spec.c_str(), v.c_str(),
+               cls.c_str(), buf);
+}
+
+// Both ends first; where they are as --good and --bad say, halves the range until one release is
+// the first changed. The verdict line and the exit status.
+std::pair<std::string, int> bisect_search(const Args& a, const Fetcher& f, const fs::path& out, Bisect& b) {
+  campaign::BisectState& st = b.st;
+  bisect_run(a, f, out, b, 0);
+  bisect_run(a, f, out, b, st.versions.size() - 1);
   const std::string& first_cls = st.outcome[0];
   const std::string& last_cls = st.outcome[st.versions.size() - 1];
-  if (first_cls != st.old_cls || last_cls != st.new_cls) {
-    verdict = "cannot bisect: " + spec + " is " + first_cls + " on " + st.versions.front() + " and " +
-              last_cls + " on " + st.versions.back() + " (expected " + st.old_cls + ", then " + st.new_cls +
-              ")";
-    rc = 1;
-  } else {
-    while (auto nx = st.next()) run_at(*nx);
-    auto first = st.first_changed();
-    std::size_t last_old = 0;
-    for (const auto& [i, cls] : st.outcome)
-      if (cls == st.old_cls && first && i < *first) last_old = i;
-    const char* now = st.new_cls == "fail" ? "failing" : "passing";
-    const char* before = st.new_cls == "fail" ? "passing" : "failing";
-    verdict = first ? std::string("first ") + now + " release: " + st.versions[*first] + " (last " + before +
-                          ": " + st.versions[last_old] + ")"
-                    : "no release found where it changed";
-    if (first && *first > last_old + 1)
-      verdict += "; the releases between could not decide (skipped or not run)";
-    rc = first ? 0 : 1;
-  }
-  std::string md = "# gpucts bisect: " + binary + "/" + spec + "\n\n**" + verdict +
+  if (first_cls != st.old_cls || last_cls != st.new_cls)
+    return {"cannot bisect: " + b.spec + " is " + first_cls + " on " + st.versions.front() + " and " +
+                last_cls + " on " + st.versions.back() + " (expected " + st.old_cls + ", then " + st.new_cls +
+                ")",
+            1};
+  while (auto nx = st.next()) bisect_run(a, f, out, b, *nx);
+  auto first = st.first_changed();
+  std::size_t last_old = 0;
+  for (const auto& [i, cls] : st.outcome)
+    if (cls == st.old_cls && first && i < *first) last_old = i;
+  const char* now = st.new_cls == "fail" ? "failing" : "passing";
+  const char* before = st.new_cls == "fail" ? "passing" : "failing";
+  std::string verdict = first ? std::string("first ") + now + " release: " + st.versions[*first] + " (last " +
+                                    before + ": " + st.versions[last_old] + ")"
+                              : "no release found where it changed";
+  if (first && *first > last_old + 1)
+    verdict += "; the releases between could not decide (skipped or not run)";
+  return {verdict, first ? 0 : 1};
+}
+
+void write_bisect_report(const Bisect& b, const std::string& verdict, const fs::path& out) {
+  std::string md = "# gpucts bisect: " + b.binary + "/" + b.spec + "\n\n**" + verdict +
                    "**\n\n| release | outcome |\n| --- | --- |\n";
-  for (std::size_t i = 0; i < st.versions.size(); ++i) {
-    auto it = st.outcome.find(i);
-    md += "| " + st.versions[i] + " | " + (it == st.outcome.end() ? std::string("not needed") : it->second) +
-          " |\n";
+  for (std::size_t i = 0; i < b.st.versions.size(); ++i) {
+    auto it = b.st.outcome.find(i);
+    md += "| " + b.st.versions[i] + " | " +
+          (it == b.st.outcome.end() ? std::string("not needed") : it->second) + " |\n";
   }
   md += "\n";
-  for (const auto& l : lines) md += "- " + l + "\n";
+  for (const auto& l : b.lines) md += "- " + l + "\n";
   bundle::write_text((out / "bisect.md").string(), md);
   std::printf("%s\n%s\n", verdict.c_str(), (out / "bisect.md").c_str());
+}
+
+int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
+  Bisect b;
+  bisect_case(a, b);
+  bisect_releases(a, f.store, b);
+  bisect_entry(a, b);
+  const auto [verdict, rc] = bisect_search(a, f, out, b);
+  write_bisect_report(b, verdict, out);
   return rc;
 }
 
@@ -377,9 +405,22 @@ std::optional<std::string> simulated_entry(const Args& a) {
       (have.empty() ? " (this tree has no simulated-host entries)" : " (ranks there: " + have + ")"));
 }
 
-}  // namespace
+// One campaign run: the options as read, and what each release left.
+struct Campaign {
+  std::vector<std::string> versions;
+  fs::path out;
+  Fetcher fetcher;
+  double timeout = 900, stop_after = 0;
+  double run_limit = 0;                  // seconds per release; infinity for --timeout 0
+  std::optional<std::string> sim_entry;  // --ranks N: the simulated-host entry
+  Clock::time_point started;
+  std::string self;  // this gpucts, run as `gpucts qualify` once per release
+  std::vector<campaign::Release> releases;
+  std::vector<std::string> failed;
+};
 
-int cmd_campaign(const Args& a) {
+// The options both modes share, checked; DIR/logs made; the store and its commands.
+Campaign campaign_options(const Args& a) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   auto out_opt = a.value("output");
   if (!out_opt) throw UsageError("--output DIR is required");
@@ -387,111 +428,149 @@ int cmd_campaign(const Args& a) {
     if (e.find('=') == std::string::npos || e.front() == '=')
       throw UsageError("--env '" + e + "': expected NAME=VALUE");
   if (out_opt->empty()) throw UsageError("--output '': names no folder");
-  const double timeout = a.number("timeout", 900);
-  const double stop_after = a.number("stop-after", 0);
-  if (timeout < 0) throw UsageError("--timeout must be >= 0 seconds (0: no limit, as qualify's)");
-  if (stop_after < 0) throw UsageError("--stop-after must be >= 0 seconds (0: no budget)");
-  const std::vector<std::string> versions = checked_versions(a.values("nccl"));
-  const fs::path out = *out_opt;
+  Campaign c;
+  c.timeout = a.number("timeout", 900);
+  c.stop_after = a.number("stop-after", 0);
+  if (c.timeout < 0) throw UsageError("--timeout must be >= 0 seconds (0: no limit, as qualify's)");
+  if (c.stop_after < 0) throw UsageError("--stop-after must be >= 0 seconds (0: no budget)");
+  c.versions = checked_versions(a.values("nccl"));
+  c.out = *out_opt;
   std::error_code ec;
-  fs::create_directories(out / "logs", ec);
-  if (ec) throw UsageError("cannot create " + out.string() + ": " + ec.message());
-  Fetcher f;
-  f.store = fs::absolute(a.value("store").value_or(default_store()));
-  f.fetch_cmd = a.value("fetch").value_or("");
-  f.build_cmd = a.value("build").value_or("");
-  f.logs = fs::absolute(out / "logs");
-  qualify::install_signal_handlers();
-  if (a.value("bisect")) return bisect(a, f, fs::absolute(out));
+  fs::create_directories(c.out / "logs", ec);
+  if (ec) throw UsageError("cannot create " + c.out.string() + ": " + ec.message());
+  c.fetcher.store = fs::absolute(a.value("store").value_or(default_store()));
+  c.fetcher.fetch_cmd = a.value("fetch").value_or("");
+  c.fetcher.build_cmd = a.value("build").value_or("");
+  c.fetcher.logs = fs::absolute(c.out / "logs");
+  return c;
+}
 
-  if (versions.empty()) throw UsageError("--nccl VERSION[,VERSION...] is required");
+// What a release run needs beyond the shared options: the versions, the limit, the entry.
+void plan_releases(const Args& a, Campaign& c) {
+  if (c.versions.empty()) throw UsageError("--nccl VERSION[,VERSION...] is required");
   // qualify's own --timeout 0 means no limit; so does the campaign's.
-  const double run_limit = timeout > 0 ? timeout : std::numeric_limits<double>::infinity();
-  const std::optional<std::string> sim_entry = simulated_entry(a);
-  const auto started = Clock::now();
-  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  c.run_limit = c.timeout > 0 ? c.timeout : std::numeric_limits<double>::infinity();
+  c.sim_entry = simulated_entry(a);
+  c.started = Clock::now();
+  c.self = fs::read_symlink("/proc/self/exe").string();
+}
 
-  std::vector<campaign::Release> releases;
-  std::vector<std::string> failed;
-  for (std::size_t i = 0; i < versions.size() && !qualify::g_signal.load(); ++i) {
-    const std::string& v = versions[i];
-    const fs::path dir = fs::absolute(out / ("nccl-" + v));
-    campaign::Timing t;
-    std::string err;
-    if (stop_after > 0 && seconds_since(started) > stop_after) {
-      failed.push_back("NCCL " + v + ": not run, the campaign's time budget (--stop-after " +
-                       std::to_string(static_cast<int>(stop_after)) + " s) was spent");
-      std::fprintf(stderr, "[%zu/%zu] NCCL %s: not run (time budget spent)\n", i + 1, versions.size(),
-                   v.c_str());
-      continue;
-    }
-    if (!(a.flag("resume") && fs::exists(dir / "manifest.json"))) {
-      err = f.ensure(v, t);
-      if (err.empty()) {
-        fs::remove_all(dir, ec);
-        std::vector<std::string> cmd = {
-            self,
-            "qualify",
-            "--output",
-            dir.string(),
-            "--no-python",
-            "--label",
-            a.value("label").value_or(sim_entry ? qualify::kSimLabel : "single-gpu|perf"),
-            "--exclude-label",
-            a.value("exclude-label").value_or("torch|self-test")};
-        if (auto b = a.value("build-dir")) cmd.insert(cmd.end(), {"--build-dir", *b});
-        if (auto r = a.value("tests"))
-          cmd.insert(cmd.end(), {"--tests", *r});
-        else if (sim_entry)
-          cmd.insert(cmd.end(), {"--tests", "^" + *sim_entry + "$"});
-        if (auto r = a.value("exclude-tests")) cmd.insert(cmd.end(), {"--exclude-tests", *r});
-        const auto t0 = Clock::now();
-        const std::string log = (f.logs / ("qualify-" + v + ".log")).string();
-        const int rc = qualify::run_bounded(
-            cmd, child_env(lib_of(f.store, v).parent_path(), !a.flag("no-probe"), a.values("env")), run_limit,
-            log, true);
-        t.run = seconds_since(t0);
-        // 0 pass or waived, 1 fail, 3 no GPU: each leaves a bundle; anything else is a broken run.
-        if (rc != 0 && rc != 1 && rc != 3)
-          err = "gpucts qualify ended with status " + std::to_string(rc) + " (" + log + ")";
-      }
-    } else {
-      t.how = "resumed";
-    }
-    if (err.empty() || fs::exists(dir / "manifest.json")) {
-      try {
-        campaign::Release r = campaign::load_release(dir.string());
-        r.requested = v;
-        r.timing = t;
-        r.problem = err;
-        releases.push_back(std::move(r));
-      } catch (const std::exception& e) {
-        err += std::string(err.empty() ? "" : "; ") + e.what();
-      }
-    }
-    if (!err.empty()) failed.push_back("NCCL " + v + ": " + err);
-    std::string line =
-        "[" + std::to_string(i + 1) + "/" + std::to_string(versions.size()) + "] NCCL " + v + ":";
-    auto add = [&](const char* what, const std::optional<double>& s) {
-      if (s) line += std::string(" ") + what + " " + std::to_string(static_cast<int>(*s + 0.5)) + " s";
-    };
-    add("fetch", t.fetch);
-    add("build", t.build);
-    add("unpack", t.unpack);
-    add("run", t.run);
-    if (!err.empty())
-      line += " -- " + err;
-    else if (!releases.empty())
-      line += " -- " + campaign::release_verdict(releases.back().bundle);
-    std::fprintf(stderr, "%s\n", terminal_safe(line, 4096).c_str());
+// `gpucts qualify` of one release into `dir`, with the campaign's selection.
+std::vector<std::string> qualify_command(const Args& a, const Campaign& c, const fs::path& dir) {
+  std::vector<std::string> cmd = {
+      c.self,
+      "qualify",
+      "--output",
+      dir.string(),
+      "--no-python",
+      "--label",
+      a.value("label").value_or(c.sim_entry ? qualify::kSimLabel : "single-gpu|perf"),
+      "--exclude-label",
+      a.value("exclude-label").value_or("torch|self-test")};
+  if (auto b = a.value("build-dir")) cmd.insert(cmd.end(), {"--build-dir", *b});
+  if (auto r = a.value("tests"))
+    cmd.insert(cmd.end(), {"--tests", *r});
+  else if (c.sim_entry)
+    cmd.insert(cmd.end(), {"--tests", "^" + *c.sim_entry + "$"});
+  if (auto r = a.value("exclude-tests")) cmd.insert(cmd.end(), {"--exclude-tests", *r});
+  return cmd;
+}
+
+// Makes release v's library exist and runs qualify with it first on the loader path. "" or what failed.
+std::string qualify_release(const Args& a, const Campaign& c, const std::string& v, const fs::path& dir,
+                            campaign::Timing& t) {
+  std::string err = c.fetcher.ensure(v, t);
+  if (!err.empty()) return err;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  const auto t0 = Clock::now();
+  const std::string log = (c.fetcher.logs / ("qualify-" + v + ".log")).string();
+  const int rc = qualify::run_bounded(
+      qualify_command(a, c, dir),
+      child_env(lib_of(c.fetcher.store, v).parent_path(), !a.flag("no-probe"), a.values("env")), c.run_limit,
+      log, true);
+  t.run = seconds_since(t0);
+  // 0 pass or waived, 1 fail, 3 no GPU: each leaves a bundle; anything else is a broken run.
+  if (rc != 0 && rc != 1 && rc != 3)
+    return "gpucts qualify ended with status " + std::to_string(rc) + " (" + log + ")";
+  return "";
+}
+
+// The bundle in `dir` as a release of the report (where there is one); a reading error joins `err`.
+void add_release(Campaign& c, const std::string& v, const fs::path& dir, const campaign::Timing& t,
+                 std::string& err) {
+  if (!err.empty() && !fs::exists(dir / "manifest.json")) return;
+  try {
+    campaign::Release r = campaign::load_release(dir.string());
+    r.requested = v;
+    r.timing = t;
+    r.problem = err;
+    c.releases.push_back(std::move(r));
+  } catch (const std::exception& e) {
+    err += std::string(err.empty() ? "" : "; ") + e.what();
   }
-  campaign::Report r = campaign::build(std::move(releases), builtin_matrix());
-  r.problems.insert(r.problems.end(), failed.begin(), failed.end());
-  campaign::write(r, out.string());
+}
+
+// "[2/5] NCCL 2.21.5: fetch 12 s run 340 s -- PASS" on stderr.
+void print_progress(const Campaign& c, std::size_t i, const campaign::Timing& t, const std::string& err) {
+  std::string line =
+      "[" + std::to_string(i + 1) + "/" + std::to_string(c.versions.size()) + "] NCCL " + c.versions[i] + ":";
+  auto add = [&](const char* what, const std::optional<double>& s) {
+    if (s) line += std::string(" ") + what + " " + std::to_string(static_cast<int>(*s + 0.5)) + " s";
+  };
+  add("fetch", t.fetch);
+  add("build", t.build);
+  add("unpack", t.unpack);
+  add("run", t.run);
+  if (!err.empty())
+    line += " -- " + err;
+  else if (!c.releases.empty())
+    line += " -- " + campaign::release_verdict(c.releases.back().bundle);
+  std::fprintf(stderr, "%s\n", terminal_safe(line, 4096).c_str());
+}
+
+// Release i: not run once the budget is spent; else qualified (or its bundle resumed) and loaded.
+void run_release(const Args& a, Campaign& c, std::size_t i) {
+  const std::string& v = c.versions[i];
+  if (c.stop_after > 0 && seconds_since(c.started) > c.stop_after) {
+    c.failed.push_back("NCCL " + v + ": not run, the campaign's time budget (--stop-after " +
+                       std::to_string(static_cast<int>(c.stop_after)) + " s) was spent");
+    std::fprintf(stderr, "[%zu/%zu] NCCL %s: not run (time budget spent)\n", i + 1, c.versions.size(),
+                 v.c_str());
+    return;
+  }
+  const fs::path dir = fs::absolute(c.out / ("nccl-" + v));
+  campaign::Timing t;
+  std::string err;
+  if (!(a.flag("resume") && fs::exists(dir / "manifest.json")))
+    err = qualify_release(a, c, v, dir, t);
+  else
+    t.how = "resumed";
+  add_release(c, v, dir, t, err);
+  if (!err.empty()) c.failed.push_back("NCCL " + v + ": " + err);
+  print_progress(c, i, t, err);
+}
+
+// The campaign report over every release loaded, with what failed; exit 0 only without problems.
+int write_campaign(Campaign& c) {
+  campaign::Report r = campaign::build(std::move(c.releases), builtin_matrix());
+  r.problems.insert(r.problems.end(), c.failed.begin(), c.failed.end());
+  campaign::write(r, c.out.string());
   std::printf("%s: %zu release(s), %zu performance change(s), %zu behaviour change(s)%s\n",
-              (out / "campaign.html").c_str(), r.releases.size(), r.perf.size(), r.case_changes.size(),
+              (c.out / "campaign.html").c_str(), r.releases.size(), r.perf.size(), r.case_changes.size(),
               r.problems.empty() ? "" : ", problems (see the report)");
   return r.problems.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int cmd_campaign(const Args& a) {
+  Campaign c = campaign_options(a);
+  qualify::install_signal_handlers();
+  if (a.value("bisect")) return bisect(a, c.fetcher, fs::absolute(c.out));
+  plan_releases(a, c);
+  for (std::size_t i = 0; i < c.versions.size() && !qualify::g_signal.load(); ++i) run_release(a, c, i);
+  return write_campaign(c);
 }
 
 }  // namespace cts::cli

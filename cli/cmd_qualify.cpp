@@ -468,7 +468,7 @@ int finish(const Args& a, Run& r) {
   const nlohmann::json check = qualify::check_json(r.fps, &check_text, check_opts);
   bundle::write_text((r.dir / "check.json").string(), check.dump(2) + "\n");
   bundle::write_text((r.dir / "check.txt").string(), check_text);
-  bundle::apply_waivers(r.accepted, r.cases, m.waivers);
+  bundle::apply_waivers(r.accepted, r.cases);
   std::map<std::string, junit::PropertyMap> per_binary;
   for (const auto& s : m.suites)
     if (!s.mode.empty()) per_binary[s.name][kSimulatedHostsProperty] = s.mode;

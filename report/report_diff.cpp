@@ -92,9 +92,45 @@ std::string scope_text(const Scope& s) {
 
 }  // namespace
 
-Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidates, double tolerance_pct) {
+namespace {
+
+// Lost coverage is counted per binary, so a vanished sweep is one line, not thousands.
+struct Lost {
+  int count = 0;
+  std::string first, message;
+};
+
+// What compare() builds up on the way to its Comparison, one named step at a time.
+struct Diff {
   Comparison c;
-  c.tolerance_pct = tolerance_pct;
+  size_t n = 0;                // candidates
+  std::vector<bool> narrowed;  // per candidate: compared on what both ran
+  // Case keys in baseline order then new ones; each run's cases by key; the binary of each key.
+  std::vector<std::string> order;
+  std::map<std::string, const junit::Case*> base;
+  std::vector<std::map<std::string, const junit::Case*>> cand;
+  std::map<std::string, std::string> binary_of;
+  std::map<std::string, size_t> suite_index;  // binary -> its row of c.suites
+  // Per candidate, binary -> passed cases of the baseline now absent / now skipped.
+  std::vector<std::map<std::string, Lost>> lost, skipped;
+  // Where the runs' selections differ, what one ran and the other did not: per candidate,
+  // binary -> (only in the baseline, only in the candidate).
+  std::vector<std::map<std::string, std::pair<int, int>>> outside;
+  // Default points of the baseline a candidate does not have: per candidate, test -> (count, first
+  // label); and the bandwidth tests each candidate has at all.
+  std::vector<std::map<std::string, std::pair<int, std::string>>> gone;
+  std::vector<std::set<std::string>> cand_tests;
+
+  SuiteDelta& delta(const std::string& binary) {
+    auto [it, fresh] = suite_index.emplace(binary, c.suites.size());
+    if (fresh) c.suites.push_back({binary, 0, std::vector<int>(n), std::vector<int>(n), std::vector<int>(n)});
+    return c.suites[it->second];
+  }
+};
+
+// Refuses bundles of different schemas; warns of another gpucts version or revision; records scopes.
+void check_comparable(const bundle::Bundle& baseline, const std::vector<bundle::Bundle>& candidates,
+                      Comparison& c) {
   for (const auto& cand : candidates) {
     if (cand.manifest.schema != baseline.manifest.schema)
       throw bundle::BundleError("bundles of different schemas cannot be compared: " + baseline.dir + " is " +
@@ -114,24 +150,33 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
       c.warnings.push_back("warning: " + candidates[i - 1].dir + " was run by gpucts revision " + b +
                            ", the baseline by " + a);
   }
-  c.baseline = std::move(baseline);
-  c.candidates = std::move(candidates);
-  const size_t n = c.candidates.size();
-  c.regressions.resize(n);
-  c.left_out.resize(n);
-  std::vector<bool> narrowed(n);  // compared on what both ran
-  for (size_t i = 0; i < n; ++i) narrowed[i] = !same_scope(c.scopes[0], c.scopes[i + 1]);
+}
 
-  // Environment: the merged rows of each bundle, by name.
-  auto env_of = [](const bundle::Bundle& b) {
+void take_runs(Diff& d, bundle::Bundle baseline, std::vector<bundle::Bundle> candidates) {
+  d.c.baseline = std::move(baseline);
+  d.c.candidates = std::move(candidates);
+  d.n = d.c.candidates.size();
+  d.c.regressions.resize(d.n);
+  d.c.left_out.resize(d.n);
+  d.narrowed.resize(d.n);
+  for (size_t i = 0; i < d.n; ++i) d.narrowed[i] = !same_scope(d.c.scopes[0], d.c.scopes[i + 1]);
+  d.cand.resize(d.n);
+  d.lost.resize(d.n);
+  d.skipped.resize(d.n);
+  d.outside.resize(d.n);
+  d.gone.resize(d.n);
+  d.cand_tests.resize(d.n);
+}
+
+// Environment: the merged rows of each bundle, by name.
+void compare_environment(Comparison& c) {
+  std::vector<std::map<std::string, std::string>> cand_env;
+  for (const auto& b : c.candidates) {
     std::map<std::string, std::string> m;
     for (auto& [k, v] : bundle::environment(b)) m[k] = v;
-    return m;
-  };
-  auto base_env_rows = bundle::environment(c.baseline);
-  std::vector<std::map<std::string, std::string>> cand_env;
-  for (const auto& b : c.candidates) cand_env.push_back(env_of(b));
-  for (const auto& [what, v] : base_env_rows) {
+    cand_env.push_back(std::move(m));
+  }
+  for (const auto& [what, v] : bundle::environment(c.baseline)) {
     EnvRow r{what, v, {}, false};
     for (const auto& e : cand_env) {
       auto it = e.find(what);
@@ -140,10 +185,12 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
     }
     c.environment.push_back(std::move(r));
   }
+}
 
-  // Verdicts, and runs that did not finish.
+// Verdicts, and runs that did not finish.
+void compare_verdicts(Comparison& c) {
   const verdict::Verdict before = verdict::decide(c.baseline);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < c.candidates.size(); ++i) {
     const verdict::Verdict after = verdict::decide(c.candidates[i]);
     if (before.exit_code() == 0 && after.exit_code() != 0)
       c.regressions[i].push_back(std::string("verdict: ") + verdict::kind_name(before.kind) + " -> " +
@@ -151,167 +198,172 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
     if (c.candidates[i].manifest.interrupted)
       c.regressions[i].push_back("interrupted: the run was stopped before it finished");
   }
+}
 
-  // Cases, in baseline order then new ones.
-  std::vector<std::string> order;
-  std::map<std::string, const junit::Case*> base;
-  std::vector<std::map<std::string, const junit::Case*>> cand(n);
-  for (const auto& k : c.baseline.cases) {
-    if (!base.count(k.key())) order.push_back(k.key());
-    base[k.key()] = &k;
+// Every run's cases by key, the order of the rows, and each binary's case counts.
+void index_cases(Diff& d) {
+  for (const auto& k : d.c.baseline.cases) {
+    if (!d.base.count(k.key())) d.order.push_back(k.key());
+    d.base[k.key()] = &k;
   }
-  for (size_t i = 0; i < n; ++i)
-    for (const auto& k : c.candidates[i].cases) {
-      if (!base.count(k.key()) && std::find(order.begin(), order.end(), k.key()) == order.end())
-        order.push_back(k.key());
-      cand[i][k.key()] = &k;
+  for (size_t i = 0; i < d.n; ++i)
+    for (const auto& k : d.c.candidates[i].cases) {
+      if (!d.base.count(k.key()) && std::find(d.order.begin(), d.order.end(), k.key()) == d.order.end())
+        d.order.push_back(k.key());
+      d.cand[i][k.key()] = &k;
     }
-  std::map<std::string, std::string> binary_of;  // case key -> its binary, from whichever run has it
-  for (const auto& [key, k] : base) binary_of[key] = k->binary;
-  for (const auto& m : cand)
-    for (const auto& [key, k] : m) binary_of.emplace(key, k->binary);
-  // Per binary: case counts, new and missing.
-  std::map<std::string, size_t> suite_index;
-  auto delta = [&](const std::string& binary) -> SuiteDelta& {
-    auto [it, fresh] = suite_index.emplace(binary, c.suites.size());
-    if (fresh) c.suites.push_back({binary, 0, std::vector<int>(n), std::vector<int>(n), std::vector<int>(n)});
-    return c.suites[it->second];
-  };
-  for (const auto& k : c.baseline.cases) ++delta(k.binary).baseline;
-  for (size_t i = 0; i < n; ++i)
-    for (const auto& k : c.candidates[i].cases) ++delta(k.binary).candidates[i];
-  // Lost coverage is counted per binary, so a vanished sweep is one line, not thousands:
-  // binary -> (count, first key, its message).
-  struct Lost {
-    int count = 0;
-    std::string first, message;
-  };
-  std::vector<std::map<std::string, Lost>> lost(n), skipped(n);
-  // Where the runs' selections differ, what one ran and the other did not: binary -> (only in the
-  // baseline, only in the candidate).
-  std::vector<std::map<std::string, std::pair<int, int>>> outside(n);
-  for (const auto& key : order) {
+  for (const auto& [key, k] : d.base) d.binary_of[key] = k->binary;
+  for (const auto& m : d.cand)
+    for (const auto& [key, k] : m) d.binary_of.emplace(key, k->binary);
+  for (const auto& k : d.c.baseline.cases) ++d.delta(k.binary).baseline;
+  for (size_t i = 0; i < d.n; ++i)
+    for (const auto& k : d.c.candidates[i].cases) ++d.delta(k.binary).candidates[i];
+}
+
+// One case in candidate i against the baseline: its column of `row`, and what it regresses or adds.
+void compare_case_in(Diff& d, CaseRow& row, size_t i) {
+  const std::string& binary = d.binary_of[row.key];
+  auto it = d.cand[i].find(row.key);
+  const bool present = it != d.cand[i].end();
+  const std::string s = present ? junit::status_name(it->second->status) : "absent";
+  if (d.narrowed[i] && (s == "absent") != (row.baseline == "absent")) {
+    auto& o = d.outside[i][binary];
+    ++(s == "absent" ? o.first : o.second);
+    row.candidates.push_back(s == "absent" ? "not run" : s);
+    row.change.push_back("");
+    return;
+  }
+  row.candidates.push_back(s);
+  row.change.push_back(change_of(row.baseline, s));
+  const std::string& change = row.change.back();
+  if (present && !it->second->message.empty()) row.message = it->second->message;
+  if (change == "newly failing")
+    d.c.regressions[i].push_back("newly failing: " + row.key + (present ? " -- " + it->second->message : ""));
+  if (change == "missing") {
+    ++d.delta(binary).missing[i];
+    if (row.baseline == "passed") {
+      auto& l = d.lost[i][binary];
+      if (l.count++ == 0) l.first = row.key;
+    }
+  }
+  if (change == "newly skipped" && row.baseline == "passed") {
+    auto& l = d.skipped[i][binary];
+    if (l.count++ == 0) {
+      l.first = row.key;
+      l.message = it->second->message;
+    }
+  }
+  if (change == "new" || (row.baseline == "absent" && s != "absent")) ++d.delta(binary).added[i];
+}
+
+// Cases, in baseline order then new ones: a row where some candidate differs.
+void compare_cases(Diff& d) {
+  for (const auto& key : d.order) {
     CaseRow row;
     row.key = key;
-    auto b = base.find(key);
-    row.baseline = b == base.end() ? "absent" : junit::status_name(b->second->status);
-    bool any = false;
-    const std::string& binary = binary_of[key];
-    for (size_t i = 0; i < n; ++i) {
-      auto it = cand[i].find(key);
-      std::string s = it == cand[i].end() ? "absent" : junit::status_name(it->second->status);
-      if (narrowed[i] && (s == "absent") != (row.baseline == "absent")) {
-        auto& o = outside[i][binary];
-        ++(s == "absent" ? o.first : o.second);
-        row.candidates.push_back(s == "absent" ? "not run" : s);
-        row.change.push_back("");
-        continue;
-      }
-      row.candidates.push_back(s);
-      row.change.push_back(change_of(row.baseline, s));
-      if (it != cand[i].end() && !it->second->message.empty()) row.message = it->second->message;
-      if (!row.change.back().empty()) any = true;
-      if (row.change.back() == "newly failing")
-        c.regressions[i].push_back("newly failing: " + key +
-                                   (it != cand[i].end() ? " -- " + it->second->message : ""));
-      if (row.change.back() == "missing") {
-        ++delta(binary).missing[i];
-        if (row.baseline == "passed") {
-          auto& l = lost[i][binary];
-          if (l.count++ == 0) l.first = key;
-        }
-      }
-      if (row.change.back() == "newly skipped" && row.baseline == "passed") {
-        auto& l = skipped[i][binary];
-        if (l.count++ == 0) {
-          l.first = key;
-          l.message = it->second->message;
-        }
-      }
-      if (row.change.back() == "new" || (row.baseline == "absent" && s != "absent")) ++delta(binary).added[i];
-    }
-    if (any) c.cases.push_back(std::move(row));
+    auto b = d.base.find(key);
+    row.baseline = b == d.base.end() ? "absent" : junit::status_name(b->second->status);
+    for (size_t i = 0; i < d.n; ++i) compare_case_in(d, row, i);
+    if (std::any_of(row.change.begin(), row.change.end(), [](const std::string& x) { return !x.empty(); }))
+      d.c.cases.push_back(std::move(row));
   }
+}
 
-  for (size_t i = 0; i < n; ++i) {
-    for (const auto& [binary, l] : lost[i])
-      c.regressions[i].push_back("missing: " + std::to_string(l.count) + " case(s) of " + binary +
-                                 " that passed in the baseline are absent (first: " + l.first + ")");
-    for (const auto& [binary, l] : skipped[i])
-      c.regressions[i].push_back("newly skipped: " + std::to_string(l.count) + " case(s) of " + binary +
-                                 " that passed in the baseline (first: " + l.first +
-                                 (l.message.empty() ? "" : " -- " + l.message) + ")");
-    for (const auto& [binary, o] : outside[i]) {
+// Coverage lost (absent or newly skipped, per binary) regresses; what only one run ran is said.
+void report_coverage(Diff& d) {
+  for (size_t i = 0; i < d.n; ++i) {
+    for (const auto& [binary, l] : d.lost[i])
+      d.c.regressions[i].push_back("missing: " + std::to_string(l.count) + " case(s) of " + binary +
+                                   " that passed in the baseline are absent (first: " + l.first + ")");
+    for (const auto& [binary, l] : d.skipped[i])
+      d.c.regressions[i].push_back("newly skipped: " + std::to_string(l.count) + " case(s) of " + binary +
+                                   " that passed in the baseline (first: " + l.first +
+                                   (l.message.empty() ? "" : " -- " + l.message) + ")");
+    for (const auto& [binary, o] : d.outside[i]) {
       std::string t = binary + ": ";
       if (o.first) t += std::to_string(o.first) + " case(s) only the baseline ran";
       if (o.first && o.second) t += ", ";
       if (o.second) t += std::to_string(o.second) + " case(s) only this run ran";
-      c.left_out[i].push_back(t);
+      d.c.left_out[i].push_back(t);
     }
   }
+}
 
-  // Bandwidth: points present in the baseline, compared by key (so never across variants).
-  std::vector<std::map<std::string, across::PerfPoint>> cpts(n);
-  std::vector<std::set<std::string>> cand_tests(n);
-  for (size_t i = 0; i < n; ++i) {
-    for (auto& p : across::perf_points(c.candidates[i])) cpts[i].emplace(p.key, std::move(p));
-    for (const auto& [test, run] : c.candidates[i].bandwidth) cand_tests[i].insert(test);
-  }
-  // Default points of the baseline a candidate does not have: test -> (count, first label).
-  std::vector<std::map<std::string, std::pair<int, std::string>>> gone(n);
-  for (const auto& bp : across::perf_points(c.baseline)) {
-    BandwidthRow row;
-    row.key = bp.key;
-    row.label = bp.label;
-    row.metric = bp.metric;
-    row.baseline = bp.value;
-    row.baseline_spread_pct = bp.spread_pct;
-    bool moved = false;
-    for (size_t i = 0; i < n; ++i) {
-      auto it = cpts[i].find(bp.key);
-      const bool same_metric = it != cpts[i].end() && it->second.metric == bp.metric;
-      const across::Move m =
-          same_metric ? across::judge_move(bp, it->second, tolerance_pct) : across::Move{kNaN, kNaN, ""};
-      row.candidates.push_back(same_metric ? it->second.value : kNaN);
-      row.change_pct.push_back(m.change_pct);
-      row.candidate_spread_pct.push_back(same_metric ? it->second.spread_pct : kNaN);
-      row.change.push_back(m.change);
-      if (!m.change.empty()) moved = true;
-      if (it == cpts[i].end() && bp.variant.empty()) {
-        auto& g = gone[i][bp.test];
-        if (g.first++ == 0) g.second = bp.label;
-      }
-      // A variant (nonblocking communicators, polled after every call) times the harness as much as
-      // the stack: it is shown, it does not gate.
-      if (m.change == "slower" && bp.variant.empty()) {
-        char why[96];
-        std::snprintf(why, sizeof why, " (tolerance %g%%, spread %.1f%%/%.1f%%)", tolerance_pct,
-                      bp.spread_pct, it->second.spread_pct);
-        c.regressions[i].push_back("slower by " + pct(m.worse_pct).substr(1) + ": " + bp.label + ", " +
+// One baseline point against each candidate's point of the same key: a row, and the slowdowns.
+BandwidthRow compare_point(Diff& d, const across::PerfPoint& bp,
+                           const std::vector<std::map<std::string, across::PerfPoint>>& cpts) {
+  const double tolerance_pct = d.c.tolerance_pct;
+  BandwidthRow row;
+  row.key = bp.key;
+  row.label = bp.label;
+  row.metric = bp.metric;
+  row.baseline = bp.value;
+  row.baseline_spread_pct = bp.spread_pct;
+  for (size_t i = 0; i < d.n; ++i) {
+    auto it = cpts[i].find(bp.key);
+    const bool same_metric = it != cpts[i].end() && it->second.metric == bp.metric;
+    const across::Move m =
+        same_metric ? across::judge_move(bp, it->second, tolerance_pct) : across::Move{kNaN, kNaN, ""};
+    row.candidates.push_back(same_metric ? it->second.value : kNaN);
+    row.change_pct.push_back(m.change_pct);
+    row.candidate_spread_pct.push_back(same_metric ? it->second.spread_pct : kNaN);
+    row.change.push_back(m.change);
+    if (it == cpts[i].end() && bp.variant.empty()) {
+      auto& g = d.gone[i][bp.test];
+      if (g.first++ == 0) g.second = bp.label;
+    }
+    // A variant (nonblocking communicators, polled after every call) times the harness as much as
+    // the stack: it is shown, it does not gate.
+    if (m.change == "slower" && bp.variant.empty()) {
+      char why[96];
+      std::snprintf(why, sizeof why, " (tolerance %g%%, spread %.1f%%/%.1f%%)", tolerance_pct, bp.spread_pct,
+                    it->second.spread_pct);
+      d.c.regressions[i].push_back("slower by " + pct(m.worse_pct).substr(1) + ": " + bp.label + ", " +
                                    across::metric_text(bp.metric) + " " + value_str(row.baseline, bp.metric) +
                                    " -> " + value_str(row.candidates.back(), bp.metric) + why);
-      }
     }
-    if (moved) c.bandwidth.push_back(std::move(row));
   }
-  for (size_t i = 0; i < n; ++i)
-    for (const auto& [test, g] : gone[i]) {
+  return row;
+}
+
+// Bandwidth: points present in the baseline, compared by key (so never across variants).
+void compare_bandwidth(Diff& d) {
+  std::vector<std::map<std::string, across::PerfPoint>> cpts(d.n);
+  for (size_t i = 0; i < d.n; ++i) {
+    for (auto& p : across::perf_points(d.c.candidates[i])) cpts[i].emplace(p.key, std::move(p));
+    for (const auto& [test, run] : d.c.candidates[i].bandwidth) d.cand_tests[i].insert(test);
+  }
+  for (const auto& bp : across::perf_points(d.c.baseline)) {
+    BandwidthRow row = compare_point(d, bp, cpts);
+    if (std::any_of(row.change.begin(), row.change.end(), [](const std::string& x) { return !x.empty(); }))
+      d.c.bandwidth.push_back(std::move(row));
+  }
+}
+
+// Default points a candidate lacks: a regression, or said only where the selections differ.
+void report_missing_bandwidth(Diff& d) {
+  for (size_t i = 0; i < d.n; ++i)
+    for (const auto& [test, g] : d.gone[i]) {
       const std::string what =
-          cand_tests[i].count(test)
+          d.cand_tests[i].count(test)
               ? std::to_string(g.first) + " point(s) of " + test + " absent (first: " + g.second + ")"
               : test + " has no results in this run (" + std::to_string(g.first) +
                     " point(s) in the baseline)";
-      if (narrowed[i])
-        c.left_out[i].push_back("bandwidth " + what);
+      if (d.narrowed[i])
+        d.c.left_out[i].push_back("bandwidth " + what);
       else
-        c.regressions[i].push_back("missing bandwidth: " + what);
+        d.c.regressions[i].push_back("missing bandwidth: " + what);
     }
-  // From each run to the next (baseline, candidate 1, candidate 2, ...): what moved between neighbours.
+}
+
+// From each run to the next (baseline, candidate 1, candidate 2, ...): what moved between neighbours,
+// the floors crossed, and the points where no data moves.
+void compare_neighbours(Comparison& c) {
   std::vector<const bundle::Bundle*> seq{&c.baseline};
   for (const auto& b : c.candidates) seq.push_back(&b);
-  c.adjacent = across::adjacent_changes(seq, tolerance_pct);
+  c.adjacent = across::adjacent_changes(seq, c.tolerance_pct);
   c.names = across::run_names(seq);
-  c.story = bands::tell(seq, c.names, tolerance_pct);
+  c.story = bands::tell(seq, c.names, c.tolerance_pct);
   for (const auto& x : c.story.crossings)
     if (x.under && x.qualifier.find("nonblocking") == std::string::npos)
       c.regressions[x.run - 1].push_back("under its floor: " + x.text.substr(x.text.find(": ") + 2));
@@ -325,7 +377,24 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
           if (std::find(c.no_data.begin(), c.no_data.end(), line) == c.no_data.end())
             c.no_data.push_back(line);
         }
-  return c;
+}
+
+}  // namespace
+
+Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidates, double tolerance_pct) {
+  Diff d;
+  d.c.tolerance_pct = tolerance_pct;
+  check_comparable(baseline, candidates, d.c);
+  take_runs(d, std::move(baseline), std::move(candidates));
+  compare_environment(d.c);
+  compare_verdicts(d.c);
+  index_cases(d);
+  compare_cases(d);
+  report_coverage(d);
+  compare_bandwidth(d);
+  report_missing_bandwidth(d);
+  compare_neighbours(d.c);
+  return std::move(d.c);
 }
 
 doc::Doc to_doc(const Comparison& c) {

@@ -314,169 +314,222 @@ Cause first_cause(const TestRun& run) {
   return best;
 }
 
+namespace {
+
+void add_problem(JournalJunit& out, const std::string& test, const std::string& what) {
+  out.problems.push_back(test + ": " + what);
+}
+
+void add_error_case(JournalJunit& out, const std::string& test, const std::string& name,
+                    const std::string& cls, const std::string& message) {
+  junit::Case k;
+  k.binary = test;
+  k.suite = test;
+  k.name = name;
+  k.status = junit::Status::error;
+  k.message = k.detail = cap_report_text(message);
+  k.properties["gpucts.failure_class"] = cls;
+  out.cases.push_back(std::move(k));
+}
+
+std::string result_property(const RankJournal& r) {
+  return r.rank < 0 ? "gpucts.result" : "gpucts.rank" + std::to_string(r.rank);
+}
+
+// One case as every rank recorded it, and the ranks that were running it when they ended.
+struct CaseRow {
+  std::string name;
+  std::vector<std::pair<const RankJournal*, const JournalCase*>> results;
+  std::vector<const RankJournal*> interrupted;
+};
+
+// Cases in the order they first ran on any rank; every rank's result beside each. The index
+// keeps this linear in the number of cases.
+std::vector<CaseRow> case_rows(const TestRun& run) {
+  std::vector<CaseRow> rows;
+  std::unordered_map<std::string, size_t> index;
+  auto row = [&](const std::string& name) -> CaseRow& {
+    auto [it, added] = index.emplace(name, rows.size());
+    if (added) rows.push_back(CaseRow{name, {}, {}});
+    return rows[it->second];
+  };
+  for (const auto& r : run.ranks) {
+    for (const auto& c : r.cases) row(c.name).results.emplace_back(&r, &c);
+    if (r.running) row(r.running->name).interrupted.push_back(&r);
+  }
+  return rows;
+}
+
+// What the ranks that finished a case say of it, the first message of each kind kept.
+struct Finished {
+  double duration_ms = 0;
+  bool any_fail = false, any_unknown = false, all_skip = false;
+  std::string fail_msg, skip_msg, unknown_msg;
+};
+
+Finished finished_results(const CaseRow& row, junit::Case& k) {
+  Finished f;
+  f.all_skip = !row.results.empty();
+  for (const auto& [rj, c] : row.results) {
+    f.duration_ms = std::max(f.duration_ms, c->end_ms - c->start_ms);
+    k.properties[result_property(*rj)] = c->result + (c->message.empty() ? "" : ": " + c->message);
+    auto status = junit::parse_status(c->result);
+    if (!status || *status == junit::Status::error) {
+      f.any_unknown = true;
+      if (f.unknown_msg.empty())
+        f.unknown_msg =
+            rank_label(*rj) + ": unknown result '" + to_valid_utf8(c->result) + "' in the journal";
+    } else if (*status == junit::Status::failed) {
+      f.any_fail = true;
+      if (f.fail_msg.empty()) f.fail_msg = rank_label(*rj) + ": " + c->message;
+    }
+    if (c->result != "skipped")
+      f.all_skip = false;
+    else if (f.skip_msg.empty())
+      f.skip_msg = c->message;
+  }
+  return f;
+}
+
+// The ranks that ended while running the case: why (a timeout unless killed, interrupted or
+// exited), as its message and failure class; "" where none did.
+std::pair<std::string, std::string> unfinished(const CaseRow& row, const Cause& cause, junit::Case& k) {
+  std::string msg, cls = "crash";
+  for (const auto* rj : row.interrupted) {
+    std::string why = rj->abnormal_end();
+    if (why.rfind("killed", 0) != 0 && why.rfind("interrupted", 0) != 0 && why.rfind("exited", 0) != 0) {
+      why = "timeout: " + why;
+      if (msg.empty()) cls = "timeout";
+    }
+    k.properties[result_property(*rj)] = "did not finish: " + why;
+    if (msg.empty()) msg = why + " (" + rank_label(*rj) + " was running " + row.name + ")";
+  }
+  if (!msg.empty() && cause.found) msg += "; first cause: " + cause.summary();
+  return {msg, cls};
+}
+
+// One JUnit case of a row: an interruption wins, then an unknown result, a failure, all skipped.
+junit::Case case_of(const TestRun& run, const CaseRow& row, const Cause& cause, JournalJunit& out) {
+  auto dot = row.name.find('.');
+  junit::Case k;
+  k.binary = run.test;
+  k.suite = dot == std::string::npos ? run.test : row.name.substr(0, dot);
+  k.name = dot == std::string::npos ? row.name : row.name.substr(dot + 1);
+  const Finished f = finished_results(row, k);
+  const auto [err_msg, err_class] = unfinished(row, cause, k);
+  k.time_s = f.duration_ms / 1000.0;
+  if (!err_msg.empty()) {
+    k.status = junit::Status::error;
+    k.message = k.detail = cap_report_text(err_msg);
+    k.properties["gpucts.failure_class"] = err_class;
+  } else if (f.any_unknown) {
+    k.status = junit::Status::error;
+    k.message = k.detail = cap_report_text(f.unknown_msg);
+    add_problem(out, run.test, f.unknown_msg + " (" + row.name + ")");
+  } else if (f.any_fail) {
+    k.status = junit::Status::failed;
+    k.message = k.detail = cap_report_text(f.fail_msg);
+  } else if (f.all_skip && row.interrupted.empty()) {
+    k.status = junit::Status::skipped;
+    k.message = cap_report_text(f.skip_msg.empty() ? "skipped (no reason given)" : f.skip_msg);
+  }
+  return k;
+}
+
+// A rank that went between cases or after its last one (no case was running): the finished cases
+// are all there, but the run did not end normally, and that is an error of its own (process_end).
+// A process that left its premature-exit file but no case line still shows up (startup).
+void add_abnormal_ends(const TestRun& run, bool no_cases, const Cause& cause, JournalJunit& out) {
+  std::string lost;
+  if (!no_cases)
+    for (const auto& r : run.ranks) {
+      std::string why = r.abnormal_end();
+      if (why.empty() || r.running) continue;
+      std::string after = r.cases.empty() ? "before its first case" : "after case " + r.cases.back().name;
+      int not_run = r.planned_cases >= 0 ? r.planned_cases - static_cast<int>(r.cases.size()) : 0;
+      lost += (lost.empty() ? "" : "; ") + rank_label(r) + ": " + why + ", " + after +
+              (not_run > 0 ? " (" + std::to_string(not_run) + " planned case(s) did not run)" : "");
+    }
+  if (!lost.empty())
+    add_error_case(
+        out, run.test, "process_end", "crash",
+        "did not end normally: " + lost + (cause.found ? "; first cause: " + cause.summary() : ""));
+  if (no_cases && (!run.premature_files.empty() || !run.ranks.empty()))
+    add_error_case(
+        out, run.test, "startup", "crash",
+        "killed before any case ran: " +
+            (cause.found ? cause.summary() : std::string("the test process ended before its first case")));
+}
+
+// A rank the launcher counted that left no journal: its cases are not in any line above.
+// Only where every journal names its rank: a single-process binary's journal has none.
+void add_missing_ranks(const TestRun& run, JournalJunit& out) {
+  const bool ranked =
+      std::all_of(run.ranks.begin(), run.ranks.end(), [](const RankJournal& r) { return r.rank >= 0; });
+  int world = 0;
+  if (ranked)
+    for (const auto& r : run.ranks) world = std::max(world, r.world_size);
+  std::vector<bool> seen(static_cast<size_t>(std::min(world, 1 << 20)), false);
+  for (const auto& r : run.ranks)
+    if (r.rank >= 0 && static_cast<size_t>(r.rank) < seen.size()) seen[static_cast<size_t>(r.rank)] = true;
+  for (size_t k = 0; k < seen.size(); ++k)
+    if (!seen[k]) {
+      const std::string what = "rank " + std::to_string(k) +
+                               " left no journal, though the launcher started " + std::to_string(world) +
+                               " ranks";
+      add_error_case(out, run.test, "rank" + std::to_string(k) + "_journal", "crash", what);
+      add_problem(out, run.test, what);
+    }
+}
+
+// Lines and files the reader could not take: an error case and a problem each.
+void add_unreadable_journals(const TestRun& run, JournalJunit& out) {
+  for (const auto& r : run.ranks)
+    for (const auto& bad : r.invalid) {
+      add_error_case(out, run.test, "journal", "crash", r.path + ": " + bad);
+      add_problem(out, run.test, r.path + ": " + bad);
+    }
+  for (const auto& bad : run.unreadable) {
+    add_error_case(out, run.test, "journal", "crash", bad);
+    add_problem(out, run.test, bad);
+  }
+}
+
+// The run's own record (ranks, first cause, how each rank ended) for its testsuites' system-out.
+junit::PropertyMap run_record(const TestRun& run, const Cause& cause) {
+  junit::PropertyMap props;
+  props["gpucts.ranks"] = std::to_string(run.ranks.size());
+  if (cause.found) props["gpucts.first_cause"] = cap_report_text(cause.summary());
+  for (const auto& r : run.ranks) {
+    std::string end = r.abnormal_end();
+    int not_run = r.planned_cases >= 0 ? r.planned_cases - static_cast<int>(r.cases.size()) : 0;
+    props["gpucts.rank" + std::to_string(r.rank) + ".end"] =
+        (end.empty() ? std::string("completed") : end) +
+        (not_run > 0 ? "; " + std::to_string(not_run) + " planned case(s) did not finish" : "");
+  }
+  for (size_t i = 0; i < run.premature_files.size(); ++i)
+    props["gpucts.premature_exit_file" + (i ? "." + std::to_string(i) : std::string())] =
+        run.premature_files[i];
+  return props;
+}
+
+}  // namespace
+
 JournalJunit journals_to_cases(const std::vector<TestRun>& runs) {
   JournalJunit out;
-  auto problem = [&](const std::string& test, const std::string& what) {
-    out.problems.push_back(test + ": " + what);
-  };
-  auto error_case = [&](const std::string& test, const std::string& name, const std::string& cls,
-                        const std::string& message) {
-    junit::Case k;
-    k.binary = test;
-    k.suite = test;
-    k.name = name;
-    k.status = junit::Status::error;
-    k.message = k.detail = cap_report_text(message);
-    k.properties["gpucts.failure_class"] = cls;
-    out.cases.push_back(std::move(k));
-  };
   for (const auto& run : runs) {
-    // Cases in the order they first ran on any rank; every rank's result beside each. The index
-    // keeps this linear in the number of cases.
-    struct Row {
-      std::string name;
-      std::vector<std::pair<const RankJournal*, const JournalCase*>> results;
-      std::vector<const RankJournal*> interrupted;
-    };
-    std::vector<Row> rows;
-    std::unordered_map<std::string, size_t> index;
-    auto row = [&](const std::string& name) -> Row& {
-      auto [it, added] = index.emplace(name, rows.size());
-      if (added) rows.push_back(Row{name, {}, {}});
-      return rows[it->second];
-    };
-    for (const auto& r : run.ranks) {
-      for (const auto& c : r.cases) row(c.name).results.emplace_back(&r, &c);
-      if (r.running) row(r.running->name).interrupted.push_back(&r);
-    }
+    const std::vector<CaseRow> rows = case_rows(run);
     const Cause cause = first_cause(run);
     const size_t first_case = out.cases.size();
-    for (const auto& row_ : rows) {
-      auto dot = row_.name.find('.');
-      junit::Case k;
-      k.binary = run.test;
-      k.suite = dot == std::string::npos ? run.test : row_.name.substr(0, dot);
-      k.name = dot == std::string::npos ? row_.name : row_.name.substr(dot + 1);
-      double dur = 0;
-      bool any_fail = false, any_unknown = false, all_skip = !row_.results.empty();
-      std::string fail_msg, skip_msg, unknown_msg;
-      for (const auto& [rj, c] : row_.results) {
-        dur = std::max(dur, c->end_ms - c->start_ms);
-        const std::string label = rj->rank < 0 ? "gpucts.result" : "gpucts.rank" + std::to_string(rj->rank);
-        k.properties[label] = c->result + (c->message.empty() ? "" : ": " + c->message);
-        auto status = junit::parse_status(c->result);
-        if (!status || *status == junit::Status::error) {
-          any_unknown = true;
-          if (unknown_msg.empty())
-            unknown_msg =
-                rank_label(*rj) + ": unknown result '" + to_valid_utf8(c->result) + "' in the journal";
-        } else if (*status == junit::Status::failed) {
-          any_fail = true;
-          if (fail_msg.empty()) fail_msg = rank_label(*rj) + ": " + c->message;
-        }
-        if (c->result != "skipped")
-          all_skip = false;
-        else if (skip_msg.empty())
-          skip_msg = c->message;
-      }
-      std::string err_msg, err_class = "crash";
-      for (const auto* rj : row_.interrupted) {
-        all_skip = false;
-        std::string why = rj->abnormal_end();
-        if (why.rfind("killed", 0) != 0 && why.rfind("interrupted", 0) != 0 && why.rfind("exited", 0) != 0) {
-          why = "timeout: " + why;
-          if (err_msg.empty()) err_class = "timeout";
-        }
-        const std::string label = rj->rank < 0 ? "gpucts.result" : "gpucts.rank" + std::to_string(rj->rank);
-        k.properties[label] = "did not finish: " + why;
-        if (err_msg.empty()) err_msg = why + " (" + rank_label(*rj) + " was running " + row_.name + ")";
-      }
-      if (!err_msg.empty() && cause.found) err_msg += "; first cause: " + cause.summary();
-      k.time_s = dur / 1000.0;
-      if (!err_msg.empty()) {
-        k.status = junit::Status::error;
-        k.message = k.detail = cap_report_text(err_msg);
-        k.properties["gpucts.failure_class"] = err_class;
-      } else if (any_unknown) {
-        k.status = junit::Status::error;
-        k.message = k.detail = cap_report_text(unknown_msg);
-        problem(run.test, unknown_msg + " (" + row_.name + ")");
-      } else if (any_fail) {
-        k.status = junit::Status::failed;
-        k.message = k.detail = cap_report_text(fail_msg);
-      } else if (all_skip) {
-        k.status = junit::Status::skipped;
-        k.message = cap_report_text(skip_msg.empty() ? "skipped (no reason given)" : skip_msg);
-      }
-      out.cases.push_back(std::move(k));
-    }
-    // A rank that went between cases or after its last one (no case was running): the finished
-    // cases are all there, but the run did not end normally, and that is an error of its own.
-    std::string lost;
-    if (!rows.empty())
-      for (const auto& r : run.ranks) {
-        std::string why = r.abnormal_end();
-        if (why.empty() || r.running) continue;
-        std::string after = r.cases.empty() ? "before its first case" : "after case " + r.cases.back().name;
-        int not_run = r.planned_cases >= 0 ? r.planned_cases - static_cast<int>(r.cases.size()) : 0;
-        lost += (lost.empty() ? "" : "; ") + rank_label(r) + ": " + why + ", " + after +
-                (not_run > 0 ? " (" + std::to_string(not_run) + " planned case(s) did not run)" : "");
-      }
-    if (!lost.empty())
-      error_case(run.test, "process_end", "crash",
-                 "did not end normally: " + lost + (cause.found ? "; first cause: " + cause.summary() : ""));
-    // A process that left its premature-exit file but no case line still shows up.
-    if (rows.empty() && (!run.premature_files.empty() || !run.ranks.empty()))
-      error_case(
-          run.test, "startup", "crash",
-          "killed before any case ran: " +
-              (cause.found ? cause.summary() : std::string("the test process ended before its first case")));
-    // A rank the launcher counted that left no journal: its cases are not in any line above.
-    // Only where every journal names its rank: a single-process binary's journal has none.
-    const bool ranked =
-        std::all_of(run.ranks.begin(), run.ranks.end(), [](const RankJournal& r) { return r.rank >= 0; });
-    int world = 0;
-    if (ranked)
-      for (const auto& r : run.ranks) world = std::max(world, r.world_size);
-    std::vector<bool> seen(static_cast<size_t>(std::min(world, 1 << 20)), false);
-    for (const auto& r : run.ranks)
-      if (r.rank >= 0 && static_cast<size_t>(r.rank) < seen.size()) seen[static_cast<size_t>(r.rank)] = true;
-    for (size_t k = 0; k < seen.size(); ++k)
-      if (!seen[k]) {
-        const std::string what = "rank " + std::to_string(k) +
-                                 " left no journal, though the launcher started " + std::to_string(world) +
-                                 " ranks";
-        error_case(run.test, "rank" + std::to_string(k) + "_journal", "crash", what);
-        problem(run.test, what);
-      }
-    for (const auto& r : run.ranks)
-      for (const auto& bad : r.invalid) {
-        error_case(run.test, "journal", "crash", r.path + ": " + bad);
-        problem(run.test, r.path + ": " + bad);
-      }
-    for (const auto& bad : run.unreadable) {
-      error_case(run.test, "journal", "crash", bad);
-      problem(run.test, bad);
-    }
-    // The run's own record (ranks, first cause, how each rank ended) in its testsuites' system-out.
-    junit::PropertyMap props;
-    props["gpucts.ranks"] = std::to_string(run.ranks.size());
-    if (cause.found) props["gpucts.first_cause"] = cap_report_text(cause.summary());
-    for (const auto& r : run.ranks) {
-      std::string end = r.abnormal_end();
-      int not_run = r.planned_cases >= 0 ? r.planned_cases - static_cast<int>(r.cases.size()) : 0;
-      props["gpucts.rank" + std::to_string(r.rank) + ".end"] =
-          (end.empty() ? std::string("completed") : end) +
-          (not_run > 0 ? "; " + std::to_string(not_run) + " planned case(s) did not finish" : "");
-    }
-    for (size_t i = 0; i < run.premature_files.size(); ++i)
-      props["gpucts.premature_exit_file" + (i ? "." + std::to_string(i) : std::string())] =
-          run.premature_files[i];
-    if (out.cases.size() > first_case) out.run_properties[run.test] = props;
+    for (const auto& row : rows) out.cases.push_back(case_of(run, row, cause, out));
+    add_abnormal_ends(run, rows.empty(), cause, out);
+    add_missing_ranks(run, out);
+    add_unreadable_journals(run, out);
+    if (out.cases.size() > first_case) out.run_properties[run.test] = run_record(run, cause);
   }
   if (out.cases.empty()) {  // an empty report is not a green one: one error case says why
     const std::string why = "no journal: no test process wrote a case or left a premature-exit file";
-    error_case("journal-to-junit", "no_journal", "crash", why);
+    add_error_case(out, "journal-to-junit", "no_journal", "crash", why);
     out.problems.push_back(why);
   }
   return out;

@@ -4,7 +4,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
+#include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/probe.hpp"
 #include "matrix/fingerprint.hpp"
 
@@ -172,6 +174,45 @@ TEST(FingerprintProbe, RecordsWrongCaseNamesAndTheDebugFileFolder) {
   EXPECT_EQ(present.nccl_debug_file->folder, dir);
   EXPECT_TRUE(present.nccl_debug_file->exists && present.nccl_debug_file->writable);
   EXPECT_NO_THROW(fingerprint_from_json(to_json(missing), "probe"));
+}
+
+// Which mapped file is NCCL itself: the one table both Python packages are tested against too.
+TEST(NcclLibraryName, TableOfFileNames) {
+  const std::string table = test_data_file("nccl_library_names.csv");
+  std::ifstream in(table);
+  ASSERT_TRUE(in) << "cannot read " << table;
+  std::string line;
+  int rows = 0, nccl = 0;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (header) {
+      EXPECT_EQ(line, "path,is_nccl") << table;
+      header = false;
+      continue;
+    }
+    const auto comma = line.rfind(',');
+    ASSERT_NE(comma, std::string::npos) << table << ": " << line;
+    const std::string path = line.substr(0, comma), want = line.substr(comma + 1);
+    ASSERT_TRUE(want == "yes" || want == "no") << table << ": " << line;
+    EXPECT_EQ(is_nccl_library(path), want == "yes") << path;
+    ++rows;
+    nccl += want == "yes";
+  }
+  EXPECT_GT(nccl, 0) << table;
+  EXPECT_GT(rows - nccl, 0) << table;
+}
+
+// The library the probe records is one the rule calls NCCL; every other mapped one too.
+TEST(NcclLibraryName, MappedLibrariesFollowTheRule) {
+  const std::vector<LoadedNccl> mapped = loaded_nccl_libraries();
+  if (mapped.empty()) GTEST_SKIP() << "no libnccl is mapped into this process (built without CUDA)";
+  for (const LoadedNccl& l : mapped) EXPECT_TRUE(is_nccl_library(l.path)) << l.path;
+  ProbeOptions o;
+  o.python = false;
+  const Fingerprint fp = probe_fingerprint(o);
+  ASSERT_TRUE(fp.nccl_library.has_value());
+  EXPECT_TRUE(is_nccl_library(*fp.nccl_library)) << *fp.nccl_library;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "report/bundle.hpp"
 #include "report/verdict.hpp"
 
 namespace cts {
@@ -225,6 +226,44 @@ TEST(Verdict, TextNamesTheWaivedDefects) {
   f.b.cases[0].status = Status::skipped;
   f.b.cases[0].properties["gpucts.waived"] = "nccl-1950";
   EXPECT_EQ(verdict::decide(f.b).text(), "PASS (waived: nccl-1950)");
+}
+
+// apply_waivers only marks the cases an accepted defect explains; decide counts the waivers from
+// those marks (one place), so the count is what the bundle's cases say.
+TEST(Verdict, ApplyWaiversMarksAndDecideCounts) {
+  Fixture f;
+  f.b.manifest.accepted_known = {"nccl-1950"};
+  f.b.cases = {one_case("gpucts_collectives", Status::failed, "wrong sum"),
+               one_case("gpucts_collectives", Status::error, "crashed"),
+               one_case("gpucts_collectives", Status::failed, "two defects"),
+               one_case("gpucts_collectives", Status::failed, "no defect named"),
+               one_case("gpucts_collectives", Status::passed)};
+  for (size_t i : {0, 1, 4}) f.b.cases[i].properties["gpucts.known_defect"] = "nccl-1950";
+  f.b.cases[2].properties["gpucts.known_defect"] = "nccl-1950,nccl-788";  // nccl-788 is not accepted
+  bundle::apply_waivers(f.b.manifest.accepted_known, f.b.cases);
+  EXPECT_EQ(f.b.cases[0].status, Status::skipped);
+  EXPECT_EQ(f.b.cases[0].property("gpucts.waived"), "nccl-1950");
+  EXPECT_EQ(f.b.cases[0].property("gpucts.waived_status"), "failed");
+  EXPECT_NE(f.b.cases[0].message.find("waived (known NCCL defect nccl-1950"), std::string::npos)
+      << f.b.cases[0].message;
+  EXPECT_EQ(f.b.cases[1].status, Status::skipped);
+  EXPECT_EQ(f.b.cases[1].property("gpucts.waived_status"), "error");
+  EXPECT_EQ(f.b.cases[2].status, Status::failed);
+  EXPECT_EQ(f.b.cases[3].status, Status::failed);
+  EXPECT_EQ(f.b.cases[4].status, Status::passed);
+  EXPECT_EQ(f.b.cases[4].property("gpucts.waived"), "");
+  const verdict::Verdict v = verdict::decide(f.b);
+  ASSERT_EQ(v.waivers.size(), 1u);
+  EXPECT_EQ(v.waivers[0].id, "nccl-1950");
+  EXPECT_EQ(v.waivers[0].cases, 2);
+  EXPECT_EQ(v.kind, verdict::Kind::fail);  // the two failures no accepted defect explains
+
+  Fixture none;
+  none.b.cases[0].status = Status::failed;
+  none.b.cases[0].properties["gpucts.known_defect"] = "nccl-1950";
+  bundle::apply_waivers({}, none.b.cases);  // nothing accepted: nothing waived
+  EXPECT_EQ(none.b.cases[0].status, Status::failed);
+  EXPECT_TRUE(verdict::decide(none.b).waivers.empty());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@ What matters is what THIS process will run the job with: the libnccl mapped into
 import ctypes
 import fcntl
 import os
+import re
 import socket
 import struct
 import sys
@@ -47,17 +48,26 @@ def printable(raw):
     return raw.decode("utf-8", "backslashreplace")
 
 
+# NCCL itself by its file name in any folder (libnccl.so, libnccl.so.2, libnccl.so.2.28.9), never one
+# of its plugins (libnccl-net*, -profiler*, -tuner*, -env*): the rule of gpucts' C++ probe and of its
+# Python suites, all tested against the one table suites/data/nccl_library_names.csv.
+NCCL_LIBRARY_NAME = re.compile(r"libnccl\.so(\.[0-9]+)*")
+
+
+def is_nccl_library(path):
+    return NCCL_LIBRARY_NAME.fullmatch(os.path.basename(path)) is not None
+
+
 def loaded_nccl():
-    """[(path, version)] of every libnccl mapped into this process, in map order."""
+    """[(path, version)] of every NCCL library mapped into this process, in map order."""
     paths = []
     try:
         with open("/proc/self/maps") as f:
             for line in f:
                 parts = line.split(None, 5)
-                if len(parts) == 6 and "libnccl" in os.path.basename(parts[5].strip()):
-                    p = parts[5].strip()
-                    if p not in paths and "profiler" not in p and "net" not in os.path.basename(p):
-                        paths.append(p)
+                p = parts[5].strip() if len(parts) == 6 else ""
+                if is_nccl_library(p) and p not in paths:
+                    paths.append(p)
     except OSError:
         return []
     out = []

@@ -1,4 +1,5 @@
 """The preflight's comparisons, launcher audit and probe on this machine, without a GPU or torch."""
+import csv
 import os
 import subprocess
 import sys
@@ -138,6 +139,16 @@ class Probe(unittest.TestCase):
         self.assertEqual(probe.env_hash({"NCCL_PROTO": "Simple", "RANK": "1", "NCCL_HOSTID": "x"}),
                          probe.env_hash({"NCCL_PROTO": "Simple"}))
         self.assertNotEqual(probe.env_hash({"NCCL_PROTO": "Simple"}), probe.env_hash({}))
+
+    def test_nccl_library_names_follow_the_one_table(self):
+        table = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "suites", "data",
+                             "nccl_library_names.csv")
+        with open(table, newline="") as f:
+            rows = list(csv.DictReader(ln for ln in f if not ln.startswith("#")))
+        self.assertTrue(any(r["is_nccl"] == "yes" for r in rows) and any(r["is_nccl"] == "no" for r in rows))
+        for r in rows:
+            self.assertIn(r["is_nccl"], ("yes", "no"), r)
+            self.assertEqual(probe.is_nccl_library(r["path"]), r["is_nccl"] == "yes", r["path"])
 
     def test_interfaces_include_loopback(self):
         names = [i["name"] for i in probe.interfaces()]

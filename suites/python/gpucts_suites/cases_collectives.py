@@ -2,11 +2,10 @@
 the CPU): every dtype of payloads.DTYPES, payloads exact by construction, counts that are not
 multiples of the world size; each rank checks its own result. One table row per collective."""
 import contextlib
-import ctypes
-import os
 import re
 
 from . import nccl_data
+from .nccl_library import decode_nccl_version, mapped_libnccl, nccl_version_of
 from .payloads import (DTYPES, FLOAT_OPS_CHECKED, FP8, PREMUL_FACTOR, dtype_entry, is_exact, mismatch, payload,
                        reduce_expected, split_sizes, torch_dtype, values)
 from .runner import case, family
@@ -309,45 +308,6 @@ def barrier(ctx):
     arrived = ctx.store.add("barrier/arrived", 0)
     if arrived != ctx.size:
         raise AssertionError("barrier returned when %d of %d rank(s) had reached it" % (arrived, ctx.size))
-
-
-def mapped_libnccl():
-    """Real paths of every libnccl mapped into this process (/proc/self/maps)."""
-    found = []
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                parts = line.split(None, 5)
-                if len(parts) == 6 and "libnccl" in os.path.basename(parts[5].strip()):
-                    p = os.path.realpath(parts[5].strip())
-                    if p not in found:
-                        found.append(p)
-    except OSError:
-        pass
-    return found
-
-
-def nccl_version_of(path):
-    """(major, minor, patch) from ncclGetVersion of the library at `path` (already mapped)."""
-    lib = ctypes.CDLL(path)
-    code = ctypes.c_int(0)
-    rc = lib.ncclGetVersion(ctypes.byref(code))
-    if rc != 0:
-        raise AssertionError("ncclGetVersion of %s returned %d" % (path, rc))
-    return decode_nccl_version(code.value)
-
-
-def decode_nccl_version(v):
-    """NCCL's version code (2.9 and later: major*10000 + minor*100 + patch; before: *1000) or
-    torch's packed (major << 32 | minor << 16 | patch) or a tuple -> (major, minor, patch)."""
-    if isinstance(v, (tuple, list)):
-        return tuple(int(x) for x in v[:3])
-    v = int(v)
-    if v >= 1 << 32:
-        return (v >> 32, (v >> 16) & 0xFFFF, v & 0xFFFF)
-    if v >= 10000:
-        return (v // 10000, (v % 10000) // 100, v % 100)
-    return (v // 1000, (v % 1000) // 100, v % 100)
 
 
 def _dotted(v):

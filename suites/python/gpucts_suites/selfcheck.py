@@ -1,6 +1,7 @@
 """The package's own logic checked on the CPU over Gloo (CI): payloads exact by construction, the
 mismatch report, and what a world writes (JUnit, journals, exit codes) for passing, corrupted,
 skipped, timed-out worlds and bad input. Cases of their own, reported like any other."""
+import csv
 import json
 import os
 import re
@@ -64,6 +65,25 @@ def mismatch_report(ctx):
     if "first at index 9" not in (mismatch(j, i, exact=True) or ""):
         raise AssertionError("u8 flip at the last element not found")
     del torch
+
+
+def nccl_library_names(ctx):
+    """The package's rule for which mapped file is NCCL (not a plugin) against the one table the C++
+    probe and the preflight package are tested against too (suites/data, share/gpucts/test-data)."""
+    from .nccl_library import is_nccl_library
+    places = [os.environ.get("GPUCTS_TEST_DATA_DIR", ""), os.path.join(_PKG_ROOT, "..", "data"),
+              os.path.join(_PKG_ROOT, "..", "test-data")]
+    tables = [os.path.join(d, "nccl_library_names.csv") for d in places if d]
+    table = next((t for t in tables if os.path.isfile(t)), None)
+    if table is None:
+        raise AssertionError("nccl_library_names.csv is in none of: " + ", ".join(tables))
+    with open(table, newline="") as f:
+        rows = list(csv.DictReader(ln for ln in f if not ln.startswith("#")))
+    wrong = ["%s (table: %s)" % (r["path"], r["is_nccl"]) for r in rows
+             if r["is_nccl"] not in ("yes", "no") or is_nccl_library(r["path"]) != (r["is_nccl"] == "yes")]
+    if wrong or not rows:
+        raise AssertionError("%s: %d of %d row(s) disagree: %s" % (table, len(wrong), len(rows), "; ".join(wrong)))
+    ctx.prop("gpucts.checked", len(rows))
 
 
 def _world(tmp, name, args, env=None):
@@ -184,6 +204,7 @@ def bad_input(ctx):
 
 
 CHECKS = [("payloads_exact", payloads_exact), ("mismatch_report", mismatch_report),
+          ("nccl_library_names", nccl_library_names),
           ("world2_results", world2_results), ("inject_names_rank", inject_names_rank),
           ("skipped_world", skipped_world), ("deadline_ends_world", deadline_ends_world),
           ("bad_input", bad_input)]
