@@ -918,6 +918,7 @@ nlohmann::json CheckResult::to_json() const {
   }
   j["not_evaluated"] = not_evaluated;
   j["data_reach"] = {{"torch", reach.torch}, {"nccl", reach.nccl}, {"nccl_env", reach.nccl_env},
+                     {"nccl_algos", reach.nccl_algos},
                      {"cudnn", reach.cudnn}, {"cuda", reach.cuda}, {"driver_branch", reach.driver_branch}};
   j["rules_total"] = finding_ids().size();
   j["rules_evaluated"] = finding_ids().size() - not_evaluated.size();
