@@ -664,7 +664,9 @@ DataReach data_reach(const Matrix& m) {
   // The algorithms and source markers were read from the release tags' own source; the variable
   // names also from the libnccl.so.2 of a release that has no tag yet, where its row says so
   // (matrix/tools generate.py writes "NCCL_* names: ..." into that row's source).
-  const auto tagged = [](const NcclRelease& n) { return n.meta.source.rfind("github:NVIDIA/nccl tag ", 0) == 0; };
+  const auto tagged = [](const NcclRelease& n) {
+    return n.meta.source.rfind("github:NVIDIA/nccl tag ", 0) == 0;
+  };
   r.nccl_algos = newest(m.nccl_releases, [&](const NcclRelease& n) { return tagged(n) ? &n.nccl : nullptr; });
   r.nccl_env = newest(m.nccl_releases, [&](const NcclRelease& n) -> const Version* {
     return tagged(n) || n.meta.source.find("; NCCL_* names: ") != std::string::npos ? &n.nccl : nullptr;

@@ -81,9 +81,10 @@ TEST_F(MatrixReach, NewerReleasesOnPyPIWarn) {
   EXPECT_NE(out.find("warning: PyPI cuda-toolkit 13.6.0"), std::string::npos) << out;
   EXPECT_EQ(out.find("warning: PyPI nvidia-nccl-cu13"), std::string::npos) << "2.32.6 is the data's: " << out;
   EXPECT_NE(out.find("(variables read up to 2.32.3, algorithms up to 2.30.7)"), std::string::npos) << out;
-  EXPECT_NE(out.find("warning: NCCL 2.32.6: on PyPI but neither tagged in github:NVIDIA/nccl (newest v2.30.7-1) "
-                     "nor read by nccl_wheels.py"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find("warning: NCCL 2.32.6: on PyPI but neither tagged in github:NVIDIA/nccl (newest v2.30.7-1) "
+               "nor read by nccl_wheels.py"),
+      std::string::npos)
       << out;
 }
 

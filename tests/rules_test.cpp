@@ -416,8 +416,8 @@ const RuleCase kCases[] =
          R"({"nccl": null, "torch": {"nccl_loaded": "2.30.7"}, "env": {"NCCL_RUBIN_SM_BW": "1"}})", "warning",
          "exists from NCCL 2.32.6"},
         {"net_gdr_mlopart_on_2_32_6", "nccl-env-removed", true,
-         R"({"nccl": null, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_NET_GDR_MLOPART": "1"}})", "warning",
-         "no longer read from NCCL 2.32.3"},
+         R"({"nccl": null, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_NET_GDR_MLOPART": "1"}})",
+         "warning", "no longer read from NCCL 2.32.3"},
         {"net_gdr_mlopart_on_2_31_2", "nccl-env-removed", false,
          R"({"nccl": null, "torch": {"nccl_loaded": "2.31.2"}, "env": {"NCCL_NET_GDR_MLOPART": "1"}})"},
         // NCCL clamps NCCL_SOCKET_NTHREADS to 16 before it caps threads x sockets at 64.
