@@ -661,10 +661,15 @@ DataReach data_reach(const Matrix& m) {
   DataReach r;
   r.torch = newest(m.torch, [](const TorchRow& t) { return &t.torch; });
   r.nccl = newest(m.nccl_releases, [](const NcclRelease& n) { return &n.nccl; });
-  // The NCCL_* variables, algorithms and features were read from the release tags' own source; a
-  // release known only from PyPI (no tag yet) adds no variable, so the newest tag bounds the lint.
-  r.nccl_env = newest(m.nccl_releases, [](const NcclRelease& n) -> const Version* {
-    return n.meta.source.rfind("github:NVIDIA/nccl tag ", 0) == 0 ? &n.nccl : nullptr;
+  // The algorithms and source markers were read from the release tags' own source; the variable
+  // names also from the libnccl.so.2 of a release that has no tag yet, where its row says so
+  // (matrix/tools generate.py writes "NCCL_* names: ..." into that row's source).
+  const auto tagged = [](const NcclRelease& n) {
+    return n.meta.source.rfind("github:NVIDIA/nccl tag ", 0) == 0;
+  };
+  r.nccl_algos = newest(m.nccl_releases, [&](const NcclRelease& n) { return tagged(n) ? &n.nccl : nullptr; });
+  r.nccl_env = newest(m.nccl_releases, [&](const NcclRelease& n) -> const Version* {
+    return tagged(n) || n.meta.source.find("; NCCL_* names: ") != std::string::npos ? &n.nccl : nullptr;
   });
   r.cudnn = newest(m.cudnn, [](const CudnnRow& c) { return &c.last; });
   r.cuda = newest(m.cuda, [](const CudaRow& c) { return &c.cuda; });

@@ -206,8 +206,11 @@ struct Matrix {
 };
 
 // How far the data reaches: the newest release of each source it knows (empty = none).
+// The newest release of each source the rows know. nccl_env: the newest NCCL whose variable names
+// were read (a release tag's source, or the libnccl.so.2 of a release's wheel); nccl_algos: the
+// newest tag, which bounds what only the source shows (algorithms, source markers).
 struct DataReach {
-  std::string torch, nccl, nccl_env, cudnn, cuda, driver_branch;
+  std::string torch, nccl, nccl_env, nccl_algos, cudnn, cuda, driver_branch;
 };
 DataReach data_reach(const Matrix& m);
 

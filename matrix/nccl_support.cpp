@@ -334,7 +334,7 @@ std::optional<std::vector<Finding>> nccl_algo_coverage(const Matrix& m,
   std::vector<Finding> out;
   if (g.missing.empty()) return out;
   // A release newer than the tags the table was read from is judged by the newest one read.
-  const std::string reach = data_reach(m).nccl_env;
+  const std::string reach = data_reach(m).nccl_algos;
   const std::string beyond = !reach.empty() && nccl.compare_release(Version::parse(reach)) > 0
                                  ? " [nccl_algos.csv ends at NCCL " + reach + "; assumed unchanged since]"
                                  : std::string();
@@ -477,13 +477,17 @@ std::vector<Finding> lint_nccl_env(const Matrix& m, const std::map<std::string, 
         const size_t d = edit_distance_below(name, v.name, best);
         if (d < best) best = d, near = &v;
       }
-      // The data knows the variables of the releases whose source it read; a newer NCCL may read a
-      // name the data has never seen, so that is no typo: it is beyond the data.
-      const std::string reach = data_reach(m).nccl_env;
+      // The data knows the variables of the releases whose source or library it read; a newer NCCL
+      // may read a name the data has never seen, so that is no typo: it is beyond the data.
+      const DataReach known = data_reach(m);
+      const std::string& reach = known.nccl_env;
       std::string src =
           "nccl_env.csv (no row: none of the NCCL_PARAM / getenv reads or env.rst names of the "
           "github:NVIDIA/nccl release tags up to " +
-          reach + " is " + name + ")";
+          known.nccl_algos +
+          (reach != known.nccl_algos ? " nor of the NCCL_* names of the released libnccl.so.2 up to " + reach
+                                     : std::string()) +
+          " is " + name + ")";
       for (const auto& r : m.nccl_releases)
         if (!reach.empty() && r.nccl.same_release(Version::parse(reach), 3))
           src = r.meta.evidence() + "; " + src;

@@ -917,8 +917,13 @@ nlohmann::json CheckResult::to_json() const {
     if (!f.defect.empty()) j["findings"].back()["defect"] = f.defect;
   }
   j["not_evaluated"] = not_evaluated;
-  j["data_reach"] = {{"torch", reach.torch}, {"nccl", reach.nccl}, {"nccl_env", reach.nccl_env},
-                     {"cudnn", reach.cudnn}, {"cuda", reach.cuda}, {"driver_branch", reach.driver_branch}};
+  j["data_reach"] = {{"torch", reach.torch},
+                     {"nccl", reach.nccl},
+                     {"nccl_env", reach.nccl_env},
+                     {"nccl_algos", reach.nccl_algos},
+                     {"cudnn", reach.cudnn},
+                     {"cuda", reach.cuda},
+                     {"driver_branch", reach.driver_branch}};
   j["rules_total"] = finding_ids().size();
   j["rules_evaluated"] = finding_ids().size() - not_evaluated.size();
   return j;

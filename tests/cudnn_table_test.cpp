@@ -89,7 +89,8 @@ TEST(DataReach, ComesFromTheRows) {
   const DataReach r = data_reach(builtin_matrix());
   EXPECT_EQ(r.torch, "2.15");
   EXPECT_EQ(r.nccl, "2.32.6");
-  EXPECT_EQ(r.nccl_env, "2.30.7") << "the newest release tag whose source was read";
+  EXPECT_EQ(r.nccl_env, "2.32.6") << "the newest release whose variable names were read (its wheel)";
+  EXPECT_EQ(r.nccl_algos, "2.30.7") << "the newest release tag whose source was read";
   EXPECT_EQ(r.cudnn, "9.28.1");
   EXPECT_EQ(r.cuda, "13.5");
   EXPECT_EQ(r.driver_branch, "R620");

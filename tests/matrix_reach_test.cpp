@@ -43,11 +43,15 @@ TEST_F(MatrixReach, CommittedSnapshotsNameTheReachAndTheUntaggedNccl) {
   const std::string out = reach_report(kTools / "snapshot");
   EXPECT_NE(
       out.find(
-          "data reaches: torch 2.15, NCCL 2.32.6 (variables read up to 2.30.7), cuDNN 9.28.1, CUDA 13.5"),
+          "data reaches: torch 2.15, NCCL 2.32.6 (variables read up to 2.32.6, algorithms up to 2.30.7), "
+          "cuDNN 9.28.1, CUDA 13.5"),
       std::string::npos)
       << out;
-  EXPECT_NE(out.find("warning: NCCL 2.31.2, 2.32.3, 2.32.6: on PyPI but not tagged"), std::string::npos)
+  EXPECT_NE(out.find("warning: NCCL 2.31.2, 2.32.3, 2.32.6: not tagged in github:NVIDIA/nccl (newest "
+                     "v2.30.7-1): variables read from the wheels' libnccl.so.2"),
+            std::string::npos)
       << out;
+  EXPECT_EQ(out.find("nor read by nccl_wheels.py"), std::string::npos) << out;
   EXPECT_EQ(out.find("warning: PyPI torch"), std::string::npos)
       << "the data has PyPI's newest torch: " << out;
   EXPECT_EQ(out.find("warning: PyPI nvidia-cudnn"), std::string::npos) << out;
@@ -58,6 +62,11 @@ TEST_F(MatrixReach, NewerReleasesOnPyPIWarn) {
   const fs::path snaps = fs::path(scratch.path()) / "snapshot";
   fs::create_directories(snaps);
   fs::copy_file(kTools / "snapshot" / "nccl_source.json", snaps / "nccl_source.json");
+  // Without the 2.32.6 wheel's names the variables reach 2.32.3, and 2.32.6 is unknown to the data.
+  std::ifstream bin(kTools / "snapshot" / "nccl_wheels.json");
+  nlohmann::json binaries = nlohmann::json::parse(bin);
+  binaries["releases"].erase(binaries["releases"].size() - 1);
+  std::ofstream(snaps / "nccl_wheels.json") << binaries.dump(1) << "\n";
   std::ifstream in(kTools / "snapshot" / "torch_wheels.json");
   nlohmann::json wheels = nlohmann::json::parse(in);
   wheels["latest"]["torch"] = {{"version", "2.16.0"}, {"uploaded", "2026-12-22"}};
@@ -71,6 +80,12 @@ TEST_F(MatrixReach, NewerReleasesOnPyPIWarn) {
   EXPECT_NE(out.find("warning: PyPI nvidia-cudnn-cu13 9.30.0.10"), std::string::npos) << out;
   EXPECT_NE(out.find("warning: PyPI cuda-toolkit 13.6.0"), std::string::npos) << out;
   EXPECT_EQ(out.find("warning: PyPI nvidia-nccl-cu13"), std::string::npos) << "2.32.6 is the data's: " << out;
+  EXPECT_NE(out.find("(variables read up to 2.32.3, algorithms up to 2.30.7)"), std::string::npos) << out;
+  EXPECT_NE(
+      out.find("warning: NCCL 2.32.6: on PyPI but neither tagged in github:NVIDIA/nccl (newest v2.30.7-1) "
+               "nor read by nccl_wheels.py"),
+      std::string::npos)
+      << out;
 }
 
 }  // namespace

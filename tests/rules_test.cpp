@@ -392,15 +392,34 @@ const RuleCase kCases[] =
          R"({"torch": {"nccl": "2.27.5", "nccl_loaded": "2.27.5", "nccl_static": true}})", "warning",
          "linked into libtorch statically"},
         // A variable the data has never seen, read by an NCCL newer than the data: beyond the data.
-        {"win_register_gin_on_2_32_6", "nccl-env-beyond-data", true,
-         R"({"nccl": null, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_WIN_REGISTER_GIN": "1"}})",
-         "info", "unknown to the data up to NCCL 2.30.7"},
-        {"win_register_gin_on_2_32_6_not_unknown", "nccl-env-unknown", false,
+        {"unseen_name_on_2_33_1", "nccl-env-beyond-data", true,
+         R"({"nccl": null, "torch": {"nccl_loaded": "2.33.1"}, "env": {"NCCL_WIN_REGISTER_GIN": "1"}})",
+         "info", "unknown to the data up to NCCL 2.32.6"},
+        {"unseen_name_on_2_33_1_not_unknown", "nccl-env-unknown", false,
+         R"({"nccl": null, "torch": {"nccl_loaded": "2.33.1"}, "env": {"NCCL_WIN_REGISTER_GIN": "1"}})"},
+        // The data reads the names of 2.31.2..2.32.6 from their libnccl.so.2: none holds this one.
+        {"win_register_gin_on_2_32_6", "nccl-env-beyond-data", false,
          R"({"nccl": null, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_WIN_REGISTER_GIN": "1"}})"},
+        {"win_register_gin_on_2_32_6_unknown", "nccl-env-unknown", true,
+         R"({"nccl": null, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_WIN_REGISTER_GIN": "1"}})",
+         "warning", "read by no NCCL release up to 2.32.6"},
         {"win_register_gin_on_2_28_9", "nccl-env-beyond-data", false,
          R"({"env": {"NCCL_WIN_REGISTER_GIN": "1"}})"},
         {"win_register_gin_on_2_28_9_unknown", "nccl-env-unknown", true,
-         R"({"env": {"NCCL_WIN_REGISTER_GIN": "1"}})", "warning", "read by no NCCL release up to 2.30.7"},
+         R"({"env": {"NCCL_WIN_REGISTER_GIN": "1"}})", "warning", "read by no NCCL release up to 2.32.6"},
+        // A variable first named in the 2.32.6 wheel's libnccl.so.2; one gone from the 2.32.3 one.
+        {"rubin_sm_bw_on_2_32_6", "nccl-env-unknown", false,
+         R"({"nccl": null, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_RUBIN_SM_BW": "1"}})"},
+        {"rubin_sm_bw_on_2_32_6_not_newer", "nccl-env-newer-than-library", false,
+         R"({"nccl": null, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_RUBIN_SM_BW": "1"}})"},
+        {"rubin_sm_bw_on_2_30_7", "nccl-env-newer-than-library", true,
+         R"({"nccl": null, "torch": {"nccl_loaded": "2.30.7"}, "env": {"NCCL_RUBIN_SM_BW": "1"}})", "warning",
+         "exists from NCCL 2.32.6"},
+        {"net_gdr_mlopart_on_2_32_6", "nccl-env-removed", true,
+         R"({"nccl": null, "torch": {"nccl_loaded": "2.32.6"}, "env": {"NCCL_NET_GDR_MLOPART": "1"}})",
+         "warning", "no longer read from NCCL 2.32.3"},
+        {"net_gdr_mlopart_on_2_31_2", "nccl-env-removed", false,
+         R"({"nccl": null, "torch": {"nccl_loaded": "2.31.2"}, "env": {"NCCL_NET_GDR_MLOPART": "1"}})"},
         // NCCL clamps NCCL_SOCKET_NTHREADS to 16 before it caps threads x sockets at 64.
         {"sockets_4x32_runs_4x16", "nccl-socket-threads-product", false,
          R"({"env": {"NCCL_NSOCKS_PERTHREAD": "4", "NCCL_SOCKET_NTHREADS": "32"}})"},
@@ -531,10 +550,10 @@ const FixtureCase kFixtures[] = {
     // NCCL runs 4 x 16 (threads clamped first): no product warning, the clamp is the finding.
     {"h200_nsocks_4_nthreads_32.json", "nccl-socket-threads-product", false, nullptr},
     {"h200_nsocks_4_nthreads_32.json", "nccl-env-clamped", true, "warning"},
-    // torch loads the pip NCCL 2.32.6, newer than the tags the data read: its new variable is
-    // beyond the data, not unknown to NCCL.
-    {"h200_torch_loads_nccl_2_32_6_gin.json", "nccl-env-beyond-data", true, "info"},
-    {"h200_torch_loads_nccl_2_32_6_gin.json", "nccl-env-unknown", false, nullptr},
+    // torch loads the pip NCCL 2.32.6, newer than the tags; the data reads its libnccl.so.2's
+    // variable names, and NCCL_WIN_REGISTER_GIN is none of them.
+    {"h200_torch_loads_nccl_2_32_6_gin.json", "nccl-env-beyond-data", false, nullptr},
+    {"h200_torch_loads_nccl_2_32_6_gin.json", "nccl-env-unknown", true, "warning"},
     {"h200_nsocks_4_nthreads_32.json", "nccl-env-beyond-data", false, nullptr},
 };
 

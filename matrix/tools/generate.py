@@ -50,6 +50,53 @@ class Releases:
                                                  self.tag[since], self.tag[last])
 
 
+class Binaries:
+    """The NCCL releases newer than the tags, read from their PyPI wheels (snapshot/nccl_wheels.json):
+    the NCCL_* names of libnccl.so.2's .rodata and the identifiers of include/nccl.h. Only names are
+    read there; a fact of the tags is extended through them where the wheel shows it."""
+
+    WHAT = {"variables": "nvidia/nccl/lib/libnccl.so.2 .rodata", "api": "nvidia/nccl/include/nccl.h"}
+
+    def __init__(self, wsnap, rels):
+        self.tags = rels
+        self.rel = [r for r in wsnap["releases"] if common.vkey(r["version"]) > common.vkey(rels.newest)]
+        self.by = {r["version"]: r for r in self.rel}
+        # The release order of the tags, then of the wheels: since/until of an extended fact.
+        self.rels = Releases({"releases": rels.rel + [{"version": r["version"], "tag": ""} for r in self.rel]})
+
+    def wheel(self, version):
+        w = self.by[version]
+        return "PyPI %s (sha256 %s...)" % (w["wheel"], w["sha256"][:16])
+
+    def extend(self, facts, key, assumed=lambda name, fact: False):
+        """Tag facts + the wheels' names -> {name: fact over self.rels}; `assumed(name, fact)`: a fact
+        the wheel cannot show (a plugin's variable) is taken as still there where the newest tag has it."""
+        out = {}
+        for name in sorted(set(facts) | {n for r in self.rel for n in r[key]}):
+            fact = facts.get(name)
+            present = {v for v in self.tags.order if fact and any(
+                common.vkey(a) <= common.vkey(v) <= common.vkey(b) for a, b in fact["ranges"])}
+            seen = [r["version"] for r in self.rel if name in r[key]]
+            at_newest = self.tags.newest in present
+            kept = [r["version"] for r in self.rel if at_newest and r["version"] not in seen and assumed(name, fact)]
+            present |= set(seen) | set(kept)
+            out[name] = {"ranges": common.ranges_of(present, self.rels.order), "tag_fact": fact, "seen": seen,
+                         "kept": kept, "file": fact["file"] if fact else self.WHAT[key]}
+        return out
+
+    def cite(self, fact, key, what=""):
+        """The tags' citation, then the wheels that show the fact (and the first that lacks it)."""
+        parts = [self.tags.cite(fact["tag_fact"], what)] if fact["tag_fact"] else []
+        seen = fact["seen"]
+        if seen:
+            parts.append("%s of %s (%sin %s)" % (self.WHAT[key], self.wheel(seen[-1]), what.strip("()") + " " if what else "",
+                                                  seen[0] if len(seen) == 1 else seen[0] + ".." + seen[-1]))
+        _, until, _ = self.rels.span(fact)
+        if until in self.by:
+            parts.append("absent from %s of %s" % (self.WHAT[key], self.wheel(until)))
+        return "; ".join(parts)
+
+
 def words_cell(words, rels, since_floor):
     """ncclAlgoStr words -> values cell: "Ring;CollNet@2.6.4-2.14.3;NVLS@2.17.1"."""
     out = []
@@ -64,9 +111,17 @@ ENV_COLS = ["name", "since", "until", "type", "values", "min", "max", "default",
             "multiple_of", "unconfirmed", "source", "note"]
 
 
-def nccl_env(snap, rels):
+def plugin_variable(name, fact):
+    """Read outside libnccl.so.2 (a plugin of the repository): no wheel's library can show it."""
+    return bool(fact) and not fact["file"].startswith("src/")
+
+
+def nccl_env(snap, rels, binaries):
     curated = {r["name"]: r for r in common.read_curated("nccl_env.csv", ENV_COLS[:1] + ENV_COLS[3:])}
-    env, params, docs, history = snap["env"], snap["env_params"], snap["documented"], snap["doc_history"]
+    tag_env = snap["env"]
+    env = binaries.extend(tag_env, "variables", plugin_variable)
+    tags, rels = rels, binaries.rels
+    params, docs, history = snap["env_params"], snap["documented"], snap["doc_history"]
     hist = {}
     for key in history:
         name, _, text = key.partition(" ")
@@ -78,26 +133,32 @@ def nccl_env(snap, rels):
         row["name"] = name
         notes = [c["note"]] if c.get("note") else []
         if name in env:
-            since, until, gaps = rels.span(env[name])
+            fact = env[name]
+            since, until, gaps = rels.span(fact)
             row["since"], row["until"] = since, until
-            src = [rels.cite(env[name])]
+            src = [binaries.cite(fact, "variables")]
             if gaps:
                 notes.append("not read by " + ", ".join(gaps))
-            if not env[name]["file"].startswith("src/"):
-                notes.append("read by %s (shipped in the NCCL repository), not by libnccl itself" % env[name]["file"])
+            if not fact["tag_fact"]:
+                notes.append("named in the released libnccl.so.2 only (no tag of %s reads it yet): type, values and "
+                             "default not read" % NCCL_REPO)
+            elif not fact["file"].startswith("src/"):
+                notes.append("read by %s (shipped in the NCCL repository), not by libnccl itself" % fact["file"])
+            if fact["kept"]:
+                notes.append("not in libnccl.so.2, so assumed still read in %s" % ", ".join(fact["kept"]))
             if since == rels.order[0]:
                 notes.append("read by %s, the oldest v2 tag" % rels.tag[since])
         elif name in docs:
-            row["until"] = rels.order[0]
+            row["until"] = tags.order[0]
             # Read by no tag (gone before the oldest one): the first release is env.rst's "(since X".
             m = re.search(r"\(since ([0-9][0-9.]*[0-9])", hist.get(name, ""))
             if m:
                 row["since"] = m.group(1)
                 notes.append("since: env.rst (no release tag reads it)")
-            src = ["%s %s @%s (documented, read by no tag)" % (NCCL_REPO, docs[name]["file"], rels.tag[docs[name]["ranges"][-1][1]])]
+            src = ["%s %s @%s (documented, read by no tag)" % (NCCL_REPO, docs[name]["file"], tags.tag[docs[name]["ranges"][-1][1]])]
         else:
-            common.fail("curated/nccl_env.csv:%d" % c["_line"], "%s is read by no release tag and documented by none: "
-                        "give it type notnccl or ignore, or drop it" % name)
+            common.fail("curated/nccl_env.csv:%d" % c["_line"], "%s is read by no release tag or released library and "
+                        "documented by none: give it type notnccl or ignore, or drop it" % name)
         if name in hist:
             notes.append("env.rst: " + hist[name])
         if c.get("source"):
@@ -105,21 +166,25 @@ def nccl_env(snap, rels):
         row["source"] = "; ".join(src)
         row["note"] = "; ".join(notes)
         if not row["type"]:
-            row["type"] = "int" if name in params else "string"
+            row["type"] = "int" if name in params else "string"  # names only from a wheel: no value check
         if name == "NCCL_ALGO":
-            row["values"] = words_cell(snap["algo_words"], rels, row["since"])
+            row["values"] = words_cell(snap["algo_words"], tags, row["since"])
         if name == "NCCL_PROTO":
-            row["values"] = words_cell(snap["proto_words"], rels, row["since"])
+            row["values"] = words_cell(snap["proto_words"], tags, row["since"])
         rows.append(row)
     for name in sorted(n for n, c in curated.items() if c["type"] in ("notnccl", "ignore")):
         c = curated[name]
         if name in env:
-            common.fail("curated/nccl_env.csv:%d" % c["_line"], "%s has type %s but %s reads it" % (name, c["type"], rels.cite(env[name])))
+            common.fail("curated/nccl_env.csv:%d" % c["_line"], "%s has type %s but %s reads it" % (
+                name, c["type"], binaries.cite(env[name], "variables")))
         rows.append({k: c.get(k, "") for k in ENV_COLS})
     comments = [
         "NCCL environment variables. GENERATED by " + SEE + ".",
-        "since/until: first release tag that reads it / first that no longer does (empty until = the newest tag,",
-        "%s, still reads it); from the NCCL_PARAM / DEFINE_NCCL_PARAM / getenv reads of every tag of %s." % (rels.tag[rels.newest], NCCL_REPO),
+        "since/until: first release that reads it / first that no longer does (empty until = the newest release the",
+        "data reads, %s, still reads it); from the NCCL_PARAM / DEFINE_NCCL_PARAM / getenv reads of every tag of" % rels.newest,
+        "%s up to %s%s." % (NCCL_REPO, tags.tag[tags.newest], ", then the NCCL_* names of the .rodata of libnccl.so.2 in the PyPI "
+                            "nvidia-nccl-cu13 wheels of %s (no tag yet; names only: a variable first seen there has type string "
+                            "unless curated)" % ", ".join(binaries.by) if binaries.rel else ""),
         "type: notnccl (looks like NCCL's, read by none of its releases: a warning) | ignore (not read, but expected: no finding)",
         "      int (a whole integer as strtoll base 0 reads it) | bool (an int, nonzero = on) | enum (one word of values)",
         "      list (comma list of values, '^' excludes) | algo / proto (NCCL_ALGO / NCCL_PROTO: list, '^', from 2.24 'func:a,b;func2:c')",
@@ -150,29 +215,42 @@ def nccl_algos(snap, rels):
     return common.render_csv(comments, ["collective", "algorithm", "protocol", "since", "until", "source"], rows)
 
 
-def nccl_features(snap, rels):
+def nccl_features(snap, rels, binaries):
+    # An identifier of nccl.h and a variable name can be read in the wheels too; algorithm words and
+    # source markers only at the tags.
+    extended = {"api": (binaries.extend(snap["api"], "api"), "api"),
+                "env": (binaries.extend(snap["env"], "variables", plugin_variable), "variables")}
     rows = []
     for c in common.read_curated("nccl_features.csv", ["name", "kind", "fact", "note"]):
         kind, _, ident = c["fact"].partition(":")
         table = {"api": "api", "algo": "algo_words", "env": "env", "marker": "markers"}.get(kind)
-        if not table or ident not in snap[table]:
-            common.fail("curated/nccl_features.csv:%d" % c["_line"], "fact '%s' is not in snapshot/nccl_source.json" % c["fact"])
-        fact = snap[table][ident]
-        since, until, _ = rels.span(fact)
+        facts = extended[kind][0] if kind in extended else snap.get(table, {})
+        if not table or ident not in facts:
+            common.fail("curated/nccl_features.csv:%d" % c["_line"], "fact '%s' is not in snapshot/nccl_source.json "
+                        "or snapshot/nccl_wheels.json" % c["fact"])
+        fact = facts[ident]
+        order = binaries.rels if kind in extended else rels
+        since, until, _ = order.span(fact)
         note = c["note"]
         if since == rels.order[0]:
             note = "; ".join(n for n in (note, "in %s, the oldest v2 tag" % rels.tag[since]) if n)
+        if since in binaries.by:
+            note = "; ".join(n for n in (note, "no tag of %s has it yet: read in the released %s" % (
+                NCCL_REPO, binaries.WHAT[extended[kind][1]].split(" ")[0])) if n)
+        source = binaries.cite(fact, extended[kind][1], "(" + ident + ")") if kind in extended else rels.cite(fact, "(" + ident + ")")
         rows.append({"name": c["name"], "kind": c["kind"], "since": since, "until": until, "unconfirmed": "",
-                     "source": rels.cite(fact, "(" + ident + ")"), "note": note})
+                     "source": source, "note": note})
     comments = [
-        "NCCL APIs, collectives, dtypes, reductions and features by the first release tag that has them.",
-        "GENERATED by " + SEE + " from curated/nccl_features.csv (which fact shows each) and the tags of " + NCCL_REPO + ".",
+        "NCCL APIs, collectives, dtypes, reductions and features by the first release that has them.",
+        "GENERATED by " + SEE + " from curated/nccl_features.csv (which fact shows each), the tags of " + NCCL_REPO,
+        "and, for api and env facts, the wheels of the releases without a tag (%s: include/nccl.h, libnccl.so.2)." % (
+            ", ".join(binaries.by) or "none"),
         "until = first release without it (exclusive). kind: api | collective | dtype | op | feature",
     ]
     return common.render_csv(comments, ["name", "kind", "since", "until", "unconfirmed", "source", "note"], rows)
 
 
-def nccl_releases(snap, wheels, rels):
+def nccl_releases(snap, wheels, rels, binaries):
     curated = {r["nccl"]: r for r in common.read_curated("nccl_releases.csv", ["nccl", "cuda_builds", "unconfirmed", "source", "note"])}
     rows = []
     for r in rels.rel:
@@ -191,10 +269,16 @@ def nccl_releases(snap, wheels, rels):
         if common.vkey(version) < common.vkey(rels.newest):
             continue  # an old PyPI-only post release is no release of its own
         c = curated.get(version, {})
+        read = ""
+        if version in binaries.by:
+            # The marker data_reach (matrix.cpp) looks for: this release's variable names were read.
+            read = "NCCL_* names: %s of %s" % (binaries.WHAT["variables"], binaries.wheel(version))
         rows.append({"nccl": version, "date": w["uploaded"], "cuda_builds": c.get("cuda_builds", ""),
                      "unconfirmed": c.get("unconfirmed", "") if c else "cuda_builds",
-                     "source": "; ".join(s for s in ("PyPI %s %s (first upload %s)" % (w["package"], w["version"], w["uploaded"]), c.get("source", "")) if s),
-                     "note": "; ".join(n for n in ("no git tag in %s yet (newest %s): date = first PyPI upload" % (NCCL_REPO, rels.tag[rels.newest]), c.get("note", "")) if n)})
+                     "source": "; ".join(s for s in ("PyPI %s %s (first upload %s)" % (w["package"], w["version"], w["uploaded"]), read, c.get("source", "")) if s),
+                     "note": "; ".join(n for n in ("no git tag in %s yet (newest %s): date = first PyPI upload" % (NCCL_REPO, rels.tag[rels.newest]),
+                                                   "variables read from the wheel's libnccl.so.2, algorithms not read" if read else "",
+                                                   c.get("note", "")) if n)})
     for version, c in curated.items():
         if version not in {r["nccl"] for r in rows}:
             common.fail("curated/nccl_releases.csv:%d" % c["_line"], "%s is neither a release tag nor a PyPI release" % version)
@@ -300,7 +384,7 @@ def minor(version):
     return ".".join(version.split(".")[:2])
 
 
-def staleness(wheels, rels):
+def staleness(wheels, rels, binaries):
     """Warnings (text lines) where a source has newer releases than the data reaches."""
     latest = wheels.get("latest", {})
     torch_lines = [r["torch"] for r in common.read_curated("torch.csv", ["torch"])]
@@ -322,16 +406,22 @@ def staleness(wheels, rels):
                 pkg, have, latest[pkg]["uploaded"], what, reach[what]))
     beyond = sorted({w["version"].split(".post")[0] for w in wheels["nccl_wheels"]
                      if common.vkey(w["version"].split(".post")[0]) > common.vkey(rels.newest)}, key=common.vkey)
-    if beyond:
-        out.append("NCCL %s: on PyPI but not tagged in %s (newest %s): their variables, algorithms and "
-                   "features are unknown to the data" % (", ".join(beyond), NCCL_REPO, rels.tag[rels.newest]))
+    read = [v for v in beyond if v in binaries.by]
+    unread = [v for v in beyond if v not in binaries.by]
+    if read:
+        out.append("NCCL %s: not tagged in %s (newest %s): variables read from the wheels' libnccl.so.2 "
+                   "(names only), algorithms and source markers unknown to the data" % (", ".join(read), NCCL_REPO, rels.tag[rels.newest]))
+    if unread:
+        out.append("NCCL %s: on PyPI but neither tagged in %s (newest %s) nor read by nccl_wheels.py: their "
+                   "variables, algorithms and features are unknown to the data" % (", ".join(unread), NCCL_REPO, rels.tag[rels.newest]))
+    reach["nccl_env"] = binaries.rels.newest
     return reach, out
 
 
-def report_reach(wheels, rels):
-    reach, warnings = staleness(wheels, rels)
-    sys.stderr.write("data reaches: torch %s, NCCL %s (variables read up to %s), cuDNN %s, CUDA %s\n" % (
-        reach["torch"], reach["nccl"], rels.newest, reach["cudnn"], reach["cuda"]))
+def report_reach(wheels, rels, binaries):
+    reach, warnings = staleness(wheels, rels, binaries)
+    sys.stderr.write("data reaches: torch %s, NCCL %s (variables read up to %s, algorithms up to %s), cuDNN %s, CUDA %s\n" % (
+        reach["torch"], reach["nccl"], reach["nccl_env"], rels.newest, reach["cudnn"], reach["cuda"]))
     for w in warnings:
         sys.stderr.write("warning: " + w + "\n")
 
@@ -340,11 +430,12 @@ def render_all():
     snap = common.load_snapshot("nccl_source.json")
     wheels = common.load_snapshot("torch_wheels.json")
     rels = Releases(snap)
+    binaries = Binaries(common.load_snapshot("nccl_wheels.json"), rels)
     return {
-        "nccl_env.csv": nccl_env(snap, rels),
+        "nccl_env.csv": nccl_env(snap, rels, binaries),
         "nccl_algos.csv": nccl_algos(snap, rels),
-        "nccl_features.csv": nccl_features(snap, rels),
-        "nccl_releases.csv": nccl_releases(snap, wheels, rels),
+        "nccl_features.csv": nccl_features(snap, rels, binaries),
+        "nccl_releases.csv": nccl_releases(snap, wheels, rels, binaries),
         **torch_rows(wheels),
     }
 
@@ -365,7 +456,8 @@ def main(argv):
     ap.add_argument("--data", default=common.DATA_DIR, help="with --check: the files to compare")
     args = ap.parse_args(argv)
     files = render_all()
-    report_reach(common.load_snapshot("torch_wheels.json"), Releases(common.load_snapshot("nccl_source.json")))
+    rels = Releases(common.load_snapshot("nccl_source.json"))
+    report_reach(common.load_snapshot("torch_wheels.json"), rels, Binaries(common.load_snapshot("nccl_wheels.json"), rels))
     if args.check:
         bad = 0
         for name, text in sorted(files.items()):

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""nccl_wheels.py on small ELF files and wheels built here: which NCCL_* strings of .rodata are read
+as variables, what is refused as bad input. Standard library only; no network, no NCCL."""
+import hashlib
+import io
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import nccl_wheels  # noqa: E402
+
+TOOL = os.path.join(HERE, "nccl_wheels.py")
+
+
+def elf(sections):
+    """A 64-bit little-endian ELF with the given (name, bytes) sections, a name table and headers."""
+    names = b"\0"
+    offsets = []
+    body = b""
+    for name, data in sections + [(".shstrtab", None)]:
+        offsets.append(len(names))
+        names += name.encode() + b"\0"
+    heads = [struct.pack("<IIQQQQIIQQ", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
+    at = 64
+    for (name, data), name_at in zip(sections + [(".shstrtab", names)], offsets):
+        heads.append(struct.pack("<IIQQQQIIQQ", name_at, 1 if name != ".shstrtab" else 3, 2, 0, at, len(data), 0, 0, 1, 0))
+        body += data
+        at += len(data)
+    shoff = at
+    header = b"\x7fELF" + bytes([2, 1, 1]) + b"\0" * 9
+    header += struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 0, shoff, 0, 64, 0, 0, 64, len(heads), len(heads) - 1)
+    return header + body + b"".join(heads)
+
+
+# What the compiler and linker leave in .rodata: literals of their own, a double before one, a char
+# array without its NUL before one, messages that name macros, a prefix, a format string.
+RODATA = (b"\0NCCL_PLAIN\0"                       # a literal: a variable
+          b"\x9a\x99\x99\x99\x99\x99\xd9?NCCL_AFTER_DOUBLE\0"   # after a double (exponent byte '?')
+          b"virtual_switch_linksNCCL_AFTER_ARRAY\0"           # after a char array stored without NUL
+          b"not initialized via NCCL_CONFIG_INITIALIZER\0"    # in a message: not a variable
+          b"NCCL_IB_\0"                                       # a prefix compared with strncmp
+          b"NCCL_FORMAT %d is too low\0"                      # a format string naming a word
+          b"\0NCCL_LAST")                                     # cut: no NUL after it
+
+
+class RodataNames(unittest.TestCase):
+    def test_variables_and_words(self):
+        variables, in_text = nccl_wheels.rodata_names(elf([(".text", b"NCCL_IN_TEXT_SECTION\0"), (".rodata", RODATA)]))
+        self.assertEqual(variables, ["NCCL_AFTER_ARRAY", "NCCL_AFTER_DOUBLE", "NCCL_PLAIN"])
+        self.assertEqual(in_text, ["NCCL_CONFIG_INITIALIZER", "NCCL_FORMAT", "NCCL_LAST"])
+
+    def test_a_word_after_a_tab_or_newline_is_text(self):
+        variables, in_text = nccl_wheels.rodata_names(elf([(".rodata", b"x\tNCCL_TAB\0y\nNCCL_NL\0")]))
+        self.assertEqual(variables, [])
+        self.assertEqual(in_text, ["NCCL_NL", "NCCL_TAB"])
+
+    def test_bad_elf(self):
+        good = elf([(".rodata", RODATA)])
+        for data, what in ((b"MZ" + good[2:], "not a 64-bit"), (good[:-10], "section headers outside"),
+                           (elf([(".data", RODATA)]), "no .rodata section")):
+            with self.assertRaises(nccl_wheels.BadElf) as e:
+                nccl_wheels.rodata_names(data)
+            self.assertIn(what, str(e.exception))
+
+
+class Wheels(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def wheel(self, version, lib):
+        path = os.path.join(self.dir, "nvidia_nccl_cu13-%s-py3-none-manylinux_2_27_x86_64.whl" % version)
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr(nccl_wheels.LIB, lib)
+            z.writestr(nccl_wheels.HEADER, "#define NCCL_WIN_GIN_ONLY 0x04\nint ncclCommInitRank(void);\n")
+        return path
+
+    def test_read_wheel(self):
+        path = self.wheel("9.1.2", elf([(".rodata", RODATA)]))
+        w = nccl_wheels.read_wheel(nccl_wheels.find_wheel(self.dir, "9.1.2"))
+        with open(path, "rb") as f:
+            self.assertEqual(w["sha256"], hashlib.sha256(f.read()).hexdigest())
+        self.assertEqual(w["wheel"], os.path.basename(path))
+        self.assertIn("NCCL_PLAIN", w["variables"])
+        self.assertEqual(w["api"], ["NCCL_WIN_GIN_ONLY", "ncclCommInitRank"])
+
+    def test_validate_counts_agreement_and_false_positives(self):
+        w = nccl_wheels.read_wheel(self.wheel("9.1.2", elf([(".rodata", RODATA)])))
+        src = {"releases": [{"version": "9.1.2", "tag": "v9.1.2-1"}],
+               "env": {"NCCL_PLAIN": {"file": "src/init.cc", "ranges": [["9.1.2", "9.1.2"]]},
+                       "NCCL_AFTER_ARRAY": {"file": "src/misc/socket.cc", "ranges": [["9.1.2", "9.1.2"]]},
+                       "NCCL_MISSING": {"file": "src/enqueue.cc", "ranges": [["9.1.2", "9.1.2"]]},
+                       "NCCL_PLUGIN_ONLY": {"file": "plugins/profiler/x.cc", "ranges": [["9.1.2", "9.1.2"]]}},
+               "documented": {}, "api": {"ncclCommInitRank": {"file": "src/nccl.h.in", "ranges": [["9.1.2", "9.1.2"]]}}}
+        v = nccl_wheels.validate(src, "9.1.2", w)
+        self.assertEqual((v["source_variables_in_libnccl"], v["agree"]), (3, 2))
+        self.assertEqual(v["missed"], ["NCCL_MISSING"])
+        self.assertEqual(v["false_positives"], ["NCCL_AFTER_DOUBLE"])
+        self.assertEqual(v["plugin_variables"], 1)
+        self.assertEqual((v["api_agree"], v["api_source"], v["api_wheel"]), (1, 1, 2))
+
+    def run_tool(self, *args):
+        return subprocess.run([sys.executable, TOOL] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+
+    def test_names_command(self):
+        lib = os.path.join(self.dir, "libnccl.so.2")
+        with open(lib, "wb") as f:
+            f.write(elf([(".rodata", RODATA)]))
+        r = self.run_tool("names", lib)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("NCCL_PLAIN\n", r.stdout)
+        self.assertIn("NCCL_CONFIG_INITIALIZER (in text)\n", r.stdout)
+
+    def test_bad_input_is_one_line_and_exit_2(self):
+        junk = os.path.join(self.dir, "junk.so")
+        with open(junk, "wb") as f:
+            f.write(b"not an elf file at all, long enough to hold a header........................")
+        not_a_wheel = self.wheel("9.9.9", b"")
+        with open(not_a_wheel, "wb") as f:
+            f.write(b"PK not really")
+        for args, where in ((["names", junk], junk), (["names", os.path.join(self.dir, "absent")], "absent"),
+                            (["snapshot", "--wheels", os.path.join(self.dir, "nowhere")], "nowhere")):
+            r = self.run_tool(*args)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn(where, r.stderr)
+        with self.assertRaises(SystemExit) as e:
+            stderr, sys.stderr = sys.stderr, io.StringIO()
+            try:
+                nccl_wheels.read_wheel(not_a_wheel)
+            finally:
+                sys.stderr = stderr
+        self.assertEqual(e.exception.code, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
