@@ -93,8 +93,8 @@ void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<
   // How far the data reaches: a stack newer than this is judged on older facts.
   const DataReach& reach = r.reach;
   out << "data reaches: torch " << reach.torch << ", NCCL " << reach.nccl << " (variables read up to "
-      << reach.nccl_env << "), cuDNN " << reach.cudnn << ", CUDA " << reach.cuda << ", driver branch "
-      << reach.driver_branch << "\n";
+      << reach.nccl_env << ", algorithms up to " << reach.nccl_algos << "), cuDNN " << reach.cudnn
+      << ", CUDA " << reach.cuda << ", driver branch " << reach.driver_branch << "\n";
 }
 
 int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, std::ostream& out,
