@@ -47,6 +47,14 @@ def port_taken(addr, port):
         s.close()
 
 
+def _listening(addr, port):
+    try:
+        socket.create_connection((addr, port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
 class Rendezvous:
     def __init__(self, addr, port, job_id, timeout_s):
         import torch.distributed as dist  # only here: the probe and the comparisons need no torch
@@ -55,7 +63,9 @@ class Rendezvous:
         self.server = False
         self.addr, self.port = addr, port
         td = timedelta(seconds=timeout_s)
-        if _is_local_address(addr):
+        # A store already listening is joined at once: a failed attempt to host it makes c10d log
+        # bind errors into the user's job output.
+        if _is_local_address(addr) and not _listening(addr, port):
             try:
                 self.store = dist.TCPStore(addr, port, None, True, td, wait_for_workers=False)
                 self.server = True
@@ -79,7 +89,14 @@ class Rendezvous:
         return self.store.get(self.key(k)).decode("utf-8")
 
     def has(self, k):
-        return self.store.check([self.key(k)])
+        check = getattr(self.store, "check", None)
+        if check is not None:
+            return check([self.key(k)])
+        # torch 1.x has no Store.check, and a timed-out wait leaves its client out of step. A
+        # compare_set whose expected value is not empty never creates a missing key: it answers
+        # the expected value back when the key is absent, the stored one when it is present.
+        absent = b"\0gpucts-absent"
+        return self.store.compare_set(self.key(k), absent, absent) != absent
 
     def add(self, k, n=1):
         return self.store.add(self.key(k), n)
