@@ -24,7 +24,8 @@ namespace cts::cli {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
-      {"fingerprint", "write this process's environment fingerprint (JSON)", &kFingerprintSpec, cmd_fingerprint},
+      {"fingerprint", "write this process's environment fingerprint (JSON)", &kFingerprintSpec,
+       cmd_fingerprint},
       {"gpus", "count the visible GPUs; --resource-spec FILE also writes CTest's resource spec", &kGpusSpec,
        cmd_gpus},
       {"check", "check fingerprints (default: this machine) against the compatibility matrix", &kCheckSpec,
@@ -74,10 +75,11 @@ std::string reflow(const std::string& text, std::size_t width) {
     // Continuations start under the command's first option ("usage: gpucts report ").
     const std::size_t lead = synopsis.find_first_not_of(' ');
     std::size_t indent = lead;
-    for (int words = 0; words < (synopsis.compare(lead, 6, "usage:") == 0 ? 3 : 2) && indent != std::string::npos;
-         ++words)
+    for (int words = 0;
+         words < (synopsis.compare(lead, 6, "usage:") == 0 ? 3 : 2) && indent != std::string::npos; ++words)
       indent = synopsis.find_first_not_of(' ', synopsis.find(' ', indent));
-    if (indent == std::string::npos || indent > width / 2) indent = std::min<std::size_t>(lead + 4, width / 2);
+    if (indent == std::string::npos || indent > width / 2)
+      indent = std::min<std::size_t>(lead + 4, width / 2);
     const std::string head = synopsis.substr(0, indent);
     // "[--label REGEX]" stays on one line: its blanks are no break points.
     std::string options = synopsis.substr(indent);
@@ -122,7 +124,8 @@ std::string quoted(const std::string& v) { return "'" + terminal_safe(v, 200) + 
 
 // A whole number of at most nine digits, or nothing.
 std::optional<long> whole_number(const std::string& v) {
-  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
   return std::strtol(v.c_str(), nullptr, 10);
 }
 
@@ -186,7 +189,8 @@ class CommandListFormatter : public CLI::FormatterBase {
     constexpr std::size_t kNameColumn = 20;
     std::ostringstream out;
     out << "usage: gpucts <command> [options]\n\ncommands:\n";
-    for (const CLI::App* sub : app->get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
+    for (const CLI::App* sub :
+         app->get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
       CLI::detail::format_help(out, sub->get_name(), wrap(sub->get_description(), kColumns - kNameColumn),
                                kNameColumn);
     out << "\n"
@@ -218,7 +222,8 @@ class CommandFormatter : public CLI::Formatter {
 CLI::App* add_command(CLI::App& app, const Command& c, std::vector<std::string>& positional) {
   CLI::App* sub = app.add_subcommand(c.name, c.summary);
   sub->set_help_flag("-h,--help", "print this help and exit");
-  sub->set_version_flag("--version", cts::version_line(), "print the version, git revision and build's CUDA/NCCL");
+  sub->set_version_flag("--version", cts::version_line(),
+                        "print the version, git revision and build's CUDA/NCCL");
   sub->formatter(std::make_shared<CommandFormatter>(c.spec->usage));
   for (const Opt& v : c.spec->valued) {
     CLI::Option* o = sub->add_option("--" + v.name, v.help)
@@ -255,12 +260,14 @@ std::string command_names() {
 Cli::Cli() : app_("", "gpucts") {
   app_.set_help_flag("-h,--help", "print the command list and exit");
   // --version anywhere, as CMake, ctest and mpirun answer it.
-  app_.set_version_flag("--version", cts::version_line(), "print the version, git revision and build's CUDA/NCCL");
+  app_.set_version_flag("--version", cts::version_line(),
+                        "print the version, git revision and build's CUDA/NCCL");
   app_.allow_extras();  // unknown options and commands are reported in run(), with the known ones
   app_.formatter(std::make_shared<CommandListFormatter>());
   help_ = app_.add_subcommand("help", "print the command list")->group("");
   positional_.resize(commands().size());
-  for (std::size_t i = 0; i < commands().size(); ++i) subs_.push_back(add_command(app_, commands()[i], positional_[i]));
+  for (std::size_t i = 0; i < commands().size(); ++i)
+    subs_.push_back(add_command(app_, commands()[i], positional_[i]));
 }
 
 int Cli::run(int argc, char** argv) {
@@ -284,7 +291,8 @@ int Cli::run(int argc, char** argv) {
   }
   if (auto a = cts::first_unknown(app_)) {
     if (a->rfind('-', 0) == 0)
-      std::fprintf(stderr, "gpucts: unknown option %s (known: %s)\n", a->c_str(), cts::known_flags(app_).c_str());
+      std::fprintf(stderr, "gpucts: unknown option %s (known: %s)\n", a->c_str(),
+                   cts::known_flags(app_).c_str());
     else
       std::fprintf(stderr, "gpucts: unknown command '%s' (known: %s)\n", a->c_str(), command_names().c_str());
     return 2;

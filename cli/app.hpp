@@ -35,7 +35,9 @@ class Cli {
   // What `gpucts --help` (and `gpucts` alone, on standard error) prints: the commands from their
   // CLI11 descriptions, wrapped to 80 columns.
   // (The formatter itself: CLI::App::help would describe a parsed subcommand, "help" included.)
-  std::string command_list() const { return app_.get_formatter()->make_help(&app_, "gpucts", CLI::AppFormatMode::Normal); }
+  std::string command_list() const {
+    return app_.get_formatter()->make_help(&app_, "gpucts", CLI::AppFormatMode::Normal);
+  }
   // Parses argv, runs the command it names and returns the exit status (2 for bad usage).
   int run(int argc, char** argv);
 

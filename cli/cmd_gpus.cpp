@@ -17,7 +17,8 @@ namespace cts::cli {
 // With --host a second line names this process's host as NCCL tells hosts apart (NCCL_HOSTID where
 // set, else host name and boot id): ranks of one host identity may not share a GPU.
 const CommandSpec kGpusSpec = {
-    {{"resource-spec", "FILE", "also write CTest's resource spec for the visible GPUs (none visible: exit 1)"}},
+    {{"resource-spec", "FILE",
+      "also write CTest's resource spec for the visible GPUs (none visible: exit 1)"}},
     {{"host", "also print this host's identity as NCCL has it (NCCL_HOSTID where set)"}},
     "usage: gpucts gpus [--resource-spec FILE] [--host]"};
 
@@ -28,7 +29,8 @@ int cmd_gpus(const Args& a) {
   auto spec = a.value("resource-spec");
   if (spec && n == 0) {
     std::printf("0\n");
-    std::fprintf(stderr, "gpucts gpus: no GPU visible: wrote no resource spec %s\n", terminal_safe(*spec).c_str());
+    std::fprintf(stderr, "gpucts gpus: no GPU visible: wrote no resource spec %s\n",
+                 terminal_safe(*spec).c_str());
     return 1;
   }
   if (spec) {

@@ -30,7 +30,8 @@ struct Opt {
   Kind kind = Kind::text;
   std::vector<std::string> choices;
   Opt(const char* n, const char* h) : name(n), help(h) {}  // a switch
-  Opt(const char* n, const char* v, const char* h, Kind k = Kind::text) : name(n), value(v), help(h), kind(k) {}
+  Opt(const char* n, const char* v, const char* h, Kind k = Kind::text)
+      : name(n), value(v), help(h), kind(k) {}
   Opt(const char* n, const char* v, const char* h, std::vector<std::string> one_of)
       : name(n), value(v), help(h), kind(Kind::choice), choices(std::move(one_of)) {}
 };

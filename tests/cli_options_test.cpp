@@ -40,14 +40,17 @@ CliRun gpucts(const std::vector<std::string>& args) {
   return {p.exit_code.value_or(-1), p.output, err.str()};
 }
 
-#define REQUIRE_CLI() \
-  if (kBin.empty()) GTEST_FAIL() << "gpucts not found beside this test binary"
+#define REQUIRE_CLI()  \
+  if (!kBin.empty()) { \
+  } else               \
+    GTEST_FAIL() << "gpucts not found beside this test binary"
 
 // What CLI11 holds, not only the tables: every option a command declares has a description.
 TEST(CliOptions, EveryOptionAndSwitchIsDescribed) {
   Cli cli;
   std::size_t options = 0;
-  for (const CLI::App* sub : cli.app().get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); })) {
+  for (const CLI::App* sub :
+       cli.app().get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); })) {
     EXPECT_FALSE(sub->get_description().empty()) << sub->get_name();
     for (const CLI::Option* o : sub->get_options()) {
       if (o->get_group().empty()) continue;  // the hidden positional catch-all
@@ -63,7 +66,8 @@ TEST(CliOptions, EveryOptionAndSwitchIsDescribed) {
         EXPECT_FALSE(o.help.empty()) << c.name << " --" << o.name;
         ++declared;
       }
-    for (const Opt& o : c.spec->valued) EXPECT_FALSE(o.value.empty()) << c.name << " --" << o.name << " names no value";
+    for (const Opt& o : c.spec->valued)
+      EXPECT_FALSE(o.value.empty()) << c.name << " --" << o.name << " names no value";
   }
   EXPECT_EQ(options, declared + 2 * commands().size()) << "-h and --version of each command besides its own";
 }
@@ -132,14 +136,15 @@ TEST(CliOptions, ABadValueIsRefusedBeforeAnythingIsWritten) {
       {"qualify", "--tests-json", kScratch.path() + "/absent.json", "--output", out},
       {"campaign", "--nccl", "2.28.9", "--ranks", "x", "--output", out},
       {"campaign", "--nccl", "2.28.9", "--stop-after", "soon", "--output", out},
-      {"report", "--baseline", kScratch.path(), "--candidate", kScratch.path(), "--tolerance", "inf", "--output", out},
+      {"report", "--baseline", kScratch.path(), "--candidate", kScratch.path(), "--tolerance", "inf",
+       "--output", out},
       {"report", "--baseline", kScratch.path() + "/absent", "--candidate", kScratch.path(), "--output", out},
       {"journal-to-junit", "--journal-dir", kScratch.path() + "/absent", "--output", out},
   };
   for (const auto& args : bad) {
     const std::string option = *std::find_if(args.begin() + 1, args.end(), [&](const std::string& a) {
-      return a.rfind("--", 0) == 0 && a != "--output" && a != "--nccl" && (a != "--baseline" || args[2] != kScratch.path()) &&
-             a != "--candidate";
+      return a.rfind("--", 0) == 0 && a != "--output" && a != "--nccl" &&
+             (a != "--baseline" || args[2] != kScratch.path()) && a != "--candidate";
     });
     CliRun r = gpucts(args);
     EXPECT_EQ(r.rc, 2) << option << ": " << r.err;
@@ -164,11 +169,13 @@ TEST(CliOptions, TheCommandListAndEachHelpAreWrapped) {
   EXPECT_EQ(list.rc, 0) << list.err;
   expect_wrapped(list.out, "gpucts --help");
   for (const Command& c : commands()) {
-    EXPECT_NE(list.out.find("\n  " + std::string(c.name) + " "), std::string::npos) << c.name << ":\n" << list.out;
+    EXPECT_NE(list.out.find("\n  " + std::string(c.name) + " "), std::string::npos) << c.name << ":\n"
+                                                                                    << list.out;
     CliRun h = gpucts({c.name, "--help"});
     EXPECT_EQ(h.rc, 0) << c.name;
     expect_wrapped(h.out, std::string(c.name) + " --help");
-    for (const Opt& o : c.spec->valued) EXPECT_NE(h.out.find("--" + o.name + " " + o.value), std::string::npos) << o.name;
+    for (const Opt& o : c.spec->valued)
+      EXPECT_NE(h.out.find("--" + o.name + " " + o.value), std::string::npos) << o.name;
   }
   CliRun bare = gpucts({});
   EXPECT_EQ(bare.rc, 2);
@@ -186,7 +193,8 @@ TEST(CliOptions, GpusResourceSpecWithNoGpuSaysSoAndFails) {
   REQUIRE_CLI();
   CliRun count = gpucts({"gpus"});
   ASSERT_EQ(count.rc, 0) << count.err;
-  if (count.out != "0\n") GTEST_SKIP() << "GPUs are visible here (" << count.out << "): the no-GPU answer cannot be seen";
+  if (count.out != "0\n")
+    GTEST_SKIP() << "GPUs are visible here (" << count.out << "): the no-GPU answer cannot be seen";
   const std::string spec = kScratch.path() + "/resources.json";
   CliRun r = gpucts({"gpus", "--resource-spec", spec});
   EXPECT_EQ(r.rc, 1) << r.err;

@@ -153,7 +153,8 @@ TEST(PayloadSeed, IsAFixedHashOfTheCaseName) {
   EXPECT_EQ(payload_seed(""), 0x4fd0bfc1U);
   EXPECT_EQ(payload_seed("AllReduce.f32_sum_1048575_inplace"), 0xc34be357U);
   EXPECT_EQ(payload_seed("SendRecv.bf16_4096_outofplace"), 0xfc097fddU);
-  EXPECT_NE(payload_seed("AllReduce.f32_sum_1048575_inplace"), payload_seed("AllReduce.f32_sum_1048575_outofplace"));
+  EXPECT_NE(payload_seed("AllReduce.f32_sum_1048575_inplace"),
+            payload_seed("AllReduce.f32_sum_1048575_outofplace"));
   EXPECT_EQ(payload_seed("x") & 1U, 1U) << "odd";
 }
 
