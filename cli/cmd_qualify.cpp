@@ -435,6 +435,7 @@ void record_context(Run& r) {
   m.created = bundle::utc_now_iso();
   m.host = r.host;
   m.tree = r.tree.kind + ":" + r.tree.root;
+  m.built_against = qualify::read_built_against(qualify::built_against_file(r.tree));
   m.gpus_visible = r.visible;
   m.gpus_expected = r.expect_gpus;
   m.no_gpu_detail = r.no_gpu;
