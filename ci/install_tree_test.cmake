@@ -3,7 +3,7 @@
 # the source and build trees, with both trees hidden behind empty mounts where a mount namespace can
 # be had (`unshare -rm`). Passes when qualify exits 0 and the bundle's summary says PASS with every
 # expected suite passed; also checks that tests.json names neither tree and that the run writes
-# nothing into the install tree. With CXX given, the tree also holds an entry as another machine's
+# nothing into the install tree, and that the tree holds no program its entries do not run. With CXX given, the tree also holds an entry as another machine's
 # build would: its program linked against a library made absent afterwards; it must be reported
 # not run, naming that library and what the build linked, and the verdict is then NOT RUN (exit 4):
 # a suite that applies here and did not run is never a pass.
@@ -60,6 +60,19 @@ set(regex "^(${regex})$")
 
 # The suite list names neither tree (the install step refuses that too; this is the proof).
 file(READ "${prefix}/share/gpucts/tests.json" tests_json)
+# Every program of the tree is one an entry runs: named in tests.json, or a helper run by what is
+# (gpucts_check_ranks by `gpucts check` under MPI, gpucts_fault_child by gpucts_faults).
+file(GLOB programs RELATIVE "${prefix}/libexec/gpucts" "${prefix}/libexec/gpucts/*")
+foreach(p IN LISTS programs)
+  string(FIND "${tests_json}" "libexec/gpucts/${p}\"" named)
+  if(named EQUAL -1 AND NOT p MATCHES "^(gpucts_check_ranks|gpucts_fault_child)$")
+    fail("the install tree holds libexec/gpucts/${p}, which no entry of tests.json runs")
+  endif()
+endforeach()
+file(GLOB programs RELATIVE "${prefix}/bin" "${prefix}/bin/*")
+if(NOT programs STREQUAL "gpucts")
+  fail("bin/ holds ${programs}; only gpucts is run from there")
+endif()
 foreach(tree "${BUILD_DIR}/" "${SOURCE_DIR}/")
   string(FIND "${tests_json}" "${tree}" at)
   if(at GREATER -1)

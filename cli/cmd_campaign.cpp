@@ -30,9 +30,25 @@ namespace fs = std::filesystem;
 namespace cts::cli {
 
 const CommandSpec kCampaignSpec = {
-    {"nccl", "output", "store", "fetch", "build", "build-dir", "label", "exclude-label", "tests",
-     "exclude-tests", "timeout", "env", "bisect", "good", "bad", "stop-after", "ranks"},
-    {"no-probe", "resume"},
+    {{"nccl", "VERSION[,VERSION...]", "the NCCL releases to run (repeatable)"},
+     {"output", "DIR", "the campaign folder: a bundle per release and the report"},
+     {"store", "DIR", "where releases' libraries are ($GPUCTS_NCCL_CACHE, else ~/.cache/gpucts/nccl)"},
+     {"fetch", "CMD", "run `CMD VERSION STORE` to fetch a release missing from the store"},
+     {"build", "CMD", "run `CMD VERSION STORE` to build a release neither stored nor fetched"},
+     {"build-dir", "DIR", "the build tree whose suites to run (default: the tree gpucts sits in)", Kind::dir},
+     {"label", "REGEX", "only entries with a label matching it (default 'single-gpu|perf')"},
+     {"exclude-label", "REGEX", "leave out entries with a label matching it (default 'torch|self-test')"},
+     {"tests", "REGEX", "only entries whose name matches it (ctest -R)"},
+     {"exclude-tests", "REGEX", "leave out entries whose name matches it (ctest -E)"},
+     {"timeout", "S", "seconds per release, 0 for no limit (default 900)", Kind::seconds},
+     {"env", "NAME=VALUE", "set a variable in every release's run (repeatable)"},
+     {"bisect", "[BINARY/]SUITE.CASE", "find the first release where this case changes"},
+     {"good", "VERSION", "with --bisect: a release where the case passes"},
+     {"bad", "VERSION", "with --bisect: a release where the case fails"},
+     {"stop-after", "S", "start no release once S seconds have passed (0: no budget)", Kind::seconds},
+     {"ranks", "N", "the multi-process collectives with N ranks as simulated hosts", Kind::positive}},
+    {{"no-probe", "skip cases the matrix marks unsupported instead of running them to be rejected"},
+     {"resume", "reuse the bundles of releases already in the campaign folder"}},
     "usage: gpucts campaign --nccl VERSION[,VERSION...] --output DIR [--store DIR] [--fetch CMD] [--build "
     "CMD]\n"
     "                       [--build-dir DIR] [--label REGEX] [--exclude-label REGEX] [--tests REGEX]\n"

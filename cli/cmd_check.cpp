@@ -12,8 +12,9 @@
 namespace cts::cli {
 
 const CommandSpec kCheckSpec = {
-    {{"fingerprint", "FILE", "a fingerprint probed elsewhere (repeatable; default: probe this machine)"},
-     {"matrix", "DIR", "load matrix/data/*.csv from DIR instead of the built-in matrix"}},
+    {{"fingerprint", "FILE", "a fingerprint probed elsewhere (repeatable; default: probe this machine)",
+      Kind::file},
+     {"matrix", "DIR", "load matrix/data/*.csv from DIR instead of the built-in matrix", Kind::dir}},
     {{"json", "print the result as one JSON object (gpucts.check)"},
      {"strict-defects", "a known NCCL defect of the loaded release is an error, not a warning"},
      {"job-ranks",

@@ -9,8 +9,9 @@
 namespace cts::cli {
 
 const CommandSpec kFingerprintSpec = {
-    {"output", "python"},
-    {"no-python"},
+    {{"output", "FILE", "write the fingerprint JSON to FILE, whole or not at all (default: standard output)"},
+     {"python", "EXE", "the python that probes torch and Lightning (default python3)"}},
+    {{"no-python", "do not probe torch and Lightning through python"}},
     "usage: gpucts fingerprint [--output FILE] [--no-python] [--python EXE]\n"
     "Probes this process (driver, CUDA, NCCL header/runtime/loaded library, cuDNN, torch and\n"
     "Lightning through python3, GPUs, interfaces, /dev/shm, NCCL/torch env) and writes the\n"

@@ -13,7 +13,8 @@
 namespace cts::cli {
 
 const CommandSpec kJournalToJunitSpec = {
-    {"journal-dir", "output"},
+    {{"journal-dir", "DIR", "the folder of the journals (GPUCTS_JOURNAL_DIR of the run)", Kind::dir},
+     {"output", "FILE", "the JUnit XML to write, whole or not at all"}},
     {},
     "usage: gpucts journal-to-junit --journal-dir DIR --output FILE\n"
     "Reads every <test>[.rank<r>].jsonl journal and <test>[.rank<r>].premature file in DIR and\n"

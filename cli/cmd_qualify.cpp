@@ -42,21 +42,28 @@ namespace cts::cli {
 
 const CommandSpec kQualifySpec = {
     {{"output", "DIR", "the bundle folder, new or empty (default: qualify-<UTC time>, as ci/qualify)"},
-     {"build-dir", "DIR", "the build tree whose suites to run (default: the tree gpucts sits in)"},
-     {"tests-json", "FILE", "an explicit suite list (ctest --show-only=json-v1 format)"},
+     {"build-dir", "DIR", "the build tree whose suites to run (default: the tree gpucts sits in)", Kind::dir},
+     {"tests-json", "FILE", "an explicit suite list (ctest --show-only=json-v1 format)", Kind::file},
      {"label", "REGEX", "only entries with a label matching it; repeated: every one must match (ctest -L)"},
      {"exclude-label", "REGEX", "leave out entries with a label matching it (ctest -LE)"},
      {"tests", "REGEX", "only entries whose name matches it (ctest -R)"},
      {"exclude-tests", "REGEX", "leave out entries whose name matches it (ctest -E)"},
-     {"timeout", "S", "deadline of each suite in seconds (default: its CTest TIMEOUT)"},
-     {"grace", "S", "seconds from SIGTERM to SIGKILL at a deadline or interrupt (default 10)"},
-     {"fingerprint", "FILE", "a fingerprint probed elsewhere, checked with this host's (repeatable)"},
+     {"timeout", "S", "deadline of each suite in seconds, 0 for none (default: its CTest TIMEOUT)",
+      Kind::seconds},
+     {"grace", "S", "seconds from SIGTERM to SIGKILL at a deadline or interrupt (default 10)", Kind::seconds},
+     {"fingerprint", "FILE", "a fingerprint probed elsewhere, checked with this host's (repeatable)",
+      Kind::file},
      {"python", "EXE", "the python that probes torch and Lightning (default python3)"},
-     {"mpi-ranks", "N", "also probe N ranks under mpiexec, one fingerprint each (cross-host check)"},
+     {"mpi-ranks", "N", "also probe N ranks under mpiexec, one fingerprint each (cross-host check)",
+      Kind::positive},
      {"mpiexec-args", "ARGS", "extra mpiexec arguments for --mpi-ranks, e.g. '--host a,b'"},
      {"probe-rank-into", "DIR", "internal: the per-rank probe that --mpi-ranks runs"},
-     {"level", "L", "quick, standard (default) or full, as dcgmi diag -r (docs/qualify.md)"},
-     {"expect-gpus", "N", "fail unless at least N GPUs are visible (default $GPUCTS_EXPECT_GPUS)"},
+     {"level",
+      "L",
+      "quick, standard (default) or full, as dcgmi diag -r (docs/qualify.md)",
+      {"quick", "standard", "full"}},
+     {"expect-gpus", "N", "fail unless at least N GPUs are visible (default $GPUCTS_EXPECT_GPUS)",
+      Kind::count},
      {"status-file", "FILE",
       "also write the verdict as one word (pass, waived, fail, no_gpu, not_run) for a node label"},
      {"prom", "FILE", "also write a node_exporter textfile: verdict, counts, 8 B latency and 1 GiB busbw"},
@@ -428,6 +435,7 @@ void record_context(Run& r) {
   m.created = bundle::utc_now_iso();
   m.host = r.host;
   m.tree = r.tree.kind + ":" + r.tree.root;
+  m.built_against = qualify::read_built_against(qualify::built_against_file(r.tree));
   m.gpus_visible = r.visible;
   m.gpus_expected = r.expect_gpus;
   m.no_gpu_detail = r.no_gpu;

@@ -16,8 +16,14 @@ namespace fs = std::filesystem;
 namespace cts::cli {
 
 const CommandSpec kReportSpec = {
-    {"baseline", "candidate", "tolerance", "output", "render"},
-    {"json", "campaign"},
+    {{"baseline", "DIR", "the bundle the candidates are compared against", Kind::dir},
+     {"candidate", "DIR", "a bundle to compare (repeatable: a column each)", Kind::dir},
+     {"tolerance", "PCT", "bandwidth moves within PCT percent are no change (default 5)", Kind::number},
+     {"output", "DIR",
+      "write report.md, report.html and report.json there (default: Markdown on standard output)"},
+     {"render", "BUNDLE", "write a bundle's summary.md, summary.html and plots again", Kind::dir}},
+    {{"json", "print the report as JSON on standard output"},
+     {"campaign", "the candidates are the runs of one campaign, one column per NCCL release"}},
     "usage: gpucts report --baseline DIR --candidate DIR [--candidate DIR]... [--tolerance PCT]\n"
     "                     [--output DIR | --json]\n"
     "       gpucts report --render BUNDLE [--output DIR]\n"

@@ -1,4 +1,5 @@
-// The subcommands of `gpucts`. Adding one is a spec, a body and one row of kCommands (main.cpp).
+// The subcommands of `gpucts`. Adding one is a spec, a body and one row of the command table
+// (cli/app.cpp).
 #pragma once
 #include <string>
 #include <vector>
@@ -7,18 +8,40 @@
 
 namespace cts::cli {
 
-// One option as CLI11 declares it: its name without "--", what its value is ("DIR"; empty for a
-// switch) and one line for --help.
-struct Opt {
-  std::string name, value, help;
-  Opt(const char* n) : name(n) {}  // NOLINT: a bare name reads as an undescribed option
-  Opt(const char* n, const char* h) : name(n), help(h) {}
-  Opt(const char* n, const char* v, const char* h) : name(n), value(v), help(h) {}
+// What an option's value must be. Each kind is a CLI11 check (cli/app.cpp), so a bad value is
+// refused naming the option, exit 2, before the command runs or writes anything; what CLI11
+// cannot say (an upper bound that depends on the machine, two options that exclude each other)
+// the command still checks itself.
+enum class Kind {
+  text,      // any text; the command reads it
+  count,     // a whole number >= 0
+  positive,  // a whole number >= 1
+  seconds,   // a finite number of seconds >= 0
+  number,    // a finite number
+  file,      // an existing, readable file (not a folder)
+  dir,       // an existing folder
+  choice,    // one of `choices`
 };
 
-// What a subcommand accepts (CLI11 parses it in main.cpp; -h/--help and --version come with every
-// one): options that take a value, each of which may be given more than once, and switches;
-// `usage` opens --help, and CLI11 lists every option below it from these definitions.
+// One option as CLI11 declares it: its name without "--", what its value is ("DIR"; empty for a
+// switch), one line for --help (never empty: every option says what it does) and its kind.
+struct Opt {
+  std::string name, value, help;
+  Kind kind = Kind::text;
+  std::vector<std::string> choices;
+  Opt(const char* n, const char* h) : name(n), help(h) {}  // a switch
+  Opt(const char* n, const char* v, const char* h, Kind k = Kind::text)
+      : name(n), value(v), help(h), kind(k) {}
+  Opt(const char* n, const char* v, const char* h, std::vector<std::string> one_of)
+      : name(n), value(v), help(h), kind(Kind::choice), choices(std::move(one_of)) {}
+};
+
+// Why `value` is no value of `o`'s kind ("" when it is one): the text CLI11 prints after the option.
+std::string refusal(const Opt& o, const std::string& value);
+
+// What a subcommand accepts (CLI11 parses it; -h/--help and --version come with every one):
+// options that take a value, each of which may be given more than once, and switches; `usage`
+// opens --help, and CLI11 lists every option below it from these definitions.
 struct CommandSpec {
   std::vector<Opt> valued;
   std::vector<Opt> flags;

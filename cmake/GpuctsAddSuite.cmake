@@ -121,6 +121,8 @@ function(_gpucts_register_test test_name target)
   endif()
   if("install-only" IN_LIST T_LABELS)
     set_property(GLOBAL APPEND PROPERTY GPUCTS_INSTALL_ONLY_TARGETS ${target})
+  else()
+    set_property(GLOBAL APPEND PROPERTY GPUCTS_INSTALLED_TARGETS ${target})
   endif()
 endfunction()
 
@@ -134,7 +136,11 @@ function(gpucts_add_suite suite)
   # One folder of test binaries (suites/ and tests/ alike): they find each other beside themselves.
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/suites")
   target_link_libraries(${target} PRIVATE ${S_MAIN} gpucts::fixtures ${S_LIBRARIES})
-  install(TARGETS ${target} RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/gpucts)
+  # A program only an entry of the install tree runs is installed (gpucts_finalize_suites); one with
+  # no entry of its own (NO_TEST) is a helper an entry runs, installed now.
+  if(S_NO_TEST)
+    install(TARGETS ${target} RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/gpucts)
+  endif()
   set_property(GLOBAL APPEND PROPERTY GPUCTS_SUITES ${target})
   if(NOT S_NO_TEST)
     _gpucts_register_test(${target} ${target} GPUS "${S_GPUS}" RANKS "${S_RANKS}"
@@ -151,6 +157,12 @@ endfunction()
 # Called once at the end of the top-level CMakeLists: writes the include file that ctest runs
 # on every invocation to generate the resource spec from the GPUs it sees.
 function(gpucts_finalize_suites)
+  # The install tree holds the programs its tests.json runs: an install-only entry's is left out.
+  get_property(installed GLOBAL PROPERTY GPUCTS_INSTALLED_TARGETS)
+  list(REMOVE_DUPLICATES installed)
+  if(installed)
+    install(TARGETS ${installed} RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/gpucts)
+  endif()
   get_property(gpu_tests GLOBAL PROPERTY GPUCTS_GPU_TESTS)
   file(MAKE_DIRECTORY "${GPUCTS_XML_DIR}" "${GPUCTS_JOURNAL_DIR}" "${GPUCTS_LOG_DIR}")
   set(GPUCTS_GPU_TESTS "${gpu_tests}")

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "kernels/dtypes.hpp"
 
@@ -144,6 +145,23 @@ inline std::optional<std::string> exact_limitation(DType d, const RedOpInfo& op,
 }
 inline std::optional<std::string> exact_limitation(DType d, RedOp op, int nranks) {
   return exact_limitation(dtype_info(d), op_info(op), nranks);
+}
+
+// A case's payload seed from its full name ("AllReduce.f32_sum_1048575_inplace"): 64-bit FNV-1a,
+// folded to 32 bits, odd. Written out here rather than std::hash, which differs between standard
+// libraries, so a case fills the same values, and a failing element's index reproduces, whatever
+// built it.
+inline constexpr std::uint64_t fnv1a64(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+inline constexpr std::uint32_t payload_seed(std::string_view case_name) {
+  const std::uint64_t h = fnv1a64(case_name);
+  return static_cast<std::uint32_t>(h ^ (h >> 32)) | 1U;
 }
 
 // 32-bit mixing only: 64-bit multiplies and divisions would make fill compute-bound on the GPU.

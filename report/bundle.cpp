@@ -142,6 +142,7 @@ nlohmann::json to_json(const Manifest& m) {
           {"selection", m.selection},
           {"gpucts_revision", m.gpucts_revision},
           {"settings", m.settings},
+          {"built_against", m.built_against},
           {"suites", suites}};
 }
 
@@ -185,6 +186,8 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   m.no_gpu_detail = json_maybe<BundleError, std::string>(j, "no_gpu_detail", origin).value_or("");
   m.level = json_maybe<BundleError, std::string>(j, "level", origin).value_or("");
   m.gpucts_revision = json_maybe<BundleError, std::string>(j, "gpucts_revision", origin).value_or("");
+  if (j.contains("built_against"))
+    m.built_against = need<std::map<std::string, std::string>>(j, "built_against", origin);
   for (const char* key : {"selection", "settings"})
     if (j.contains(key)) {
       if (!j.at(key).is_object()) throw BundleError(origin + ": '" + key + "' must be an object");
@@ -316,7 +319,7 @@ std::vector<std::pair<std::string, std::string>> environment_rows(const nlohmann
       {"NCCL runtime", v(fp.nccl_runtime)},
       {"NCCL library", fp.nccl_library.value_or("absent")},
       {"cuDNN", v(fp.cudnn)},
-      {"torch", fp.torch ? v(fp.torch->version) : "absent"},
+      {"torch (python)", fp.torch ? v(fp.torch->version) : "absent"},
       {"torch NCCL", fp.torch ? v(fp.torch->nccl) : "absent"},
       {"lightning", v(fp.lightning)},
   };
@@ -363,7 +366,7 @@ std::map<std::string, std::string> junit_properties(const nlohmann::json& finger
                                                             {"NCCL runtime", "gpucts.nccl_runtime"},
                                                             {"NCCL library", "gpucts.nccl_library"},
                                                             {"cuDNN", "gpucts.cudnn"},
-                                                            {"torch", "gpucts.torch"},
+                                                            {"torch (python)", "gpucts.torch"},
                                                             {"torch NCCL", "gpucts.torch_nccl"},
                                                             {"GPUs", "gpucts.gpus"}};
   std::map<std::string, std::string> out;
@@ -372,7 +375,29 @@ std::map<std::string, std::string> junit_properties(const nlohmann::json& finger
   return out;
 }
 
+namespace {
+// Each environment row merged over the bundle's fingerprints (one value, or one per fingerprint).
+std::vector<std::pair<std::string, std::string>> environment_of_fingerprints(const Bundle& b);
+
+// The libtorch the C++ suites were linked against, beside the python's torch: two torches may
+// serve one run, and "torch absent" must not stand beside libtorch cases.
+std::pair<std::string, std::string> libtorch_row(const Manifest& m) {
+  if (m.built_against.empty()) return {"libtorch (C++ suites)", "not recorded"};
+  auto it = m.built_against.find("libtorch");
+  return {"libtorch (C++ suites)",
+          it != m.built_against.end() ? it->second : "none (built without libtorch)"};
+}
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> environment(const Bundle& b) {
+  std::vector<std::pair<std::string, std::string>> merged = environment_of_fingerprints(b);
+  auto at = std::find_if(merged.begin(), merged.end(), [](const auto& r) { return r.first == "torch NCCL"; });
+  merged.insert(at == merged.end() ? merged.end() : at + 1, libtorch_row(b.manifest));
+  return merged;
+}
+
+namespace {
+std::vector<std::pair<std::string, std::string>> environment_of_fingerprints(const Bundle& b) {
   std::vector<std::pair<std::string, std::string>> merged;
   if (b.fingerprints.empty()) return {{"fingerprint", "absent"}};
   std::vector<std::vector<std::pair<std::string, std::string>>> all;
@@ -393,6 +418,7 @@ std::vector<std::pair<std::string, std::string>> environment(const Bundle& b) {
   }
   return merged;
 }
+}  // namespace
 
 std::vector<std::string> split_ids(const std::string& s) {
   std::vector<std::string> out;

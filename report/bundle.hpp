@@ -94,6 +94,9 @@ struct Manifest {
       nlohmann::json::object();  // {"labels": [...], "exclude_label": ..., "tests": ..., ...}
   std::string gpucts_revision;   // git describe of the gpucts that ran, "" where unknown
   nlohmann::json settings = nlohmann::json::object();  // NCCL_*/TORCH_* in force, NVLS state
+  // What the suites were linked against ("libtorch" -> "libtorch 2.11.0", from the build's
+  // gpucts_built_against.txt); empty where not recorded (a bundle of an older gpucts).
+  std::map<std::string, std::string> built_against;
   std::vector<SuiteRun> suites;
 };
 nlohmann::json to_json(const Manifest& m);
@@ -120,7 +123,8 @@ std::vector<std::pair<std::string, std::string>> environment_rows(const nlohmann
 // The stack's versions as JUnit testsuite properties (gpucts.driver, gpucts.cuda_runtime,
 // gpucts.nccl_runtime, gpucts.nccl_header, gpucts.torch, ...), from one fingerprint's rows.
 std::map<std::string, std::string> junit_properties(const nlohmann::json& fingerprint);
-// Every host/rank's rows merged: a value that differs between fingerprints shows each with its label.
+// Every host/rank's rows merged (a value that differs between fingerprints shows each with its label),
+// with the libtorch the C++ suites were linked against beside the python's torch.
 std::vector<std::pair<std::string, std::string>> environment(const Bundle& b);
 
 // "nccl-1950,nccl-788" -> its ids (the value of gpucts.known_defect and gpucts.waived).

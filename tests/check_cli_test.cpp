@@ -85,13 +85,15 @@ const BadInput kBad[] = {
      "check --fingerprint " + kData + "h200_system_nccl.json --fingerprint " + kData + "malformed.json",
      "^gpucts check: .*/check/malformed\\.json:3:11: malformed JSON"},
     {"directory", "check --fingerprint " + kData,
-     "^gpucts check: .*/check/: is a directory, not a fingerprint file\n$"},
+     "^gpucts check: --fingerprint: .*/check/: is a directory, not a file\n$"},
     {"unknown_option", "check --frobnicate", "^gpucts check: .*frobnicate.*\n$"},
     {"option_without_value", "check --fingerprint", "^gpucts check: .*fingerprint.*\n$"},
     {"positional_argument", "check extra.json", "^gpucts check: unexpected argument 'extra\\.json'\n$"},
     {"missing_matrix_dir", "check --matrix /nonexistent/m --fingerprint " + kData + "h200_system_nccl.json",
-     "^gpucts check: matrix: /nonexistent/m/torch\\.csv: cannot open for reading: No such file or "
-     "directory\n$"},
+     "^gpucts check: --matrix: /nonexistent/m: No such file or directory\n$"},
+    {"matrix_dir_without_csv",
+     "check --matrix " + kData + " --fingerprint " + kData + "h200_system_nccl.json",
+     "^gpucts check: matrix: .*/check//?torch\\.csv: cannot open for reading: No such file or directory\n$"},
     {"broken_matrix_dir",
      "check --matrix " + kWork + "broken-matrix --fingerprint " + kData + "h200_system_nccl.json",
      "^gpucts check: matrix: .*/broken-matrix/torch\\.csv:[0-9]+: duplicate key '2\\.11/cu130' \\(first at "

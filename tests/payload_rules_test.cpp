@@ -144,6 +144,20 @@ TEST(ExactRange, ValuesAreIntegersInRangeAndDependOnSeedRankIndex) {
   EXPECT_GT(differ_seed, 500);
 }
 
+// The seed of a case is a fixed function of its name on every compiler and standard library: the
+// published FNV-1a vectors and a few case names pinned, so any change to it is seen here.
+TEST(PayloadSeed, IsAFixedHashOfTheCaseName) {
+  static_assert(fnv1a64("") == 0xcbf29ce484222325ULL);
+  EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
+  EXPECT_EQ(fnv1a64("foobar"), 0x85944171f73967e8ULL);
+  EXPECT_EQ(payload_seed(""), 0x4fd0bfc1U);
+  EXPECT_EQ(payload_seed("AllReduce.f32_sum_1048575_inplace"), 0xc34be357U);
+  EXPECT_EQ(payload_seed("SendRecv.bf16_4096_outofplace"), 0xfc097fddU);
+  EXPECT_NE(payload_seed("AllReduce.f32_sum_1048575_inplace"),
+            payload_seed("AllReduce.f32_sum_1048575_outofplace"));
+  EXPECT_EQ(payload_seed("x") & 1U, 1U) << "odd";
+}
+
 TEST(ExactRange, AvgIsExactOnlyOverPowersOfTwoForFloats) {
   EXPECT_FALSE(exact_limitation(DType::bf16, RedOp::avg, 4));
   EXPECT_TRUE(exact_limitation(DType::bf16, RedOp::avg, 3));

@@ -210,6 +210,9 @@ class BundleTest : public ::testing::Test {
     fs::remove_all(root_);
     fs::create_directories(root_);
     std::ofstream(root_ / "base.json") << tests_json("GPUCTS_FIXTURE_BW_SCALE=1.0", false);
+    // What the build linked, beside the suite list as an install tree has it.
+    std::ofstream(root_ / "gpucts_built_against.txt")
+        << "libstdc++=GNU's libstdc++\nlibtorch=libtorch 9.9.0\n";
     std::ofstream(root_ / "cand.json")
         << tests_json("GPUCTS_FIXTURE_FAIL=1 GPUCTS_FIXTURE_SKIP=1 GPUCTS_FIXTURE_BW_SCALE=0.8", true);
     base_run_ = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() +
@@ -237,6 +240,7 @@ TEST_F(BundleTest, PassingRunIsAValidBundleWithVerdictPass) {
   EXPECT_TRUE(fs::exists(base() / "bandwidth" / "gpucts_fixture.csv"));
   ASSERT_EQ(b.bandwidth.size(), 1u);
   EXPECT_EQ(b.fingerprints.size(), 1u);
+  EXPECT_EQ(b.manifest.built_against["libtorch"], "libtorch 9.9.0") << "what the build linked is recorded";
   EXPECT_TRUE(b.check.value("available", false)) << b.check.dump();
   EXPECT_TRUE(b.check.contains("findings")) << b.check.dump();
 }
@@ -1076,6 +1080,28 @@ TEST(SummaryGrouping, RawTextStaysInTheMergedJunit) {
   auto again = junit::read(xml::parse(junit::write(b.cases, "t"), "merged"), "merged", "");
   ASSERT_EQ(again.size(), b.cases.size());
   EXPECT_NE(again[0].detail.find("Expected equality of these values:"), std::string::npos) << again[0].detail;
+}
+
+// Two torches may serve one run: the python's (the fingerprint) and the libtorch the C++ suites
+// were linked against (the manifest, from the build). The environment table names both.
+TEST(SummaryEnvironment, NamesThePythonTorchAndTheLinkedLibtorch) {
+  auto b = synthetic_bundle();
+  b.fingerprints = {{"host.json", nlohmann::json{{"schema", "gpucts.fingerprint/1"}, {"host", "h"}}}};
+  auto row = [](const bundle::Bundle& x, const std::string& what) {
+    const auto rows = bundle::environment(x);
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].first == what) return std::make_pair(i, rows[i].second);
+    return std::make_pair(rows.size(), std::string("no row"));
+  };
+  EXPECT_EQ(row(b, "libtorch (C++ suites)").second, "not recorded") << "a bundle of an older gpucts";
+  b.manifest.built_against = {{"libstdc++", "GNU 12's libstdc++"}, {"libtorch", "libtorch 2.11.0"}};
+  b.manifest = bundle::manifest_from_json(bundle::to_json(b.manifest), "manifest.json");
+  EXPECT_EQ(row(b, "torch (python)").second, "absent");
+  EXPECT_EQ(row(b, "libtorch (C++ suites)").second, "libtorch 2.11.0");
+  EXPECT_EQ(row(b, "libtorch (C++ suites)").first, row(b, "torch NCCL").first + 1);
+  EXPECT_NE(doc::to_markdown(summary::build(b)).find("libtorch 2.11.0"), std::string::npos);
+  b.manifest.built_against.erase("libtorch");
+  EXPECT_EQ(row(b, "libtorch (C++ suites)").second, "none (built without libtorch)");
 }
 
 TEST(SummaryGrouping, SimulatedHostsRunsSayWhatTheyProveInSummaryAndJunit) {

@@ -1,0 +1,209 @@
+// The `gpucts` command line as CLI11 declares it: every option and switch described, every valued
+// option checked by its kind (a bad value refused naming the option, exit 2, nothing written), the
+// command list and each --help within 80 columns, `gpus --resource-spec` with no GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/app.hpp"
+#include "fixtures/probe/paths.hpp"
+#include "fixtures/probe/spawn.hpp"
+
+namespace cts::cli {
+namespace {
+
+namespace fs = std::filesystem;
+const ScratchDir kScratch("cli_options");
+const std::string kBin = find_beside("gpucts").value_or("");
+
+struct CliRun {
+  int rc = -1;
+  std::string out, err;
+};
+
+CliRun gpucts(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{kBin};
+  argv.insert(argv.end(), args.begin(), args.end());
+  proc::Options o;
+  o.err = proc::Output::File;
+  o.error_file = kScratch.path() + "/err";
+  o.timeout_s = 60;
+  proc::Result p = proc::run(argv, o);
+  std::ifstream in(o.error_file);
+  std::ostringstream err;
+  err << in.rdbuf();
+  return {p.exit_code.value_or(-1), p.output, err.str()};
+}
+
+#define REQUIRE_CLI()  \
+  if (!kBin.empty()) { \
+  } else               \
+    GTEST_FAIL() << "gpucts not found beside this test binary"
+
+// What CLI11 holds, not only the tables: every option a command declares has a description.
+TEST(CliOptions, EveryOptionAndSwitchIsDescribed) {
+  Cli cli;
+  std::size_t options = 0;
+  for (const CLI::App* sub :
+       cli.app().get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); })) {
+    EXPECT_FALSE(sub->get_description().empty()) << sub->get_name();
+    for (const CLI::Option* o : sub->get_options()) {
+      if (o->get_group().empty()) continue;  // the hidden positional catch-all
+      EXPECT_FALSE(o->get_description().empty()) << sub->get_name() << " " << o->get_name();
+      ++options;
+    }
+  }
+  EXPECT_GE(options, 60u) << "every command's options (and -h, --version) were seen";
+  std::size_t declared = 0;
+  for (const Command& c : commands()) {
+    for (const auto* list : {&c.spec->valued, &c.spec->flags})
+      for (const Opt& o : *list) {
+        EXPECT_FALSE(o.help.empty()) << c.name << " --" << o.name;
+        ++declared;
+      }
+    for (const Opt& o : c.spec->valued)
+      EXPECT_FALSE(o.value.empty()) << c.name << " --" << o.name << " names no value";
+  }
+  EXPECT_EQ(options, declared + 2 * commands().size()) << "-h and --version of each command besides its own";
+}
+
+TEST(CliOptions, EachKindRefusesWhatItIsNot) {
+  auto opt = [](Kind k) { return Opt("x", "V", "h", k); };
+  struct Case {
+    Kind kind;
+    std::vector<std::string> good, bad;
+  };
+  const std::string file = kScratch.path() + "/a-file";
+  std::ofstream(file) << "x";
+  const std::vector<Case> cases = {
+      {Kind::count, {"0", "7", "4096"}, {"", "-1", "1.5", "x", " 3", "1e3", "9999999999"}},
+      {Kind::positive, {"1", "8"}, {"0", "-2", "two", "00"}},
+      {Kind::seconds, {"0", "0.5", "900", "1e300"}, {"-1", "nan", "inf", "-0.1", "1e999", "5s", ""}},
+      {Kind::number, {"-3", "2.5", "25"}, {"nan", "NaN", "-inf", "1e999", "x"}},
+      {Kind::file, {file}, {"", kScratch.path(), kScratch.path() + "/absent"}},
+      {Kind::dir, {kScratch.path(), "."}, {"", file, kScratch.path() + "/absent"}},
+      {Kind::text, {"", "anything at all"}, {}},
+  };
+  for (const auto& c : cases) {
+    for (const auto& v : c.good) EXPECT_EQ(refusal(opt(c.kind), v), "") << "'" << v << "'";
+    for (const auto& v : c.bad) EXPECT_NE(refusal(opt(c.kind), v), "") << "'" << v << "' accepted";
+  }
+  const Opt level("level", "L", "h", {"quick", "standard", "full"});
+  EXPECT_EQ(refusal(level, "full"), "");
+  EXPECT_EQ(refusal(level, "fast"), "'fast' is not one of quick, standard, full");
+}
+
+// The options as typed in the command tables: the kinds that matter to users.
+TEST(CliOptions, TheTablesTypeTheirNumbersAndPaths) {
+  auto kind_of = [](const char* command, const char* option) {
+    for (const Command& c : commands())
+      if (std::string(c.name) == command)
+        for (const Opt& o : c.spec->valued)
+          if (o.name == option) return o.kind;
+    ADD_FAILURE() << command << " --" << option << " not declared";
+    return Kind::text;
+  };
+  EXPECT_EQ(kind_of("qualify", "timeout"), Kind::seconds) << "0 means no limit";
+  EXPECT_EQ(kind_of("qualify", "grace"), Kind::seconds);
+  EXPECT_EQ(kind_of("qualify", "mpi-ranks"), Kind::positive);
+  EXPECT_EQ(kind_of("qualify", "expect-gpus"), Kind::count);
+  EXPECT_EQ(kind_of("qualify", "level"), Kind::choice);
+  EXPECT_EQ(kind_of("qualify", "tests-json"), Kind::file);
+  EXPECT_EQ(kind_of("report", "tolerance"), Kind::number);
+  EXPECT_EQ(kind_of("report", "baseline"), Kind::dir);
+  EXPECT_EQ(kind_of("campaign", "timeout"), Kind::seconds);
+  EXPECT_EQ(kind_of("campaign", "ranks"), Kind::positive);
+  EXPECT_EQ(kind_of("check", "fingerprint"), Kind::file);
+  EXPECT_EQ(kind_of("journal-to-junit", "journal-dir"), Kind::dir);
+}
+
+// End to end: CLI11 refuses the value in one line naming the option, exit 2, before the command
+// writes its output folder.
+TEST(CliOptions, ABadValueIsRefusedBeforeAnythingIsWritten) {
+  REQUIRE_CLI();
+  const std::string out = kScratch.path() + "/out";
+  const std::vector<std::vector<std::string>> bad = {
+      {"qualify", "--timeout", "-1", "--output", out},
+      {"qualify", "--grace", "nan", "--output", out},
+      {"qualify", "--mpi-ranks", "0", "--output", out},
+      {"qualify", "--expect-gpus", "many", "--output", out},
+      {"qualify", "--level", "fast", "--output", out},
+      {"qualify", "--tests-json", kScratch.path() + "/absent.json", "--output", out},
+      {"campaign", "--nccl", "2.28.9", "--ranks", "x", "--output", out},
+      {"campaign", "--nccl", "2.28.9", "--stop-after", "soon", "--output", out},
+      {"report", "--baseline", kScratch.path(), "--candidate", kScratch.path(), "--tolerance", "inf",
+       "--output", out},
+      {"report", "--baseline", kScratch.path() + "/absent", "--candidate", kScratch.path(), "--output", out},
+      {"journal-to-junit", "--journal-dir", kScratch.path() + "/absent", "--output", out},
+  };
+  for (const auto& args : bad) {
+    const std::string option = *std::find_if(args.begin() + 1, args.end(), [&](const std::string& a) {
+      return a.rfind("--", 0) == 0 && a != "--output" && a != "--nccl" &&
+             (a != "--baseline" || args[2] != kScratch.path()) && a != "--candidate";
+    });
+    CliRun r = gpucts(args);
+    EXPECT_EQ(r.rc, 2) << option << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("gpucts " + args[0] + ": " + option + ": ", 0), 0u) << r.err;
+    EXPECT_EQ(r.out, "") << option;
+    EXPECT_FALSE(fs::exists(out)) << "written before " << option << " was refused";
+  }
+}
+
+// Every line within 80 columns but a single word longer than that (a path).
+void expect_wrapped(const std::string& text, const std::string& what) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    EXPECT_TRUE(line.size() <= 80 || line.find(' ', line.find_first_not_of(' ')) == std::string::npos)
+        << what << ":\n"
+        << line;
+}
+
+TEST(CliOptions, TheCommandListAndEachHelpAreWrapped) {
+  REQUIRE_CLI();
+  CliRun list = gpucts({"--help"});
+  EXPECT_EQ(list.rc, 0) << list.err;
+  expect_wrapped(list.out, "gpucts --help");
+  for (const Command& c : commands()) {
+    EXPECT_NE(list.out.find("\n  " + std::string(c.name) + " "), std::string::npos) << c.name << ":\n"
+                                                                                    << list.out;
+    CliRun h = gpucts({c.name, "--help"});
+    EXPECT_EQ(h.rc, 0) << c.name;
+    expect_wrapped(h.out, std::string(c.name) + " --help");
+    for (const Opt& o : c.spec->valued)
+      EXPECT_NE(h.out.find("--" + o.name + " " + o.value), std::string::npos) << o.name;
+  }
+  CliRun bare = gpucts({});
+  EXPECT_EQ(bare.rc, 2);
+  EXPECT_EQ(bare.err, list.out) << "gpucts alone prints the list on standard error";
+  // A long description is broken beside its name, not run past the edge.
+  EXPECT_EQ(wrap("aaa bbb ccc", 7), "aaa bbb\nccc");
+  EXPECT_EQ(wrap("one\ntwo three", 5), "one\ntwo\nthree");
+  EXPECT_EQ(reflow("usage: gpucts x [--a A] [--b B] [--c C]\nSome words\nhere. More.", 34),
+            "usage: gpucts x [--a A] [--b B]\n                [--c C]\nSome words here. More.\n");
+}
+
+// With no GPU visible, `gpus --resource-spec F` writes no spec, says so in one line and exits 1
+// (ctest's include file reads that as no GPU).
+TEST(CliOptions, GpusResourceSpecWithNoGpuSaysSoAndFails) {
+  REQUIRE_CLI();
+  CliRun count = gpucts({"gpus"});
+  ASSERT_EQ(count.rc, 0) << count.err;
+  if (count.out != "0\n")
+    GTEST_SKIP() << "GPUs are visible here (" << count.out << "): the no-GPU answer cannot be seen";
+  const std::string spec = kScratch.path() + "/resources.json";
+  CliRun r = gpucts({"gpus", "--resource-spec", spec});
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_EQ(r.out, "0\n");
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("no GPU visible"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(spec));
+}
+
+}  // namespace
+}  // namespace cts::cli
