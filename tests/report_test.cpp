@@ -34,6 +34,7 @@
 #include "report/run_notes.hpp"
 #include "report/summary.hpp"
 #include "report/svg_plot.hpp"
+#include "report/verdict.hpp"
 #include "results/bandwidth.hpp"
 #include "results/junit.hpp"
 #include "results/xml.hpp"
@@ -583,6 +584,40 @@ TEST_F(BundleTest, NoGpuVisibleIsNotAPass) {
                        (dir / "tests.json").string() + " --output " + (root_ / "nogpu-strict").string());
     EXPECT_EQ(strict.rc, 1) << strict.out;
     EXPECT_NE(strict.out.find("because: check error nccl-known-defect "), std::string::npos) << strict.out;
+  }
+}
+
+// --strict-defects asks for a known defect to be an error: the verdict fails on it whatever suites
+// were selected (only CPU ones here), as check.json says, and names it.
+TEST_F(BundleTest, StrictDefectsFailTheRunWhateverSuitesRan) {
+  const std::string fp = (fs::path(test_data_dir()) / "check" / "h200_system_nccl.json").string();
+  Result r = sh(gpucts() + " qualify --no-python --strict-defects --fingerprint " + fp + " --tests-json " +
+                (root_ / "base.json").string() + " --output " + (root_ / "strict-cpu").string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("because: check error nccl-known-defect "), std::string::npos) << r.out;
+  auto b = load(root_ / "strict-cpu");
+  EXPECT_FALSE(b.manifest.nccl_selected);
+  EXPECT_EQ(b.check.value("verdict", ""), "fail");
+  EXPECT_EQ(b.manifest.verdict, "fail");
+  EXPECT_EQ(verdict::decide(b).kind, verdict::Kind::fail);
+}
+
+// --mpi-ranks N: an N-rank probe that never started, or whose ranks wrote no fingerprint, fails the
+// run naming it (a cross-host check that never ran is no pass).
+TEST_F(BundleTest, AnMpiRankProbeThatDidNotRunFailsTheRun) {
+  for (const std::string launcher : {"/nonexistent/mpiexec", "/bin/true"}) {
+    const fs::path out = root_ / ("ranks-" + std::to_string(launcher.size()));
+    Result r = sh("/usr/bin/env GPUCTS_MPIEXEC=" + launcher + " " + gpucts() +
+                  " qualify --no-python --mpi-ranks 2 --tests-json " + (root_ / "base.json").string() +
+                  " --output " + out.string());
+    EXPECT_EQ(r.rc, 1) << launcher << ": " << r.out;
+    EXPECT_NE(r.out.find("because: gpucts_mpi_ranks_probe failed"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("0 of 2 ranks wrote a fingerprint"), std::string::npos) << r.out;
+    auto b = load(out);
+    EXPECT_EQ(b.manifest.verdict, "fail");
+    ASSERT_FALSE(b.manifest.suites.empty());
+    EXPECT_EQ(b.manifest.suites.front().name, "gpucts_mpi_ranks_probe");
+    EXPECT_EQ(junit::count(b.cases).errors, 1) << "one error case carries it into junit.xml";
   }
 }
 
