@@ -235,7 +235,8 @@ std::string property_lines(const PropertyMap& props) {
 }
 
 void write_case(std::ostringstream& o, const Case& c, const std::string& classname) {
-  o << "    <testcase classname=\"" << xml::escape(classname) << "\" name=\"" << xml::escape(c.name)
+  o << "    <testcase classname=\"" << xml::escape(cap_report_name(classname)) << "\" name=\""
+    << xml::escape(cap_report_name(c.name))
     << "\" time=\"" << time_text(c.time_s) << "\"";
   if (c.status == Status::passed && c.properties.empty()) {
     o << "/>\n";
@@ -301,7 +302,7 @@ std::string write(const std::vector<Case>& cases, const std::string& name,
   for (const auto& k : order) {
     const auto& v = groups[k];
     const std::string classname = k.first.empty() ? k.second : k.first + "." + k.second;
-    o << "  <testsuite name=\"" << xml::escape(classname) << "\"";
+    o << "  <testsuite name=\"" << xml::escape(cap_report_name(classname)) << "\"";
     if (!k.first.empty()) o << " package=\"" << xml::escape(k.first) << "\"";
     o << counts_attributes(v, true) << ">\n";
     if (!stack_written) stack_properties();

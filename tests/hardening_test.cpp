@@ -705,6 +705,22 @@ TEST(Junit, AHugeMessageIsCutSoTheFileStaysReadable) {
   EXPECT_NE(cases[0].detail.find("more bytes left out"), std::string::npos);
 }
 
+// A 20 MB case or suite name (libxml2 refuses such an attribute) is cut too; two long names that
+// differ only past the cut stay two cases.
+TEST(Junit, AHugeCaseNameIsCutAndStaysDistinct) {
+  const std::string head(20 << 20, 'n');
+  junit::Case a{"gpucts_x", std::string(10 << 20, 's'), head + "a", junit::Status::passed, "", "", 0};
+  junit::Case b{"gpucts_x", std::string(10 << 20, 's'), head + "b", junit::Status::passed, "", "", 0};
+  std::string text = junit::write({a, b}, "run");
+  EXPECT_LT(text.size(), std::size_t{64} << 10);
+  auto cases = junit::read(xml::parse(text, "w"), "w", "");
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_LE(cases[0].name.size(), kMaxReportName);
+  EXPECT_NE(cases[0].name.find(" more bytes, #"), std::string::npos) << cases[0].name.substr(4000);
+  EXPECT_NE(cases[0].name, cases[1].name);
+  EXPECT_EQ(cap_report_name("AllReduce/f32_sum_1048576"), "AllReduce/f32_sum_1048576");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Options
 
