@@ -148,10 +148,12 @@ std::string probe_ranks(int ranks, const std::string& extra, const std::string& 
     }
   const std::string how = rc < 0 ? "did not start or did not end (a deadline of 180 s, a signal)"
                                  : "ended with status " + std::to_string(rc);
-  if (rc != 0) return cmd.front() + " " + how + "; " + std::to_string(wrote) + " of " + std::to_string(ranks) +
-                      " ranks wrote a fingerprint (see " + log + ")";
+  if (rc != 0)
+    return cmd.front() + " " + how + "; " + std::to_string(wrote) + " of " + std::to_string(ranks) +
+           " ranks wrote a fingerprint (see " + log + ")";
   if (wrote != static_cast<size_t>(ranks))
-    return std::to_string(wrote) + " of " + std::to_string(ranks) + " ranks wrote a fingerprint (see " + log + ")";
+    return std::to_string(wrote) + " of " + std::to_string(ranks) + " ranks wrote a fingerprint (see " + log +
+           ")";
   return "";
 }
 

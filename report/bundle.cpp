@@ -194,8 +194,8 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
   if (j.contains("nccl_selected")) m.nccl_selected = need<bool>(j, "nccl_selected", origin);
   m.interrupted = need<bool>(j, "interrupted", origin);
   m.elapsed_s = in_range(need<double>(j, "elapsed_s", origin), 0.0, kMaxSeconds, "elapsed_s", origin);
-  m.gpus_visible =
-      in_range(json_maybe<BundleError, int>(j, "gpus_visible", origin).value_or(-1), -1, 4096, "gpus_visible", origin);
+  m.gpus_visible = in_range(json_maybe<BundleError, int>(j, "gpus_visible", origin).value_or(-1), -1, 4096,
+                            "gpus_visible", origin);
   m.gpus_expected = json_maybe<BundleError, int>(j, "gpus_expected", origin);
   if (m.gpus_expected) in_range(*m.gpus_expected, 0, 4096, "gpus_expected", origin);
   m.no_gpu_detail = json_maybe<BundleError, std::string>(j, "no_gpu_detail", origin).value_or("");
@@ -228,8 +228,8 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
     r.reason = need<std::string>(s, "reason", o);
     r.synthesized = need<bool>(s, "synthesized", o);
     r.mode = json_maybe<BundleError, std::string>(s, "mode", o).value_or("");
-    r.cases_total =
-        in_range(json_maybe<BundleError, int>(s, "cases_total", o).value_or(0), 0, kMaxCount, "cases_total", o);
+    r.cases_total = in_range(json_maybe<BundleError, int>(s, "cases_total", o).value_or(0), 0, kMaxCount,
+                             "cases_total", o);
     r.cases_done = in_range(json_maybe<BundleError, int>(s, "cases_done", o).value_or(0), 0, r.cases_total,
                             "cases_done", o);
     r.gpus = in_range(json_maybe<BundleError, int>(s, "gpus", o).value_or(0), 0, 4096, "gpus", o);

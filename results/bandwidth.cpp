@@ -193,15 +193,16 @@ std::vector<Threshold> parse_thresholds(const std::string& csv, const std::strin
       throw BandwidthError(where + ": gpu, link, collective and source must not be empty");
     // A floor of about zero passes every point: no threshold at all, written as one.
     if (th.expected * (1 - th.tolerance_pct / 100) < kMinFloor)
-      throw BandwidthError(where + ": expected x (1 - tolerance_pct/100) is below " + std::to_string(kMinFloor) +
-                           ": a floor that passes everything");
+      throw BandwidthError(where + ": expected x (1 - tolerance_pct/100) is below " +
+                           std::to_string(kMinFloor) + ": a floor that passes everything");
     // Two rows for one point: the judgement would take one and hide the other.
     const std::string key = th.gpu + '\n' + th.link + '\n' + th.nvls + '\n' + std::to_string(th.world_size) +
                             '\n' + th.collective + '\n' + th.placement + '\n' + th.launch + '\n' + th.comm +
                             '\n' + std::to_string(th.min_bytes) + '\n' + th.metric;
     if (auto [it, fresh] = first_line.emplace(key, row.line); !fresh)
-      throw BandwidthError(where + ": the same gpu, link, nvls, world_size, collective, placement, launch, "
-                                   "comm, min_bytes and metric as line " +
+      throw BandwidthError(where +
+                           ": the same gpu, link, nvls, world_size, collective, placement, launch, "
+                           "comm, min_bytes and metric as line " +
                            std::to_string(it->second));
     out.push_back(th);
   }

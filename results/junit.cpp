@@ -236,8 +236,7 @@ std::string property_lines(const PropertyMap& props) {
 
 void write_case(std::ostringstream& o, const Case& c, const std::string& classname) {
   o << "    <testcase classname=\"" << xml::escape(cap_report_name(classname)) << "\" name=\""
-    << xml::escape(cap_report_name(c.name))
-    << "\" time=\"" << time_text(c.time_s) << "\"";
+    << xml::escape(cap_report_name(c.name)) << "\" time=\"" << time_text(c.time_s) << "\"";
   if (c.status == Status::passed && c.properties.empty()) {
     o << "/>\n";
     return;

@@ -118,16 +118,15 @@ class CheckBadInput : public ::testing::TestWithParam<BadInput> {
     ASSERT_NE(at, std::string::npos);
     std::string row = torch.substr(at + 1, torch.find('\n', at + 1) - at);
     std::ofstream(dst / "torch.csv", std::ios::app) << row;
-    // broken-thresholds: the real data with its last thresholds row given twice.
+    // broken-thresholds: the real matrix files with a thresholds table whose row is given twice.
     fs::path thr = kWork + "broken-thresholds";
     fs::create_directories(thr);
     for (const auto& e : fs::directory_iterator(kMatrix))
       fs::copy_file(e.path(), thr / e.path().filename(), fs::copy_options::overwrite_existing);
-    std::string csv = slurp(thr / "bandwidth_thresholds.csv");
-    ASSERT_FALSE(csv.empty());
-    if (csv.back() != '\n') csv += '\n';
-    const std::string last = csv.substr(csv.rfind('\n', csv.size() - 2) + 1);
-    std::ofstream(thr / "bandwidth_thresholds.csv", std::ios::app) << last;
+    const std::string twice = "any,none,any,1,AllReduce,any,1G,busbw_gbps,10,5,a measurement\n";
+    std::ofstream(thr / "bandwidth_thresholds.csv", std::ios::trunc)
+        << "gpu,link,nvls,world_size,collective,placement,min_bytes,metric,expected,tolerance_pct,source\n"
+        << twice << twice;
   }
 };
 

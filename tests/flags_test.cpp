@@ -260,8 +260,9 @@ TEST(HarnessEnv, MeaninglessValuesAreRefused) {
     EXPECT_EQ(why.rfind(name, 0), 0u) << name << "=" << value << ": " << why;
     EXPECT_EQ(why.find('\n'), std::string::npos) << why;
   }
-  const ScopedEnv ok(
-      {{"GPUCTS_CASE_TIMEOUT_S", "2.5"}, {"GPUCTS_SKIP_IF_FEWER_GPUS", "1"}, {"GPUCTS_SIMULATED_HOSTS", "0"}});
+  const ScopedEnv ok({{"GPUCTS_CASE_TIMEOUT_S", "2.5"},
+                      {"GPUCTS_SKIP_IF_FEWER_GPUS", "1"},
+                      {"GPUCTS_SIMULATED_HOSTS", "0"}});
   EXPECT_EQ(harness_env_problem(), "");
   // End to end: this very binary (run_gtest_main) exits 2 before running anything.
   int rc = 0;

@@ -627,8 +627,12 @@ TEST(Thresholds, EveryCorruptFileIsRefusedNamingTheFileAndLine) {
       {head + "any,none,\"any,1,AllReduce\n", 2},
       {head + "any,none,any,1,AllReduce,any,1G,busbw_gbps,1e-300,3,src\n", 2},
       {head + "any,none,any,1,AllReduce,any,1G,algbw_vs_copy,0.9,99.9999,src\n", 2},
-      {head + "any,none,any,1,AllReduce,any,1G,busbw_gbps,100,3,a\nany,none,any,1,AllReduce,any,1G,busbw_gbps,1,3,b\n", 3},
-      {head + "any,none,any,any,AllReduce,any,1024M,busbw_gbps,100,3,a\nany,none,any,any,AllReduce,any,1G,busbw_gbps,1,3,b\n", 3},
+      {head + "any,none,any,1,AllReduce,any,1G,busbw_gbps,100,3,a\nany,none,any,1,AllReduce,any,1G,busbw_"
+              "gbps,1,3,b\n",
+       3},
+      {head + "any,none,any,any,AllReduce,any,1024M,busbw_gbps,100,3,a\nany,none,any,any,AllReduce,any,1G,"
+              "busbw_gbps,1,3,b\n",
+       3},
       {head, 1},
       {"gpu,link\n", 1},
       {std::string("\0\0\0", 3), 1},
@@ -923,11 +927,16 @@ TEST(BundleFields, OutOfRangeCountsTimesAndSeveritiesAreRefusedNamingTheField) {
   const nlohmann::json good = bundle::to_json(one_suite_manifest(3, 2));
   EXPECT_NO_THROW(bundle::manifest_from_json(good, "manifest.json"));
   const std::vector<std::tuple<std::string, nlohmann::json, std::string>> bad = {
-      {"/suites/0/cases_done", 4, "cases_done"},      {"/suites/0/cases_done", -1, "cases_done"},
-      {"/suites/0/cases_total", -3, "cases_total"},   {"/suites/0/duration_s", -5.0, "duration_s"},
-      {"/suites/0/duration_s", 1e300, "duration_s"},  {"/suites/0/duration_s", "nan", "duration_s"},
-      {"/elapsed_s", "abc", "elapsed_s"},             {"/elapsed_s", -1.0, "elapsed_s"},
-      {"/gpus_visible", -2, "gpus_visible"},          {"/gpus_expected", -1, "gpus_expected"},
+      {"/suites/0/cases_done", 4, "cases_done"},
+      {"/suites/0/cases_done", -1, "cases_done"},
+      {"/suites/0/cases_total", -3, "cases_total"},
+      {"/suites/0/duration_s", -5.0, "duration_s"},
+      {"/suites/0/duration_s", 1e300, "duration_s"},
+      {"/suites/0/duration_s", "nan", "duration_s"},
+      {"/elapsed_s", "abc", "elapsed_s"},
+      {"/elapsed_s", -1.0, "elapsed_s"},
+      {"/gpus_visible", -2, "gpus_visible"},
+      {"/gpus_expected", -1, "gpus_expected"},
       {"/suites/0/gpus", -1, "gpus"},
   };
   for (const auto& [pointer, value, field] : bad) {
@@ -942,8 +951,8 @@ TEST(BundleFields, OutOfRangeCountsTimesAndSeveritiesAreRefusedNamingTheField) {
       EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
     }
   }
-  const nlohmann::json finding = {{"id", "x"}, {"severity", "error"}, {"subject", "s"},
-                                  {"message", "m"}, {"source", "src"}, {"fix", "f"}};
+  const nlohmann::json finding = {{"id", "x"},      {"severity", "error"}, {"subject", "s"},
+                                  {"message", "m"}, {"source", "src"},     {"fix", "f"}};
   EXPECT_NO_THROW(bundle::check_from_json({{"verdict", "fail"}, {"findings", {finding}}}, "check.json"));
   for (const char* severity : {"fatal", "ERROR", ""}) {
     nlohmann::json f = finding;
@@ -952,7 +961,8 @@ TEST(BundleFields, OutOfRangeCountsTimesAndSeveritiesAreRefusedNamingTheField) {
       bundle::check_from_json({{"findings", {f}}}, "check.json");
       ADD_FAILURE() << "accepted severity '" << severity << "'";
     } catch (const bundle::BundleError& e) {
-      EXPECT_NE(std::string(e.what()).find("check.json: findings[0].severity"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("check.json: findings[0].severity"), std::string::npos)
+          << e.what();
     }
   }
   EXPECT_THROW(bundle::check_from_json({{"verdict", "maybe"}}, "check.json"), bundle::BundleError);
@@ -967,11 +977,12 @@ TEST(BundleFields, OutOfRangeCountsTimesAndSeveritiesAreRefusedNamingTheField) {
       EXPECT_NE(std::string(e.what()).find("g.xml:2: time '"), std::string::npos) << e.what();
     }
   }
-  EXPECT_EQ(junit::read(xml::parse(R"(<testsuite name="s"><testcase name="c" time="0.25"/></testsuite>)", "g.xml"),
-                        "g.xml", "bin")
-                .front()
-                .time_s,
-            0.25);
+  EXPECT_EQ(
+      junit::read(xml::parse(R"(<testsuite name="s"><testcase name="c" time="0.25"/></testsuite>)", "g.xml"),
+                  "g.xml", "bin")
+          .front()
+          .time_s,
+      0.25);
 }
 
 TEST(FoundByFuzzing, AnArchListEntryTooLargeForAVersionIsNotAnArchitecture) {

@@ -256,7 +256,8 @@ TEST(Junit, IncompleteJournalsAreErrorsAndProblems) {
                             kBeforePassed + line(R"({"event":"program_end","time_ms":1005})"));
   const JournalJunit n = journals_to_cases({nameless});
   bool named = false;
-  for (const auto& c : n.cases) named |= c.name == "(a case without a name, line 5)" && junit::failing(c.status);
+  for (const auto& c : n.cases)
+    named |= c.name == "(a case without a name, line 5)" && junit::failing(c.status);
   EXPECT_TRUE(named) << journals_to_junit({nameless});
   bool said = false;
   for (const auto& p : n.problems) said |= p.find("a case start without a case name") != std::string::npos;
@@ -485,6 +486,8 @@ TEST(SimulatedHosts, SwitchAcceptsZeroOrOneOnly) {
     ScopedEnv on("GPUCTS_SIMULATED_HOSTS", "1");
     EXPECT_TRUE(simulated_hosts_requested());
   }
+  // Forked, not re-run: a re-run binary would stop at its own start-up check of the same value.
+  GTEST_FLAG_SET(death_test_style, "fast");
   ScopedEnv bad("GPUCTS_SIMULATED_HOSTS", "yes");
   EXPECT_EXIT(simulated_hosts_requested(), ::testing::ExitedWithCode(2),
               "^gpucts: GPUCTS_SIMULATED_HOSTS=yes: expected 0 or 1\n$");
