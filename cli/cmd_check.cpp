@@ -8,6 +8,8 @@
 #include "cli/commands.hpp"
 #include "fixtures/probe/probe.hpp"
 #include "fixtures/probe/visible_devices.hpp"
+#include "matrix/input.hpp"
+#include "results/bandwidth.hpp"
 
 namespace cts::cli {
 
@@ -32,6 +34,26 @@ const CommandSpec kCheckSpec = {
     "every rank probes itself and rank 0 prints one report (gpucts_check_ranks).\n"
     "Exit status: 0 no error finding, 1 at least one error finding, 2 bad input."};
 
+namespace {
+
+// A data folder given with --matrix is checked whole: its bandwidth thresholds (no matrix file,
+// read by the perf suite) too, so an edit there is refused here, naming file and line, not first
+// met by a GPU run. A folder without them is fine: the thresholds built in stay in force.
+void check_thresholds_beside(const std::string& dir) {
+  const std::string path = dir + "/bandwidth_thresholds.csv";
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return;
+  try {
+    bw::parse_thresholds(read_input_file(path, std::size_t{16} << 20), path);
+  } catch (const InputError& e) {
+    throw UsageError(std::string("matrix: ") + e.what());
+  } catch (const bw::BandwidthError& e) {
+    throw UsageError(std::string("matrix: ") + e.what());
+  }
+}
+
+}  // namespace
+
 int cmd_check(const Args& a) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   // Refused before anything else, driver or none: a count that cannot be judged is no promise kept.
@@ -43,6 +65,7 @@ int cmd_check(const Args& a) {
     if (auto dir = a.value("matrix")) {
       loaded = load_matrix_dir(*dir);
       m = &loaded;
+      check_thresholds_beside(*dir);
     } else {
       m = &builtin_matrix();
     }

@@ -129,13 +129,9 @@ int probe_rank_into(const std::string& dir, bool python) {
 }
 
 // Runs `mpiexec -n N ARGS <this gpucts> qualify --probe-rank-into DIR` with a deadline and loads
-// what the ranks wrote. Returns "" or what went wrong (the bundle notes it; qualify goes on).
-std::string probe_ranks(const std::string& n, const std::string& extra, const std::string& dir, bool python,
+// what the ranks wrote. Returns "" or what went wrong (the run then fails on it; qualify goes on).
+std::string probe_ranks(int ranks, const std::string& extra, const std::string& dir, bool python,
                         std::vector<Fingerprint>* fps) {
-  char* end = nullptr;
-  long ranks = std::strtol(n.c_str(), &end, 10);
-  if (n.empty() || *end || ranks < 1 || ranks > 4096)
-    throw UsageError("--mpi-ranks '" + n + "': expected a number >= 1");
   const char* env = std::getenv("GPUCTS_MPIEXEC");
   std::vector<std::string> cmd = {env && *env ? env : "mpiexec", "-n", std::to_string(ranks)};
   std::stringstream ss(extra);
@@ -144,17 +140,27 @@ std::string probe_ranks(const std::string& n, const std::string& extra, const st
                                std::string("--probe-rank-into"), dir})
     cmd.push_back(w);
   if (!python) cmd.push_back("--no-python");
-  std::string log = (fs::path(dir).parent_path() / "logs" / "fingerprint_ranks.log").string();
+  const std::string log = "logs/fingerprint_ranks.log";
   int rc = qualify::run_bounded(cmd, {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}, 180,
-                                log, true);
-  size_t before = fps->size();
+                                (fs::path(dir).parent_path() / log).string(), true);
+  size_t wrote = 0;
   for (const auto& f : fs::directory_iterator(dir))
-    if (f.path().filename().string().find(".rank") != std::string::npos)
-      fps->push_back(load_fingerprint_file(f.path().string()));
-  if (rc != 0) return cmd.front() + " ended with status " + std::to_string(rc) + " (see " + log + ")";
-  if (fps->size() - before != static_cast<size_t>(ranks))
-    return std::to_string(fps->size() - before) + " of " + std::to_string(ranks) +
-           " ranks wrote a fingerprint";
+    if (f.path().filename().string().find(".rank") != std::string::npos) {
+      try {
+        fps->push_back(load_fingerprint_file(f.path().string()));
+        ++wrote;
+      } catch (const std::exception& e) {
+        return std::string("a rank's fingerprint does not read: ") + e.what();
+      }
+    }
+  const std::string how = rc < 0 ? "did not start or did not end (a deadline of 180 s, a signal)"
+                                 : "ended with status " + std::to_string(rc);
+  if (rc != 0)
+    return cmd.front() + " " + how + "; " + std::to_string(wrote) + " of " + std::to_string(ranks) +
+           " ranks wrote a fingerprint (see " + log + ")";
+  if (wrote != static_cast<size_t>(ranks))
+    return std::to_string(wrote) + " of " + std::to_string(ranks) + " ranks wrote a fingerprint (see " + log +
+           ")";
   return "";
 }
 
@@ -289,10 +295,8 @@ void select_suites(const Args& a, Run& r) {
   }
   r.selected = qualify::select_tests(tests, r.sel);
   if (r.selected.empty() && !a.flag("list")) {
-    std::string labels;
-    for (const auto& l : r.sel.labels) labels += " --label '" + l + "'";
-    throw UsageError("no suite selected (level " + std::string(qualify::level_name(r.sel.level)) + labels +
-                     "; " + std::to_string(tests.size()) + " found via " + r.how + ")");
+    throw UsageError("no suite selected (" + qualify::describe(r.sel) + "; " + std::to_string(tests.size()) +
+                     " found via " + r.how + ")");
   }
 }
 
@@ -315,6 +319,30 @@ void create_bundle_dir(Run& r) {
   }
 }
 
+// The entry name, in the manifest and junit.xml, of a failed --mpi-ranks probe.
+constexpr const char* kRankProbeEntry = "gpucts_mpi_ranks_probe";
+
+// The N-rank probe that --mpi-ranks asked for, where it failed: a failed entry of its own with one
+// error case, so the verdict fails on it (a cross-host check that never ran proves nothing).
+void record_failed_rank_probe(Run& r, int ranks, const std::string& why) {
+  bundle::SuiteRun s;
+  s.name = kRankProbeEntry;
+  s.command = {"mpiexec", "-n", std::to_string(ranks), "gpucts", "qualify", "--probe-rank-into"};
+  s.status = bundle::SuiteStatus::failed;
+  s.reason = "--mpi-ranks " + std::to_string(ranks) + ": " + why;
+  s.log = "logs/fingerprint_ranks.log";
+  s.cases_done = s.cases_total = 1;
+  junit::Case c;
+  c.binary = s.name;
+  c.suite = "process";
+  c.name = "probe";
+  c.status = junit::Status::error;
+  c.message = junit::one_line(s.reason);
+  c.detail = s.reason;
+  r.cases.push_back(std::move(c));
+  r.m.suites.push_back(std::move(s));
+}
+
 // Step 4: this host's fingerprint first (it says what is being qualified even if a suite hangs),
 // then the ranks' and the given ones. Returns 2 for a fingerprint file that cannot be read.
 int take_fingerprints(const Args& a, Run& r) {
@@ -326,10 +354,14 @@ int take_fingerprints(const Args& a, Run& r) {
   r.host = self.host.value_or("unknown-host");
   bundle::write_text((r.dir / "fingerprints" / (file_name_for(r.host) + ".json")).string(),
                      to_json(self).dump(2) + "\n");
-  if (auto ranks = a.value("mpi-ranks")) {
-    std::string err = probe_ranks(*ranks, a.value("mpiexec-args").value_or(""),
-                                  (r.dir / "fingerprints").string(), r.python, &r.fps);
-    if (!err.empty()) std::fprintf(stderr, "gpucts qualify: per-rank fingerprints: %s\n", err.c_str());
+  if (r.checked.mpi_ranks) {
+    const int n = *r.checked.mpi_ranks;
+    std::string err = probe_ranks(n, a.value("mpiexec-args").value_or(""), (r.dir / "fingerprints").string(),
+                                  r.python, &r.fps);
+    if (!err.empty()) {
+      std::fprintf(stderr, "gpucts qualify: per-rank fingerprints: %s\n", terminal_safe(err).c_str());
+      record_failed_rank_probe(r, n, err);
+    }
   }
   for (const auto& f : a.values("fingerprint")) {
     try {

@@ -56,6 +56,12 @@ std::vector<long> split_code(long long code) {
 
 Version Version::from_code(long long code, VersionKind kind) {
   if (code < 0) throw VersionError("invalid version code " + std::to_string(code) + ": negative");
+  // A packed code has a major of two digits at most (CUDA 13, NCCL 2, cuDNN 9): a larger one is
+  // garbage that would print as a version ("NCCL 922337203685477.58.7").
+  constexpr long long kMaxCode = 1000000;  // 10000*major + ... with major < 100
+  if (kind != VersionKind::Generic && kind != VersionKind::TorchNccl && code >= kMaxCode)
+    throw VersionError("invalid version code " + std::to_string(code) + ": above " +
+                       std::to_string(kMaxCode - 1) + " (a major of more than two digits)");
   Version v;
   switch (kind) {
     case VersionKind::Generic:
@@ -78,8 +84,9 @@ Version Version::from_code(long long code, VersionKind kind) {
     case VersionKind::TorchNccl:
       v.release = {static_cast<long>(code >> 32), static_cast<long>((code >> 16) & 0xffff),
                    static_cast<long>(code & 0xffff)};
-      if (v.release[0] == 0)
-        throw VersionError("invalid packed NCCL version " + std::to_string(code) + ": major is 0");
+      if (v.release[0] == 0 || v.release[0] > 99)
+        throw VersionError("invalid packed NCCL version " + std::to_string(code) + ": major " +
+                           std::to_string(v.release[0]) + " is not 1 to 99");
       break;
   }
   v.raw = v.release_str();  // a code from an API is recorded as people write it ("13.0")

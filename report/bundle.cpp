@@ -60,6 +60,19 @@ T need(const nlohmann::json& j, const char* key, const std::string& origin) {
   return json_need<BundleError, T>(j, key, origin);
 }
 
+// A count or time a person will read and the verdict may rest on: within its range, or bad input.
+template <typename T>
+T in_range(T value, T lo, T hi, const char* key, const std::string& origin) {
+  if (!(value >= lo && value <= hi)) {
+    std::ostringstream o;
+    o << origin << ": field '" << key << "': " << value << " is outside " << lo << ".." << hi;
+    throw BundleError(o.str());
+  }
+  return value;
+}
+constexpr double kMaxSeconds = 1e9;  // about 30 years
+constexpr int kMaxCount = 1 << 30;
+
 nlohmann::json parse_json_file(const std::string& path) {
   std::string text = read_text(path);
   try {
@@ -173,16 +186,19 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
       x.title = json_maybe<BundleError, std::string>(w, "title", o).value_or("");
       x.link = json_maybe<BundleError, std::string>(w, "link", o).value_or("");
       x.fix = json_maybe<BundleError, std::string>(w, "fix", o).value_or("");
-      x.cases = json_maybe<BundleError, int>(w, "cases", o).value_or(0);
-      x.findings = json_maybe<BundleError, int>(w, "findings", o).value_or(0);
+      x.cases = in_range(json_maybe<BundleError, int>(w, "cases", o).value_or(0), 0, kMaxCount, "cases", o);
+      x.findings =
+          in_range(json_maybe<BundleError, int>(w, "findings", o).value_or(0), 0, kMaxCount, "findings", o);
       m.waivers.push_back(std::move(x));
     }
   }
   if (j.contains("nccl_selected")) m.nccl_selected = need<bool>(j, "nccl_selected", origin);
   m.interrupted = need<bool>(j, "interrupted", origin);
-  m.elapsed_s = need<double>(j, "elapsed_s", origin);
-  m.gpus_visible = json_maybe<BundleError, int>(j, "gpus_visible", origin).value_or(-1);
+  m.elapsed_s = in_range(need<double>(j, "elapsed_s", origin), 0.0, kMaxSeconds, "elapsed_s", origin);
+  m.gpus_visible = in_range(json_maybe<BundleError, int>(j, "gpus_visible", origin).value_or(-1), -1, 4096,
+                            "gpus_visible", origin);
   m.gpus_expected = json_maybe<BundleError, int>(j, "gpus_expected", origin);
+  if (m.gpus_expected) in_range(*m.gpus_expected, 0, 4096, "gpus_expected", origin);
   m.no_gpu_detail = json_maybe<BundleError, std::string>(j, "no_gpu_detail", origin).value_or("");
   m.level = json_maybe<BundleError, std::string>(j, "level", origin).value_or("");
   m.gpucts_revision = json_maybe<BundleError, std::string>(j, "gpucts_revision", origin).value_or("");
@@ -209,15 +225,17 @@ Manifest manifest_from_json(const nlohmann::json& j, const std::string& origin) 
     r.status = *parsed;
     r.exit_code = json_maybe<BundleError, int>(s, "exit_code", o);
     r.signal = json_maybe<BundleError, int>(s, "signal", o);
-    r.duration_s = need<double>(s, "duration_s", o);
+    r.duration_s = in_range(need<double>(s, "duration_s", o), 0.0, kMaxSeconds, "duration_s", o);
     r.xml = need<std::vector<std::string>>(s, "xml", o);
     r.log = need<std::string>(s, "log", o);
     r.reason = need<std::string>(s, "reason", o);
     r.synthesized = need<bool>(s, "synthesized", o);
     r.mode = json_maybe<BundleError, std::string>(s, "mode", o).value_or("");
-    r.cases_total = json_maybe<BundleError, int>(s, "cases_total", o).value_or(0);
-    r.cases_done = json_maybe<BundleError, int>(s, "cases_done", o).value_or(0);
-    r.gpus = json_maybe<BundleError, int>(s, "gpus", o).value_or(0);
+    r.cases_total = in_range(json_maybe<BundleError, int>(s, "cases_total", o).value_or(0), 0, kMaxCount,
+                             "cases_total", o);
+    r.cases_done = in_range(json_maybe<BundleError, int>(s, "cases_done", o).value_or(0), 0, r.cases_total,
+                            "cases_done", o);
+    r.gpus = in_range(json_maybe<BundleError, int>(s, "gpus", o).value_or(0), 0, 4096, "gpus", o);
     r.missed = json_maybe<BundleError, bool>(s, "missed", o).value_or(false);
     m.suites.push_back(std::move(r));
   }
@@ -244,7 +262,15 @@ nlohmann::json check_from_json(const nlohmann::json& j, const std::string& origi
         throw BundleError(origin + ": findings[" + std::to_string(i) + "]: expected an object");
       for (const char* k : {"id", "severity", "subject", "message", "source", "fix"})
         type(f, k, &nlohmann::json::is_string, "a string", at);
+      // A finding of another severity would count nowhere: not an error, not shown as one.
+      if (const std::string sev = f.value("severity", "");
+          sev != "error" && sev != "warning" && sev != "info")
+        throw BundleError(origin + ": " + at + "severity: '" + terminal_safe(sev, 80) +
+                          "' is not error, warning or info");
     }
+  if (j.contains("verdict") && j["verdict"] != "pass" && j["verdict"] != "fail")
+    throw BundleError(origin + ": verdict: '" + terminal_safe(j["verdict"].get<std::string>(), 80) +
+                      "' is not pass or fail");
   if (j.contains("not_evaluated"))
     for (const auto& x : j["not_evaluated"])
       if (!x.is_string()) throw BundleError(origin + ": not_evaluated: expected an array of strings");

@@ -80,8 +80,8 @@ struct Manifest {
   std::string verdict_reason;               // its first reason (the summary and `gpucts report` decide again)
   std::vector<std::string> accepted_known;  // --accept-known as given
   std::vector<Waiver> waivers;              // accepted defects that waived something
-  // Whether the selection ran NCCL suites (an entry needing a GPU). A run of CPU suites only
-  // (`--label cpu`) qualifies the harness, not NCCL: nccl-known-defect is shown, not judged.
+  // Whether the selection ran NCCL suites (an entry needing a GPU); recorded for a reader. A known
+  // defect is judged by its severity alone: an error only under --strict-defects, whatever ran.
   bool nccl_selected = true;
   bool interrupted = false;
   double elapsed_s = 0;

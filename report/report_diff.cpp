@@ -457,7 +457,7 @@ doc::Doc to_doc(const Comparison& c) {
   auto run_row = [&](const std::string& label, const bundle::Bundle& b,
                      const std::vector<std::string>* regs) {
     auto k = junit::count(b.cases);
-    runs.rows.push_back({label, run_label(b), b.manifest.verdict,
+    runs.rows.push_back({label, run_label(b), verdict::kind_name(verdict::decide(b).kind),
                          std::to_string(k.passed) + "/" + std::to_string(k.failed) + "/" +
                              std::to_string(k.errors) + "/" + std::to_string(k.skipped),
                          regs ? std::to_string(regs->size()) : ""});
@@ -639,7 +639,7 @@ nlohmann::json to_json(const Comparison& c) {
                           {"host", b.manifest.host},
                           {"created", b.manifest.created},
                           {"gpucts_version", b.manifest.gpucts_version},
-                          {"verdict", b.manifest.verdict},
+                          {"verdict", verdict::kind_name(verdict::decide(b).kind)},
                           {"passed", k.passed},
                           {"failed", k.failed},
                           {"errors", k.errors},

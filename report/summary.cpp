@@ -74,8 +74,6 @@ void check_section(doc::Doc& d, const bundle::Bundle& b, const verdict::Verdict&
               return w.id == defect && w.findings;
             }))
           sev = "error, waived";
-        else if (sev == "error" && !b.manifest.nccl_selected)
-          sev = "error, not judged";
       }
       t.rows.push_back({sev, f.value("id", ""), f.value("subject", ""), msg, f.value("source", "")});
       t.row_class.push_back(sev == "error" ? "fail" : sev == "info" ? "" : "skip");
@@ -299,8 +297,7 @@ std::vector<Failure> failures_of(const bundle::Bundle& b) {
   std::set<std::string> accepted(b.manifest.accepted_known.begin(), b.manifest.accepted_known.end());
   if (b.check.is_object() && b.check.contains("findings") && b.check["findings"].is_array())
     for (const auto& f : b.check["findings"])
-      if (f.value("severity", "") == "error" && !accepted.count(bundle::defect_of_finding(f)) &&
-          (b.manifest.nccl_selected || f.value("id", "") != "nccl-known-defect"))
+      if (f.value("severity", "") == "error" && !accepted.count(bundle::defect_of_finding(f)))
         out.push_back({"gpucts check", f.value("id", ""),
                        f.value("subject", "") + ": " + f.value("message", ""), bundle::defect_of_finding(f)});
   return out;

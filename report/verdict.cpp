@@ -156,10 +156,9 @@ bool suite_passed_with_waivers(const std::vector<junit::Case>& cases, const bund
   return waived;
 }
 
-bool finding_counts(const nlohmann::json& f, const std::vector<std::string>& accepted, bool judge_defects) {
+bool finding_counts(const nlohmann::json& f, const std::vector<std::string>& accepted) {
   if (text_field(f, "severity") != "error") return false;
-  if (text_field(f, "id") != "nccl-known-defect") return true;
-  return judge_defects && !contains(accepted, bundle::defect_of_finding(f));
+  return text_field(f, "id") != "nccl-known-defect" || !contains(accepted, bundle::defect_of_finding(f));
 }
 
 Verdict decide(const Inputs& in) {
@@ -175,9 +174,9 @@ Verdict decide(const Inputs& in) {
         if (!contains(v.set_aside, id)) v.set_aside.push_back(id);
         continue;
       }
-      if (id == "nccl-known-defect" && m.nccl_selected && contains(m.accepted_known, defect))
+      if (id == "nccl-known-defect" && contains(m.accepted_known, defect))
         ++bundle::waiver_for(v.waivers, defect).findings;
-      if (!finding_counts(f, m.accepted_known, m.nccl_selected)) continue;
+      if (!finding_counts(f, m.accepted_known)) continue;
       ++v.check_errors;
       check_lines.push_back("check error " + (id.empty() ? "?" : id) + (defect.empty() ? "" : " " + defect) +
                             ": " + text_field(f, "subject"));

@@ -5,8 +5,8 @@
 //   kind     exit  when
 //   fail     1     a case failed or errored; a suite crashed, timed out or was interrupted; a
 //                  bandwidth point fell under its floor; `gpucts check` found an error (unless it is
-//                  an accepted known defect, or a known defect no NCCL suite of the run could meet);
-//                  fewer GPUs visible than expected
+//                  an accepted known defect; a known defect is an error only under --strict-defects,
+//                  which the user asked for, whatever suites ran); fewer GPUs visible than expected
 //   not_run  4     nothing failed, but a selected suite that applies to this machine did not run (a
 //                  library it needs is absent), or no selected suite ran a case at all
 //   no_gpu   3     nothing failed, but no GPU is visible and GPU suites were selected
@@ -55,8 +55,7 @@ Verdict decide(const bundle::Bundle& b, std::vector<std::string> set_aside_findi
 bool suite_passed_with_waivers(const std::vector<junit::Case>& cases, const bundle::SuiteRun& s);
 
 // Does this check finding count as an error of the run? Errors count, except a known NCCL defect
-// that was accepted, or that no NCCL suite of the run could meet (`judge_defects` false).
-bool finding_counts(const nlohmann::json& finding, const std::vector<std::string>& accepted,
-                    bool judge_defects);
+// that was accepted (check.json's own verdict says fail for it all the same).
+bool finding_counts(const nlohmann::json& finding, const std::vector<std::string>& accepted);
 
 }  // namespace cts::verdict

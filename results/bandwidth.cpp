@@ -19,6 +19,9 @@ extern const char* const kBuiltinThresholdsCsv;  // generated from matrix/data/b
 
 namespace {
 
+// The lowest floor a thresholds row may set: 0.01 GB/s of bus bandwidth, or 1% of the copy rate.
+constexpr double kMinFloor = 0.01;
+
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
@@ -143,6 +146,7 @@ std::vector<Threshold> parse_thresholds(const std::string& csv, const std::strin
     throw BandwidthError(e.what());
   }
   std::vector<Threshold> out;
+  std::map<std::string, int> first_line;  // a row's key -> the line that has it
   for (const auto& row : t.rows) {
     std::string where = origin + ":" + std::to_string(row.line);  // every message names file:line
     Threshold th;
@@ -187,6 +191,19 @@ std::vector<Threshold> parse_thresholds(const std::string& csv, const std::strin
       throw BandwidthError(where + ": expected must be > 0 and tolerance_pct in [0, 100)");
     if (th.gpu.empty() || th.link.empty() || th.collective.empty() || th.source.empty())
       throw BandwidthError(where + ": gpu, link, collective and source must not be empty");
+    // A floor of about zero passes every point: no threshold at all, written as one.
+    if (th.expected * (1 - th.tolerance_pct / 100) < kMinFloor)
+      throw BandwidthError(where + ": expected x (1 - tolerance_pct/100) is below " +
+                           std::to_string(kMinFloor) + ": a floor that passes everything");
+    // Two rows for one point: the judgement would take one and hide the other.
+    const std::string key = th.gpu + '\n' + th.link + '\n' + th.nvls + '\n' + std::to_string(th.world_size) +
+                            '\n' + th.collective + '\n' + th.placement + '\n' + th.launch + '\n' + th.comm +
+                            '\n' + std::to_string(th.min_bytes) + '\n' + th.metric;
+    if (auto [it, fresh] = first_line.emplace(key, row.line); !fresh)
+      throw BandwidthError(where +
+                           ": the same gpu, link, nvls, world_size, collective, placement, launch, "
+                           "comm, min_bytes and metric as line " +
+                           std::to_string(it->second));
     out.push_back(th);
   }
   return out;

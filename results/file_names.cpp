@@ -21,6 +21,12 @@ std::uint64_t fnv1a(std::string_view s) {
   return h;
 }
 
+}  // namespace
+
+std::uint64_t stable_hash(std::string_view text) { return fnv1a(text); }
+
+namespace {
+
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;

@@ -129,7 +129,12 @@ RankJournal parse_journal(const std::string& path, int rank, const std::string& 
       if (!str(j, "host").empty()) r.host = str(j, "host");
       if (count(j, "world_size", 0) > 0) r.world_size = count(j, "world_size", 0);
     } else if (ev == "start") {
-      r.running = JournalCase{str(j, "case"), "", "", t, 0};
+      std::string name = str(j, "case");
+      if (name.empty()) {  // still a case that ran: it stays open under a name that says where it is
+        r.invalid.push_back("line " + std::to_string(line_no) + ": a case start without a case name");
+        name = "(a case without a name, line " + std::to_string(line_no) + ")";
+      }
+      r.running = JournalCase{name, "", "", t, 0};
     } else if (ev == "end") {
       auto name = j.find("case");
       if (name == j.end() || !name->is_string() || name->get<std::string>().empty()) {

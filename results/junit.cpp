@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -33,10 +34,15 @@ std::optional<Status> parse_status(const std::string& text) {
 
 namespace {
 
-double to_seconds(const std::string& s) {
+// A testcase's time attribute: seconds, finite and not negative (absent: 0). Anything else is a
+// file that cannot be read as JUnit, named with its line, never a time taken on trust.
+double to_seconds(const std::string& s, const std::string& where) {
   char* end = nullptr;
-  double d = std::strtod(s.c_str(), &end);
-  return (s.empty() || *end) ? 0.0 : d;
+  const double d = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end || !std::isfinite(d) || d < 0 || d > 1e9)
+    throw xml::XmlError(where + ": time '" + to_valid_utf8(s.substr(0, 40)) +
+                        "' is not a number of seconds (0 to 1e9)");
+  return d;
 }
 
 // The merged file keeps a case's properties in its <system-out> (a testcase holds no <properties>
@@ -76,7 +82,7 @@ void read_suite(const xml::Element& ts, const std::string& origin, const std::st
     // so that CI servers keep cases of different binaries apart; the case's suite is the rest.
     if (!bin.empty() && c.suite.size() > bin.size() && c.suite.compare(0, bin.size() + 1, bin + ".") == 0)
       c.suite.erase(0, bin.size() + 1);
-    c.time_s = to_seconds(tc.attr_or("time", "0"));
+    c.time_s = to_seconds(tc.attr_or("time", "0"), origin + ":" + std::to_string(tc.line));
     if (const auto* props = tc.child("properties"))
       for (const auto* p : props->children_named("property"))
         if (auto n = p->attr("name")) c.properties[*n] = p->attr_or("value", "");
@@ -229,8 +235,8 @@ std::string property_lines(const PropertyMap& props) {
 }
 
 void write_case(std::ostringstream& o, const Case& c, const std::string& classname) {
-  o << "    <testcase classname=\"" << xml::escape(classname) << "\" name=\"" << xml::escape(c.name)
-    << "\" time=\"" << time_text(c.time_s) << "\"";
+  o << "    <testcase classname=\"" << xml::escape(cap_report_name(classname)) << "\" name=\""
+    << xml::escape(cap_report_name(c.name)) << "\" time=\"" << time_text(c.time_s) << "\"";
   if (c.status == Status::passed && c.properties.empty()) {
     o << "/>\n";
     return;
@@ -295,7 +301,7 @@ std::string write(const std::vector<Case>& cases, const std::string& name,
   for (const auto& k : order) {
     const auto& v = groups[k];
     const std::string classname = k.first.empty() ? k.second : k.first + "." + k.second;
-    o << "  <testsuite name=\"" << xml::escape(classname) << "\"";
+    o << "  <testsuite name=\"" << xml::escape(cap_report_name(classname)) << "\"";
     if (!k.first.empty()) o << " package=\"" << xml::escape(k.first) << "\"";
     o << counts_attributes(v, true) << ">\n";
     if (!stack_written) stack_properties();

@@ -1,6 +1,9 @@
 #include "results/xml_escape.hpp"
 
 #include <cstdint>
+#include <cstdio>
+
+#include "results/file_names.hpp"
 
 namespace cts {
 
@@ -66,6 +69,16 @@ std::string cap_report_text(const std::string& text, std::size_t max) {
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
   return text.substr(0, cut) + "\n... [" + std::to_string(text.size() - cut) +
          " more bytes left out of this report]";
+}
+
+std::string cap_report_name(const std::string& name) {
+  if (name.size() <= kMaxReportName) return name;
+  std::size_t cut = kMaxReportName - 64;  // room for the note
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+  char note[80];
+  std::snprintf(note, sizeof note, " ...[%zu more bytes, #%016llx]", name.size() - cut,
+                static_cast<unsigned long long>(stable_hash(name)));
+  return name.substr(0, cut) + note;
 }
 
 }  // namespace cts

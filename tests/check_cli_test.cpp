@@ -98,6 +98,11 @@ const BadInput kBad[] = {
      "check --matrix " + kWork + "broken-matrix --fingerprint " + kData + "h200_system_nccl.json",
      "^gpucts check: matrix: .*/broken-matrix/torch\\.csv:[0-9]+: duplicate key '2\\.11/cu130' \\(first at "
      "line [0-9]+\\)\n$"},
+    // The folder's bandwidth thresholds are read too: a row given twice is refused with file:line.
+    {"broken_thresholds_in_matrix_dir",
+     "check --matrix " + kWork + "broken-thresholds --fingerprint " + kData + "h200_system_nccl.json",
+     "^gpucts check: matrix: .*/broken-thresholds/bandwidth_thresholds\\.csv:[0-9]+: the same gpu, link, .* "
+     "as line [0-9]+\n$"},
 };
 
 void PrintTo(const BadInput& c, std::ostream* os) { *os << c.name; }
@@ -115,6 +120,15 @@ class CheckBadInput : public ::testing::TestWithParam<BadInput> {
     ASSERT_NE(at, std::string::npos);
     std::string row = torch.substr(at + 1, torch.find('\n', at + 1) - at);
     std::ofstream(dst / "torch.csv", std::ios::app) << row;
+    // broken-thresholds: the real matrix files with a thresholds table whose row is given twice.
+    fs::path thr = kWork + "broken-thresholds";
+    fs::create_directories(thr);
+    for (const auto& e : fs::directory_iterator(kMatrix))
+      fs::copy_file(e.path(), thr / e.path().filename(), fs::copy_options::overwrite_existing);
+    const std::string twice = "any,none,any,1,AllReduce,any,1G,busbw_gbps,10,5,a measurement\n";
+    std::ofstream(thr / "bandwidth_thresholds.csv", std::ios::trunc)
+        << "gpu,link,nvls,world_size,collective,placement,min_bytes,metric,expected,tolerance_pct,source\n"
+        << twice << twice;
   }
 };
 

@@ -244,7 +244,8 @@ TEST(FlagsBinary, VersionHelpAndUnknownFlags) {
 TEST(HarnessEnv, MeaninglessValuesAreRefused) {
   const ScopedEnv clean({{"GPUCTS_JOURNAL_DIR", nullptr},
                          {"GPUCTS_CASE_TIMEOUT_S", nullptr},
-                         {"GPUCTS_SKIP_IF_FEWER_GPUS", nullptr}});
+                         {"GPUCTS_SKIP_IF_FEWER_GPUS", nullptr},
+                         {"GPUCTS_SIMULATED_HOSTS", nullptr}});
   EXPECT_EQ(harness_env_problem(), "");
   const std::string file = self_exe();
   for (const auto& [name, value] :
@@ -252,13 +253,16 @@ TEST(HarnessEnv, MeaninglessValuesAreRefused) {
                                                         {"GPUCTS_JOURNAL_DIR", file},
                                                         {"GPUCTS_CASE_TIMEOUT_S", "abc"},
                                                         {"GPUCTS_CASE_TIMEOUT_S", "0"},
-                                                        {"GPUCTS_SKIP_IF_FEWER_GPUS", "yes"}}) {
+                                                        {"GPUCTS_SKIP_IF_FEWER_GPUS", "yes"},
+                                                        {"GPUCTS_SIMULATED_HOSTS", "yes"}}) {
     const ScopedEnv e(name, value.c_str());
     const std::string why = harness_env_problem();
     EXPECT_EQ(why.rfind(name, 0), 0u) << name << "=" << value << ": " << why;
     EXPECT_EQ(why.find('\n'), std::string::npos) << why;
   }
-  const ScopedEnv ok({{"GPUCTS_CASE_TIMEOUT_S", "2.5"}, {"GPUCTS_SKIP_IF_FEWER_GPUS", "1"}});
+  const ScopedEnv ok({{"GPUCTS_CASE_TIMEOUT_S", "2.5"},
+                      {"GPUCTS_SKIP_IF_FEWER_GPUS", "1"},
+                      {"GPUCTS_SIMULATED_HOSTS", "0"}});
   EXPECT_EQ(harness_env_problem(), "");
   // End to end: this very binary (run_gtest_main) exits 2 before running anything.
   int rc = 0;

@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -547,6 +548,11 @@ TEST(Fingerprint, OutOfRangeNumbersAndOverlongVersionsAreRefusedNamingTheField) 
       {R"({"schema":"gpucts.fingerprint/1","cuda_runtime":"13.0.1.2"})", "field 'cuda_runtime'"},
       {R"({"schema":"gpucts.fingerprint/1","driver":{"version":"580.1.2.3.4"}})", "field 'driver.version'"},
       {R"({"schema":"gpucts.fingerprint/1","host":"a","host":"b"})", "duplicate key"},
+      // Integer codes whose major has more than two digits (printed as "NCCL 922337203685477.58.7").
+      {R"({"schema":"gpucts.fingerprint/1","nccl":{"runtime":9223372036854775807}})", "field 'nccl.runtime'"},
+      {R"({"schema":"gpucts.fingerprint/1","nccl":{"runtime":2147483647}})", "field 'nccl.runtime'"},
+      {R"({"schema":"gpucts.fingerprint/1","nccl":{"header":"2147483647"}})", "field 'nccl.header'"},
+      {R"({"schema":"gpucts.fingerprint/1","cuda_runtime":1000000})", "field 'cuda_runtime'"},
   };
   for (const auto& [text, what] : bad) {
     try {
@@ -560,6 +566,10 @@ TEST(Fingerprint, OutOfRangeNumbersAndOverlongVersionsAreRefusedNamingTheField) 
   EXPECT_EQ(parse_fingerprint(R"({"schema":"gpucts.fingerprint/1","rank":2147483647})", "x").rank,
             2147483647);
   EXPECT_NO_THROW(Version::parse("9.1.0.70"));  // cuDNN has four parts
+  EXPECT_EQ(Version::from_code(22809, VersionKind::Nccl).release_str(3), "2.28.9");
+  EXPECT_EQ(Version::from_code(999999, VersionKind::Nccl).release_str(3), "99.99.99");
+  EXPECT_THROW(Version::from_code(1000000, VersionKind::Nccl), VersionError);
+  EXPECT_THROW(Version::from_code(100LL << 32, VersionKind::TorchNccl), VersionError);
   EXPECT_THROW(Version::parse("2.28.3.4", VersionKind::Nccl), VersionError);
 }
 
@@ -571,7 +581,9 @@ TEST(CheckCli, DeepEndlessAndMissingFingerprintsExitTwoWithOneLine) {
                 std::string(200000, ']') + "}");
   fs::path fifo = fs::path(d.path()) / "fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  for (const std::string& f : {deep.string(), std::string("/dev/zero")}) {
+  fs::path code = fs::path(d.path()) / "code.json";
+  put(code, R"({"schema":"gpucts.fingerprint/1","nccl":{"runtime":9223372036854775807}})");
+  for (const std::string& f : {deep.string(), std::string("/dev/zero"), code.string()}) {
     auto r = run({gpucts(), "check", "--fingerprint", f});
     EXPECT_EQ(r.exit_code, 2) << f << ": " << r.describe() << "\n" << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
@@ -613,6 +625,14 @@ TEST(Thresholds, EveryCorruptFileIsRefusedNamingTheFileAndLine) {
       {head + "any,none,any,1,AllReduce,any,1G,busbw_gbps,1,3\n", 2},
       {head + "any,none,any,1,AllReduce,any,99999999999999999999G,busbw_gbps,1,3,src\n", 2},
       {head + "any,none,\"any,1,AllReduce\n", 2},
+      {head + "any,none,any,1,AllReduce,any,1G,busbw_gbps,1e-300,3,src\n", 2},
+      {head + "any,none,any,1,AllReduce,any,1G,algbw_vs_copy,0.9,99.9999,src\n", 2},
+      {head + "any,none,any,1,AllReduce,any,1G,busbw_gbps,100,3,a\nany,none,any,1,AllReduce,any,1G,busbw_"
+              "gbps,1,3,b\n",
+       3},
+      {head + "any,none,any,any,AllReduce,any,1024M,busbw_gbps,100,3,a\nany,none,any,any,AllReduce,any,1G,"
+              "busbw_gbps,1,3,b\n",
+       3},
       {head, 1},
       {"gpu,link\n", 1},
       {std::string("\0\0\0", 3), 1},
@@ -687,6 +707,22 @@ TEST(Junit, AHugeMessageIsCutSoTheFileStaysReadable) {
   auto cases = junit::read(xml::parse(text, "w"), "w", "");
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_NE(cases[0].detail.find("more bytes left out"), std::string::npos);
+}
+
+// A 20 MB case or suite name (libxml2 refuses such an attribute) is cut too; two long names that
+// differ only past the cut stay two cases.
+TEST(Junit, AHugeCaseNameIsCutAndStaysDistinct) {
+  const std::string head(20 << 20, 'n');
+  junit::Case a{"gpucts_x", std::string(10 << 20, 's'), head + "a", junit::Status::passed, "", "", 0};
+  junit::Case b{"gpucts_x", std::string(10 << 20, 's'), head + "b", junit::Status::passed, "", "", 0};
+  std::string text = junit::write({a, b}, "run");
+  EXPECT_LT(text.size(), std::size_t{64} << 10);
+  auto cases = junit::read(xml::parse(text, "w"), "w", "");
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_LE(cases[0].name.size(), kMaxReportName);
+  EXPECT_NE(cases[0].name.find(" more bytes, #"), std::string::npos) << cases[0].name.substr(4000);
+  EXPECT_NE(cases[0].name, cases[1].name);
+  EXPECT_EQ(cap_report_name("AllReduce/f32_sum_1048576"), "AllReduce/f32_sum_1048576");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -853,6 +889,17 @@ TEST(FoundByFuzzing, AnIntegerFieldHoldingAFloatOrTooLargeIsRefused) {
   EXPECT_THROW(bw::run_from_json(j, "bw.json"), bw::BandwidthError);
 }
 
+// The smallest manifest that reads back: one suite with `total` cases, `done` of them run.
+bundle::Manifest one_suite_manifest(int total, int done) {
+  bundle::Manifest m;
+  m.gpucts_version = "0";
+  m.created = "now";
+  m.verdict = "pass";
+  m.suites.push_back(bundle::SuiteRun{
+      "s", {"x"}, {}, bundle::SuiteStatus::passed, 0, std::nullopt, 1.0, {}, "", "", false, total, done, ""});
+  return m;
+}
+
 TEST(FoundByFuzzing, FieldsOfTheWrongTypeAreTheFormatsOwnErrors) {
   try {
     parse_fingerprint(R"({"schema":"gpucts.fingerprint/1","interfaces":[{"name":"x","up":"yes"}]})",
@@ -861,12 +908,7 @@ TEST(FoundByFuzzing, FieldsOfTheWrongTypeAreTheFormatsOwnErrors) {
   } catch (const FingerprintError& e) {
     EXPECT_NE(std::string(e.what()).find("interfaces.x.up"), std::string::npos) << e.what();
   }
-  bundle::Manifest m;
-  m.gpucts_version = "0";
-  m.created = "now";
-  m.verdict = "pass";
-  m.suites.push_back(bundle::SuiteRun{
-      "s", {"x"}, {}, bundle::SuiteStatus::passed, 0, std::nullopt, 1.0, {}, "", "", false, 1, 1, ""});
+  const bundle::Manifest m = one_suite_manifest(1, 1);
   nlohmann::json j = bundle::to_json(m);
   j["suites"][0]["cases_total"] = "x";
   EXPECT_THROW(bundle::manifest_from_json(j, "manifest.json"), bundle::BundleError);
@@ -876,6 +918,71 @@ TEST(FoundByFuzzing, FieldsOfTheWrongTypeAreTheFormatsOwnErrors) {
   EXPECT_THROW(bundle::check_from_json({{"verdict", 1}}, "check.json"), bundle::BundleError);
   EXPECT_THROW(bundle::check_from_json({{"findings", {{{"severity", nullptr}}}}}, "check.json"),
                bundle::BundleError);
+}
+
+// Numbers a report reads and a gate may rest on are range-checked, each refusal naming the field:
+// cases done above the total or negative, negative or absurd times, a time that is no number, a
+// finding of a severity nothing counts, a check verdict other than pass or fail.
+TEST(BundleFields, OutOfRangeCountsTimesAndSeveritiesAreRefusedNamingTheField) {
+  const nlohmann::json good = bundle::to_json(one_suite_manifest(3, 2));
+  EXPECT_NO_THROW(bundle::manifest_from_json(good, "manifest.json"));
+  const std::vector<std::tuple<std::string, nlohmann::json, std::string>> bad = {
+      {"/suites/0/cases_done", 4, "cases_done"},
+      {"/suites/0/cases_done", -1, "cases_done"},
+      {"/suites/0/cases_total", -3, "cases_total"},
+      {"/suites/0/duration_s", -5.0, "duration_s"},
+      {"/suites/0/duration_s", 1e300, "duration_s"},
+      {"/suites/0/duration_s", "nan", "duration_s"},
+      {"/elapsed_s", "abc", "elapsed_s"},
+      {"/elapsed_s", -1.0, "elapsed_s"},
+      {"/gpus_visible", -2, "gpus_visible"},
+      {"/gpus_expected", -1, "gpus_expected"},
+      {"/suites/0/gpus", -1, "gpus"},
+  };
+  for (const auto& [pointer, value, field] : bad) {
+    nlohmann::json j = good;
+    j[nlohmann::json::json_pointer(pointer)] = value;
+    try {
+      bundle::manifest_from_json(j, "manifest.json");
+      ADD_FAILURE() << "accepted " << pointer << " = " << value;
+    } catch (const bundle::BundleError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("manifest.json: ", 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find("'" + field + "'"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+  const nlohmann::json finding = {{"id", "x"},      {"severity", "error"}, {"subject", "s"},
+                                  {"message", "m"}, {"source", "src"},     {"fix", "f"}};
+  EXPECT_NO_THROW(bundle::check_from_json({{"verdict", "fail"}, {"findings", {finding}}}, "check.json"));
+  for (const char* severity : {"fatal", "ERROR", ""}) {
+    nlohmann::json f = finding;
+    f["severity"] = severity;
+    try {
+      bundle::check_from_json({{"findings", {f}}}, "check.json");
+      ADD_FAILURE() << "accepted severity '" << severity << "'";
+    } catch (const bundle::BundleError& e) {
+      EXPECT_NE(std::string(e.what()).find("check.json: findings[0].severity"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_THROW(bundle::check_from_json({{"verdict", "maybe"}}, "check.json"), bundle::BundleError);
+  // A JUnit time that is no number of seconds makes the file unreadable, naming file and line.
+  for (const char* time : {"nan", "abc", "-1", "inf", "1e300"}) {
+    const std::string x = std::string("<testsuites><testsuite name=\"s\">\n<testcase name=\"c\" time=\"") +
+                          time + "\"/></testsuite></testsuites>";
+    try {
+      junit::read(xml::parse(x, "g.xml"), "g.xml", "bin");
+      ADD_FAILURE() << "accepted time " << time;
+    } catch (const xml::XmlError& e) {
+      EXPECT_NE(std::string(e.what()).find("g.xml:2: time '"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(
+      junit::read(xml::parse(R"(<testsuite name="s"><testcase name="c" time="0.25"/></testsuite>)", "g.xml"),
+                  "g.xml", "bin")
+          .front()
+          .time_s,
+      0.25);
 }
 
 TEST(FoundByFuzzing, AnArchListEntryTooLargeForAVersionIsNotAnArchitecture) {

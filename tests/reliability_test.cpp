@@ -251,6 +251,17 @@ TEST(Junit, IncompleteJournalsAreErrorsAndProblems) {
       << by_name["journal"].message;
   EXPECT_EQ(j.problems.size(), 3u);
   EXPECT_FALSE(journals_to_cases({}).problems.empty()) << "no journal at all is not a green run";
+  // A case start whose name is no string: a problem, and the case it was stays open as an error.
+  auto nameless = two_ranks(kBeforePassed + line(R"({"event":"start","case":5,"time_ms":1003})"),
+                            kBeforePassed + line(R"({"event":"program_end","time_ms":1005})"));
+  const JournalJunit n = journals_to_cases({nameless});
+  bool named = false;
+  for (const auto& c : n.cases)
+    named |= c.name == "(a case without a name, line 5)" && junit::failing(c.status);
+  EXPECT_TRUE(named) << journals_to_junit({nameless});
+  bool said = false;
+  for (const auto& p : n.problems) said |= p.find("a case start without a case name") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 TEST(Junit, RankBeyondIntIsNamedNotDropped) {
@@ -475,6 +486,8 @@ TEST(SimulatedHosts, SwitchAcceptsZeroOrOneOnly) {
     ScopedEnv on("GPUCTS_SIMULATED_HOSTS", "1");
     EXPECT_TRUE(simulated_hosts_requested());
   }
+  // Forked, not re-run: a re-run binary would stop at its own start-up check of the same value.
+  GTEST_FLAG_SET(death_test_style, "fast");
   ScopedEnv bad("GPUCTS_SIMULATED_HOSTS", "yes");
   EXPECT_EXIT(simulated_hosts_requested(), ::testing::ExitedWithCode(2),
               "^gpucts: GPUCTS_SIMULATED_HOSTS=yes: expected 0 or 1\n$");

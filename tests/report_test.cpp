@@ -34,6 +34,7 @@
 #include "report/run_notes.hpp"
 #include "report/summary.hpp"
 #include "report/svg_plot.hpp"
+#include "report/verdict.hpp"
 #include "results/bandwidth.hpp"
 #include "results/junit.hpp"
 #include "results/xml.hpp"
@@ -590,6 +591,40 @@ TEST_F(BundleTest, NoGpuVisibleIsNotAPass) {
   }
 }
 
+// --strict-defects asks for a known defect to be an error: the verdict fails on it whatever suites
+// were selected (only CPU ones here), as check.json says, and names it.
+TEST_F(BundleTest, StrictDefectsFailTheRunWhateverSuitesRan) {
+  const std::string fp = (fs::path(test_data_dir()) / "check" / "h200_system_nccl.json").string();
+  Result r = sh(gpucts() + " qualify --no-python --strict-defects --fingerprint " + fp + " --tests-json " +
+                (root_ / "base.json").string() + " --output " + (root_ / "strict-cpu").string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("because: check error nccl-known-defect "), std::string::npos) << r.out;
+  auto b = load(root_ / "strict-cpu");
+  EXPECT_FALSE(b.manifest.nccl_selected);
+  EXPECT_EQ(b.check.value("verdict", ""), "fail");
+  EXPECT_EQ(b.manifest.verdict, "fail");
+  EXPECT_EQ(verdict::decide(b).kind, verdict::Kind::fail);
+}
+
+// --mpi-ranks N: an N-rank probe that never started, or whose ranks wrote no fingerprint, fails the
+// run naming it (a cross-host check that never ran is no pass).
+TEST_F(BundleTest, AnMpiRankProbeThatDidNotRunFailsTheRun) {
+  for (const std::string launcher : {"/nonexistent/mpiexec", "/bin/true"}) {
+    const fs::path out = root_ / ("ranks-" + std::to_string(launcher.size()));
+    Result r = sh("/usr/bin/env GPUCTS_MPIEXEC=" + launcher + " " + gpucts() +
+                  " qualify --no-python --mpi-ranks 2 --tests-json " + (root_ / "base.json").string() +
+                  " --output " + out.string());
+    EXPECT_EQ(r.rc, 1) << launcher << ": " << r.out;
+    EXPECT_NE(r.out.find("because: gpucts_mpi_ranks_probe failed"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("0 of 2 ranks wrote a fingerprint"), std::string::npos) << r.out;
+    auto b = load(out);
+    EXPECT_EQ(b.manifest.verdict, "fail");
+    ASSERT_FALSE(b.manifest.suites.empty());
+    EXPECT_EQ(b.manifest.suites.front().name, "gpucts_mpi_ranks_probe");
+    EXPECT_EQ(junit::count(b.cases).errors, 1) << "one error case carries it into junit.xml";
+  }
+}
+
 // The merged JUnit names each case's binary in its classname (CI servers group by classname),
 // reads back to the same keys, and is well-formed for a real XML parser.
 TEST_F(BundleTest, MergedJunitQualifiesClassnamesAndParsesWithXmllint) {
@@ -712,6 +747,13 @@ void spoil_first_point(const fs::path& bundle, const char* field, double value) 
   std::ofstream(f, std::ios::trunc) << j.dump(2);
 }
 
+// Sets one value (a JSON pointer) of a bundle's JSON file.
+void edit_json(const fs::path& file, const char* pointer, const nlohmann::json& value) {
+  auto j = nlohmann::json::parse(read(file));
+  j[nlohmann::json::json_pointer(pointer)] = value;
+  std::ofstream(file, std::ios::trunc) << j.dump(2);
+}
+
 const BadInput kBadInputs[] = {
     {"not_a_bundle", [](const fs::path& d) { fs::remove(d / "manifest.json"); }, "not a gpucts bundle"},
     {"truncated_junit", [](const fs::path& d) { truncate_file(d / "junit.xml", 0.5); }, "junit.xml:"},
@@ -741,7 +783,51 @@ const BadInput kBadInputs[] = {
        std::ofstream(d / "manifest.json", std::ios::trunc) << j.dump(2);
      },
      "is not gpucts.bundle/1"},
+    {"cases_done_above_total",
+     [](const fs::path& d) { edit_json(d / "manifest.json", "/suites/0/cases_done", 1000000); },
+     "manifest.json: suites[0]: field 'cases_done': 1000000 is outside 0..21"},
+    {"negative_duration",
+     [](const fs::path& d) { edit_json(d / "manifest.json", "/suites/0/duration_s", -1.5); },
+     "field 'duration_s': -1.5 is outside"},
+    {"unknown_severity",
+     [](const fs::path& d) {
+       edit_json(d / "check.json", "/findings",
+                 nlohmann::json::array({{{"id", "x"}, {"severity", "fatal"}, {"subject", "s"}}}));
+     },
+     "check.json: findings[0].severity: 'fatal' is not error, warning or info"},
+    {"junit_time_not_a_number",
+     [](const fs::path& d) {
+       std::string x = read(d / "junit.xml");
+       const auto at = x.find("time=\"", x.find("<testcase"));
+       x.replace(at, x.find('"', at + 6) + 1 - at, "time=\"abc\"");
+       std::ofstream(d / "junit.xml", std::ios::trunc) << x;
+     },
+     "time 'abc' is not a number of seconds"},
 };
+
+// Results that vanish are regressions: every passing case turned skipped (each suite then
+// skipped), or a candidate marked interrupted though its recorded verdict says pass. The run
+// table shows the verdict decide() gives, not the one recorded.
+TEST_F(BundleTest, EverythingSkippedOrAnInterruptedPassIsARegression) {
+  auto skipped = load(base());
+  for (auto& c : skipped.cases) c.status = junit::Status::skipped, c.message = "nothing to run on";
+  for (auto& s : skipped.manifest.suites) s.status = bundle::SuiteStatus::skipped;
+  auto interrupted = load(base());
+  interrupted.manifest.interrupted = true;
+  ASSERT_EQ(interrupted.manifest.verdict, "pass");
+  const auto c = report::compare(load(base()), {skipped, interrupted}, 5);
+  ASSERT_EQ(c.regressions.size(), 2u);
+  auto has = [](const std::vector<std::string>& v, const std::string& start) {
+    return std::any_of(v.begin(), v.end(), [&](const std::string& r) { return r.rfind(start, 0) == 0; });
+  };
+  EXPECT_TRUE(has(c.regressions[0], "newly skipped: 21 case(s) of gpucts_version"))
+      << c.regressions[0].size();
+  EXPECT_TRUE(has(c.regressions[0], "verdict: pass -> not_run"));
+  EXPECT_TRUE(has(c.regressions[1], "interrupted: "));
+  EXPECT_TRUE(has(c.regressions[1], "verdict: pass -> fail"));
+  const auto j = report::to_json(c);
+  EXPECT_EQ(j["candidates"][1]["verdict"], "fail") << "the decided verdict, not the recorded pass";
+}
 
 class ReportBadInput : public BundleTest, public ::testing::WithParamInterface<BadInput> {};
 

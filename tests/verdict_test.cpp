@@ -105,10 +105,18 @@ const std::vector<Row>& rows() {
          f.b.check["findings"].push_back(finding("nccl-known-defect", "error", kDefectSource));
        },
        verdict::Kind::fail, 1, "check error nccl-known-defect nccl-1950"},
-      {"a known defect error where no NCCL suite ran",
+      // Only --strict-defects makes it an error: asked for, it fails whatever suites were selected
+      // (check.json says fail too); a warning is never judged.
+      {"a known defect error (strict) where no NCCL suite ran",
        [](Fixture& f) {
          f.b.manifest.nccl_selected = false;
          f.b.check["findings"].push_back(finding("nccl-known-defect", "error", kDefectSource));
+       },
+       verdict::Kind::fail, 1, "check error nccl-known-defect nccl-1950"},
+      {"a known defect warning where no NCCL suite ran",
+       [](Fixture& f) {
+         f.b.manifest.nccl_selected = false;
+         f.b.check["findings"].push_back(finding("nccl-known-defect", "warning", kDefectSource));
        },
        verdict::Kind::pass, 0, ""},
       {"a known defect accepted: its finding and its case waived",
