@@ -43,7 +43,7 @@ for n in $ranks; do
     base=$(run_ranks "$n" "$port" "$py" -c 'import torch, torch.distributed; torch.cuda.device_count()')
     port=$((port + 7))
     pre=$(run_ranks "$n" "$port" "$py" -m gpucts_preflight)
-    said=$(grep -ho 'PASS ([^)]*) in [0-9.]* s' "$logs"/r0.log || true)
+    said=$(grep -hoE 'PASS \(.*\) in [0-9.]+ s' "$logs"/r0.log || true)
     printf 'ranks %d round %d: torch import %.2f s, preflight %.2f s (%s)\n' "$n" "$i" "$base" "$pre" "$said"
     echo "$base" >>"$logs/base.$n"; echo "$pre" >>"$logs/pre.$n"
   done
