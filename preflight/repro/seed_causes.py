@@ -1,6 +1,8 @@
 """One cause from the seed guides, reproduced with real libraries and settings on simulated hosts (N ranks
 on one GPU, each its own NCCL_HOSTID), run twice: the stack alone (seed_validation.py) and under the
-preflight (python -m gpucts_preflight -- seed_validation.py). Asserts what the stack alone did (its text,
+preflight (python -m gpucts_preflight -- seed_validation.py). A cause ending in -torchrun starts each
+rank as a node of its own torchrun; one ending in -lightning runs the seed's Lightning Trainer
+(seed_lightning.py), with gpucts's preflight callback the second time. Asserts what the stack alone did (its text,
 or a hang past the bound, killed) and that the preflight stopped every rank within seconds naming the
 cause; prints one table line: cause | the stack alone | the preflight.
 
@@ -21,6 +23,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE_ROOT = os.path.dirname(HERE)
 SCRIPT = os.path.join(HERE, "seed_validation.py")
+LIGHTNING_SCRIPT = os.path.join(HERE, "seed_lightning.py")
 SKIP = 77
 SYSTEM_NCCL = "/usr/lib/x86_64-linux-gnu/libnccl.so.2"
 
@@ -145,10 +148,17 @@ def _driver_cuda(envs, ctx):
     return "driver reported as CUDA 12.8 (test mode) under torch built for a newer CUDA"
 
 
+# cause -> the launcher its ranks start under (the others: each rank a process with torchrun's variables).
+LAUNCHERS = {"nccl-release-3ranks-torchrun": "torchrun", "nccl-release-3ranks-lightning": "lightning"}
+
 CAUSES = {
     "nccl-release": (2, _nccl_wheel, r"undefined symbol|Mismatched NCCL version|HANG", "cross-host-mismatch|torch-import-failed|rank-not-joined"),
     "nccl-release-3ranks": (3, _nccl_system, r"Mismatched NCCL version|Failed to recv|Broken pipe|HANG",
                             "cross-host-mismatch|nccl-loaded-twice"),
+    "nccl-release-3ranks-torchrun": (3, _nccl_system, r"Mismatched NCCL version|Failed to recv|Broken pipe|HANG",
+                                     "cross-host-mismatch|nccl-loaded-twice"),
+    "nccl-release-3ranks-lightning": (3, _nccl_system, r"Mismatched NCCL version|Failed to recv|Broken pipe|HANG",
+                                      "cross-host-mismatch|nccl-loaded-twice"),
     "socket-ifname": (2, _ifname, r"no socket interface found|HANG", "nccl-socket-ifname-no-match"),
     "env-differs": (2, _env_differs, None, "env-differs"),
     "same-gpu-no-hostid": (2, _same_gpu, r"Duplicate GPU detected|HANG", "gpu-shared-by-ranks"),
@@ -157,6 +167,33 @@ CAUSES = {
     "rank-missing": (2, _rank_missing, r"HANG", "rank-not-joined"),
     "driver-older-than-torch-cuda": (2, _driver_cuda, None, "driver-too-old-for-torch-cuda"),
 }
+
+
+def lightning_present(python):
+    code = "try:\n import lightning.pytorch\nexcept ImportError:\n import pytorch_lightning"
+    r = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise Skip("no Lightning for %s (neither lightning nor pytorch_lightning imports)" % python)
+
+
+def launch(launcher, tag, python, n, r, env):
+    """Rank r's command line (and its env, edited in place) as `launcher` starts it: the seed's script
+    alone ("stack") or under the preflight ("preflight")."""
+    if launcher == "lightning":
+        # Lightning's own environment: each process a node (NODE_RANK), its one device LOCAL_RANK 0.
+        if tag == "preflight":
+            env["GPUCTS_SEED_PREFLIGHT"] = "1"
+        return [python, LIGHTNING_SCRIPT]
+    target = [SCRIPT] if tag == "stack" else ["-m", "gpucts_preflight", "--", SCRIPT]
+    if launcher == "torchrun":
+        # Each rank a node of its own torchrun (static rendezvous at MASTER_ADDR:MASTER_PORT, hosted
+        # by node 0's agent); torchrun sets the rank variables of its worker itself.
+        addr, port = env["MASTER_ADDR"], env["MASTER_PORT"]
+        for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT"):
+            env.pop(k, None)
+        return [python, "-m", "torch.distributed.run", "--nnodes", str(n), "--nproc_per_node", "1",
+                "--node_rank", str(r), "--master_addr", addr, "--master_port", port] + target
+    return [python] + target
 
 
 def run_ranks(argvs, envs, bound, logdir, tag):
@@ -216,10 +253,13 @@ def main(argv):
         sys.stderr.write("seed_causes.py: unknown cause %r (known: %s)\n" % (a.cause, ", ".join(CAUSES)))
         return 2
     n, set_up, stack_expect, preflight_expect = CAUSES[a.cause]
+    launcher = LAUNCHERS.get(a.cause, "env")
     os.makedirs(a.logdir, exist_ok=True)
     ctx = {}
     try:
         ctx["torch_nccl"] = torch_facts(a.python)
+        if launcher == "lightning":
+            lightning_present(a.python)
         results = {}
         for tag in ("stack", "preflight"):
             port = free_port()
@@ -229,8 +269,8 @@ def main(argv):
             for e in envs if tag == "stack" else []:
                 for k in ctx.get("stack_env_drop", []):
                     e.pop(k, None)
-            cmd = [a.python, SCRIPT] if tag == "stack" else [a.python, "-m", "gpucts_preflight", "--", SCRIPT]
-            argvs = [None if r in ctx["skip_ranks"] else cmd for r in range(n)]
+            argvs = [None if r in ctx["skip_ranks"] else launch(launcher, tag, a.python, n, r, envs[r])
+                     for r in range(n)]
             bound = a.bound if tag == "stack" else a.preflight_within + 30
             results[tag] = run_ranks(argvs, envs, bound, a.logdir, "%s.%s" % (a.cause, tag))
             if ctx.get("squatter"):

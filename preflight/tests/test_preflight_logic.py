@@ -167,5 +167,35 @@ class Probe(unittest.TestCase):
         self.assertIn("unknown option --frob", bad.stderr)
 
 
+class SeedLaunchers(unittest.TestCase):
+    """How the seed entries start a rank under each launcher (the runs themselves need a GPU)."""
+
+    def setUp(self):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "repro"))
+        import seed_causes
+        self.sc = seed_causes
+
+    def test_every_launched_cause_is_a_cause(self):
+        self.assertTrue(set(self.sc.LAUNCHERS) <= set(self.sc.CAUSES))
+
+    def test_torchrun_makes_each_rank_a_node_and_leaves_the_rank_variables_to_torchrun(self):
+        env = self.sc.base_env(3, 2, 29511)
+        argv = self.sc.launch("torchrun", "preflight", "py", 3, 2, env)
+        self.assertEqual(argv[:3], ["py", "-m", "torch.distributed.run"])
+        self.assertEqual(argv[argv.index("--node_rank") + 1], "2")
+        self.assertEqual(argv[argv.index("--master_port") + 1], "29511")
+        self.assertEqual(argv[-4:-1], ["-m", "gpucts_preflight", "--"])
+        for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "NODE_RANK", "MASTER_PORT"):
+            self.assertNotIn(k, env)
+        self.assertIn("NCCL_HOSTID", env)
+
+    def test_lightning_adds_the_callback_only_the_second_time(self):
+        stack, pre = self.sc.base_env(3, 1, 1), self.sc.base_env(3, 1, 1)
+        self.assertEqual(self.sc.launch("lightning", "stack", "py", 3, 1, stack)[1], self.sc.LIGHTNING_SCRIPT)
+        self.sc.launch("lightning", "preflight", "py", 3, 1, pre)
+        self.assertNotIn("GPUCTS_SEED_PREFLIGHT", stack)
+        self.assertEqual((pre["GPUCTS_SEED_PREFLIGHT"], pre["NODE_RANK"], pre["LOCAL_RANK"]), ("1", "1", "0"))
+
+
 if __name__ == "__main__":
     unittest.main()
