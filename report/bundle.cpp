@@ -455,12 +455,12 @@ std::vector<std::string> split_ids(const std::string& s) {
 }
 
 std::string defect_of_finding(const nlohmann::json& f) {
-  const std::string id = f.value("id", "");
-  if (id != "nccl-known-defect" && id != "torch-known-defect") return "";
+  const std::string kind = f.value("id", "");
+  if (kind != "nccl-known-defect" && kind != "torch-known-defect") return "";
   // The finding's own field; a check.json of an older gpucts has the id in its source only.
   if (f.contains("defect") && f["defect"].is_string()) return f["defect"].get<std::string>();
   const std::string src = f.value("source", ""),
-                    prefix = id == "nccl-known-defect" ? "nccl_defects.csv:" : "torch_defects.csv:";
+                    prefix = kind == "nccl-known-defect" ? "nccl_defects.csv:" : "torch_defects.csv:";
   if (src.rfind(prefix, 0) != 0) return "";
   std::string id = src.substr(prefix.size());
   if (auto sp = id.find_first_of(" ("); sp != std::string::npos) id.resize(sp);
