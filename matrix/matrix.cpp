@@ -414,9 +414,9 @@ void load_cudnn(Matrix& m, const std::map<std::string, std::string>& files) {
 void load_defects(std::vector<NcclDefect>& out, const std::map<std::string, std::string>& files,
                   const std::string& file, const std::string& product) {
   const bool torch = product == "torch";
-  std::set<std::string> cols = {"id",     "title",       "link", "first",     "fixed",  "severity", "nranks",
-                                "collectives", "ops", "placement", "dtypes", "other",    "symptom",
-                                "workaround"};
+  std::set<std::string> cols = {"id",       "title",  "link",        "first",     "fixed",
+                                "severity", "nranks", "collectives", "ops",       "placement",
+                                "dtypes",   "other",  "symptom",     "workaround"};
   if (torch) cols.insert({"backend", "layout"});
   auto t = table(files, file, cols);
   static const std::set<std::string> severities = {"corruption", "hang", "crash", "error", "perf"};

@@ -160,7 +160,7 @@ struct DefectCondition {
 // row per condition, the later rows repeating the id and its description.
 struct NcclDefect {
   RowMeta meta;
-  std::string id;  // "nccl-1950", "torch-190745"
+  std::string id;                // "nccl-1950", "torch-190745"
   std::string product = "NCCL";  // NCCL | torch: whose releases first and fixed are
   std::string backend;           // torch rows: nccl | gloo (ProcessGroupNCCL, ProcessGroupGloo)
   std::string title, link;

@@ -41,7 +41,8 @@ std::vector<const NcclDefect*> defects_of_release(const Matrix& m, const Version
   return out;
 }
 
-std::vector<const NcclDefect*> matching_torch_defects(const Matrix& m, const Version& torch, const DefectCase& c) {
+std::vector<const NcclDefect*> matching_torch_defects(const Matrix& m, const Version& torch,
+                                                      const DefectCase& c) {
   std::vector<const NcclDefect*> out;
   for (const auto& d : m.torch_defects)
     if (d.backend == c.backend && d.affects(torch) && any_condition_holds(d, c)) out.push_back(&d);

@@ -1,6 +1,7 @@
 // Known upstream NCCL defects (nccl_defects.csv) and torch defects (torch_defects.csv, by torch
-// release and process group): which releases have them and which collective cases they hit. A failing case that matches a row names the defect; `gpucts check` warns or
-// fails on a loaded NCCL inside a row's range; `qualify --accept-known ID` can waive exactly them.
+// release and process group): which releases have them and which collective cases they hit. A
+// failing case that matches a row names the defect; `gpucts check` warns or fails on a loaded NCCL
+// or a torch inside a row's range; `qualify --accept-known ID` can waive exactly them.
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -29,7 +30,8 @@ std::vector<const NcclDefect*> matching_defects(const Matrix& m, const Version& 
 std::vector<const NcclDefect*> defects_of_release(const Matrix& m, const Version& nccl);
 // torch's: the rows of torch_defects.csv whose range holds torch `torch`, whose backend is the
 // case's and whose condition holds (collectives by c10d's names: allreduce, reduce_scatter, ...).
-std::vector<const NcclDefect*> matching_torch_defects(const Matrix& m, const Version& torch, const DefectCase& c);
+std::vector<const NcclDefect*> matching_torch_defects(const Matrix& m, const Version& torch,
+                                                      const DefectCase& c);
 std::vector<const NcclDefect*> torch_defects_of_release(const Matrix& m, const Version& torch);
 // Either table's row by id ("nccl-1950", "torch-190745"); nullptr where neither has it.
 const NcclDefect* find_defect(const Matrix& m, const std::string& id);

@@ -273,12 +273,12 @@ bool rule_torch_known_defect(Ctx& c) {
     for (const NcclDefect* d : torch_defects_of_release(c.m, t.ver)) {
       if (d->backend == "nccl" && !t.has_nccl) continue;  // a torch without CUDA has no ProcessGroupNCCL
       const std::string group = d->backend == "nccl" ? "ProcessGroupNCCL" : "ProcessGroupGloo";
-      const std::string when =
-          "torch " + d->first.release_str(3) +
-          (d->fixed ? " up to, not including, " + d->fixed->release_str(3) : " and later (no fixed release known)");
-      const std::string msg = t.what + " has " + d->id + " (" + d->severity + ", " + group + "): " + d->title +
-                              ", " + d->link + "; affects " + when + "; only where " + defect_condition_text(*d) +
-                              "; symptom: " + d->symptom;
+      const std::string when = "torch " + d->first.release_str(3) +
+                               (d->fixed ? " up to, not including, " + d->fixed->release_str(3)
+                                         : " and later (no fixed release known)");
+      const std::string msg = t.what + " has " + d->id + " (" + d->severity + ", " + group +
+                              "): " + d->title + ", " + d->link + "; affects " + when + "; only where " +
+                              defect_condition_text(*d) + "; symptom: " + d->symptom;
       if (std::any_of(c.out.begin(), c.out.end(),
                       [&](const Finding& f) { return f.subject == t.subject && f.message == msg; }))
         continue;

@@ -504,8 +504,9 @@ void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::
     c.properties["gpucts.waived"] = joined;
     c.properties["gpucts.waived_status"] = junit::status_name(c.status);
     c.status = junit::Status::skipped;
-    c.message = junit::one_line("waived (known " + defect_owner(ids) + " defect " + joined + ", --accept-known): " +
-                                junit::cause(c.detail.empty() ? c.message : c.detail));
+    c.message =
+        junit::one_line("waived (known " + defect_owner(ids) + " defect " + joined +
+                        ", --accept-known): " + junit::cause(c.detail.empty() ? c.message : c.detail));
   }
 }
 

@@ -28,7 +28,8 @@ bool is_torch_defect(const std::string& id) { return id.rfind("torch-", 0) == 0;
 // "Known NCCL defects", "Known torch defects" or "Known NCCL and torch defects", by the ids shown.
 std::string defects_heading(const std::vector<std::string>& ids) {
   const bool torch = std::any_of(ids.begin(), ids.end(), is_torch_defect);
-  const bool nccl = std::any_of(ids.begin(), ids.end(), [](const std::string& i) { return !is_torch_defect(i); });
+  const bool nccl =
+      std::any_of(ids.begin(), ids.end(), [](const std::string& i) { return !is_torch_defect(i); });
   return std::string("Known ") + (nccl && torch ? "NCCL and torch" : torch ? "torch" : "NCCL") + " defects";
 }
 
@@ -268,7 +269,10 @@ void known_defects_section(doc::Doc& d, const bundle::Bundle& b) {
     const NcclDefect* x = find_defect(builtin_matrix(), g.id);
     const auto sev = check_severity.find(g.id);
     t.rows.push_back({g.id + ": " + g.title + " (" + g.link + ")", x ? defect_condition_text(*x) : "",
-                      sev == check_severity.end() ? (is_torch_defect(g.id) ? "not for this torch" : "not for this NCCL") : sev->second, run, g.fix, ex});
+                      sev == check_severity.end()
+                          ? (is_torch_defect(g.id) ? "not for this torch" : "not for this NCCL")
+                          : sev->second,
+                      run, g.fix, ex});
     t.row_class.push_back(g.failed ? "fail" : g.waived ? "skip" : "");
   }
   d.table(std::move(t));

@@ -637,7 +637,8 @@ TEST(RulesBase, GpuMachineWithTorchNcclHasNoFinding) {
   // TorchKnownDefects and the *defect_* cases cover them); every other rule finds nothing.
   CheckResult r = check_fingerprints(builtin_matrix(), {make(json::object())});
   for (const auto& f : r.findings)
-    if (f.id != "nccl-known-defect" && f.id != "torch-known-defect") ADD_FAILURE() << f.id << ": " << f.message;
+    if (f.id != "nccl-known-defect" && f.id != "torch-known-defect")
+      ADD_FAILURE() << f.id << ": " << f.message;
   EXPECT_TRUE(std::any_of(r.findings.begin(), r.findings.end(), [](const Finding& f) {
     return f.id == "nccl-known-defect" && f.message.find("nccl-1950") != std::string::npos;
   }));
@@ -957,7 +958,8 @@ TEST(TorchKnownDefects, EveryTorchOfTheJobWarnsUnlessStrict) {
   for (const Finding* f : of(strict_r, "torch")) EXPECT_EQ(f->severity, "error") << f->message;
 
   const CheckResult cpu_r = check_fingerprints(
-      builtin_matrix(), {make(json::parse(R"({"torch": {"version": "2.11.0+cpu", "cuda": null, "nccl": null}})"))});
+      builtin_matrix(),
+      {make(json::parse(R"({"torch": {"version": "2.11.0+cpu", "cuda": null, "nccl": null}})"))});
   const auto cpu = of(cpu_r, "torch");
   EXPECT_FALSE(named(cpu, "torch-190745")) << "a CPU torch has no ProcessGroupNCCL";
   EXPECT_TRUE(named(cpu, "torch-192920"));
@@ -965,19 +967,22 @@ TEST(TorchKnownDefects, EveryTorchOfTheJobWarnsUnlessStrict) {
   CheckOptions with_libtorch;
   with_libtorch.libtorch = Version::parse("1.13.0");
   std::vector<Fingerprint> eight;
-  for (int rank = 0; rank < 8; ++rank) eight.push_back(make(json::parse(R"({"torch": null})"), "node-a", rank));
+  for (int rank = 0; rank < 8; ++rank)
+    eight.push_back(make(json::parse(R"({"torch": null})"), "node-a", rank));
   const CheckResult job = check_fingerprints(builtin_matrix(), eight, with_libtorch);
   const auto lt = of(job, "libtorch (C++ suites)");
   EXPECT_TRUE(named(lt, "torch-192920-alltoall"));
   EXPECT_FALSE(named(lt, "torch-190745")) << "this libtorch has no ProcessGroupNCCL";
-  EXPECT_EQ(std::count_if(lt.begin(), lt.end(), [](const Finding* f) { return f->defect == "torch-192920"; }), 1)
+  EXPECT_EQ(std::count_if(lt.begin(), lt.end(), [](const Finding* f) { return f->defect == "torch-192920"; }),
+            1)
       << "the libtorch is the job's, named once";
   with_libtorch.libtorch_has_nccl = true;
   const CheckResult job_nccl = check_fingerprints(builtin_matrix(), eight, with_libtorch);
   EXPECT_TRUE(named(of(job_nccl, "libtorch"), "torch-190745"));
   const CheckResult no_torch = check_fingerprints(builtin_matrix(), eight);
   EXPECT_TRUE(of(no_torch, "torch").empty()) << "no torch, no finding";
-  EXPECT_EQ(std::count(no_torch.not_evaluated.begin(), no_torch.not_evaluated.end(), "torch-known-defect"), 1);
+  EXPECT_EQ(std::count(no_torch.not_evaluated.begin(), no_torch.not_evaluated.end(), "torch-known-defect"),
+            1);
 }
 
 TEST(TorchKnownDefects, EveryRowIsSourcedAndSaysHowToFixIt) {
@@ -1044,23 +1049,25 @@ TEST(KnownDefects, OneRankAvgMatchesOnlyTheCasesItHits) {
       out += (out.empty() ? "" : ",") + d->id;
     return out;
   };
-  const DefectCase f32_avg{"AllReduce", "f32", "avg", 262145, false, 1};
+  const DefectCase f32_avg{"AllReduce", "f32", "avg", 262145, false, 1, false, ""};
   EXPECT_EQ(ids("2.28.9", f32_avg), "nccl-1950");
   EXPECT_EQ(ids("2.19.1", f32_avg), "nccl-1950");
   EXPECT_EQ(ids("2.29.7", f32_avg), "") << "fixed in 2.29.7";
   EXPECT_EQ(ids("2.18.6", f32_avg), "") << "2.18 split the work correctly";
-  EXPECT_EQ(ids("2.28.9", {"AllReduce", "i32", "avg", 262145, false, 1}), "") << "integer avg is a copy";
-  EXPECT_EQ(ids("2.28.9", {"ReduceScatter", "i32", "premulsum", 262145, false, 1}), "nccl-1950");
-  EXPECT_EQ(ids("2.28.9", {"Reduce", "bf16", "avg", 8193, true, 1}), "") << "in place avg is not hit";
-  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "premulsum", 262145, true, 1}), "nccl-1950")
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "i32", "avg", 262145, false, 1, false, ""}), "")
+      << "integer avg is a copy";
+  EXPECT_EQ(ids("2.28.9", {"ReduceScatter", "i32", "premulsum", 262145, false, 1, false, ""}), "nccl-1950");
+  EXPECT_EQ(ids("2.28.9", {"Reduce", "bf16", "avg", 8193, true, 1, false, ""}), "")
+      << "in place avg is not hit";
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "premulsum", 262145, true, 1, false, ""}), "nccl-1950")
       << "in place PreMulSum leaves the tail unscaled";
-  EXPECT_EQ(ids("2.29.3", {"AllReduce", "f32", "premulsum", 262145, true, 1}), "nccl-1950");
-  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f8e4m3", "avg", 262145, false, 1}), "")
+  EXPECT_EQ(ids("2.29.3", {"AllReduce", "f32", "premulsum", 262145, true, 1, false, ""}), "nccl-1950");
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f8e4m3", "avg", 262145, false, 1, false, ""}), "")
       << "one-rank fp8 avg is refused (ncclInvalidArgument), not corrupted";
-  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f8e5m2", "premulsum", 262145, true, 1}), "");
-  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "avg", 262145, false, 2}), "") << "one rank only";
-  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "sum", 262145, false, 1}), "");
-  EXPECT_EQ(ids("2.28.9", {"Broadcast", "f32", "", 262145, false, 1}), "");
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f8e5m2", "premulsum", 262145, true, 1, false, ""}), "");
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "avg", 262145, false, 2, false, ""}), "") << "one rank only";
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "sum", 262145, false, 1, false, ""}), "");
+  EXPECT_EQ(ids("2.28.9", {"Broadcast", "f32", "", 262145, false, 1, false, ""}), "");
 }
 
 // Matched by the NCCL version alone a defect warns, naming what a case needs to meet it and the

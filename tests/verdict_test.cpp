@@ -55,7 +55,8 @@ struct Fixture {
 
 const std::string kDefectSource = "nccl_defects.csv:nccl-1950 (NVIDIA/nccl#1950)";
 // A check.json finding without its "defect" field: the id is read from the source.
-const std::string kTorchDefectSource = "torch_defects.csv:torch-190745 (https://github.com/pytorch/pytorch/issues/190745)";
+const std::string kTorchDefectSource =
+    "torch_defects.csv:torch-190745 (https://github.com/pytorch/pytorch/issues/190745)";
 
 struct Row {
   const char* what;
