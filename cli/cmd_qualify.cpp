@@ -164,8 +164,8 @@ std::string probe_ranks(int ranks, const std::string& extra, const std::string& 
   return "";
 }
 
-// --accept-known ID[,ID]: each must name a row of nccl_defects.csv (a typo must not read as a
-// waiver that covers nothing).
+// --accept-known ID[,ID]: each must name a row of nccl_defects.csv or torch_defects.csv (a typo
+// must not read as a waiver that covers nothing).
 std::vector<std::string> accepted_defects(const std::vector<std::string>& values) {
   std::vector<std::string> out;
   for (const auto& v : values) {
@@ -174,9 +174,11 @@ std::vector<std::string> accepted_defects(const std::vector<std::string>& values
       if (id.empty()) continue;
       if (!find_defect(builtin_matrix(), id)) {
         std::string known;
-        for (const auto& d : builtin_matrix().nccl_defects) known += (known.empty() ? "" : ", ") + d.id;
-        throw UsageError("--accept-known '" + id + "': no such defect in nccl_defects.csv (known: " + known +
-                         ")");
+        for (const auto* table : {&builtin_matrix().nccl_defects, &builtin_matrix().torch_defects})
+          for (const auto& d : *table)
+            if (known.find(d.id) == std::string::npos) known += (known.empty() ? "" : ", ") + d.id;
+        throw UsageError("--accept-known '" + id +
+                         "': no such defect in nccl_defects.csv or torch_defects.csv (known: " + known + ")");
       }
       if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
     }
@@ -505,6 +507,11 @@ int finish(const Args& a, Run& r) {
   std::string check_text;
   CheckOptions check_opts;
   check_opts.strict_defects = a.flag("strict-defects");
+  // The libtorch the C++ suites were built against ("libtorch 2.11.0"), checked for torch's defects too.
+  if (auto lt = m.built_against.find("libtorch"); lt != m.built_against.end()) {
+    check_opts.libtorch = Version::try_parse(lt->second.substr(lt->second.rfind(' ') + 1));
+    check_opts.libtorch_has_nccl = m.built_against.count("libnccl") > 0;
+  }
   const nlohmann::json check = qualify::check_json(r.fps, &check_text, check_opts);
   bundle::write_text((r.dir / "check.json").string(), check.dump(2) + "\n");
   bundle::write_text((r.dir / "check.txt").string(), check_text);

@@ -409,13 +409,18 @@ void load_cudnn(Matrix& m, const std::map<std::string, std::string>& files) {
   }
 }
 
-// Known NCCL defects; list cells are ';'-separated, "*" = any. A repeated id adds a condition.
-void load_nccl_defects(Matrix& m, const std::map<std::string, std::string>& files) {
-  auto t = table(files, "nccl_defects.csv",
-                 {"id", "title", "link", "first", "fixed", "severity", "nranks", "collectives", "ops",
-                  "placement", "dtypes", "other", "symptom", "workaround"});
+// Known defects (nccl_defects.csv, torch_defects.csv); list cells are ';'-separated, "*" = any. A
+// repeated id adds a condition. torch's rows name their process group (backend) and a layout.
+void load_defects(std::vector<NcclDefect>& out, const std::map<std::string, std::string>& files,
+                  const std::string& file, const std::string& product) {
+  const bool torch = product == "torch";
+  std::set<std::string> cols = {"id",       "title",  "link",        "first",     "fixed",
+                                "severity", "nranks", "collectives", "ops",       "placement",
+                                "dtypes",   "other",  "symptom",     "workaround"};
+  if (torch) cols.insert({"backend", "layout"});
+  auto t = table(files, file, cols);
   static const std::set<std::string> severities = {"corruption", "hang", "crash", "error", "perf"};
-  static const std::regex id_form("^nccl-[a-z0-9.-]+$");
+  const std::regex id_form(torch ? "^torch-[a-z0-9.-]+$" : "^nccl-[a-z0-9.-]+$");
   static const std::regex nranks_form("^(\\*|[0-9]{1,6}|>=[0-9]{1,6}|[0-9]{1,6}-[0-9]{1,6})$");
   auto list = [](const std::string& cell) {
     std::vector<std::string> out;
@@ -426,9 +431,10 @@ void load_nccl_defects(Matrix& m, const std::map<std::string, std::string>& file
   for (const auto& r : t.rows) {
     RowReader rd(t, r);
     NcclDefect row;
+    row.product = product;
     row.id = rd.required("id");
     if (!std::regex_match(row.id, id_form))
-      rd.fail("id '" + row.id + "' is not nccl-<issue or slug> in lower case");
+      rd.fail("id '" + row.id + "' is not " + (torch ? "torch" : "nccl") + "-<issue or slug> in lower case");
     row.meta = rd.meta(row.id);
     row.title = rd.required("title");
     row.link = rd.required("link");
@@ -439,6 +445,11 @@ void load_nccl_defects(Matrix& m, const std::map<std::string, std::string>& file
     row.severity = rd.required("severity");
     if (!severities.count(row.severity))
       rd.fail("severity '" + row.severity + "' is not corruption|hang|crash|error|perf");
+    if (torch) {
+      row.backend = rd.required("backend");
+      if (row.backend != "nccl" && row.backend != "gloo")
+        rd.fail("backend '" + row.backend + "' is not nccl or gloo");
+    }
     row.symptom = rd.required("symptom");
     row.workaround = rd.text("workaround");
 
@@ -465,32 +476,39 @@ void load_nccl_defects(Matrix& m, const std::map<std::string, std::string>& file
     if (cond.placement == "*") cond.placement.clear();
     if (!cond.placement.empty() && cond.placement != "in_place" && cond.placement != "out_of_place")
       rd.fail("placement '" + cond.placement + "' is not in_place, out_of_place or *");
+    if (torch) {
+      cond.layout = rd.required("layout");
+      if (cond.layout == "*") cond.layout.clear();
+      if (!cond.layout.empty() && cond.layout != "contiguous" && cond.layout != "strided")
+        rd.fail("layout '" + cond.layout + "' is not contiguous, strided or *");
+    }
     cond.other = rd.text("other");
 
-    auto same = std::find_if(m.nccl_defects.begin(), m.nccl_defects.end(),
-                             [&](const NcclDefect& d) { return d.id == row.id; });
-    if (same == m.nccl_defects.end()) {
+    auto same = std::find_if(out.begin(), out.end(), [&](const NcclDefect& d) { return d.id == row.id; });
+    if (same == out.end()) {
       row.conditions.push_back(std::move(cond));
-      m.nccl_defects.push_back(std::move(row));
+      out.push_back(std::move(row));
       continue;
     }
     // Another condition of a defect already listed: it must describe the same defect.
     if (same->title != row.title || same->link != row.link || same->first != row.first ||
-        same->fixed != row.fixed || same->severity != row.severity)
+        same->fixed != row.fixed || same->severity != row.severity || same->backend != row.backend)
       rd.fail("id '" + row.id + "' repeats line " + std::to_string(same->meta.line) +
-              " with another title, link, first, fixed or severity");
+              (torch ? " with another title, link, first, fixed, severity or backend"
+                     : " with another title, link, first, fixed or severity"));
     same->conditions.push_back(std::move(cond));
   }
 }
 
 }  // namespace
 
-bool NcclDefect::affects(const Version& nccl) const {
-  return first.compare_release(nccl) <= 0 && (!fixed || nccl.compare_release(*fixed) < 0);
+bool NcclDefect::affects(const Version& release) const {
+  return first.compare_release(release) <= 0 && (!fixed || release.compare_release(*fixed) < 0);
 }
 
 std::string NcclDefect::fix_hint() const {
-  std::string out = fixed ? "upgrade NCCL to >= " + fixed->str() : "no fixed NCCL release yet";
+  std::string out =
+      fixed ? "upgrade " + product + " to >= " + fixed->str() : "no fixed " + product + " release yet";
   if (!workaround.empty()) out += " (or " + workaround + ")";
   return out;
 }
@@ -528,7 +546,7 @@ const std::vector<std::string>& matrix_files() {
   static const std::vector<std::string> files = {
       "torch.csv",        "cuda.csv",     "nccl_releases.csv", "nccl_features.csv", "nccl_ops.csv",
       "lightning.csv",    "nccl_env.csv", "nccl_algos.csv",    "gpu_families.csv",  "driver_branches.csv",
-      "nccl_defects.csv", "cudnn.csv",    "torch_aarch64.csv"};
+      "nccl_defects.csv", "cudnn.csv",    "torch_aarch64.csv", "torch_defects.csv"};
   return files;
 }
 
@@ -553,7 +571,8 @@ Matrix parse_matrix(const std::map<std::string, std::string>& files, const std::
   load_lightning(m, files);
   load_nccl_algos(m, files);
   load_driver_tables(m, files);
-  load_nccl_defects(m, files);
+  load_defects(m.nccl_defects, files, "nccl_defects.csv", "NCCL");
+  load_defects(m.torch_defects, files, "torch_defects.csv", "torch");
   load_cudnn(m, files);
   return m;
 }

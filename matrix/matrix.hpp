@@ -150,15 +150,19 @@ struct DefectCondition {
   int nranks_min = 1, nranks_max = 0;  // inclusive; max 0 = no upper bound
   std::vector<std::string> collectives, ops, dtypes;
   std::string placement;  // in_place | out_of_place | "" (either)
+  std::string layout;     // torch rows: contiguous | strided | "" (either)
   std::string other;
 };
 
-// A known upstream NCCL defect (nccl_defects.csv): releases [first, fixed) and the cases it hits.
+// A known upstream defect: NCCL's (nccl_defects.csv, releases of NCCL) or torch's (torch_defects.csv,
+// releases of torch, in one process group: `backend`): releases [first, fixed) and the cases it hits.
 // A defect whose cases differ by op (ncclAvg only on floating types, PreMulSum on all) takes one
 // row per condition, the later rows repeating the id and its description.
 struct NcclDefect {
   RowMeta meta;
-  std::string id;  // "nccl-1950"
+  std::string id;                // "nccl-1950", "torch-190745"
+  std::string product = "NCCL";  // NCCL | torch: whose releases first and fixed are
+  std::string backend;           // torch rows: nccl | gloo (ProcessGroupNCCL, ProcessGroupGloo)
   std::string title, link;
   Version first;                 // first affected release
   std::optional<Version> fixed;  // first release with the fix; unset = not fixed yet
@@ -167,8 +171,8 @@ struct NcclDefect {
   std::string symptom, workaround;
   // corruption and hang make a release unfit (error); the rest warn.
   bool is_error() const { return severity == "corruption" || severity == "hang"; }
-  bool affects(const Version& nccl) const;
-  // "upgrade NCCL to >= 2.29.7" (plus the workaround where the row gives one).
+  bool affects(const Version& release) const;
+  // "upgrade NCCL to >= 2.29.7", "upgrade torch to >= 2.12.0" (plus the workaround where given).
   std::string fix_hint() const;
 };
 
@@ -185,6 +189,7 @@ struct Matrix {
   std::vector<GpuFamily> gpu_families;
   std::vector<DriverBranch> driver_branches;
   std::vector<NcclDefect> nccl_defects;
+  std::vector<NcclDefect> torch_defects;  // torch_defects.csv
   std::vector<CudnnRow> cudnn;
   std::string origin;  // "built-in" or the directory
 

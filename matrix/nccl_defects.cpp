@@ -16,6 +16,7 @@ bool condition_holds(const DefectCondition& d, const DefectCase& c) {
   if (!listed(d.collectives, c.collective) || !listed(d.dtypes, c.dtype)) return false;
   if (!d.ops.empty() && (c.op.empty() || !listed(d.ops, c.op))) return false;
   if (!d.placement.empty() && d.placement != (c.in_place ? "in_place" : "out_of_place")) return false;
+  if (!d.layout.empty() && d.layout != (c.strided ? "strided" : "contiguous")) return false;
   return true;
 }
 
@@ -40,6 +41,21 @@ std::vector<const NcclDefect*> defects_of_release(const Matrix& m, const Version
   return out;
 }
 
+std::vector<const NcclDefect*> matching_torch_defects(const Matrix& m, const Version& torch,
+                                                      const DefectCase& c) {
+  std::vector<const NcclDefect*> out;
+  for (const auto& d : m.torch_defects)
+    if (d.backend == c.backend && d.affects(torch) && any_condition_holds(d, c)) out.push_back(&d);
+  return out;
+}
+
+std::vector<const NcclDefect*> torch_defects_of_release(const Matrix& m, const Version& torch) {
+  std::vector<const NcclDefect*> out;
+  for (const auto& d : m.torch_defects)
+    if (d.affects(torch)) out.push_back(&d);
+  return out;
+}
+
 namespace {
 
 std::string joined(const std::vector<std::string>& v) {
@@ -60,6 +76,7 @@ std::string condition_text(const DefectCondition& d) {
   if (!d.ops.empty()) parts.push_back("op " + joined(d.ops));
   if (!d.placement.empty())
     parts.push_back(d.placement == "in_place" ? "in-place buffers" : "out-of-place buffers");
+  if (!d.layout.empty()) parts.push_back(d.layout == "strided" ? "strided tensors" : "contiguous tensors");
   if (!d.dtypes.empty()) parts.push_back("dtype " + joined(d.dtypes));
   if (!d.other.empty()) parts.push_back(d.other);
   std::string s;
@@ -79,8 +96,9 @@ std::string defect_condition_text(const NcclDefect& d) {
 }
 
 const NcclDefect* find_defect(const Matrix& m, const std::string& id) {
-  for (const auto& d : m.nccl_defects)
-    if (d.id == id) return &d;
+  for (const auto* table : {&m.nccl_defects, &m.torch_defects})
+    for (const auto& d : *table)
+      if (d.id == id) return &d;
   return nullptr;
 }
 

@@ -253,6 +253,42 @@ bool rule_nccl_known_defect(Ctx& c) {
   return true;
 }
 
+// Known torch defects (torch_defects.csv) of every torch the job runs: the Python torch of the
+// fingerprint, and the libtorch the C++ suites were built against where the caller knows it.
+bool rule_torch_known_defect(Ctx& c) {
+  struct Torch {
+    std::string what, subject;
+    Version ver;
+    bool has_nccl;
+  };
+  std::vector<Torch> runs;
+  if (c.fp.torch && c.fp.torch->version)
+    runs.push_back({"torch " + v(*c.fp.torch->version) + " (Python)", c.who + " torch", *c.fp.torch->version,
+                    c.fp.torch->cuda.has_value()});
+  if (c.opts.libtorch)  // one per job, not one per fingerprint
+    runs.push_back({"libtorch " + v(*c.opts.libtorch) + " (the C++ suites)", "libtorch (C++ suites)",
+                    *c.opts.libtorch, c.opts.libtorch_has_nccl});
+  if (runs.empty()) return false;
+  for (const auto& t : runs)
+    for (const NcclDefect* d : torch_defects_of_release(c.m, t.ver)) {
+      if (d->backend == "nccl" && !t.has_nccl) continue;  // a torch without CUDA has no ProcessGroupNCCL
+      const std::string group = d->backend == "nccl" ? "ProcessGroupNCCL" : "ProcessGroupGloo";
+      const std::string when = "torch " + d->first.release_str(3) +
+                               (d->fixed ? " up to, not including, " + d->fixed->release_str(3)
+                                         : " and later (no fixed release known)");
+      const std::string msg = t.what + " has " + d->id + " (" + d->severity + ", " + group +
+                              "): " + d->title + ", " + d->link + "; affects " + when + "; only where " +
+                              defect_condition_text(*d) + "; symptom: " + d->symptom;
+      if (std::any_of(c.out.begin(), c.out.end(),
+                      [&](const Finding& f) { return f.subject == t.subject && f.message == msg; }))
+        continue;
+      c.add("torch-known-defect", c.opts.strict_defects ? "error" : "warning", t.subject, msg,
+            d->meta.evidence(), d->fix_hint());
+      c.out.back().defect = d->id;
+    }
+  return true;
+}
+
 const TorchRow* torch_row(const Ctx& c) {
   if (!c.fp.torch || !c.fp.torch->version) return nullptr;
   return c.m.find_torch(*c.fp.torch->version, c.fp.torch->cuda, platform_of(c.fp));
@@ -789,6 +825,7 @@ const std::vector<Rule>& rules() {
       {{"torch-nccl-differs-from-loaded"}, rule_torch_nccl_loaded},
       {{"nccl-below-matrix"}, rule_nccl_below_matrix},
       {{"nccl-known-defect"}, rule_nccl_known_defect},
+      {{"torch-known-defect"}, rule_torch_known_defect},
       {{"torch-release-unknown"}, rule_torch_known},
       {{"gpu-arch-not-in-torch-build"}, rule_gpu_arch_torch},
       {{"gpu-arch-unsupported-by-cuda"}, rule_gpu_arch_cuda},

@@ -2,6 +2,7 @@
 // check` prints and README lists). Each fingerprint is checked alone, then all of them against
 // each other. A rule whose inputs are absent is reported in not_evaluated, never as passed.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,7 @@ struct Finding {
   std::string message;
   std::string source;    // "torch.csv:2.11/cu130" or "rule:<name>"
   std::string fix;       // what to do (wheel, driver branch, variable to change)
-  std::string defect{};  // nccl_defects.csv id of an nccl-known-defect finding (JSON "defect"), else ""
+  std::string defect{};  // the defect id of an nccl-/torch-known-defect finding (JSON "defect"), else ""
 };
 
 struct CheckResult {
@@ -36,8 +37,13 @@ const std::vector<std::string>& finding_ids();
 // How the check judges. A known NCCL defect matched by the library's version alone (no case of
 // this run reproduced it) is a warning that names its condition and fix: most runs never meet the
 // condition. `strict_defects` makes every such finding an error (a gate that refuses the release).
+// `libtorch`: the libtorch the C++ suites were built against (a build fact no fingerprint records),
+// checked for known torch defects beside the fingerprint's Python torch; `libtorch_has_nccl` where it
+// has ProcessGroupNCCL.
 struct CheckOptions {
   bool strict_defects = false;
+  std::optional<Version> libtorch{};
+  bool libtorch_has_nccl = false;
 };
 
 CheckResult check_fingerprints(const Matrix& m, const std::vector<Fingerprint>& fps,

@@ -455,10 +455,12 @@ std::vector<std::string> split_ids(const std::string& s) {
 }
 
 std::string defect_of_finding(const nlohmann::json& f) {
-  if (f.value("id", "") != "nccl-known-defect") return "";
+  const std::string kind = f.value("id", "");
+  if (kind != "nccl-known-defect" && kind != "torch-known-defect") return "";
   // The finding's own field; a check.json of an older gpucts has the id in its source only.
   if (f.contains("defect") && f["defect"].is_string()) return f["defect"].get<std::string>();
-  const std::string src = f.value("source", ""), prefix = "nccl_defects.csv:";
+  const std::string src = f.value("source", ""),
+                    prefix = kind == "nccl-known-defect" ? "nccl_defects.csv:" : "torch_defects.csv:";
   if (src.rfind(prefix, 0) != 0) return "";
   std::string id = src.substr(prefix.size());
   if (auto sp = id.find_first_of(" ("); sp != std::string::npos) id.resize(sp);
@@ -474,6 +476,13 @@ Waiver& waiver_for(std::vector<Waiver>& waivers, const std::string& id) {
 }
 
 namespace {
+
+// Whose defects these are, by their ids' prefix: "NCCL", "torch", or "NCCL and torch".
+std::string defect_owner(const std::vector<std::string>& ids) {
+  bool nccl = false, torch = false;
+  for (const auto& id : ids) (id.rfind("torch-", 0) == 0 ? torch : nccl) = true;
+  return nccl && torch ? "NCCL and torch" : torch ? "torch" : "NCCL";
+}
 
 bool accepted_id(const std::vector<std::string>& accepted, const std::string& id) {
   return std::find(accepted.begin(), accepted.end(), id) != accepted.end();
@@ -495,8 +504,9 @@ void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::
     c.properties["gpucts.waived"] = joined;
     c.properties["gpucts.waived_status"] = junit::status_name(c.status);
     c.status = junit::Status::skipped;
-    c.message = junit::one_line("waived (known NCCL defect " + joined + ", --accept-known): " +
-                                junit::cause(c.detail.empty() ? c.message : c.detail));
+    c.message =
+        junit::one_line("waived (known " + defect_owner(ids) + " defect " + joined +
+                        ", --accept-known): " + junit::cause(c.detail.empty() ? c.message : c.detail));
   }
 }
 

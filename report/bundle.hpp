@@ -63,10 +63,10 @@ struct SuiteRun {
 // A known upstream defect accepted with `qualify --accept-known ID`: its failures are recorded
 // as waived (JUnit skipped, property gpucts.waived=ID), never dropped.
 struct Waiver {
-  std::string id;  // nccl_defects.csv id, e.g. nccl-1950
+  std::string id;  // nccl_defects.csv or torch_defects.csv id, e.g. nccl-1950, torch-190745
   std::string title, link, fix;
   int cases = 0;     // failed cases it waived
-  int findings = 0;  // check findings it waived (nccl-known-defect)
+  int findings = 0;  // check findings it waived (nccl-known-defect, torch-known-defect)
 };
 
 struct Manifest {
@@ -129,7 +129,8 @@ std::vector<std::pair<std::string, std::string>> environment(const Bundle& b);
 
 // "nccl-1950,nccl-788" -> its ids (the value of gpucts.known_defect and gpucts.waived).
 std::vector<std::string> split_ids(const std::string& s);
-// The nccl_defects.csv id an nccl-known-defect finding cites (its source), "" for other findings.
+// The defect id an nccl-known-defect (nccl_defects.csv) or torch-known-defect (torch_defects.csv)
+// finding cites, "" for other findings.
 std::string defect_of_finding(const nlohmann::json& finding);
 
 // The waiver of `id` in `waivers`, added (with no counts) where there is none yet.

@@ -23,10 +23,10 @@ std::vector<std::string> defect_warnings(const bundle::Bundle& b, bool brief) {
   std::map<std::string, std::string> seen;  // id -> subjects
   std::vector<std::string> ids;
   for (const auto& f : b.check["findings"]) {
-    if (f.value("id", "") != "nccl-known-defect" || f.value("severity", "") != "warning") continue;
+    if (f.value("severity", "") != "warning") continue;
     const std::string id = bundle::defect_of_finding(f);
     if (id.empty()) continue;
-    // "loaded NCCL 2.28.9 has nccl-1950 (...": the library and its release.
+    // "loaded NCCL 2.28.9 has nccl-1950 (...", "torch 2.11.0 (Python) has torch-190745 (...": what has it.
     std::string msg = f.value("message", std::string()), lib = msg.substr(0, msg.find(" has "));
     if (!seen.count(id)) ids.push_back(id);
     std::string& s = seen[id];

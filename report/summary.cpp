@@ -23,6 +23,16 @@ namespace {
 
 constexpr size_t kMaxRows = 300;
 
+bool is_torch_defect(const std::string& id) { return id.rfind("torch-", 0) == 0; }
+
+// "Known NCCL defects", "Known torch defects" or "Known NCCL and torch defects", by the ids shown.
+std::string defects_heading(const std::vector<std::string>& ids) {
+  const bool torch = std::any_of(ids.begin(), ids.end(), is_torch_defect);
+  const bool nccl =
+      std::any_of(ids.begin(), ids.end(), [](const std::string& i) { return !is_torch_defect(i); });
+  return std::string("Known ") + (nccl && torch ? "NCCL and torch" : torch ? "torch" : "NCCL") + " defects";
+}
+
 std::string fmt(double v, const char* f = "%.1f") {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -68,8 +78,8 @@ void check_section(doc::Doc& d, const bundle::Bundle& b, const verdict::Verdict&
       std::string sev = f.value("severity", "");
       const std::string defect = bundle::defect_of_finding(f);
       std::string msg = f.value("message", "");
-      if (!defect.empty()) {  // its text is in "Known NCCL defects" above
-        msg = defect + ": see Known NCCL defects";
+      if (!defect.empty()) {  // its text is in "Known ... defects" above
+        msg = defect + ": see " + defects_heading(bundle::split_ids(defect));
         if (sev == "error" && std::any_of(v.waivers.begin(), v.waivers.end(), [&](const bundle::Waiver& w) {
               return w.id == defect && w.findings;
             }))
@@ -245,7 +255,9 @@ void known_defects_section(doc::Doc& d, const bundle::Bundle& b) {
       }
   if (groups.empty()) return;
   auto n = [](int x) { return std::to_string(x); };
-  d.heading("Known NCCL defects");
+  std::vector<std::string> ids;
+  for (const auto& g : groups) ids.push_back(g.id);
+  d.heading(defects_heading(ids));
   doc::Table t{{"defect", "hits only", "gpucts check", "this run", "fix", "for example"}, {}, {}};
   for (const auto& g : groups) {
     std::string ex, run;
@@ -257,7 +269,10 @@ void known_defects_section(doc::Doc& d, const bundle::Bundle& b) {
     const NcclDefect* x = find_defect(builtin_matrix(), g.id);
     const auto sev = check_severity.find(g.id);
     t.rows.push_back({g.id + ": " + g.title + " (" + g.link + ")", x ? defect_condition_text(*x) : "",
-                      sev == check_severity.end() ? "not for this NCCL" : sev->second, run, g.fix, ex});
+                      sev == check_severity.end()
+                          ? (is_torch_defect(g.id) ? "not for this torch" : "not for this NCCL")
+                          : sev->second,
+                      run, g.fix, ex});
     t.row_class.push_back(g.failed ? "fail" : g.waived ? "skip" : "");
   }
   d.table(std::move(t));

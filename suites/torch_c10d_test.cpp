@@ -264,6 +264,17 @@ void PrintTo(const Case& c, std::ostream* os) { *os << case_name(c); }
 
 class Collectives : public ::testing::TestWithParam<Case> {};
 
+// A case that meets a known torch defect and runs names it when it ends: gpucts.known_defect when it
+// failed (what `qualify --accept-known ID` waives), gpucts.known_defect_not_seen when it passed.
+struct DefectMark {
+  std::string ids;
+  ~DefectMark() {
+    if (!ids.empty())
+      ::testing::Test::RecordProperty(
+          ::testing::Test::HasFailure() ? "gpucts.known_defect" : "gpucts.known_defect_not_seen", ids);
+  }
+};
+
 TEST_P(Collectives, ExactResult) {
   const Case& k = GetParam();
   CTS_REQUIRE_BACKEND(k.backend);
@@ -275,12 +286,15 @@ TEST_P(Collectives, ExactResult) {
     if (auto why = ca::reduce_unsupported_reason(k.backend, *k.op, *k.dtype, ca::world().env.world_size);
         !why.empty())
       GTEST_SKIP() << why;
-  if (auto defect = ca::known_defect(k.backend, k.coll->name, k.strided); !defect.empty())
-    GTEST_SKIP() << "known defect: " << defect;
   ca::World& w = ca::world();
+  const ca::KnownDefects defects =
+      ca::known_defects(k.backend, k.coll->name, *k.dtype, k.op, k.strided, w.env.world_size);
+  if (!defects.ids.empty() && (defects.hangs || !ca::run_known_defects()))
+    GTEST_SKIP() << "known defect " << defects.text;
   if (w.env.world_size < k.coll->min_world)
     GTEST_SKIP() << k.coll->name << " needs " << k.coll->min_world << " ranks; this run has "
                  << w.env.world_size;
+  const DefectMark mark{defects.ids};
 
   ca::Group& g = ca::cached_group(k.backend);
   Ctx c{g, *k.dtype, k.op, g.size(), g.rank(), kCount};

@@ -166,7 +166,8 @@ TEST(CheckCli, GpuMachineSituationNamesNcclDefect1950) {
   CliRun strict = gpucts("check --strict-defects --fingerprint " + kData + "h200_system_nccl.json");
   EXPECT_EQ(strict.rc, 1) << strict.out << strict.err;
   EXPECT_FALSE(error_ids(strict.out).empty()) << strict.out;
-  for (const auto& id : error_ids(strict.out)) EXPECT_EQ(id, "nccl-known-defect") << strict.out;
+  for (const auto& id : error_ids(strict.out))  // torch 2.11's own known defects too (torch_defects.csv)
+    EXPECT_TRUE(id == "nccl-known-defect" || id == "torch-known-defect") << strict.out;
   CliRun r = gpucts("check --fingerprint " + kData + "h200_system_nccl.json");
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_TRUE(error_ids(r.out).empty()) << r.out;

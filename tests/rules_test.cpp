@@ -298,6 +298,13 @@ const RuleCase kCases[] =
          R"({"nccl": {"header": "2.30.7", "runtime": "2.30.7"}, "torch": null})", "warning", "only where"},
         {"defect_none_on_2_32_3", "nccl-known-defect", false,
          R"({"nccl": {"header": "2.32.3", "runtime": "2.32.3"}, "torch": null})"},
+        // Known torch defects (torch_defects.csv): the fingerprint's Python torch.
+        {"torch_defect_bf16_premulsum_in_2_11", "torch-known-defect", true, R"({})", "warning",
+         "torch 2.11.0+cu130 (Python) has torch-190745 (corruption, ProcessGroupNCCL)"},
+        {"torch_defect_gloo_strided_in_2_11", "torch-known-defect", true, R"({})", "warning",
+         "has torch-192920 (corruption, ProcessGroupGloo)"},
+        {"torch_defect_none_before_1_13", "torch-known-defect", false,
+         R"({"torch": {"version": "1.12.1+cu116", "cuda": "11.6", "nccl": "2.10.3"}})"},
         {"driver_library_mismatch", "driver-library-mismatch", true,
          R"({"driver": {"nvml_error": "nvmlInit_v2: NVML_ERROR_LIB_RM_VERSION_MISMATCH (18): Driver/library version mismatch"}})",
          "error", "Driver/library version mismatch"},
@@ -626,11 +633,12 @@ TEST(RulesTable, ContractIdsAreProduced) {
 }
 
 TEST(RulesBase, GpuMachineWithTorchNcclHasNoFinding) {
-  // The GPU machine's NCCL 2.28.9 has known defects (KnownDefects and the defect_* cases cover
-  // them); every other rule finds nothing.
+  // The GPU machine's NCCL 2.28.9 and torch 2.11.0 have known defects (KnownDefects,
+  // TorchKnownDefects and the *defect_* cases cover them); every other rule finds nothing.
   CheckResult r = check_fingerprints(builtin_matrix(), {make(json::object())});
   for (const auto& f : r.findings)
-    if (f.id != "nccl-known-defect") ADD_FAILURE() << f.id << ": " << f.message;
+    if (f.id != "nccl-known-defect" && f.id != "torch-known-defect")
+      ADD_FAILURE() << f.id << ": " << f.message;
   EXPECT_TRUE(std::any_of(r.findings.begin(), r.findings.end(), [](const Finding& f) {
     return f.id == "nccl-known-defect" && f.message.find("nccl-1950") != std::string::npos;
   }));
@@ -710,8 +718,8 @@ TEST(CrossHost, EightIdenticalRanksAgree) {
     fps.push_back(make(json::object(), "node-" + std::to_string(rank / 4), rank));
   CheckResult r = check_fingerprints(builtin_matrix(), fps);
   for (const auto& f : r.findings)
-    if (f.id != "nccl-known-defect")
-      ADD_FAILURE() << f.id << ": " << f.message;  // NCCL 2.28.9's own (RulesBase)
+    if (f.id != "nccl-known-defect" && f.id != "torch-known-defect")
+      ADD_FAILURE() << f.id << ": " << f.message;  // NCCL 2.28.9's and torch 2.11.0's own (RulesBase)
   EXPECT_EQ(std::count(r.not_evaluated.begin(), r.not_evaluated.end(), "cross-host-mismatch"), 0);
 }
 
@@ -882,6 +890,116 @@ TEST(RulesVisibleDevices, AbsentRecordIsNotEvaluated) {
   EXPECT_EQ(std::count(r.not_evaluated.begin(), r.not_evaluated.end(), "cuda-visible-devices-odd"), 1);
 }
 
+// Which torch cases a known torch defect explains: its backend, range and condition (each row kind
+// of torch_defects.csv, one case that it must name and one that it must not).
+TEST(TorchKnownDefects, CasesMatchByBackendReleaseAndCondition) {
+  auto ids = [](const char* torch, DefectCase c) {
+    std::string out;
+    for (const NcclDefect* d : matching_torch_defects(builtin_matrix(), Version::parse(torch), c))
+      out += (out.empty() ? "" : ",") + d->id;
+    return out;
+  };
+  DefectCase premul{"allreduce", "bf16", "premulsum", 1021, true, 2, false, "nccl"};
+  EXPECT_EQ(ids("2.11.0+cu130", premul), "torch-190745");
+  DefectCase f32 = premul;
+  f32.dtype = "f32";
+  EXPECT_EQ(ids("2.11.0+cu130", f32), "") << "only bf16 takes the float factor";
+  DefectCase on_gloo = premul;
+  on_gloo.backend = "gloo";
+  EXPECT_EQ(ids("2.11.0+cu130", on_gloo), "") << "a ProcessGroupNCCL defect is no Gloo case's";
+  EXPECT_EQ(ids("1.12.1", premul), "") << "before the row's first release";
+
+  DefectCase strided{"allreduce", "f32", "sum", 64, false, 2, true, "gloo"};
+  EXPECT_EQ(ids("2.11.0", strided), "torch-192920");
+  DefectCase contiguous = strided;
+  contiguous.strided = false;
+  EXPECT_EQ(ids("2.11.0", contiguous), "") << "contiguous tensors are not hit";
+  DefectCase strided_nccl = strided;
+  strided_nccl.backend = "nccl";
+  EXPECT_EQ(ids("2.11.0", strided_nccl), "");
+
+  DefectCase alltoall{"alltoall", "i32", "", 64, false, 2, true, "gloo"};
+  EXPECT_EQ(ids("1.13.1", alltoall), "torch-192920-alltoall");
+  EXPECT_EQ(ids("2.11.0", alltoall), "") << "2.x honours strides in alltoall";
+  DefectCase sendrecv{"sendrecv", "f64", "", 64, false, 2, true, "gloo"};
+  EXPECT_EQ(ids("2.11.0", sendrecv), "torch-192920-sendrecv");
+  EXPECT_EQ(find_defect(builtin_matrix(), "torch-192920-sendrecv")->severity, "hang");
+}
+
+// Every torch the job runs: the fingerprint's Python torch, and the libtorch of the C++ suites
+// where the caller knows it (once per job). A torch without CUDA has no ProcessGroupNCCL defect.
+TEST(TorchKnownDefects, EveryTorchOfTheJobWarnsUnlessStrict) {
+  auto of = [](const CheckResult& r, const std::string& subject) {
+    std::vector<const Finding*> out;
+    for (const auto& f : r.findings)
+      if (f.id == "torch-known-defect" && f.subject.find(subject) != std::string::npos) out.push_back(&f);
+    return out;
+  };
+  auto named = [](const std::vector<const Finding*>& fs, const std::string& id) {
+    return std::any_of(fs.begin(), fs.end(), [&](const Finding* f) { return f->defect == id; });
+  };
+  const CheckResult gpu = check_fingerprints(builtin_matrix(), {make(json::object())});
+  auto py = of(gpu, "torch");
+  EXPECT_TRUE(named(py, "torch-190745"));
+  EXPECT_TRUE(named(py, "torch-192920"));
+  EXPECT_FALSE(named(py, "torch-192920-alltoall")) << "fixed before 2.11";
+  for (const Finding* f : py) {
+    EXPECT_EQ(f->severity, "warning") << f->message;
+    EXPECT_NE(f->message.find("; only where "), std::string::npos) << f->message;
+    EXPECT_NE(f->message.find("symptom: "), std::string::npos) << f->message;
+    EXPECT_NE(f->source.find("torch_defects.csv:" + f->defect), std::string::npos) << f->source;
+    EXPECT_FALSE(f->fix.empty()) << f->message;
+  }
+  EXPECT_FALSE(gpu.failed()) << "a torch defect matched by version alone warns";
+  CheckOptions strict;
+  strict.strict_defects = true;
+  const CheckResult strict_r = check_fingerprints(builtin_matrix(), {make(json::object())}, strict);
+  EXPECT_TRUE(strict_r.failed());
+  for (const Finding* f : of(strict_r, "torch")) EXPECT_EQ(f->severity, "error") << f->message;
+
+  const CheckResult cpu_r = check_fingerprints(
+      builtin_matrix(),
+      {make(json::parse(R"({"torch": {"version": "2.11.0+cpu", "cuda": null, "nccl": null}})"))});
+  const auto cpu = of(cpu_r, "torch");
+  EXPECT_FALSE(named(cpu, "torch-190745")) << "a CPU torch has no ProcessGroupNCCL";
+  EXPECT_TRUE(named(cpu, "torch-192920"));
+
+  CheckOptions with_libtorch;
+  with_libtorch.libtorch = Version::parse("1.13.0");
+  std::vector<Fingerprint> eight;
+  for (int rank = 0; rank < 8; ++rank)
+    eight.push_back(make(json::parse(R"({"torch": null})"), "node-a", rank));
+  const CheckResult job = check_fingerprints(builtin_matrix(), eight, with_libtorch);
+  const auto lt = of(job, "libtorch (C++ suites)");
+  EXPECT_TRUE(named(lt, "torch-192920-alltoall"));
+  EXPECT_FALSE(named(lt, "torch-190745")) << "this libtorch has no ProcessGroupNCCL";
+  EXPECT_EQ(std::count_if(lt.begin(), lt.end(), [](const Finding* f) { return f->defect == "torch-192920"; }),
+            1)
+      << "the libtorch is the job's, named once";
+  with_libtorch.libtorch_has_nccl = true;
+  const CheckResult job_nccl = check_fingerprints(builtin_matrix(), eight, with_libtorch);
+  EXPECT_TRUE(named(of(job_nccl, "libtorch"), "torch-190745"));
+  const CheckResult no_torch = check_fingerprints(builtin_matrix(), eight);
+  EXPECT_TRUE(of(no_torch, "torch").empty()) << "no torch, no finding";
+  EXPECT_EQ(std::count(no_torch.not_evaluated.begin(), no_torch.not_evaluated.end(), "torch-known-defect"),
+            1);
+}
+
+TEST(TorchKnownDefects, EveryRowIsSourcedAndSaysHowToFixIt) {
+  const Matrix& m = builtin_matrix();
+  ASSERT_GE(m.torch_defects.size(), 4u);
+  for (const auto& d : m.torch_defects) {
+    EXPECT_EQ(d.product, "torch") << d.id;
+    EXPECT_TRUE(d.backend == "nccl" || d.backend == "gloo") << d.id;
+    EXPECT_FALSE(d.meta.source.empty()) << d.id;
+    EXPECT_EQ(d.meta.file, "torch_defects.csv") << d.id;
+    EXPECT_FALSE(d.conditions.empty()) << d.id;
+  }
+  ASSERT_NE(find_defect(m, "torch-192920-alltoall"), nullptr);
+  EXPECT_EQ(find_defect(m, "torch-192920-alltoall")->fix_hint().rfind("upgrade torch to >= 2.0.0", 0), 0u);
+  EXPECT_EQ(find_defect(m, "torch-190745")->fix_hint().rfind("no fixed torch release yet", 0), 0u);
+}
+
 }  // namespace
 }  // namespace cts
 
@@ -931,23 +1049,25 @@ TEST(KnownDefects, OneRankAvgMatchesOnlyTheCasesItHits) {
       out += (out.empty() ? "" : ",") + d->id;
     return out;
   };
-  const DefectCase f32_avg{"AllReduce", "f32", "avg", 262145, false, 1};
+  const DefectCase f32_avg{"AllReduce", "f32", "avg", 262145, false, 1, false, ""};
   EXPECT_EQ(ids("2.28.9", f32_avg), "nccl-1950");
   EXPECT_EQ(ids("2.19.1", f32_avg), "nccl-1950");
   EXPECT_EQ(ids("2.29.7", f32_avg), "") << "fixed in 2.29.7";
   EXPECT_EQ(ids("2.18.6", f32_avg), "") << "2.18 split the work correctly";
-  EXPECT_EQ(ids("2.28.9", {"AllReduce", "i32", "avg", 262145, false, 1}), "") << "integer avg is a copy";
-  EXPECT_EQ(ids("2.28.9", {"ReduceScatter", "i32", "premulsum", 262145, false, 1}), "nccl-1950");
-  EXPECT_EQ(ids("2.28.9", {"Reduce", "bf16", "avg", 8193, true, 1}), "") << "in place avg is not hit";
-  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "premulsum", 262145, true, 1}), "nccl-1950")
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "i32", "avg", 262145, false, 1, false, ""}), "")
+      << "integer avg is a copy";
+  EXPECT_EQ(ids("2.28.9", {"ReduceScatter", "i32", "premulsum", 262145, false, 1, false, ""}), "nccl-1950");
+  EXPECT_EQ(ids("2.28.9", {"Reduce", "bf16", "avg", 8193, true, 1, false, ""}), "")
+      << "in place avg is not hit";
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "premulsum", 262145, true, 1, false, ""}), "nccl-1950")
       << "in place PreMulSum leaves the tail unscaled";
-  EXPECT_EQ(ids("2.29.3", {"AllReduce", "f32", "premulsum", 262145, true, 1}), "nccl-1950");
-  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f8e4m3", "avg", 262145, false, 1}), "")
+  EXPECT_EQ(ids("2.29.3", {"AllReduce", "f32", "premulsum", 262145, true, 1, false, ""}), "nccl-1950");
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f8e4m3", "avg", 262145, false, 1, false, ""}), "")
       << "one-rank fp8 avg is refused (ncclInvalidArgument), not corrupted";
-  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f8e5m2", "premulsum", 262145, true, 1}), "");
-  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "avg", 262145, false, 2}), "") << "one rank only";
-  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "sum", 262145, false, 1}), "");
-  EXPECT_EQ(ids("2.28.9", {"Broadcast", "f32", "", 262145, false, 1}), "");
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f8e5m2", "premulsum", 262145, true, 1, false, ""}), "");
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "avg", 262145, false, 2, false, ""}), "") << "one rank only";
+  EXPECT_EQ(ids("2.28.9", {"AllReduce", "f32", "sum", 262145, false, 1, false, ""}), "");
+  EXPECT_EQ(ids("2.28.9", {"Broadcast", "f32", "", 262145, false, 1, false, ""}), "");
 }
 
 // Matched by the NCCL version alone a defect warns, naming what a case needs to meet it and the

@@ -54,6 +54,9 @@ struct Fixture {
 };
 
 const std::string kDefectSource = "nccl_defects.csv:nccl-1950 (NVIDIA/nccl#1950)";
+// A check.json finding without its "defect" field: the id is read from the source.
+const std::string kTorchDefectSource =
+    "torch_defects.csv:torch-190745 (https://github.com/pytorch/pytorch/issues/190745)";
 
 struct Row {
   const char* what;
@@ -128,6 +131,22 @@ const std::vector<Row>& rows() {
        },
        verdict::Kind::waived, 0,
        "waived with --accept-known: nccl-1950 (1 failed case(s), 1 check finding(s))"},
+      // torch's known defects (torch_defects.csv) are waived the same way, by their own ids.
+      {"a torch defect accepted: its finding and its case waived",
+       [](Fixture& f) {
+         f.b.manifest.accepted_known = {"torch-190745"};
+         f.b.check["findings"].push_back(finding("torch-known-defect", "error", kTorchDefectSource));
+         f.b.cases.push_back(one_case("gpucts_py_torch_sim2", Status::skipped, "waived"));
+         f.b.cases.back().properties["gpucts.waived"] = "torch-190745";
+       },
+       verdict::Kind::waived, 0,
+       "waived with --accept-known: torch-190745 (1 failed case(s), 1 check finding(s))"},
+      {"a torch defect error (strict) that no one accepted",
+       [](Fixture& f) {
+         f.b.manifest.accepted_known = {"nccl-1950"};
+         f.b.check["findings"].push_back(finding("torch-known-defect", "error", kTorchDefectSource));
+       },
+       verdict::Kind::fail, 1, "check error torch-known-defect torch-190745"},
       {"a failed suite whose every failure was waived",
        [](Fixture& f) {
          f.b.manifest.accepted_known = {"nccl-1950"};
@@ -265,6 +284,19 @@ TEST(Verdict, ApplyWaiversMarksAndDecideCounts) {
   EXPECT_EQ(v.waivers[0].id, "nccl-1950");
   EXPECT_EQ(v.waivers[0].cases, 2);
   EXPECT_EQ(v.kind, verdict::Kind::fail);  // the two failures no accepted defect explains
+
+  // A torch defect's failure: waived only by its own id, and the message says whose defect it is.
+  Fixture torch;
+  torch.b.cases[0].status = Status::failed;
+  torch.b.cases[0].properties["gpucts.known_defect"] = "torch-190745";
+  bundle::apply_waivers({"nccl-1950"}, torch.b.cases);
+  EXPECT_EQ(torch.b.cases[0].status, Status::failed) << "another defect's waiver covers nothing here";
+  bundle::apply_waivers({"torch-190745"}, torch.b.cases);
+  EXPECT_EQ(torch.b.cases[0].status, Status::skipped);
+  EXPECT_EQ(torch.b.cases[0].property("gpucts.waived"), "torch-190745");
+  EXPECT_NE(torch.b.cases[0].message.find("waived (known torch defect torch-190745"), std::string::npos)
+      << torch.b.cases[0].message;
+  EXPECT_EQ(torch.b.cases[0].message.find("NCCL"), std::string::npos) << torch.b.cases[0].message;
 
   Fixture none;
   none.b.cases[0].status = Status::failed;

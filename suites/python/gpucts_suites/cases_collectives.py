@@ -88,32 +88,34 @@ def _loaded_nccl(ctx):
 def _reduction(ctx, collective, dt, op, in_place, what, call, check):
     """Runs one reducing collective and checks it, with what the data predicts: a refusal
     (nccl_ops.csv) makes an NCCL error a skip and a run a failure; a known defect whose condition
-    and range hold (nccl_defects.csv) is named on the case (gpucts.known_defect when it fails,
-    gpucts.known_defect_not_seen when it passes), as the C++ suites name it."""
+    and range hold (nccl_defects.csv for the loaded NCCL, torch_defects.csv for this torch and
+    process group) is named on the case (gpucts.known_defect when it fails the way the defect
+    does, gpucts.known_defect_not_seen when it passes), as the C++ suites name it."""
     nccl = _loaded_nccl(ctx)
     expected = nccl_data.refusal(dt, op, ctx.size, nccl) if nccl else None
     with _refusal(ctx, what, expected):
         call()
     _sync(ctx)
     defects = nccl_data.known_defects(collective, dt, op, in_place, ctx.size, nccl) if nccl else []
+    torch_defects = nccl_data.torch_known_defects(collective, dt, op, in_place, ctx.size,
+                                                  nccl_data.torch_release(_torch_version()), ctx.backend)
     try:
         check()
     except AssertionError as e:
         if expected is not None:
             raise AssertionError("nccl_ops.csv says NCCL %s refuses %s on %d rank(s) but it ran: %s"
                                  % (_dotted(nccl), what, ctx.size, e))
-        # The known defects of this table leave the output's tail unwritten: a result wrong from
-        # its first element on is another failure, and must not be waived under their name.
-        first = re.search(r"first at index (\d+)", str(e))
-        if defects and first and int(first.group(1)) > 0:
-            ctx.prop("gpucts.known_defect", ",".join(defects))
-            raise AssertionError("%s\n  known NCCL defect: %s" % (e, nccl_data.describe(defects)))
+        ids = nccl_data.explaining(defects, torch_defects, str(e))
+        if ids:
+            ctx.prop("gpucts.known_defect", ",".join(ids))
+            raise AssertionError("%s\n  known %s defect: %s" % (
+                e, "torch" if set(ids) <= set(torch_defects) else "NCCL", nccl_data.describe(ids)))
         raise
     if expected is not None:
         raise AssertionError("nccl_ops.csv says NCCL %s refuses %s on %d rank(s) but it ran and computed it "
                              "right: update nccl_ops.csv" % (_dotted(nccl), what, ctx.size))
-    if defects:
-        ctx.prop("gpucts.known_defect_not_seen", ",".join(defects))
+    if defects or torch_defects:
+        ctx.prop("gpucts.known_defect_not_seen", ",".join(defects + torch_defects))
 
 
 def _pg_name(ctx):

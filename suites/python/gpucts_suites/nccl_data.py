@@ -1,10 +1,12 @@
 """What the compatibility data says about one collective case: the (dtype, op, nranks) NCCL
 refuses (matrix nccl_ops.csv) and the known defects whose condition and release range hold
-(nccl_defects.csv), read the way the C++ suites read them. The files are found beside the package:
+(nccl_defects.csv by the NCCL release, torch_defects.csv by the torch release and process group),
+read the way the C++ suites read them. The files are found beside the package:
 <prefix>/share/gpucts/matrix in an install tree, matrix/data in the source tree. Where neither is
 there, nothing is predicted (no refusal expected, no defect named)."""
 import csv
 import os
+import re
 
 # The suites' op names -> the data's.
 _OP = {"premul_sum": "premulsum"}
@@ -12,6 +14,10 @@ _OP = {"premul_sum": "premulsum"}
 COLLECTIVE = {"all_reduce": "AllReduce", "reduce_scatter_tensor": "ReduceScatter",
               "all_gather_into_tensor": "AllGather", "broadcast": "Broadcast",
               "all_to_all_single": "AlltoAll", "send_recv": "SendRecv"}
+# The suites' collective names -> c10d's ProcessGroup names (torch_defects.csv).
+C10D = {"all_reduce": "allreduce", "reduce_scatter_tensor": "reduce_scatter",
+        "all_gather_into_tensor": "allgather", "broadcast": "broadcast", "all_to_all_single": "alltoall",
+        "send_recv": "sendrecv"}
 
 
 def _data_dir():
@@ -43,6 +49,12 @@ def version(text):
     return tuple(int(x) for x in text.split(".")) if text else None
 
 
+def torch_release(text):
+    """torch.__version__ ("2.11.0+cu130", "1.13.0a0") -> (2, 11, 0); None where it is no release."""
+    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", text or "")
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)) if m else None
+
+
 def _in_range(v, first, until):
     return v is not None and (not first or v >= version(first)) and (not until or v < version(until))
 
@@ -65,6 +77,13 @@ def _listed(cell, value):
     return not items or "*" in items or value in items
 
 
+def _op_holds(cell, op):
+    """ops cells: empty or "*" any case; else the case must reduce with a listed op."""
+    if cell in ("", "*"):
+        return True
+    return bool(op) and _listed(cell, _OP.get(op, op))
+
+
 def refusal(dtype, op, nranks, nccl):
     """The nccl_ops.csv row (a dict) saying NCCL `nccl` (a version tuple) refuses this (dtype, op)
     at this many ranks, or None."""
@@ -85,7 +104,7 @@ def known_defects(collective, dtype, op, in_place, nranks, nccl):
             continue
         if not _nranks_hold(r["nranks"], nranks) or not _listed(r["collectives"], COLLECTIVE.get(collective)):
             continue
-        if not _listed(r["dtypes"], dtype) or (r["ops"] and (not op or not _listed(r["ops"], _OP.get(op, op)))):
+        if not _listed(r["dtypes"], dtype) or not _op_holds(r["ops"], op):
             continue
         placement = r["placement"]
         if placement not in ("", "*") and placement != ("in_place" if in_place else "out_of_place"):
@@ -95,12 +114,44 @@ def known_defects(collective, dtype, op, in_place, nranks, nccl):
     return ids
 
 
+def torch_known_defects(collective, dtype, op, in_place, nranks, torch, backend, strided=False):
+    """The ids of torch_defects.csv rows whose range holds torch `torch` (a version tuple), whose
+    backend is `backend` (nccl | gloo) and whose condition holds for this case, in file order."""
+    ids = []
+    for r in rows("torch_defects.csv"):
+        if r["other"] or r["backend"] != backend or not _in_range(torch, r["first"], r["fixed"]):
+            continue
+        if not _nranks_hold(r["nranks"], nranks) or not _listed(r["collectives"], C10D.get(collective)):
+            continue
+        if not _listed(r["dtypes"], dtype) or not _op_holds(r["ops"], op):
+            continue
+        placement, layout = r["placement"], r["layout"]
+        if placement not in ("", "*") and placement != ("in_place" if in_place else "out_of_place"):
+            continue
+        if layout not in ("", "*") and layout != ("strided" if strided else "contiguous"):
+            continue
+        if r["id"] not in ids:
+            ids.append(r["id"])
+    return ids
+
+
+def explaining(nccl_ids, torch_ids, failure):
+    """The ids among the case's known defects that explain its failure (the mismatch report
+    `failure`): the NCCL rows of this table leave the output's tail unwritten, so a result wrong
+    from its first element on is not theirs; a torch row explains any wrong result."""
+    first = re.search(r"first at index (\d+)", failure)
+    ids = list(nccl_ids) if first and int(first.group(1)) > 0 else []
+    return ids + [i for i in torch_ids if first]
+
+
 def describe(ids):
-    """"nccl-1950 (title, link, fixed in 2.29.7)" for each id."""
+    """"nccl-1950 (title, link; fixed in NCCL 2.29.7)" for each id of either table."""
     out = []
     for i in ids:
-        r = next((x for x in rows("nccl_defects.csv") if x["id"] == i), None)
-        if r:
-            out.append("%s (%s, %s; %s)" % (i, r["title"], r["link"], "fixed in NCCL " + r["fixed"] if r["fixed"]
-                                            else "no fixed release yet"))
+        for name, product in (("nccl_defects.csv", "NCCL"), ("torch_defects.csv", "torch")):
+            r = next((x for x in rows(name) if x["id"] == i), None)
+            if r:
+                out.append("%s (%s, %s; %s)" % (i, r["title"], r["link"], "fixed in %s %s" % (product, r["fixed"])
+                                                if r["fixed"] else "no fixed %s release yet" % product))
+                break
     return "; ".join(out)

@@ -203,8 +203,78 @@ def bad_input(ctx):
             raise AssertionError("a malformed GPUCTS_INJECT: exit %d, %r" % (rc, out[-300:]))
 
 
+class _FakeCase:
+    """What _reduction reads of a case's context, on no GPU: the world, the backend, its properties."""
+
+    def __init__(self, backend, size):
+        self.backend, self.size, self.on_gpu, self.props = backend, size, False, {}
+
+    def prop(self, name, value):
+        self.props[name] = str(value)
+
+    def skip(self, why):
+        raise Skip(why)
+
+
+def torch_defect_tagging(ctx):
+    """torch_defects.csv as the collective cases use it: a failing bf16 premul_sum over
+    ProcessGroupNCCL of an affected torch names torch-190745, a passing one says it was not seen,
+    and neither another dtype, another backend nor an older torch is named; Gloo's strided rows."""
+    from . import cases_collectives as cc
+    from . import nccl_data
+    if not nccl_data.rows("torch_defects.csv"):
+        raise AssertionError("torch_defects.csv not found beside the package (share/gpucts/matrix or matrix/data)")
+    zeros = "all_reduce premul_sum of bf16 x1021 (in place): 1021 of 1021 element(s) wrong, first at index 0"
+    saved = cc._torch_version
+
+    def run(torch, backend, dt, fails):
+        cc._torch_version = lambda: torch
+        fake = _FakeCase(backend, 2)
+
+        def check():
+            if fails:
+                raise AssertionError(zeros)
+        try:
+            cc._reduction(fake, "all_reduce", dt, "premul_sum", True, "all_reduce premul_sum of " + dt,
+                          lambda: None, check)
+        except AssertionError as e:
+            return fake.props, str(e)
+        return fake.props, None
+
+    try:
+        props, err = run("2.11.0+cu130", "nccl", "bf16", True)
+        if props.get("gpucts.known_defect") != "torch-190745" or "known torch defect: torch-190745" not in err:
+            raise AssertionError("a failing bf16 premul_sum on torch 2.11: %r, %r" % (props, err))
+        props, err = run("2.11.0+cu130", "nccl", "bf16", False)
+        if err or props != {"gpucts.known_defect_not_seen": "torch-190745"}:
+            raise AssertionError("a passing bf16 premul_sum on torch 2.11: %r, %r" % (props, err))
+        for torch, backend, dt in (("2.11.0+cu130", "nccl", "f32"), ("2.11.0+cu130", "gloo", "bf16"),
+                                   ("1.12.1+cu116", "nccl", "bf16")):
+            props, err = run(torch, backend, dt, True)
+            if props or err != zeros:
+                raise AssertionError("torch %s %s %s: named %r, %r" % (torch, backend, dt, props, err))
+    finally:
+        cc._torch_version = saved
+    if nccl_data.torch_release("1.13.0a0") != (1, 13, 0) or nccl_data.torch_release("2.11.0+cu130") != (2, 11, 0):
+        raise AssertionError("torch_release misreads a version")
+    strided = nccl_data.torch_known_defects("all_reduce", "f32", "sum", True, 2, (2, 11, 0), "gloo", strided=True)
+    if strided != ["torch-192920"]:
+        raise AssertionError("strided all_reduce over Gloo 2.11: %r" % strided)
+    if nccl_data.torch_known_defects("all_reduce", "f32", "sum", True, 2, (2, 11, 0), "gloo"):
+        raise AssertionError("a contiguous all_reduce over Gloo is named")
+    a2a = [nccl_data.torch_known_defects("all_to_all_single", "i32", None, False, 2, v, "gloo", strided=True)
+           for v in ((1, 13, 1), (2, 11, 0))]
+    if a2a != [["torch-192920-alltoall"], []]:
+        raise AssertionError("strided all_to_all_single over Gloo 1.13 / 2.11: %r" % a2a)
+    # An NCCL tail defect never explains a result wrong from index 0; a torch defect does.
+    if nccl_data.explaining(["nccl-1950"], [], zeros) or nccl_data.explaining(["nccl-1950"], [], "x first at index 7") \
+            != ["nccl-1950"]:
+        raise AssertionError("nccl_data.explaining misjudges an NCCL tail defect")
+    ctx.prop("gpucts.checked", 9)
+
+
 CHECKS = [("payloads_exact", payloads_exact), ("mismatch_report", mismatch_report),
-          ("nccl_library_names", nccl_library_names),
+          ("nccl_library_names", nccl_library_names), ("torch_defect_tagging", torch_defect_tagging),
           ("world2_results", world2_results), ("inject_names_rank", inject_names_rank),
           ("skipped_world", skipped_world), ("deadline_ends_world", deadline_ends_world),
           ("bad_input", bad_input)]
