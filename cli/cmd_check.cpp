@@ -18,7 +18,7 @@ const CommandSpec kCheckSpec = {
       Kind::file},
      {"matrix", "DIR", "load matrix/data/*.csv from DIR instead of the built-in matrix", Kind::dir}},
     {{"json", "print the result as one JSON object (gpucts.check)"},
-     {"strict-defects", "a known NCCL defect of the loaded release is an error, not a warning"},
+     {"strict-defects", "a known NCCL or torch defect of the releases in use is an error, not a warning"},
      {"job-ranks",
       "the fingerprints are the ranks of one job, in rank order: also compare GPU placement, "
       "environment and interfaces across them (gpucts' preflight)"},
@@ -26,7 +26,7 @@ const CommandSpec kCheckSpec = {
     "usage: gpucts check [OPTIONS]\n"
     "Checks fingerprints (default: a probe of this machine) against the compatibility matrix\n"
     "(default: the one built in). Several --fingerprint files are each checked alone and all against\n"
-    "each other. A known NCCL defect matched by the library's version alone is a warning that names the\n"
+    "each other. A known NCCL or torch defect matched by version alone is a warning that names the\n"
     "cases it hits and its fix (most work never meets the condition); --strict-defects makes it an error.\n"
     "With --job-ranks the fingerprints are the ranks of one job (annotated by gpucts_check_ranks or the\n"
     "gpucts_preflight package): two ranks on one GPU, more ranks than GPUs, NCCL_* settings that differ,\n"

@@ -68,11 +68,13 @@ const CommandSpec kQualifySpec = {
       "also write the verdict as one word (pass, waived, fail, no_gpu, not_run) for a node label"},
      {"prom", "FILE", "also write a node_exporter textfile: verdict, counts, 8 B latency and 1 GiB busbw"},
      {"accept-known", "ID[,ID]",
-      "waive failures (and check findings) of these nccl_defects.csv ids: verdict PASS (waived: ID)"}},
+      "waive failures (and check findings) of these nccl_defects.csv or torch_defects.csv ids: "
+      "verdict PASS (waived: ID)"}},
     {{"no-python", "do not probe torch and Lightning through python"},
      {"list", "print the selected suites and exit"},
      {"run-all", "run entries that need more GPUs than are visible"},
-     {"strict-defects", "a known NCCL defect matched by version alone is an error (see gpucts check)"}},
+     {"strict-defects",
+      "a known NCCL or torch defect matched by version alone is an error (see gpucts check)"}},
     "usage: gpucts qualify [OPTIONS]\n"
     "Runs every suite of this tree (a build tree through ctest's test list; an install tree through\n"
     "share/gpucts/tests.json and libexec/gpucts; or the list in --tests-json), one at a time, each in\n"
@@ -80,8 +82,9 @@ const CommandSpec kQualifySpec = {
     "manifest.json, junit.xml, gtest/, journal/, logs/, rank-logs/, fingerprints/, check.json, check.txt,\n"
     "bandwidth/, summary.md, summary.html, plots/. SIGINT/SIGTERM stop the running suite and still write\n"
     "the bundle. An entry that needs more GPUs than are visible is reported as not run.\n"
-    "Known NCCL defects: a case of this run that reproduces one fails the run unless --accept-known names\n"
-    "it; one that no case here could meet is listed, not judged.\n"
+    "Known NCCL and torch defects: a case of this run that reproduces one fails the run unless\n"
+    "--accept-known names"
+    " it; one that no case here could meet is listed, not judged.\n"
     "Exit status: 0 pass (or pass with waivers), 1 fail (or interrupted), 2 bad usage or bad input,\n"
     "3 no GPU visible: nothing failed but the GPU suites did not run, 4 not run: a selected suite that\n"
     "applies here did not run (a library it needs is absent) or nothing selected ran."};
