@@ -2,7 +2,8 @@
 # One GPU-machine call as the field sees gpucts: the README's ci/qualify from a fresh copy of this
 # tree (offline, no xmllint), the libtorch cases at 2 and 4 simulated ranks on that build, the
 # quick level timed, then an install tree built on another machine (.field/gpucts-install.tar.xz,
-# `cmake --install build/ci --prefix /tmp/inst --strip`) unpacked under another prefix.
+# `cmake --install build/ci --prefix /tmp/inst --strip`) unpacked under another prefix and run with
+# a runtime image's PATH (no compiler, no CMake).
 #   bench/field_round.sh [total_s]      (stages are capped to end inside total_s, default 560)
 # FIELD_STAGES picks stages (default "qualify torch quick install"); FIELD_QUALIFY_CAP_S caps the
 # fresh copy's ci/qualify (default: what total_s leaves).
@@ -42,9 +43,16 @@ fi
 if has install; then
 stamp "install tree from elsewhere, moved to /tmp/moved/inst (cap $(left) s)"
 rm -rf /tmp/moved && mkdir -p /tmp/moved && tar xJf "$src/.field/gpucts-install.tar.xz" -C /tmp/moved
+# A runtime image's PATH: a shell, coreutils, MPI, the driver's tools and python3 (the one with
+# torch, through a wrapper so its venv stays its own); no compiler, no CMake.
+rt=/tmp/runtime-path && rm -rf $rt && mkdir -p $rt
+for t in sh bash env cat ls rm mkdir cp mv ln sleep timeout uname hostname id nproc nvidia-smi mpirun mpiexec \
+         orted prted; do p=$(command -v $t) && ln -sf "$p" $rt/$t; done
+printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v python3)" >$rt/python3 && chmod +x $rt/python3
+for t in cc gcc g++ c++ cmake nvcc ctest; do PATH=$rt command -v $t >/dev/null && echo "runtime PATH still has $t"; done
 s=$SECONDS
-timeout -k 10 "$(left)" /tmp/moved/inst/bin/gpucts qualify --expect-gpus 1 --accept-known nccl-1950 --output /tmp/iq \
-  >"$OUT/install.log" 2>&1
+PATH=$rt timeout -k 10 "$(left)" /tmp/moved/inst/bin/gpucts qualify --expect-gpus 1 --accept-known nccl-1950 \
+  --output /tmp/iq >"$OUT/install.log" 2>&1
 echo "install-tree qualify exit $?, $((SECONDS - s)) s"; verdict "$OUT/install.log"
 grep -E 'not run|error' "$OUT/install.log" | cut -c1-200 | head -12
 fi
