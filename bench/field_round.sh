@@ -43,12 +43,19 @@ fi
 if has install; then
 stamp "install tree from elsewhere, moved to /tmp/moved/inst (cap $(left) s)"
 rm -rf /tmp/moved && mkdir -p /tmp/moved && tar xJf "$src/.field/gpucts-install.tar.xz" -C /tmp/moved
-# A runtime image's PATH: a shell, coreutils, MPI, the driver's tools and python3 (the one with
-# torch, through a wrapper so its venv stays its own); no compiler, no CMake.
+# A runtime image's PATH: every program of this machine's PATH but the toolchain (compilers,
+# linker, make, ninja, CMake, nvcc); python3 through a wrapper, so that its venv (torch) stays its own.
 rt=/tmp/runtime-path && rm -rf $rt && mkdir -p $rt
-for t in sh bash env cat ls rm mkdir cp mv ln sleep timeout uname hostname id nproc nvidia-smi mpirun mpiexec \
-         orted prted; do p=$(command -v $t) && ln -sf "$p" $rt/$t; done
 printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v python3)" >$rt/python3 && chmod +x $rt/python3
+IFS=: read -ra dirs <<<"$PATH"
+for d in "${dirs[@]}"; do
+  for p in "$d"/*; do
+    n=${p##*/}
+    case $n in cc | c++ | cpp* | gcc* | g++* | *-gcc* | *-g++* | clang* | cmake | ctest | cpack | ccmake | nvcc | \
+      make | ninja | ld | ld.* | as | python3) continue ;; esac
+    [ -x "$p" ] && [ ! -e "$rt/$n" ] && ln -s "$p" "$rt/$n"
+  done
+done
 for t in cc gcc g++ c++ cmake nvcc ctest; do PATH=$rt command -v $t >/dev/null && echo "runtime PATH still has $t"; done
 s=$SECONDS
 PATH=$rt timeout -k 10 "$(left)" /tmp/moved/inst/bin/gpucts qualify --expect-gpus 1 --accept-known nccl-1950 \
