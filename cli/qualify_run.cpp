@@ -8,6 +8,7 @@
 #include "matrix/input.hpp"
 #include "results/file_names.hpp"
 #include "results/journal_report.hpp"
+#include "results/launch_causes.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -714,6 +715,9 @@ void read_own_results(const TestEntry& e, const RunPaths& p, const std::string& 
     how += "; its results XML is unreadable: " + xml_problem;
   else if (xmls.empty())
     how += " without writing its results XML";
+  // A launcher that failed before any test process ran says why in the suite's log.
+  if (xmls.empty())
+    if (const std::string why = launcher_cause(file_tail(p.log, 64 * 1024)); !why.empty()) how += ": " + why;
   std::string cause;
   o.cases = cases_from_journal(files_with_prefix(p.journal_dir, file_name_for(e.name), ".jsonl"), e.name, how,
                                &cause);

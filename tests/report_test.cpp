@@ -316,6 +316,25 @@ TEST_F(BundleTest, ExpectGpusFailsTheVerdictWhenFewerAreVisible) {
   EXPECT_FALSE(fs::exists(root_ / "expect-bad"));
 }
 
+// mpirun that fails before any rank runs leaves no results: the suite's failure names the cause
+// the launcher printed and its fix, not only an exit status.
+TEST_F(BundleTest, ALauncherThatFailsBeforeAnyRankNamesItsCause) {
+  const fs::path script = root_ / "fake_mpirun.sh";
+  std::ofstream(script) << "printf 'The value of the MCA parameter \"plm_rsh_agent\" was set to a path\\n"
+                           "  plm_rsh_agent: ssh : rsh\\n' >&2\nexit 243\n";
+  nlohmann::json tests = nlohmann::json::array();
+  tests.push_back(
+      entry("gpucts_fake_mpi", {"/bin/sh", script.string(), "--gtest_output=xml:unused"}, {}, 60));
+  std::ofstream(root_ / "launcher.json") << nlohmann::json{{"kind", "ctestInfo"}, {"tests", tests}}.dump();
+  const fs::path out = root_ / "launcher";
+  Result r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "launcher.json").string() +
+                " --output " + out.string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("wants ssh or rsh on PATH"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("OMPI_MCA_plm=isolated"), std::string::npos) << r.out;
+  EXPECT_NE(read(out / "junit.xml").find("wants ssh or rsh on PATH"), std::string::npos);
+}
+
 TEST_F(BundleTest, QualifyRefusesANonEmptyOutputFolder) {
   auto r = sh(gpucts() + " qualify --no-python --tests-json " + (root_ / "base.json").string() +
               " --output " + base().string());
