@@ -809,111 +809,138 @@ doc::Doc to_doc(const Report& r) {
   return d;
 }
 
+namespace {
+
+nlohmann::json number_or_null(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// A JSON array of one object per element (an empty vector gives [], not null).
+template <class T, class ToJson>
+nlohmann::json array_of(const std::vector<T>& items, ToJson to) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& item : items) a.push_back(to(item));
+  return a;
+}
+
+// The run's time falls back to the bundle's own where the campaign did not time it.
+nlohmann::json timing_json(const Release& rel) {
+  const Timing& t = rel.timing;
+  return {{"fetch_s", number_or_null(t.fetch)},
+          {"unpack_s", number_or_null(t.unpack)},
+          {"build_s", number_or_null(t.build)},
+          {"run_s", number_or_null(t.run ? t.run : std::optional<double>(rel.bundle.manifest.elapsed_s))},
+          {"how", t.how}};
+}
+
+nlohmann::json release_json(const Release& rel) {
+  auto k = junit::count(rel.bundle.cases);
+  return {{"nccl", rel.version.release_str()},
+          {"requested", rel.requested},
+          {"library", rel.library},
+          {"bundle", rel.bundle.dir},
+          {"verdict", rel.verdict},
+          {"bundle_verdict", rel.bundle.manifest.verdict},
+          {"expected_findings", rel.expected},
+          {"passed", k.passed},
+          {"failed", k.failed},
+          {"errors", k.errors},
+          {"skipped", k.skipped},
+          {"timing", timing_json(rel)}};
+}
+
+nlohmann::json change_json(const Change& c, const std::vector<Release>& rels) {
+  return {{"first_changed_in", label(rels[c.at])},
+          {"before", label(rels[c.at - 1])},
+          {"binary", c.binary},
+          {"defect", c.defect},
+          {"collectives", c.collectives},
+          {"collective", c.collective},
+          {"dtype", c.dtype},
+          {"op", c.op},
+          {"from", c.from},
+          {"to", c.to},
+          {"cases", c.cases},
+          {"example", c.example},
+          {"message", c.message},
+          {"defects", c.defects}};
+}
+
+nlohmann::json case_change_json(const CaseChange& c, const std::vector<Release>& rels) {
+  return {{"case", c.key},
+          {"first_changed_in", label(rels[c.at])},
+          {"before", label(rels[c.at - 1])},
+          {"from", c.from},
+          {"to", c.to},
+          {"defect", c.defect},
+          {"message", c.message}};
+}
+
+nlohmann::json perf_change_json(const across::PerfChange& p, const std::vector<Release>& rels) {
+  return {{"first_changed_in", label(rels[p.from + 1])},
+          {"before", label(rels[p.from])},
+          {"suite", p.before.test},
+          {"collective", p.before.collective},
+          {"dtype", p.before.dtype},
+          {"bytes", p.before.bytes},
+          {"placement", p.before.placement},
+          {"graph", p.before.graph},
+          {"variant", p.before.variant.empty() ? bw::kBlocking : p.before.variant},
+          {"metric", p.before.metric},
+          {"before_value", p.before.value},
+          {"after_value", p.after.value},
+          {"before_spread_pct", p.before.spread_pct},
+          {"after_spread_pct", p.after.spread_pct},
+          {"change_pct", p.move.change_pct},
+          {"change", p.move.change}};
+}
+
+nlohmann::json claim_json(const Claim& c) {
+  return {{"file", c.file},         {"key", c.key},     {"claim", c.claim},           {"matrix", c.matrix},
+          {"observed", c.observed}, {"agree", c.agree}, {"disagrees", c.disagrees()}, {"source", c.source}};
+}
+
+nlohmann::json grid_row_json(const GridRow& g) {
+  nlohmann::json cells = array_of(g.cells, [](const Cell& c) -> nlohmann::json {
+    return {{"pass", c.pass}, {"fail", c.fail}, {"skip", c.skip}};
+  });
+  return {{"collective", g.collective}, {"dtype", g.dtype}, {"op", g.op}, {"cells", cells}};
+}
+
+// The story names each release as its plots do.
+nlohmann::json story_json(const Report& r) {
+  std::vector<std::string> names;
+  for (const auto& rel : r.releases) names.push_back("NCCL " + label(rel));
+  nlohmann::json s = bands::to_json(r.story, names);
+  s["lines"] = r.story.lines();
+  return s;
+}
+
+nlohmann::json bandwidth_json(const BandwidthRow& b) {
+  return {{"test", b.test},
+          {"collective", b.collective},
+          {"metric", b.metric},
+          {"gbps_1gib", array_of(b.gbps_1g, number_or_null)},
+          {"latency_8b_us", array_of(b.latency_8b, number_or_null)}};
+}
+
+}  // namespace
+
 nlohmann::json to_json(const Report& r) {
+  const auto& rels = r.releases;
   nlohmann::json j;
   j["schema"] = "gpucts.campaign/1";
-  auto num = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  j["releases"] = nlohmann::json::array();
-  for (const auto& rel : r.releases) {
-    auto k = junit::count(rel.bundle.cases);
-    j["releases"].push_back(
-        {{"nccl", rel.version.release_str()},
-         {"requested", rel.requested},
-         {"library", rel.library},
-         {"bundle", rel.bundle.dir},
-         {"verdict", rel.verdict},
-         {"bundle_verdict", rel.bundle.manifest.verdict},
-         {"expected_findings", rel.expected},
-         {"passed", k.passed},
-         {"failed", k.failed},
-         {"errors", k.errors},
-         {"skipped", k.skipped},
-         {"timing",
-          {{"fetch_s", num(rel.timing.fetch)},
-           {"unpack_s", num(rel.timing.unpack)},
-           {"build_s", num(rel.timing.build)},
-           {"run_s",
-            num(rel.timing.run ? rel.timing.run : std::optional<double>(rel.bundle.manifest.elapsed_s))},
-           {"how", rel.timing.how}}}});
-  }
+  j["releases"] = array_of(rels, release_json);
   j["problems"] = r.problems;
-  j["changes"] = nlohmann::json::array();
-  for (const auto& c : r.changes)
-    j["changes"].push_back({{"first_changed_in", label(r.releases[c.at])},
-                            {"before", label(r.releases[c.at - 1])},
-                            {"binary", c.binary},
-                            {"defect", c.defect},
-                            {"collectives", c.collectives},
-                            {"collective", c.collective},
-                            {"dtype", c.dtype},
-                            {"op", c.op},
-                            {"from", c.from},
-                            {"to", c.to},
-                            {"cases", c.cases},
-                            {"example", c.example},
-                            {"message", c.message},
-                            {"defects", c.defects}});
-  j["case_changes"] = nlohmann::json::array();
-  for (const auto& c : r.case_changes)
-    j["case_changes"].push_back({{"case", c.key},
-                                 {"first_changed_in", label(r.releases[c.at])},
-                                 {"before", label(r.releases[c.at - 1])},
-                                 {"from", c.from},
-                                 {"to", c.to},
-                                 {"defect", c.defect},
-                                 {"message", c.message}});
+  j["changes"] = array_of(r.changes, [&](const Change& c) { return change_json(c, rels); });
+  j["case_changes"] =
+      array_of(r.case_changes, [&](const CaseChange& c) { return case_change_json(c, rels); });
   j["tolerance_pct"] = r.tolerance_pct;
-  j["performance"] = nlohmann::json::array();
-  for (const auto& p : r.perf)
-    j["performance"].push_back({{"first_changed_in", label(r.releases[p.from + 1])},
-                                {"before", label(r.releases[p.from])},
-                                {"suite", p.before.test},
-                                {"collective", p.before.collective},
-                                {"dtype", p.before.dtype},
-                                {"bytes", p.before.bytes},
-                                {"placement", p.before.placement},
-                                {"graph", p.before.graph},
-                                {"variant", p.before.variant.empty() ? bw::kBlocking : p.before.variant},
-                                {"metric", p.before.metric},
-                                {"before_value", p.before.value},
-                                {"after_value", p.after.value},
-                                {"before_spread_pct", p.before.spread_pct},
-                                {"after_spread_pct", p.after.spread_pct},
-                                {"change_pct", p.move.change_pct},
-                                {"change", p.move.change}});
-  j["claims"] = nlohmann::json::array();
-  for (const auto& c : r.claims)
-    j["claims"].push_back({{"file", c.file},
-                           {"key", c.key},
-                           {"claim", c.claim},
-                           {"matrix", c.matrix},
-                           {"observed", c.observed},
-                           {"agree", c.agree},
-                           {"disagrees", c.disagrees()},
-                           {"source", c.source}});
-  j["grid"] = nlohmann::json::array();
-  for (const auto& g : r.grid) {
-    nlohmann::json cells = nlohmann::json::array();
-    for (const auto& c : g.cells) cells.push_back({{"pass", c.pass}, {"fail", c.fail}, {"skip", c.skip}});
-    j["grid"].push_back({{"collective", g.collective}, {"dtype", g.dtype}, {"op", g.op}, {"cells", cells}});
-  }
-  {
-    std::vector<std::string> names;
-    for (const auto& rel : r.releases) names.push_back("NCCL " + label(rel));
-    j["story"] = bands::to_json(r.story, names);
-    j["story"]["lines"] = r.story.lines();
-  }
-  j["bandwidth"] = nlohmann::json::array();
-  for (const auto& b : r.bandwidth) {
-    nlohmann::json g = nlohmann::json::array(), l = nlohmann::json::array();
-    for (const auto& v : b.gbps_1g) g.push_back(num(v));
-    for (const auto& v : b.latency_8b) l.push_back(num(v));
-    j["bandwidth"].push_back({{"test", b.test},
-                              {"collective", b.collective},
-                              {"metric", b.metric},
-                              {"gbps_1gib", g},
-                              {"latency_8b_us", l}});
-  }
+  j["performance"] = array_of(r.perf, [&](const across::PerfChange& p) { return perf_change_json(p, rels); });
+  j["claims"] = array_of(r.claims, claim_json);
+  j["grid"] = array_of(r.grid, grid_row_json);
+  j["story"] = story_json(r);
+  j["bandwidth"] = array_of(r.bandwidth, bandwidth_json);
   return j;
 }
 
