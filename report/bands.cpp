@@ -9,16 +9,11 @@
 #include <tuple>
 
 #include "report/svg_plot.hpp"
+#include "results/text_format.hpp"
 
 namespace cts::bands {
 
 namespace {
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
 
 // What sets a point apart from the default measurement, for people ("bf16, graph"); the placement
 // is added where only in-place points moved.
@@ -52,17 +47,9 @@ std::string band_text(const Band& b, const std::string& name) {
          " " + b.direction + " " + where + (b.qualifier.empty() ? "" : " (" + b.qualifier + ")");
 }
 
-std::string gbps(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+std::string gbps(double v) { return format_number(v, "%.1f"); }
 
-std::string floor_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
+std::string floor_text(double v) { return format_number(v, "%.4g"); }
 
 // The value a point is judged by against its floor: busbw for a busbw threshold, algbw otherwise.
 double judged_value(const bw::Point& p) {

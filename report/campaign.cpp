@@ -11,6 +11,7 @@
 #include "matrix/nccl_support.hpp"
 #include "report/verdict.hpp"
 #include "results/junit.hpp"
+#include "results/text_format.hpp"
 #include "results/xml.hpp"
 
 namespace fs = std::filesystem;
@@ -20,17 +21,7 @@ namespace {
 
 constexpr std::size_t kMaxRows = 400;  // per table in Markdown/HTML; campaign.json has every row
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
-std::string fmt(double v, const char* f = "%.1f") {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+std::string fmt(double v, const char* f = "%.1f") { return format_number(v, f); }
 
 // Names of nccl_features.csv rows of one kind ("dtype", "op").
 std::set<std::string> feature_names(const Matrix& m, const std::string& kind) {

@@ -14,6 +14,7 @@
 #include "report/verdict.hpp"
 #include "results/file_names.hpp"
 #include "results/run_settings.hpp"
+#include "results/text_format.hpp"
 
 namespace fs = std::filesystem;
 
@@ -33,11 +34,7 @@ std::string defects_heading(const std::vector<std::string>& ids) {
   return std::string("Known ") + (nccl && torch ? "NCCL and torch" : torch ? "torch" : "NCCL") + " defects";
 }
 
-std::string fmt(double v, const char* f = "%.1f") {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+std::string fmt(double v, const char* f = "%.1f") { return format_number(v, f); }
 
 std::string duration(double s) {
   // A manifest's duration from outside: clamped before the cast (1.4e10 s into an int is undefined).

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "results/text_format.hpp"
 #include "results/xml.hpp"
 
 namespace cts::svg {
@@ -60,17 +61,9 @@ LogAxis log_axis(Scale scale, double ymin_pos, double ymax) {
 
 namespace {
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+std::string num(double v) { return format_number(v, "%.1f"); }
 
-std::string tick(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
+std::string tick(double v) { return format_number(v, "%g"); }
 
 }  // namespace
 

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "results/text_format.hpp"
+
 namespace cts {
 namespace {
 
@@ -46,12 +48,6 @@ std::vector<std::string> bracket_list(const std::string& s) {
   static const std::regex item(R"(\[\d+\]([^ \[]+))");
   for (std::sregex_iterator it(s.begin(), s.end(), item), end; it != end; ++it) out.push_back((*it)[1]);
   return out;
-}
-
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
 }
 
 }  // namespace
