@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# One device call over one shared build (build/qualify, the tree ci/qualify uses), so that a later
+# call on the same warm machine skips the build. Steps run in the order given, each bounded; every
+# log is packed into $OUT/logs.tgz at the end (the device tool brings back at most 8 files).
+#   bash bench/gpu_call.sh [--limit S] STEP...
+# Steps: build py seeds transport quick (bench/round3.sh's stages), full (ci/qualify --level full),
+# campaign (2.27.7 against the system NCCL), preflight (bench/preflight_cost.sh), install (a moved
+# install tree with a runtime PATH, bench/field_round.sh), vs1 / vs2 (bench/vs_nccl_tests.sh at one
+# rank and at two simulated ranks, the goal sizes only).
+set -uo pipefail
+limit=570
+[ "${1:-}" = --limit ] && { limit=$2; shift 2; }
+final=${OUT:-$PWD/gpu-out}
+export OUT=/tmp/gpu-call-logs && rm -rf "$OUT" && mkdir -p "$OUT" "$final"
+export GPUCTS_BUILD=build/qualify OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
+source "$(dirname "$0")/device_env.sh"
+t0=$SECONDS
+left() { echo $((limit - (SECONDS - t0))); }
+stamp() { echo "== [$((SECONDS - t0)) s] $*"; }
+pack() { tar czf "$final/logs.tgz" -C "$OUT" . 2>/dev/null; cp "$OUT"/*.md "$final/" 2>/dev/null; }
+trap pack EXIT
+
+ensure_build() {
+  if [ ! -f "$B/CMakeCache.txt" ]; then
+    cmake --preset qualify -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/configure.log" 2>&1 ||
+      { tail -30 "$OUT/configure.log"; return 1; }
+  fi
+  local s=$SECONDS
+  cmake --build --preset qualify -j"$(nproc)" >"$OUT/build.log" 2>&1 || { tail -60 "$OUT/build.log"; return 1; }
+  echo "build: $((SECONDS - s)) s, $(grep -c 'warning:' "$OUT/build.log") warning lines"
+}
+
+for step in "$@"; do
+  [ "$(left)" -lt 20 ] && { echo "not run (no time left): $step"; continue; }
+  stamp "$step ($(left) s left)"
+  case $step in
+    build) ensure_build || exit 1 ;;
+    py | seeds | transport | quick) timeout -k 5 "$(left)" bash bench/round3.sh "$step" ;;
+    full)
+      timeout -k 10 "$(left)" ci/qualify --level full --expect-gpus 1 --accept-known nccl-1950 --output /tmp/q-full \
+        >"$OUT/full.log" 2>&1
+      echo "ci/qualify --level full exit $?"
+      grep -E '^(PASS|FAIL|NO GPU|NOT RUN|INTERRUPTED)|because|suite\(s\)|cases' "$OUT/full.log" | cut -c1-220 | head -12
+      cp /tmp/q-full/manifest.json "$OUT/full-manifest.json" 2>/dev/null
+      cp /tmp/q-full/summary.md "$OUT/full-summary.md" 2>/dev/null ;;
+    campaign)
+      CAMPAIGN_SKIP_BUILD=1 CAMPAIGN_NO_BISECT=1 CAMPAIGN_LIMIT_S=$(left) OUT=$OUT/campaign \
+        timeout -k 5 "$(left)" bash bench/campaign.sh 2.27.7 2.28.3 >"$OUT/campaign-run.log" 2>&1
+      echo "campaign.sh exit $?"; grep -E 'campaign exit|verdict|PASS|FAIL' "$OUT/campaign-run.log" | head -12 ;;
+    preflight) timeout -k 5 "$(left)" bash bench/preflight_cost.sh --rounds 3 2>&1 | tee "$OUT/preflight.log" ;;
+    install) FIELD_STAGES=install timeout -k 5 "$(left)" bash bench/field_round.sh "$(left)" ;;
+    vs1)
+      timeout -k 5 "$(left)" bash bench/vs_nccl_tests.sh --nccl-tests .nccl-tests --build "$B" --out "$OUT/vs1" \
+        --rounds 5 --sweep 8:1G:134217728 --no-nonblocking --require 2>&1 | tail -40 ;;
+    vs2)
+      timeout -k 5 "$(left)" bash bench/vs_nccl_tests.sh --nccl-tests .nccl-tests --build "$B" --out "$OUT/vs2" \
+        --ranks 2 --rounds 5 --sweep 8:1G:134217728 --iters 5 --warmup 1 --no-nonblocking 2>&1 | tail -30 ;;
+    *) echo "gpu_call.sh: unknown step $step" >&2; exit 2 ;;
+  esac
+done
+stamp done
