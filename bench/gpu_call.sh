@@ -3,7 +3,8 @@
 # call on the same warm machine skips the build. Steps run in the order given, each bounded; every
 # log is packed into $OUT/logs.tgz at the end (the device tool brings back at most 8 files).
 #   bash bench/gpu_call.sh [--limit S] STEP...
-# Steps: build py seeds transport quick (bench/round3.sh's stages), full (ci/qualify --level full),
+# Steps: build py seeds transport quick (bench/round3.sh's stages), seedsp (every seed cause, 4 at a
+# time, outside ctest), probe (bench/py_parity_probe.py under NCCL's COLL log), full (ci/qualify --level full),
 # campaign (2.27.7 against the system NCCL), preflight (bench/preflight_cost.sh), install (a moved
 # install tree with a runtime PATH, bench/field_round.sh), vs1 / vs2 (bench/vs_nccl_tests.sh at one
 # rank and at two simulated ranks, the goal sizes only).
@@ -36,6 +37,20 @@ for step in "$@"; do
   case $step in
     build) ensure_build || exit 1 ;;
     py | seeds | transport | quick) timeout -k 5 "$(left)" bash bench/round3.sh "$step" ;;
+    seedsp)  # every seed cause at once, 4 at a time, outside ctest (whose GPU resource runs them one by one)
+      py=$(sed -n 's/^GPUCTS_PYTHON3:[A-Z]*=//p' "$B/CMakeCache.txt"); mkdir -p "$OUT/seeds"
+      if [ -z "${GPUCTS_NCCL_CACHE:-}" ] && ls .campaign/nccl-*.tar.xz >/dev/null 2>&1; then  # another release
+        export GPUCTS_NCCL_CACHE=/tmp/gpucts-nccl-cache && mkdir -p "$GPUCTS_NCCL_CACHE"
+        for t in .campaign/nccl-*.tar.xz; do tar -xJf "$t" -C "$GPUCTS_NCCL_CACHE"; done
+      fi
+      "$py" preflight/repro/seed_causes.py --list | GPUCTS_SEED_BOUND_S=${GPUCTS_SEED_BOUND_S:-30} timeout -k 5 "$(left)" \
+        xargs -P4 -I{} sh -c "'$py' preflight/repro/seed_causes.py {} --logdir /tmp/seedlogs/{} >'$OUT/seeds/{}.log' 2>&1; echo \"{} exit \$?\""
+      grep -h '^| ' "$OUT"/seeds/*.log ;;
+    probe)
+      NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL timeout -k 5 120 python3 bench/py_parity_probe.py >"$OUT/probe.log" 2>&1
+      echo "probe exit $?"; grep -E '^(rs|pl):' "$OUT/probe.log"
+      grep -cE 'ReduceScatter' "$OUT/probe.log" | sed 's/^/NCCL ReduceScatter log lines: /'
+      grep -cE 'AllReduce' "$OUT/probe.log" | sed 's/^/NCCL AllReduce log lines: /' ;;
     full)
       timeout -k 10 "$(left)" ci/qualify --level full --expect-gpus 1 --accept-known nccl-1950 --output /tmp/q-full \
         >"$OUT/full.log" 2>&1

@@ -1,8 +1,10 @@
-"""python -m gpucts_preflight [--timeout S] [--warn-only] [-- SCRIPT.py ARGS... | -- -m MODULE ARGS...]
+"""python -m gpucts_preflight [--timeout S] [--warn-only] [--] [SCRIPT.py ARGS... | -m MODULE ARGS...]
 
 Runs the preflight on this rank, then (when it passed, or with --warn-only) continues in this same
 process into the training script or module with its arguments, as `python SCRIPT.py ARGS` or
 `python -m MODULE ARGS` would. Without a target it only checks and exits with the report's status.
+The `--` is optional: torchrun drops it from a module's arguments, so the first argument that is not
+one of the options above (a script path, or -m) starts the target.
 """
 import os
 import runpy
@@ -15,13 +17,16 @@ USAGE = __doc__.strip().splitlines()[0]
 
 def main(argv):
     target = []
-    if "--" in argv:
-        i = argv.index("--")
-        argv, target = argv[:i], argv[i + 1:]
-    it = iter(argv)
-    for a in it:
+    it = iter(enumerate(argv))
+    for i, a in it:
+        if a == "--":
+            target = argv[i + 1:]
+            break
+        if a == "-m" or not a.startswith("-"):
+            target = argv[i:]
+            break
         if a == "--timeout":
-            v = next(it, None)
+            v = next(it, (None, None))[1]
             if v is None:
                 sys.stderr.write("gpucts preflight: --timeout needs a value\n" + USAGE + "\n")
                 return EXIT_BAD_INPUT

@@ -3,6 +3,7 @@ import csv
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -167,6 +168,21 @@ class Probe(unittest.TestCase):
         self.assertIn("unknown option --frob", bad.stderr)
 
 
+    def test_target_starts_with_or_without_the_double_dash(self):
+        # torchrun drops the "--" from a module's arguments: `torchrun -m gpucts_preflight -- train.py`
+        # reaches the preflight as `train.py`.
+        env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}
+        env["PYTHONPATH"] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+        with tempfile.TemporaryDirectory() as d:
+            script = os.path.join(d, "train.py")
+            with open(script, "w") as f:
+                f.write("import sys\nprint('target argv', sys.argv[1:])\n")
+            for pre in ([], ["--"]):
+                r = subprocess.run([sys.executable, "-m", "gpucts_preflight", "--warn-only"] + pre +
+                                   [script, "--lr", "3"], env=env, capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn("target argv ['--lr', '3']", r.stdout)
+
 class SeedLaunchers(unittest.TestCase):
     """How the seed entries start a rank under each launcher (the runs themselves need a GPU)."""
 
@@ -184,7 +200,7 @@ class SeedLaunchers(unittest.TestCase):
         self.assertEqual(argv[:3], ["py", "-m", "torch.distributed.run"])
         self.assertEqual(argv[argv.index("--node_rank") + 1], "2")
         self.assertEqual(argv[argv.index("--master_port") + 1], "29511")
-        self.assertEqual(argv[-4:-1], ["-m", "gpucts_preflight", "--"])
+        self.assertEqual(argv[-4:-1], ["-m", "gpucts_preflight", "--"])  # torchrun drops the "--"
         for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "NODE_RANK", "MASTER_PORT"):
             self.assertNotIn(k, env)
         self.assertIn("NCCL_HOSTID", env)
