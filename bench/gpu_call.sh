@@ -62,7 +62,7 @@ for step in "$@"; do
       CAMPAIGN_SKIP_BUILD=1 CAMPAIGN_NO_BISECT=1 CAMPAIGN_LIMIT_S=$(left) OUT=$OUT/campaign \
         timeout -k 5 "$(left)" bash bench/campaign.sh 2.27.7 2.28.3 >"$OUT/campaign-run.log" 2>&1
       echo "campaign.sh exit $?"; grep -E 'campaign exit|verdict|PASS|FAIL' "$OUT/campaign-run.log" | head -12 ;;
-    preflight) timeout -k 5 "$(left)" bash bench/preflight_cost.sh --rounds 3 2>&1 | tee "$OUT/preflight.log" ;;
+    preflight) timeout -k 5 "$(left)" bash bench/preflight_cost.sh --rounds "${PREFLIGHT_ROUNDS:-3}" 2>&1 | tee "$OUT/preflight.log" ;;
     install) FIELD_STAGES=install timeout -k 5 "$(left)" bash bench/field_round.sh "$(left)" ;;
     vs1)
       timeout -k 5 "$(left)" bash bench/vs_nccl_tests.sh --nccl-tests .nccl-tests --build "$B" --out "$OUT/vs1" \
