@@ -3,6 +3,7 @@ gradient_as_bucket_view and static_graph, 16-mixed and bf16-mixed, num_nodes = t
 hosts) against raw torch DDP with the same numerics in the same world, as Lightning's own parity
 tests compare; the cluster environment the launcher implies; Fabric's collectives."""
 import copy
+import os
 import tempfile
 
 from .cases_ddp import LOCAL_BATCH, LR, IN, OUT, TOLERANCE, flat, model
@@ -44,7 +45,12 @@ def expected_environment(ctx):
 
 
 def _devices(ctx):
-    """(devices, num_nodes): one device per process; the simulated hosts are nodes."""
+    """(devices, num_nodes) as the launcher laid the world out: torchrun's LOCAL_WORLD_SIZE processes
+    per node where it says so (several ranks of one host), else one process per GPU on one node, or
+    each simulated host a node."""
+    local = int(os.environ.get("LOCAL_WORLD_SIZE") or 0)
+    if local > 0:
+        return local, max(1, ctx.size // local)
     return (ctx.size, 1) if ctx.world.kind == "gpus" else (1, ctx.size)
 
 
@@ -53,6 +59,13 @@ def _dataset(ctx):
     g = torch.Generator().manual_seed(5)
     n = STEPS * ctx.size * LOCAL_BATCH  # a multiple of the world: DistributedSampler pads nothing
     return torch.utils.data.TensorDataset(torch.randn(n, IN, generator=g), torch.randn(n, OUT, generator=g))
+
+
+def _no_injected_sampler(pl):
+    """The Trainer option that keeps the DataLoader's own sampler (renamed in Lightning 2.0)."""
+    import inspect
+    params = inspect.signature(pl.Trainer.__init__).parameters
+    return {"use_distributed_sampler": False} if "use_distributed_sampler" in params else {"replace_sampler_ddp": False}
 
 
 def _trainer_case(precision):
@@ -88,10 +101,13 @@ def _trainer_case(precision):
                                      process_group_backend=ctx.backend),
                 precision=precision, max_steps=STEPS, logger=False, enable_checkpointing=False,
                 enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0,
-                default_root_dir=root)
+                default_root_dir=root, **_no_injected_sampler(pl))
             environment = type(trainer.strategy.cluster_environment).__name__
             module = Module(base)
-            trainer.fit(module, torch.utils.data.DataLoader(data, batch_size=LOCAL_BATCH, shuffle=False))
+            # Our own sampler, in order: the one Lightning injects shuffles training data (its
+            # documented default), and the reference must see the same batches in the same order.
+            sampler = torch.utils.data.DistributedSampler(data, num_replicas=ctx.size, rank=ctx.rank, shuffle=False)
+            trainer.fit(module, torch.utils.data.DataLoader(data, batch_size=LOCAL_BATCH, sampler=sampler))
         ctx.prop("gpucts.cluster_environment", environment)
         failures = []
         if environment != expected_environment(ctx):
