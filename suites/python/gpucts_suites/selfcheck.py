@@ -219,7 +219,8 @@ class _FakeCase:
 def torch_defect_tagging(ctx):
     """torch_defects.csv as the collective cases use it: a failing bf16 premul_sum over
     ProcessGroupNCCL of an affected torch names torch-190745, a passing one says it was not seen,
-    and neither another dtype, another backend nor an older torch is named; Gloo's strided rows."""
+    and neither another dtype, another backend nor an older torch is named; the one-rank
+    reduce_scatter row; Gloo's strided rows."""
     from . import cases_collectives as cc
     from . import nccl_data
     if not nccl_data.rows("torch_defects.csv"):
@@ -257,6 +258,11 @@ def torch_defect_tagging(ctx):
         cc._torch_version = saved
     if nccl_data.torch_release("1.13.0a0") != (1, 13, 0) or nccl_data.torch_release("2.11.0+cu130") != (2, 11, 0):
         raise AssertionError("torch_release misreads a version")
+    one_rank_rs = [nccl_data.torch_known_defects("reduce_scatter_tensor", dt, "premul_sum", False, n, (2, 11, 0), "nccl")
+                   for dt, n in (("f32", 1), ("f8e4m3", 1), ("f32", 2))]
+    if one_rank_rs != [["torch-rs1-premulsum"], ["torch-rs1-premulsum"], []]:
+        raise AssertionError("one-rank reduce_scatter premul_sum on torch 2.11 (f32, fp8; f32 at 2 ranks): %r"
+                             % one_rank_rs)
     strided = nccl_data.torch_known_defects("all_reduce", "f32", "sum", True, 2, (2, 11, 0), "gloo", strided=True)
     if strided != ["torch-192920"]:
         raise AssertionError("strided all_reduce over Gloo 2.11: %r" % strided)
