@@ -41,6 +41,9 @@ if has transport; then
   timeout 240 ctest --test-dir "$B" -R '^gpucts_mp_collectives_sim2$' --output-on-failure >"$OUT/transport.log" 2>&1
   summ "$OUT/transport.log"
   grep -ho 'gpucts.transport" value="[^"]*' "$B"/gtest-xml/gpucts_mp_collectives_sim2*.xml 2>/dev/null | head -2
+  grep -h -A3 'ChannelsMatchTheWorld' "$B"/gtest-xml/gpucts_mp_collectives_sim2*.xml 2>/dev/null | head -8
+  mkdir -p "$OUT/transport-xml" && cp "$B"/gtest-xml/gpucts_mp_collectives_sim2*.xml "$B"/rank-logs/*sim2*nccl* \
+    "$OUT/transport-xml/" 2>/dev/null; ls "$B"/gtest-xml | grep -i sim2 | head
 fi
 if has quick; then
   stamp "qualify --level quick, then the same with one case corrupted"
