@@ -5,7 +5,7 @@
 # `cmake --install build/ci --prefix /tmp/inst --strip`) unpacked under another prefix and run with
 # a runtime image's PATH (no compiler, no CMake).
 #   bench/field_round.sh [total_s]      (stages are capped to end inside total_s, default 560)
-# FIELD_STAGES picks stages (default "qualify torch quick install"); FIELD_QUALIFY_CAP_S caps the
+# FIELD_ACCEPT: the moved install tree's waivers (default nccl-1950). FIELD_STAGES picks stages (default "qualify torch quick install"); FIELD_QUALIFY_CAP_S caps the
 # fresh copy's ci/qualify (default: what total_s leaves).
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
@@ -58,7 +58,7 @@ for d in "${dirs[@]}"; do
 done
 for t in cc gcc g++ c++ cmake nvcc ctest; do PATH=$rt command -v $t >/dev/null && echo "runtime PATH still has $t"; done
 s=$SECONDS
-PATH=$rt timeout -k 10 "$(left)" /tmp/moved/inst/bin/gpucts qualify --expect-gpus 1 --accept-known nccl-1950 \
+PATH=$rt timeout -k 10 "$(left)" /tmp/moved/inst/bin/gpucts qualify --expect-gpus 1 --accept-known "${FIELD_ACCEPT:-nccl-1950}" \
   --output /tmp/iq >"$OUT/install.log" 2>&1
 echo "install-tree qualify exit $?, $((SECONDS - s)) s"; verdict "$OUT/install.log"
 grep -E 'not run|error' "$OUT/install.log" | cut -c1-200 | head -12
