@@ -5,8 +5,9 @@
 # `cmake --install build/ci --prefix /tmp/inst --strip`) unpacked under another prefix and run with
 # a runtime image's PATH (no compiler, no CMake).
 #   bench/field_round.sh [total_s]      (stages are capped to end inside total_s, default 560)
-# FIELD_ACCEPT: the moved install tree's waivers (default nccl-1950). FIELD_STAGES picks stages (default "qualify torch quick install"); FIELD_QUALIFY_CAP_S caps the
-# fresh copy's ci/qualify (default: what total_s leaves).
+# FIELD_STAGES picks stages (default "qualify torch quick install"); FIELD_QUALIFY_CAP_S caps the
+# fresh copy's ci/qualify (default: what total_s leaves); FIELD_ACCEPT, the moved install tree's
+# waivers (default nccl-1950).
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
