@@ -75,17 +75,9 @@ void register_cases(const cts::mpi::Context& ctx) {
 
 // The path NCCL took, from this rank's own INFO lines (NCCL_DEBUG_FILE, set by the MPI main for
 // simulated hosts), against what the world implies; runs after every collective case, since NCCL
-// connects peers at first use. The summary goes into the bundle as the suite's gpucts.transport.
-class Transport : public ::testing::Test {
- public:
-  static void TearDownTestSuite() {
-    if (!summary().empty()) RecordProperty("gpucts.transport", summary());
-  }
-  static std::string& summary() {
-    static std::string s;
-    return s;
-  }
-};
+// connects peers at first use. The summary is the case's own gpucts.transport property: a bundle
+// keeps a case's properties, while GoogleTest writes a suite's as attributes no reader keeps.
+class Transport : public ::testing::Test {};
 
 // NCCL_DEBUG_FILE with NCCL's %h (host name up to its first '.') and %p (pid) filled in.
 std::string nccl_debug_file() {
@@ -133,7 +125,7 @@ void transport_case() {
     if (kv.rfind("NCCL_", 0) == 0 && kv.find('=') != std::string::npos)
       world.env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
   }
-  Transport::summary() = log.summary();
+  ::testing::Test::RecordProperty("gpucts.transport", log.summary());
   for (const auto& f : cts::transport_findings(log, world))
     ADD_FAILURE() << f.id << ": " << f.message << " [" << file << "]";
   EXPECT_EQ(log.network, "Socket") << log.summary();
