@@ -323,7 +323,8 @@ def main(argv):
             print("FAIL %s: rank 0's report does not name %s: %s" % (
                 a.cause, ", ".join(missing), line.group(0) if line else report[-1500:]))
             ok = False
-    named = m.group(0)[:200] if m else "nothing named"
+    # The finding with its ranks and hosts; its fix (after " -> ") is in the logs.
+    named = m.group(0).split(" -> ")[0][:300] if m else "nothing named"
     print("| %s (%s) | %s | %s, every rank stopped after %.1f s |" % (a.cause, what, stack, named, ptook))
     print("logs: %s" % a.logdir)
     return 0 if ok else 1
