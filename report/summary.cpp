@@ -562,6 +562,18 @@ doc::Doc build(const bundle::Bundle& b) {
   }
   d.table(std::move(st));
 
+  // The path NCCL took, where a suite read it from NCCL's own log (its gpucts.transport case).
+  doc::Table paths{{"suite", "transport NCCL took"}, {}, {}};
+  for (const auto& c : b.cases)
+    if (const std::string t = c.property("gpucts.transport"); !t.empty()) {
+      paths.rows.push_back({c.binary, t});
+      paths.row_class.push_back(junit::failing(c.status) ? "fail" : "pass");
+    }
+  if (!paths.rows.empty()) {
+    d.heading("Transport");
+    d.table(std::move(paths));
+  }
+
   d.heading("Environment");
   doc::Table env{{"what", "value"}, {}, {}};
   for (auto& [k, val] : bundle::environment(b)) env.rows.push_back({k, val});

@@ -1187,6 +1187,27 @@ TEST(SummaryGrouping, RawTextStaysInTheMergedJunit) {
   EXPECT_NE(again[0].detail.find("Expected equality of these values:"), std::string::npos) << again[0].detail;
 }
 
+// A simulated-hosts suite reads the path NCCL took from NCCL's log and records it on its
+// Transport case; the merged JUnit keeps it and the summary shows it per suite.
+TEST(SummaryTransport, TheCasesTransportSurvivesTheMergeAndIsShown) {
+  auto b = synthetic_bundle();
+  junit::Case t;
+  t.binary = "gpucts_mp_collectives_sim2";
+  t.suite = "Transport";
+  t.name = "ChannelsMatchTheWorld";
+  t.properties["gpucts.transport"] = "network Socket; 2 channel(s), every one via NET/Socket";
+  b.cases.push_back(t);
+  auto again = junit::read(xml::parse(junit::write(b.cases, "t"), "merged"), "merged", "");
+  ASSERT_EQ(again.size(), b.cases.size());
+  EXPECT_EQ(again.back().property("gpucts.transport"), t.properties["gpucts.transport"]);
+  const std::string md = doc::to_markdown(summary::build(b));
+  const auto at = md.find("## Transport");
+  ASSERT_NE(at, std::string::npos) << md;
+  EXPECT_NE(md.find("every one via NET/Socket", at), std::string::npos) << md;
+  EXPECT_EQ(doc::to_markdown(summary::build(synthetic_bundle())).find("## Transport"), std::string::npos)
+      << "no section where no suite recorded a transport";
+}
+
 // Two torches may serve one run: the python's (the fingerprint) and the libtorch the C++ suites
 // were linked against (the manifest, from the build). The environment table names both.
 TEST(SummaryEnvironment, NamesThePythonTorchAndTheLinkedLibtorch) {
