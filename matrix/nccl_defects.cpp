@@ -25,35 +25,35 @@ bool any_condition_holds(const NcclDefect& d, const DefectCase& c) {
                      [&](const DefectCondition& x) { return condition_holds(x, c); });
 }
 
-}  // namespace
-
-std::vector<const NcclDefect*> matching_defects(const Matrix& m, const Version& nccl, const DefectCase& c) {
+// The rows of one table whose release range holds `v` and for which `keep` holds.
+template <class Keep>
+std::vector<const NcclDefect*> rows_affecting(const std::vector<NcclDefect>& table, const Version& v, Keep keep) {
   std::vector<const NcclDefect*> out;
-  for (const auto& d : m.nccl_defects)
-    if (d.affects(nccl) && any_condition_holds(d, c)) out.push_back(&d);
+  for (const auto& d : table)
+    if (d.affects(v) && keep(d)) out.push_back(&d);
   return out;
 }
 
+bool any_row(const NcclDefect&) { return true; }
+
+}  // namespace
+
+std::vector<const NcclDefect*> matching_defects(const Matrix& m, const Version& nccl, const DefectCase& c) {
+  return rows_affecting(m.nccl_defects, nccl, [&](const NcclDefect& d) { return any_condition_holds(d, c); });
+}
+
 std::vector<const NcclDefect*> defects_of_release(const Matrix& m, const Version& nccl) {
-  std::vector<const NcclDefect*> out;
-  for (const auto& d : m.nccl_defects)
-    if (d.affects(nccl)) out.push_back(&d);
-  return out;
+  return rows_affecting(m.nccl_defects, nccl, any_row);
 }
 
 std::vector<const NcclDefect*> matching_torch_defects(const Matrix& m, const Version& torch,
                                                       const DefectCase& c) {
-  std::vector<const NcclDefect*> out;
-  for (const auto& d : m.torch_defects)
-    if (d.backend == c.backend && d.affects(torch) && any_condition_holds(d, c)) out.push_back(&d);
-  return out;
+  return rows_affecting(m.torch_defects, torch,
+                        [&](const NcclDefect& d) { return d.backend == c.backend && any_condition_holds(d, c); });
 }
 
 std::vector<const NcclDefect*> torch_defects_of_release(const Matrix& m, const Version& torch) {
-  std::vector<const NcclDefect*> out;
-  for (const auto& d : m.torch_defects)
-    if (d.affects(torch)) out.push_back(&d);
-  return out;
+  return rows_affecting(m.torch_defects, torch, any_row);
 }
 
 namespace {
