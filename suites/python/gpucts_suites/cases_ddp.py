@@ -140,15 +140,21 @@ def _parity(ctx, dtype_name, steps=STEPS, **ddp_kw):
     finish(ctx, failures, diffs)
 
 
-def compare_updates(ctx, update, ref_update, dtype, steps, what, failures):
-    """Autocast runs compared by their updates since the start, within `steps` times the dtype's
-    rtol of the largest reference update (plus atol): the two runs sum gradients in different
-    groupings (shards against the whole batch), each rounded to the dtype, so an element's error
-    follows the size of the partial sums, not its own. A per-element rtol on the weights fails
-    near-zero weights on rounding alone."""
+def updates_beyond_bound(update, ref_update, dtype, steps):
+    """(bound, mismatch report or None) of two runs' weight updates since the same start, within
+    `steps` times the dtype's rtol of the largest reference update, plus its atol. Runs of the same
+    numerics may round differently (kernel choice, bucket layout, gradients summed in other
+    groupings, each rounded to the dtype), so an element's error follows the largest update and the
+    partial sums, not its own size: a per-element rtol on the weights fails near-zero weights on
+    rounding alone."""
     rtol, atol = TOLERANCE[dtype]
     bound = steps * rtol * float(ref_update.abs().max()) + atol
-    bad = mismatch(update, ref_update, exact=False, rtol=0.0, atol=bound)
+    return bound, mismatch(update, ref_update, exact=False, rtol=0.0, atol=bound)
+
+
+def compare_updates(ctx, update, ref_update, dtype, steps, what, failures):
+    """Autocast runs compared by their updates (updates_beyond_bound)."""
+    bound, bad = updates_beyond_bound(update, ref_update, dtype, steps)
     if bad:
         failures.append("%s: weight updates differ beyond %s's %d-step bound %.3g: %s" % (what, dtype, steps, bound, bad))
 

@@ -6,7 +6,7 @@ import copy
 import os
 import tempfile
 
-from .cases_ddp import LOCAL_BATCH, LR, IN, OUT, TOLERANCE, flat, model
+from .cases_ddp import LOCAL_BATCH, LR, IN, OUT, TOLERANCE, flat, model, updates_beyond_bound
 from .payloads import payload, reduce_expected, mismatch, values
 from .runner import case, family
 
@@ -124,16 +124,11 @@ def _trainer_case(precision):
         # (DistributedSampler without shuffle: rank r takes samples r, r + world, ...).
         ref_weights = _torch_ddp_reference(ctx, reference_start, data, precision)
         ctx.same_on_every_rank(ref_weights, "the torch DDP reference's weights")
-        # A multi-step bound: both runs start from the same weights, so they can differ only in
-        # their updates. Each of the STEPS updates is lr * a gradient from autocast matmuls rounded
-        # to the dtype (relative error up to torch.testing's rtol for it), and two runs of the same
-        # numerics may round differently (kernel choice, bucket layout), so after STEPS steps the
-        # updates may differ by STEPS * rtol of the largest update, plus torch.testing's atol. A
-        # per-element rtol on the weights themselves fails near-zero weights on rounding alone.
-        rtol, atol = TOLERANCE["bf16" if precision == "bf16-mixed" else "fp16"]
-        update, ref_update = weights - start, ref_weights - start
-        bound = STEPS * rtol * float(ref_update.abs().max()) + atol
-        bad = mismatch(update, ref_update, exact=False, rtol=0.0, atol=bound)
+        # Both runs start from the same weights, so they can differ only in their updates: each of
+        # the STEPS updates is lr * a gradient from autocast matmuls rounded to the dtype.
+        dtype = "bf16" if precision == "bf16-mixed" else "fp16"
+        rtol, atol = TOLERANCE[dtype]
+        bound, bad = updates_beyond_bound(weights - start, ref_weights - start, dtype, STEPS)
         ctx.prop("gpucts.max_abs_diff_vs_torch_ddp", "%.3g" % float((weights - ref_weights).abs().max()))
         ctx.prop("gpucts.tolerance_vs_torch_ddp", "%.3g" % bound)
         if bad:
