@@ -39,10 +39,7 @@ for step in "$@"; do
     py | seeds | transport | quick) timeout -k 5 "$(left)" bash bench/round3.sh "$step" ;;
     seedsp)  # every seed cause at once, 4 at a time, outside ctest (whose GPU resource runs them one by one)
       py=$(sed -n 's/^GPUCTS_PYTHON3:[A-Z]*=//p' "$B/CMakeCache.txt"); mkdir -p "$OUT/seeds"
-      if [ -z "${GPUCTS_NCCL_CACHE:-}" ] && ls .campaign/nccl-*.tar.xz >/dev/null 2>&1; then  # another release
-        export GPUCTS_NCCL_CACHE=/tmp/gpucts-nccl-cache && mkdir -p "$GPUCTS_NCCL_CACHE"
-        for t in .campaign/nccl-*.tar.xz; do tar -xJf "$t" -C "$GPUCTS_NCCL_CACHE"; done
-      fi
+      nccl_cache_from_carried
       "$py" preflight/repro/seed_causes.py --list | GPUCTS_SEED_BOUND_S=${GPUCTS_SEED_BOUND_S:-30} timeout -k 5 "$(left)" \
         xargs -P4 -I{} sh -c "'$py' preflight/repro/seed_causes.py {} --logdir /tmp/seedlogs/{} >'$OUT/seeds/{}.log' 2>&1; echo \"{} exit \$?\""
       grep -h '^| ' "$OUT"/seeds/*.log ;;

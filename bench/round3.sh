@@ -27,11 +27,7 @@ if has py; then
 fi
 if has seeds; then
   stamp "seed causes"
-  # Another NCCL release for the wheel-cache seed: the pruned archives carried in .campaign/.
-  if [ -z "${GPUCTS_NCCL_CACHE:-}" ] && ls .campaign/nccl-*.tar.xz >/dev/null 2>&1; then
-    export GPUCTS_NCCL_CACHE=/tmp/gpucts-nccl-cache && mkdir -p "$GPUCTS_NCCL_CACHE"
-    for t in .campaign/nccl-*.tar.xz; do tar -xJf "$t" -C "$GPUCTS_NCCL_CACHE"; done
-  fi
+  nccl_cache_from_carried
   timeout 420 ctest --test-dir "$B" -R "^gpucts_seed_(${SEEDS:-.*})$" -j3 --timeout 150 -V >"$OUT/seeds.log" 2>&1
   summ "$OUT/seeds.log"
   grep -hE '^\| ' "$OUT/seeds.log" | sort -u
