@@ -44,7 +44,7 @@ for step in "$@"; do
         xargs -P4 -I{} sh -c "'$py' preflight/repro/seed_causes.py {} --logdir /tmp/seedlogs/{} >'$OUT/seeds/{}.log' 2>&1; echo \"{} exit \$?\""
       grep -h '^| ' "$OUT"/seeds/*.log ;;
     probe)
-      NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL timeout -k 5 120 python3 bench/py_parity_probe.py ${PROBE_PARTS:-rs pl} >"$OUT/probe.log" 2>&1
+      NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL timeout -k 5 120 python3 bench/py_parity_probe.py >"$OUT/probe.log" 2>&1
       echo "probe exit $?"; grep -E '^(rs|pl):' "$OUT/probe.log"
       grep -cE 'ReduceScatter' "$OUT/probe.log" | sed 's/^/NCCL ReduceScatter log lines: /'
       grep -cE 'AllReduce' "$OUT/probe.log" | sed 's/^/NCCL AllReduce log lines: /' ;;
