@@ -73,12 +73,6 @@ void register_cases(const cts::mpi::Context& ctx) {
                             [c]() -> ::testing::Test* { return new MpiCollectiveCase(c); });
 }
 
-// The path NCCL took, from this rank's own INFO lines (NCCL_DEBUG_FILE, set by the MPI main for
-// simulated hosts), against what the world implies; runs after every collective case, since NCCL
-// connects peers at first use. The summary is the case's own gpucts.transport property: a bundle
-// keeps a case's properties, while GoogleTest writes a suite's as attributes no reader keeps.
-class Transport : public ::testing::Test {};
-
 // NCCL_DEBUG_FILE with NCCL's %h (host name up to its first '.') and %p (pid) filled in.
 std::string nccl_debug_file() {
   const char* f = std::getenv("NCCL_DEBUG_FILE");
@@ -102,6 +96,10 @@ std::string nccl_debug_file() {
   return out;
 }
 
+// The path NCCL took, from this rank's own INFO lines (NCCL_DEBUG_FILE, set by the MPI main for
+// simulated hosts), against what the world implies; runs after every collective case, since NCCL
+// connects peers at first use. The summary is the case's own gpucts.transport property: a bundle
+// keeps a case's properties, while GoogleTest writes a suite's as attributes no reader keeps.
 void transport_case() {
   CTS_REQUIRE_PREFLIGHT();
   if (!cts::mpi::not_runnable_reason().empty()) GTEST_SKIP() << cts::mpi::not_runnable_reason();
@@ -131,14 +129,14 @@ void transport_case() {
   EXPECT_EQ(log.network, "Socket") << log.summary();
 }
 
-class TransportCase : public Transport {
+class TransportCase : public ::testing::Test {
  public:
   void TestBody() override { transport_case(); }
 };
 
 void register_transport_case(const cts::mpi::Context&) {
   ::testing::RegisterTest("Transport", "ChannelsMatchTheWorld", nullptr, nullptr, __FILE__, __LINE__,
-                          []() -> Transport* { return new TransportCase; });
+                          []() -> ::testing::Test* { return new TransportCase; });
 }
 
 const bool registered = cts::mpi::add_registrar(register_cases);
