@@ -130,13 +130,14 @@ def _parity(ctx, dtype_name, steps=STEPS, **ddp_kw):
         ref_opt.zero_grad()
         ref_loss.backward()
         ref_opt.step()
-        ctx.same_on_every_rank(flat(net.module), "weights after step %d" % (step + 1))
-        diffs.append(float((flat(net.module) - flat(ref)).abs().max()))
+        weights, ref_weights = flat(net.module), flat(ref)
+        ctx.same_on_every_rank(weights, "weights after step %d" % (step + 1))
+        diffs.append(float((weights - ref_weights).abs().max()))
         what = "step %d against one process over the whole batch" % (step + 1)
         if amp is None:
             compare(ctx, net.module, ref, dtype_name, what, failures)
         else:
-            compare_updates(ctx, flat(net.module) - start, flat(ref) - start, dtype_name, step + 1, what, failures)
+            compare_updates(ctx, weights - start, ref_weights - start, dtype_name, step + 1, what, failures)
     finish(ctx, failures, diffs)
 
 
