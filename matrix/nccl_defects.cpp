@@ -27,7 +27,8 @@ bool any_condition_holds(const NcclDefect& d, const DefectCase& c) {
 
 // The rows of one table whose release range holds `v` and for which `keep` holds.
 template <class Keep>
-std::vector<const NcclDefect*> rows_affecting(const std::vector<NcclDefect>& table, const Version& v, Keep keep) {
+std::vector<const NcclDefect*> rows_affecting(const std::vector<NcclDefect>& table, const Version& v,
+                                              Keep keep) {
   std::vector<const NcclDefect*> out;
   for (const auto& d : table)
     if (d.affects(v) && keep(d)) out.push_back(&d);
@@ -48,8 +49,9 @@ std::vector<const NcclDefect*> defects_of_release(const Matrix& m, const Version
 
 std::vector<const NcclDefect*> matching_torch_defects(const Matrix& m, const Version& torch,
                                                       const DefectCase& c) {
-  return rows_affecting(m.torch_defects, torch,
-                        [&](const NcclDefect& d) { return d.backend == c.backend && any_condition_holds(d, c); });
+  return rows_affecting(m.torch_defects, torch, [&](const NcclDefect& d) {
+    return d.backend == c.backend && any_condition_holds(d, c);
+  });
 }
 
 std::vector<const NcclDefect*> torch_defects_of_release(const Matrix& m, const Version& torch) {
