@@ -9,7 +9,8 @@ which collective it measured); each JSON a gpucts bandwidth results file (gpucts
 points carrying "comm" (blocking, the default, or nonblocking). Writes PREFIX.md (a table a person
 reads, and pastes into bench/RESULTS.md) and PREFIX.csv. The ratio is nccl-tests' time over gpucts'
 time (= gpucts' algbw over nccl-tests'): 1.0 means the same, below 1 gpucts is slower. The goal is
-0.9-1.1 out of place at 8 B and at 1 GiB; --require exits 1 when a goal point of the blocking runs
+0.9-1.1 out of place at 8 B (16 B per rank for the collectives nccl-tests rounds to 16 B per rank)
+and at 1 GiB; --require exits 1 when a goal point of the blocking runs
 misses it (or is absent from one side).
 
 Rounds: a file name with ".rN." (all_reduce_perf.r3.log, gpucts_blocking.r3.all_reduce.json) is
@@ -40,6 +41,9 @@ BINARY_ROWS = {
     "sendrecv": "SendRecvRing",
 }
 GOAL_SIZES = (8, 1 << 30)
+# nccl-tests (2.19) rounds each rank's part of these down to a multiple of 16 B: at "8 B" they run
+# 0 B. Their small goal point is the smallest size they do run, 16 B per rank.
+PER_RANK_16B = {"AllGather", "ReduceScatter", "AlltoAll", "Scatter", "Gather"}
 GOAL_LOW, GOAL_HIGH = 0.9, 1.1
 LATENCY_BELOW = 64 << 10  # below this a point reads as a time (us), above as GB/s
 
@@ -163,7 +167,7 @@ def compare(logs, gpucts_files):
         entry = {"collective": coll, "bytes": nbytes, "placement": placement,
                  "nccl_tests_us": median(times) if times else None,
                  "nccl_tests_algbw": median(algbws) if algbws else None,
-                 "nccl_tests_busbw": None, "rounds": len(rounds), "modes": {},
+                 "nccl_tests_busbw": None, "rounds": len(rounds), "modes": {}, "ranks": ranks.get(coll),
                  # One rank in place: input and output are one buffer, nothing is copied; the time
                  # of such a call is no bandwidth (either tool's "5e+06 GB/s" means nothing).
                  "no_data": ranks.get(coll) == 1 and placement == "in_place"}
@@ -191,8 +195,14 @@ def compare(logs, gpucts_files):
     return table, modes, runs
 
 
+def smallest_bytes(coll, ranks=1):
+    """The smallest size nccl-tests runs for a collective at `ranks` ranks (its small goal point)."""
+    return 16 * max(ranks or 1, 1) if coll in PER_RANK_16B else GOAL_SIZES[0]
+
+
 def is_goal(e):
-    return e["placement"] == "out_of_place" and e["bytes"] in GOAL_SIZES
+    small = smallest_bytes(e["collective"], e.get("ranks"))
+    return e["placement"] == "out_of_place" and e["bytes"] in (small, GOAL_SIZES[1])
 
 
 def misses(table, mode="blocking"):
@@ -244,7 +254,7 @@ def write(table, modes, runs, prefix, title):
             lines.append(line)
     rounds = max([e["rounds"] for e in table] or [0])
     lines += ["", "Ratio = nccl-tests' time / gpucts' time (gpucts' algbw / nccl-tests'); goal %.1f-%.1fx out of "
-              "place at 8 B and 1 GiB. Times in us below 64 KiB, else algbw in GB/s; each the median over "
+              "place at 8 B (16 B per rank where nccl-tests runs nothing smaller) and 1 GiB. Times in us below 64 KiB, else algbw in GB/s; each the median over "
               "%d round(s), the tools alternating; the ratio is the median of the per-round ratios, "
               "its range after it (lowest-highest, spread = range / median)." % (GOAL_LOW, GOAL_HIGH, rounds), ""]
     head = "| collective | size | placement | nccl-tests |"

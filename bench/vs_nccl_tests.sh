@@ -102,17 +102,26 @@ stamp "build gpucts_bandwidth in $B"
 # Per round and collective: nccl-tests' binary and gpucts_bandwidth's cases of the same row, the
 # same sizes, iterations and warm-up, one after the other; odd rounds nccl-tests first, even rounds
 # gpucts first.
-nt_args=(-b "$b" -e "$e" -f "$f" -g 1 -n "$iters" -w "$warmup" -c 0)
-gb_args=(-g 1 -b "$b" -e "$e" -f "$f" -n "$iters" -w "$warmup" --gtest_brief=1)
-declare -A row_of
+# Where nccl-tests runs nothing below 16 B per rank (vs_nccl_tests.py's PER_RANK_16B), both tools
+# start the sweep there, the factor shrunk so that it still ends at the same largest size.
+declare -A row_of sweep_of
 for c in ${colls//,/ }; do
   [ -x "$ntb/${c}_perf" ] || { echo "vs_nccl_tests.sh: no $ntb/${c}_perf (--colls names nccl-tests binaries)" >&2; exit 2; }
-  row_of[$c]=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import vs_nccl_tests as v; print(v.BINARY_ROWS[sys.argv[2]])' "$here" "$c")
+  read -r row small < <(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import vs_nccl_tests as v
+r = v.BINARY_ROWS[sys.argv[2]]; print(r, v.smallest_bytes(r, int(sys.argv[3])))' "$here" "$c" "$ranks")
+  row_of[$c]=$row cb=$b cf=$f
+  if [[ "$b" =~ ^[0-9]+$ && "$f" =~ ^[0-9]+$ ]] && [ "$b" -lt "$small" ]; then
+    cb=$small
+    [ $((f * b % small)) = 0 ] && [ $((f * b / small)) -ge 2 ] && cf=$((f * b / small))
+  fi
+  sweep_of[$c]="$cb $cf"
 done
 mkdir -p "$OUT/gpucts"
 logs=() ours=()
 run_nccl_tests() {  # collective round
-  local log=$OUT/nccl-tests/${1}_perf.r$2.log
+  local log=$OUT/nccl-tests/${1}_perf.r$2.log cb cf
+  read -r cb cf <<<"${sweep_of[$1]}"
+  local nt_args=(-b "$cb" -e "$e" -f "$cf" -g 1 -n "$iters" -w "$warmup" -c 0)
   if [ "$ranks" -gt 1 ]; then
     mpirun --oversubscribe -np "$ranks" -x NCCL_SOCKET_IFNAME=lo -x NCCL_IB_DISABLE=1 -x NCCL_NVLS_ENABLE \
       -x LD_LIBRARY_PATH sh -c 'NCCL_HOSTID=simhost$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$ntb/${1}_perf" "${nt_args[@]}" >"$log" 2>&1
@@ -124,7 +133,9 @@ run_nccl_tests() {  # collective round
 }
 run_gpucts() {  # collective round
   [ "$ranks" -eq 1 ] || return 0  # gpucts_bandwidth is single-process
-  local modes=(blocking) m out
+  local modes=(blocking) m out cb cf
+  read -r cb cf <<<"${sweep_of[$1]}"
+  local gb_args=(-g 1 -b "$cb" -e "$e" -f "$cf" -n "$iters" -w "$warmup" --gtest_brief=1)
   [ "$nonblocking" = 1 ] && modes+=(nonblocking)
   for m in "${modes[@]}"; do
     out=$OUT/gpucts/$m.r$2.$1

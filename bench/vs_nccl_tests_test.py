@@ -35,6 +35,16 @@ class ParseNcclTests(unittest.TestCase):
         with self.assertRaises(v.ParseError):
             v.row_of_log("hypercube_perf.log")
 
+    def test_goal_points_where_nccl_tests_rounds_to_16_bytes_per_rank(self):
+        self.assertEqual(v.smallest_bytes("AllReduce", 4), 8)
+        self.assertEqual(v.smallest_bytes("AllGather", 1), 16)
+        self.assertEqual(v.smallest_bytes("AlltoAll", 2), 32)
+        goal = {"collective": "AllGather", "placement": "out_of_place", "ranks": 1}
+        self.assertTrue(v.is_goal(dict(goal, bytes=16)))
+        self.assertFalse(v.is_goal(dict(goal, bytes=8)), "nccl-tests ran 0 B there")
+        self.assertTrue(v.is_goal(dict(goal, bytes=1 << 30)))
+        self.assertFalse(v.is_goal(dict(goal, bytes=1 << 30, placement="in_place")))
+
     def test_bad_output_is_an_error(self):
         with self.assertRaises(v.ParseError):
             v.parse_nccl_tests("# only a banner\n", "empty")

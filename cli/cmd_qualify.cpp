@@ -382,13 +382,15 @@ int take_fingerprints(const Args& a, Run& r) {
   return 0;
 }
 
-// A Python suite of the selection that covers the torch layer where libtorch is absent.
+// The Python suites of the selection that cover the torch layer where libtorch is absent: those with
+// enough GPUs here to run ("" when none).
 std::string python_torch_cover(const Run& r) {
+  std::string names;
   for (const auto& t : r.selected)
-    if (t.kind() == qualify::SuiteKind::junit &&
+    if (t.kind() == qualify::SuiteKind::junit && (t.gpus <= r.visible || r.run_all) &&
         std::find(t.labels.begin(), t.labels.end(), "torch") != t.labels.end())
-      return t.name;
-  return "";
+      names += (names.empty() ? "" : ", ") + t.name;
+  return names;
 }
 
 // Why an entry does not run here ("" when it runs), and whether it applies to this machine all the same.

@@ -334,6 +334,19 @@ TEST(Variants, NonblockingPointsHaveTheirOwnKeyAndThresholds) {
   EXPECT_NE(to_csv(r).find(",nonblocking\n"), std::string::npos);
 }
 
+// A CUDA-graph replay of a one-rank in-place call (nothing to copy) times about 0.1 us: 1 GiB over it
+// is past any plausible rate. That point is read back (a run file is not thrown away for it); the
+// same figure where data moves is refused.
+TEST(RunFiles, NoDataPointsKeepTheirFigurePlausibleOrNot) {
+  bw::Run r;
+  r.ctx = {"NVIDIA H200", "none", "off", 1, 2118.0};
+  r.points.push_back(point("AllReduce", 1u << 30, 1, 1.05e7, /*in_place=*/true));
+  ASSERT_GT(r.points[0].algbw_gbps, kMaxPlausibleGbps);
+  EXPECT_EQ(run_from_json(to_json(r), "mem").points.size(), 1u);
+  r.points[0].in_place = false;
+  EXPECT_THROW(run_from_json(to_json(r), "mem"), BandwidthError);
+}
+
 TEST(RunFiles, JsonRoundTripAndCsvSayBusbwIsUndefinedForOneRank) {
   bw::Run r;
   r.host = "h";

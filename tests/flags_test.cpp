@@ -85,6 +85,9 @@ TEST(Flags, NcclTestsShortSpellingsParseAsTheLongOnes) {
   EXPECT_EQ(perf({"-e", "64K", "--sweep=1K:1G:4"}).s.sizes, bw::parse_sweep("1K:64K:4"));
   EXPECT_EQ(perf({"-b4", "-f4"}).s.sizes, bw::parse_sweep("4:1G:4")) << "a value attached to its letter";
   EXPECT_THROW(perf({"-b", "1G", "-e", "8"}), bw::BandwidthError) << "minimum above maximum";
+  // Two points only, as beside nccl-tests at its goal sizes: 8 B and 1 GiB by 2^27.
+  EXPECT_EQ(perf({"-b", "8", "-e", "1G", "-f", "134217728"}).s.sizes,
+            (std::vector<std::uint64_t>{8, 1u << 30}));
 }
 
 // nccl-tests' -d (dtype) and -o (op), each a name, a list or "all"; -g the world of one process;
