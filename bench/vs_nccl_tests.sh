@@ -4,11 +4,12 @@
 # two tools one after the other, the order alternating from round to round, so that clock and load
 # drift reach both), and writes per collective and size the median of the per-round ratios and
 # their range.
-#   bash bench/vs_nccl_tests.sh --nccl-tests DIR [--build DIR] [--out DIR] [--ranks N] [--rounds N]
+#   bash bench/vs_nccl_tests.sh --nccl-tests DIR [--build DIR | --gpucts-bin FILE] [--out DIR] [--ranks N] [--rounds N]
 #        [--nccl-home DIR] [--nccl-lib DIR] [--colls LIST] [--sweep B:E:F] [--iters N] [--warmup N]
 #        [--no-nonblocking] [--require]
 #   --nccl-tests DIR  the NVIDIA/nccl-tests source (never committed here: carry it as .nccl-tests/)
 #   --build DIR       gpucts build folder (default build/gpu; configured if absent; gpucts_bandwidth built)
+#   --gpucts-bin FILE gpucts_bandwidth as it is (e.g. an install tree's libexec/gpucts/): nothing built
 #   --out DIR         where logs and the table go (default $OUT of the device tool, or ./gpu-out)
 #   --ranks N         the simulated multi-rank mode: N processes on the one GPU, each its own
 #                     NCCL_HOSTID, over NCCL's socket transport on lo (nccl-tests built with MPI=1,
@@ -30,12 +31,13 @@
 # e.g. --ranks 2 --sweep 8:1G:134217728 --iters 5 --warmup 1 (8 B and 1 GiB only).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-src="" ranks=1 nccl_home=/usr nccl_lib="" colls="all_reduce,all_gather,broadcast,reduce_scatter,reduce,alltoall,scatter,gather,sendrecv"
+src="" gpucts_bin="" ranks=1 nccl_home=/usr nccl_lib="" colls="all_reduce,all_gather,broadcast,reduce_scatter,reduce,alltoall,scatter,gather,sendrecv"
 sweep="8:1G:2" iters=20 warmup=5 nonblocking=1 require=0 build="" rounds=5
 while [ $# -gt 0 ]; do
   case "$1" in
     --nccl-tests) src=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
+    --gpucts-bin) gpucts_bin=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --ranks) ranks=$2; shift 2 ;;
     --nccl-home) nccl_home=$2; shift 2 ;;
@@ -47,7 +49,7 @@ while [ $# -gt 0 ]; do
     --no-nonblocking) nonblocking=0; shift ;;
     --require) require=1; shift ;;
     --rounds) rounds=$2; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "vs_nccl_tests.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -93,11 +95,17 @@ make -C "$src/src" -j"$(nproc)" BUILDDIR="$ntb" "${mpi_args[@]}" NCCL_HOME="$nh"
   NVCC_GENCODE=-gencode=arch=compute_90,code=sm_90 >"$OUT/nccl-tests-build.log" 2>&1 \
   || { tail -40 "$OUT/nccl-tests-build.log"; exit 1; }
 
-# gpucts_bandwidth up to date in $B (configured first where the folder has no build).
-stamp "build gpucts_bandwidth in $B"
-{ [ -f "$B/CMakeCache.txt" ] || cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 "${GPUCTS_PIN[@]}"; } >"$OUT/gpucts-build.log" 2>&1 \
-  && cmake --build "$B" -t gpucts_bandwidth -j"$(nproc)" >>"$OUT/gpucts-build.log" 2>&1 \
-  || { tail -40 "$OUT/gpucts-build.log"; exit 1; }
+# gpucts_bandwidth up to date in $B (configured first where the folder has no build), or as given.
+if [ -n "$gpucts_bin" ]; then
+  [ -x "$gpucts_bin" ] || { echo "vs_nccl_tests.sh: --gpucts-bin '$gpucts_bin' is not an executable" >&2; exit 2; }
+  gb=$(cd "$(dirname "$gpucts_bin")" && pwd)/$(basename "$gpucts_bin")
+else
+  stamp "build gpucts_bandwidth in $B"
+  { [ -f "$B/CMakeCache.txt" ] || cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 "${GPUCTS_PIN[@]}"; } >"$OUT/gpucts-build.log" 2>&1 \
+    && cmake --build "$B" -t gpucts_bandwidth -j"$(nproc)" >>"$OUT/gpucts-build.log" 2>&1 \
+    || { tail -40 "$OUT/gpucts-build.log"; exit 1; }
+  gb=$B/suites/gpucts_bandwidth
+fi
 
 # Per round and collective: nccl-tests' binary and gpucts_bandwidth's cases of the same row, the
 # same sizes, iterations and warm-up, one after the other; odd rounds nccl-tests first, even rounds
@@ -139,7 +147,7 @@ run_gpucts() {  # collective round
   [ "$nonblocking" = 1 ] && modes+=(nonblocking)
   for m in "${modes[@]}"; do
     out=$OUT/gpucts/$m.r$2.$1
-    "$B/suites/gpucts_bandwidth" "${gb_args[@]}" --gtest_filter="${row_of[$1]}.*" \
+    "$gb" "${gb_args[@]}" --gtest_filter="${row_of[$1]}.*" \
       $([ "$m" = nonblocking ] && echo --nonblocking) --output="$out" >"$out.log" 2>&1
     echo "exit $?" >>"$out.log"
     [ -f "$out.json" ] && ours+=(--gpucts "$out.json")
