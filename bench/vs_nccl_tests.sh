@@ -10,6 +10,8 @@
 #   --nccl-tests DIR  the NVIDIA/nccl-tests source (never committed here: carry it as .nccl-tests/)
 #   --build DIR       gpucts build folder (default build/gpu; configured if absent; gpucts_bandwidth built)
 #   --gpucts-bin FILE gpucts_bandwidth as it is (e.g. an install tree's libexec/gpucts/): nothing built
+#   --nccl-tests-bin DIR  nccl-tests' binaries as they are (DIR/all_reduce_perf ...), instead of
+#                     --nccl-tests: nothing built
 #   --out DIR         where logs and the table go (default $OUT of the device tool, or ./gpu-out)
 #   --ranks N         the simulated multi-rank mode: N processes on the one GPU, each its own
 #                     NCCL_HOSTID, over NCCL's socket transport on lo (nccl-tests built with MPI=1,
@@ -31,13 +33,14 @@
 # e.g. --ranks 2 --sweep 8:1G:134217728 --iters 5 --warmup 1 (8 B and 1 GiB only).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-src="" gpucts_bin="" ranks=1 nccl_home=/usr nccl_lib="" colls="all_reduce,all_gather,broadcast,reduce_scatter,reduce,alltoall,scatter,gather,sendrecv"
+src="" nt_bin="" gpucts_bin="" ranks=1 nccl_home=/usr nccl_lib="" colls="all_reduce,all_gather,broadcast,reduce_scatter,reduce,alltoall,scatter,gather,sendrecv"
 sweep="8:1G:2" iters=20 warmup=5 nonblocking=1 require=0 build="" rounds=5
 while [ $# -gt 0 ]; do
   case "$1" in
     --nccl-tests) src=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --gpucts-bin) gpucts_bin=$2; shift 2 ;;
+    --nccl-tests-bin) nt_bin=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --ranks) ranks=$2; shift 2 ;;
     --nccl-home) nccl_home=$2; shift 2 ;;
@@ -49,16 +52,21 @@ while [ $# -gt 0 ]; do
     --no-nonblocking) nonblocking=0; shift ;;
     --require) require=1; shift ;;
     --rounds) rounds=$2; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "vs_nccl_tests.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[ -n "$src" ] && [ -f "$src/src/Makefile" ] || { echo "vs_nccl_tests.sh: --nccl-tests DIR must be nccl-tests' source (DIR/src/Makefile)" >&2; exit 2; }
+if [ -n "$nt_bin" ]; then
+  [ -d "$nt_bin" ] || { echo "vs_nccl_tests.sh: --nccl-tests-bin '$nt_bin' is not a folder" >&2; exit 2; }
+  nt_bin=$(cd "$nt_bin" && pwd)
+else
+  [ -n "$src" ] && [ -f "$src/src/Makefile" ] || { echo "vs_nccl_tests.sh: --nccl-tests DIR must be nccl-tests' source (DIR/src/Makefile)" >&2; exit 2; }
+fi
 case "$ranks" in ''|*[!0-9]*|0) echo "vs_nccl_tests.sh: --ranks '$ranks': expected a number >= 1" >&2; exit 2 ;; esac
 case "$rounds" in ''|*[!0-9]*|0) echo "vs_nccl_tests.sh: --rounds '$rounds': expected a number >= 1" >&2; exit 2 ;; esac
 IFS=: read -r b e f <<<"$sweep"
 [ -n "$b" ] && [ -n "$e" ] && [ -n "$f" ] || { echo "vs_nccl_tests.sh: --sweep '$sweep': expected B:E:F" >&2; exit 2; }
-src=$(cd "$src" && pwd)
+[ -n "$src" ] && src=$(cd "$src" && pwd)
 [ -n "${OUT:-}" ] && mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 [ -n "$build" ] && mkdir -p "$build" && build=$(cd "$build" && pwd)
 cd "$here/.."  # the repository root: gpucts builds from here, nccl-tests into build/
@@ -71,29 +79,32 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 # nccl-tests, built out of its source tree (which may be read-only) into $OUT's sibling folder.
 ntb=$PWD/build/nccl-tests-$([ "$ranks" -gt 1 ] && echo mpi || echo single)
+[ -n "$nt_bin" ] && ntb=$nt_bin
 mkdir -p "$ntb" "$OUT/nccl-tests"
-stamp "build nccl-tests ($src -> $ntb)"
-mpi_args=(MPI=0)
-if [ "$ranks" -gt 1 ]; then
-  # Open MPI's headers and libraries where its wrapper says (Debian/Ubuntu keep them outside
-  # one prefix): a folder with include/ and lib/ links for the Makefile's MPI_HOME.
-  mh=$ntb/mpi-home
-  mkdir -p "$mh"
-  ln -sfn "$(mpicc --showme:incdirs | awk '{print $1}')" "$mh/include"
-  ln -sfn "$(mpicc --showme:libdirs | awk '{print $1}')" "$mh/lib"
-  mpi_args=(MPI=1 MPI_HOME="$mh")
+if [ -z "$nt_bin" ]; then
+  stamp "build nccl-tests ($src -> $ntb)"
+  mpi_args=(MPI=0)
+  if [ "$ranks" -gt 1 ]; then
+    # Open MPI's headers and libraries where its wrapper says (Debian/Ubuntu keep them outside
+    # one prefix): a folder with include/ and lib/ links for the Makefile's MPI_HOME.
+    mh=$ntb/mpi-home
+    mkdir -p "$mh"
+    ln -sfn "$(mpicc --showme:incdirs | awk '{print $1}')" "$mh/include"
+    ln -sfn "$(mpicc --showme:libdirs | awk '{print $1}')" "$mh/lib"
+    mpi_args=(MPI=1 MPI_HOME="$mh")
+  fi
+  # A wheel's lib/ has libnccl.so.2 only: the link needs libnccl.so beside it.
+  nh=$nccl_home
+  if [ ! -e "$nccl_home/lib/libnccl.so" ] && [ -e "$nccl_home/lib/libnccl.so.2" ]; then
+    nh=$ntb/nccl-home
+    mkdir -p "$nh/lib"
+    ln -sfn "$nccl_home/include" "$nh/include"
+    ln -sfn "$nccl_home/lib/libnccl.so.2" "$nh/lib/libnccl.so"
+  fi
+  make -C "$src/src" -j"$(nproc)" BUILDDIR="$ntb" "${mpi_args[@]}" NCCL_HOME="$nh" CUDA_HOME=/usr/local/cuda \
+    NVCC_GENCODE=-gencode=arch=compute_90,code=sm_90 >"$OUT/nccl-tests-build.log" 2>&1 \
+    || { tail -40 "$OUT/nccl-tests-build.log"; exit 1; }
 fi
-# A wheel's lib/ has libnccl.so.2 only: the link needs libnccl.so beside it.
-nh=$nccl_home
-if [ ! -e "$nccl_home/lib/libnccl.so" ] && [ -e "$nccl_home/lib/libnccl.so.2" ]; then
-  nh=$ntb/nccl-home
-  mkdir -p "$nh/lib"
-  ln -sfn "$nccl_home/include" "$nh/include"
-  ln -sfn "$nccl_home/lib/libnccl.so.2" "$nh/lib/libnccl.so"
-fi
-make -C "$src/src" -j"$(nproc)" BUILDDIR="$ntb" "${mpi_args[@]}" NCCL_HOME="$nh" CUDA_HOME=/usr/local/cuda \
-  NVCC_GENCODE=-gencode=arch=compute_90,code=sm_90 >"$OUT/nccl-tests-build.log" 2>&1 \
-  || { tail -40 "$OUT/nccl-tests-build.log"; exit 1; }
 
 # gpucts_bandwidth up to date in $B (configured first where the folder has no build), or as given.
 if [ -n "$gpucts_bin" ]; then
