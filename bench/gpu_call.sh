@@ -68,7 +68,7 @@ for step in "$@"; do
         --rounds 5 --sweep 8:1G:134217728 --no-nonblocking --require 2>&1 | tail -40 ;;
     vs2)
       timeout -k 5 "$(left)" bash bench/vs_nccl_tests.sh --nccl-tests .nccl-tests --build "$B" --out "$OUT/vs2" \
-        --ranks 2 --rounds 5 --sweep 8:1G:134217728 --iters 5 --warmup 1 --no-nonblocking 2>&1 | tail -30 ;;
+        --ranks 2 --rounds 5 --sweep 8:1G:134217728 --iters 5 --warmup 1 --reps 1 --no-nonblocking 2>&1 | tail -30 ;;
     *) echo "gpu_call.sh: unknown step $step" >&2; exit 2 ;;
   esac
 done

@@ -15,8 +15,9 @@
 #   --out DIR         where logs and the table go (default $OUT of the device tool, or ./gpu-out)
 #   --ranks N         the simulated multi-rank mode: N processes on the one GPU, each its own
 #                     NCCL_HOSTID, over NCCL's socket transport on lo (nccl-tests built with MPI=1,
-#                     run under mpirun). gpucts' bandwidth suite is single-process: with N > 1
-#                     only nccl-tests' figures are written.
+#                     run under mpirun); gpucts' side is gpucts_mp_bandwidth (beside
+#                     gpucts_bandwidth) under the same mpirun, GPUCTS_SIMULATED_HOSTS=1.
+#   --reps N          gpucts' repetitions whose median it reports (default 5; nccl-tests runs once)
 #   --rounds N        rounds of the two tools alternating (default 5, at least 5 for RESULTS.md)
 #   --nccl-home DIR   NCCL headers (DIR/include) and library (DIR/lib) nccl-tests is built with
 #                     (default /usr, the system NCCL); --nccl-lib DIR is put first on
@@ -34,7 +35,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src="" nt_bin="" gpucts_bin="" ranks=1 nccl_home=/usr nccl_lib="" colls="all_reduce,all_gather,broadcast,reduce_scatter,reduce,alltoall,scatter,gather,sendrecv"
-sweep="8:1G:2" iters=20 warmup=5 nonblocking=1 require=0 build="" rounds=5
+sweep="8:1G:2" iters=20 warmup=5 reps=5 nonblocking=1 require=0 build="" rounds=5
 while [ $# -gt 0 ]; do
   case "$1" in
     --nccl-tests) src=$2; shift 2 ;;
@@ -52,7 +53,8 @@ while [ $# -gt 0 ]; do
     --no-nonblocking) nonblocking=0; shift ;;
     --require) require=1; shift ;;
     --rounds) rounds=$2; shift 2 ;;
-    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --reps) reps=$2; shift 2 ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "vs_nccl_tests.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -63,6 +65,7 @@ else
   [ -n "$src" ] && [ -f "$src/src/Makefile" ] || { echo "vs_nccl_tests.sh: --nccl-tests DIR must be nccl-tests' source (DIR/src/Makefile)" >&2; exit 2; }
 fi
 case "$ranks" in ''|*[!0-9]*|0) echo "vs_nccl_tests.sh: --ranks '$ranks': expected a number >= 1" >&2; exit 2 ;; esac
+case "$reps" in ''|*[!0-9]*|0) echo "vs_nccl_tests.sh: --reps '$reps': expected a number >= 1" >&2; exit 2 ;; esac
 case "$rounds" in ''|*[!0-9]*|0) echo "vs_nccl_tests.sh: --rounds '$rounds': expected a number >= 1" >&2; exit 2 ;; esac
 IFS=: read -r b e f <<<"$sweep"
 [ -n "$b" ] && [ -n "$e" ] && [ -n "$f" ] || { echo "vs_nccl_tests.sh: --sweep '$sweep': expected B:E:F" >&2; exit 2; }
@@ -151,20 +154,29 @@ run_nccl_tests() {  # collective round
   logs+=(--nccl-tests "$log")
 }
 run_gpucts() {  # collective round
-  [ "$ranks" -eq 1 ] || return 0  # gpucts_bandwidth is single-process
   local modes=(blocking) m out cb cf
   read -r cb cf <<<"${sweep_of[$1]}"
-  local gb_args=(-g 1 -b "$cb" -e "$e" -f "$cf" -n "$iters" -w "$warmup" --gtest_brief=1)
+  local gb_args=(-g 1 -b "$cb" -e "$e" -f "$cf" -n "$iters" -w "$warmup" --reps "$reps" --gtest_brief=1)
   [ "$nonblocking" = 1 ] && modes+=(nonblocking)
   for m in "${modes[@]}"; do
     out=$OUT/gpucts/$m.r$2.$1
-    "$gb" "${gb_args[@]}" --gtest_filter="${row_of[$1]}.*" \
-      $([ "$m" = nonblocking ] && echo --nonblocking) --output="$out" >"$out.log" 2>&1
+    if [ "$ranks" -gt 1 ]; then
+      # The MPI suite takes its settings from the environment (its main parses GoogleTest's flags only).
+      GPUCTS_BW_SWEEP="$cb:$e:$cf" GPUCTS_BW_ITERS=$iters GPUCTS_BW_WARMUP=$warmup GPUCTS_BW_REPS=$reps \
+        GPUCTS_BW_NONBLOCKING=$([ "$m" = nonblocking ] && echo 1 || echo 0) GPUCTS_BW_OUTPUT=$out \
+        GPUCTS_SIMULATED_HOSTS=1 GPUCTS_BW_LINK=socket \
+        mpirun --oversubscribe -np "$ranks" -x NCCL_SOCKET_IFNAME=lo -x NCCL_IB_DISABLE=1 -x NCCL_NVLS_ENABLE \
+        -x LD_LIBRARY_PATH -x GPUCTS_BW_SWEEP -x GPUCTS_BW_ITERS -x GPUCTS_BW_WARMUP -x GPUCTS_BW_REPS \
+        -x GPUCTS_BW_NONBLOCKING -x GPUCTS_BW_OUTPUT -x GPUCTS_SIMULATED_HOSTS -x GPUCTS_BW_LINK \
+        "$(dirname "$gb")/gpucts_mp_bandwidth" --gtest_brief=1 --gtest_filter="${row_of[$1]}.*" >"$out.log" 2>&1
+    else
+      "$gb" "${gb_args[@]}" --gtest_filter="${row_of[$1]}.*" \
+        $([ "$m" = nonblocking ] && echo --nonblocking) --output="$out" >"$out.log" 2>&1
+    fi
     echo "exit $?" >>"$out.log"
     [ -f "$out.json" ] && ours+=(--gpucts "$out.json")
   done
 }
-[ "$ranks" -gt 1 ] && echo "gpucts_bandwidth is single-process: $ranks simulated ranks are measured by nccl-tests only"
 for r in $(seq 1 "$rounds"); do
   stamp "round $r of $rounds ($([ $((r % 2)) = 1 ] && echo "nccl-tests first" || echo "gpucts first"))"
   for c in ${colls//,/ }; do
@@ -179,7 +191,7 @@ req=()
 ntv=$(sed -n 's/^# nccl-tests version \([^ ]*\).*/\1/p' "$OUT/nccl-tests/"*_perf.r1.log | head -1)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 python3 "$here/vs_nccl_tests.py" compare "${logs[@]}" "${ours[@]}" --out "$OUT/vs_nccl_tests" \
-  --title "gpucts_bandwidth beside nccl-tests ${ntv:-?}, $(date -u +%F), ${gpu:-GPU ?}, $ranks rank(s), sizes $sweep, -n $iters -w $warmup, $rounds rounds interleaved" \
+  --title "gpucts_bandwidth beside nccl-tests ${ntv:-?}, $(date -u +%F), ${gpu:-GPU ?}, $ranks rank(s), sizes $sweep, -n $iters -w $warmup (gpucts --reps $reps), $rounds rounds interleaved" \
   "${req[@]}" >"$OUT/vs_nccl_tests.stdout"
 rc=$?
 stamp "done (exit $rc): $OUT/vs_nccl_tests.md"

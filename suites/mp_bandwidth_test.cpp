@@ -1,0 +1,112 @@
+// Bandwidth of every row of the collective table, one process per rank over MPI, as nccl-tests'
+// MPI build measures it across nodes: the same cases, timing and judgement as gpucts_bandwidth
+// (fixtures/nccl/bandwidth_runner.hpp) on a World of the MPI bootstrap. Each point's time is the
+// mean over the processes of each one's timed calls; rank 0 writes the results files. The sweep
+// and the rest come from the environment (GPUCTS_BW_SWEEP, GPUCTS_BW_ITERS, GPUCTS_BW_WARMUP,
+// GPUCTS_BW_REPS, GPUCTS_BW_DTYPE, GPUCTS_BW_OP, GPUCTS_BW_GRAPH, GPUCTS_BW_NONBLOCKING,
+// GPUCTS_BW_OUTPUT), since the MPI main takes GoogleTest's flags only.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "fixtures/gtest/case_registration.hpp"
+#include "fixtures/gtest/flags.hpp"
+#include "fixtures/mpi/mpi_nccl_world.hpp"
+#include "fixtures/nccl/bandwidth_runner.hpp"
+#include "fixtures/nccl/device_buffers.hpp"
+#include "fixtures/nccl/nccl_util.hpp"
+#include "fixtures/probe/simulated_hosts.hpp"
+
+namespace {
+
+cts::bw::Settings g_settings;
+
+class MpiBandwidthCase : public ::testing::Test {
+ public:
+  explicit MpiBandwidthCase(cts::bw::BwCase c) : c_(c) {}
+  void TestBody() override {
+    CTS_REQUIRE_PREFLIGHT();
+    if (!cts::mpi::not_runnable_reason().empty()) GTEST_SKIP() << cts::mpi::not_runnable_reason();
+    cts::World* w = nullptr;
+    std::string error;
+    try {
+      w = &cts::mpi::mpi_world(cts::bw::world_config(c_));
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    ASSERT_NE(w, nullptr) << "cannot create the world " << cts::bw::world_config(c_).key() << ": " << error;
+    cts::bw::Measurement m;
+    try {
+      m = cts::bw::measure(*w, c_, g_settings);
+    } catch (const cts::NcclError& e) {
+      ADD_FAILURE() << e.what();
+      w->rebuild();
+      return;
+    }
+    if (!m.skip.empty()) GTEST_SKIP() << m.skip;
+    const cts::bw::Point& p = m.point;
+    if (cts::mpi::context().rank == 0) std::printf("%s\n", cts::bw::describe(p).c_str());
+    RecordProperty("time_us", std::to_string(p.time_us.median));
+    RecordProperty("algbw_gbps", std::to_string(p.algbw_gbps));
+    RecordProperty("busbw_gbps", p.busbw_gbps ? std::to_string(*p.busbw_gbps) : cts::bw::kNoBusbwOneRank);
+    RecordProperty("bandwidth_verdict", p.verdict + (p.message.empty() ? "" : ": " + p.message));
+    EXPECT_NE(p.verdict, "fail") << p.key() << ": " << p.message;
+  }
+
+ private:
+  cts::bw::BwCase c_;
+};
+
+// The settings from the environment, for the launcher's world; bad values end the program with
+// the cause (exit 2) on every rank alike.
+cts::bw::Settings settings_from_env(int world) {
+  cts::SuiteFlags flags("gpucts_mp_bandwidth");
+  cts::bw::SettingsFlags settings(flags, cts::bw::known_names());
+  if (auto rc = flags.parse(std::vector<std::string>{})) std::exit(*rc);
+  cts::bw::Settings s;
+  try {
+    s = cts::bw::settings_for_run(settings);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpucts_mp_bandwidth: %s\n", e.what());
+    std::exit(2);
+  }
+  s.world = world;
+  return s;
+}
+
+void register_cases(const cts::mpi::Context& ctx) {
+  g_settings = settings_from_env(ctx.size);
+  if (ctx.rank != 0) g_settings.output.clear();  // one writer of the results files
+  std::string why;
+  const auto* pf = cts::mpi::preflight();
+  if (pf && !pf->ok())
+    why = pf->message() + " (see Preflight.RanksConsistent)";
+  else if (std::string none = cts::mpi::ranks_without_gpu(); !none.empty())
+    why = "needs a GPU per rank; none visible to " + none;
+  if (!why.empty() && pf && pf->ok()) cts::mpi::set_not_runnable(why);
+  if (!why.empty() && !cts::register_every_case(0, nullptr)) {
+    cts::register_case_for_missing_gpus("MpiBandwidth", "w" + std::to_string(ctx.size) + "_not_runnable", why,
+                                        cts::simulated_hosts_requested() ? 1 : ctx.local_size);
+    return;
+  }
+  for (const auto& c : cts::bw::bandwidth_cases(g_settings))
+    ::testing::RegisterTest(c.coll->name, c.name().c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                            [c]() -> ::testing::Test* { return new MpiBandwidthCase(c); });
+}
+
+const bool registered = cts::mpi::add_registrar(register_cases);
+
+// Buffers and communicators go before MPI_Finalize, while every peer is still there.
+class ReleaseWorlds : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    cts::release_device_buffers();
+    cts::mpi::release_mpi_worlds();
+  }
+};
+const auto* release = ::testing::AddGlobalTestEnvironment(new ReleaseWorlds);
+
+}  // namespace
