@@ -200,14 +200,57 @@ def smallest_bytes(coll, ranks=1):
     return 16 * max(ranks or 1, 1) if coll in PER_RANK_16B else GOAL_SIZES[0]
 
 
+def parse_bytes(text):
+    """nccl-tests' size spelling: a number with an optional K, M or G (powers of 1024)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([KMGkmg]?)\s*", str(text))
+    if not m:
+        raise ParseError("'%s' is not a size (a number with an optional K, M or G)" % text)
+    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30}[m.group(2).lower()]
+
+
+def sweep_for(coll, ranks, b, e, f):
+    """The sweep (first size, factor) both tools run for a collective, as nccl-tests' -b/-f: the
+    given one, unless it starts below the smallest size nccl-tests runs for the collective. Then it
+    starts there, with a factor that still ends at the given sweep's last size (the given factor,
+    or the one that keeps the given sweep's two first sizes); where none does, the given sweep
+    (nccl-tests then runs 0 B first, and the small goal point is missing from the table)."""
+    if not re.fullmatch(r"\d+", str(f)):
+        raise ParseError("factor '%s' is not a whole number" % f)
+    b, e, f = parse_bytes(b), parse_bytes(e), int(f)
+    if b < 1 or f < 2 or e < b:
+        raise ParseError("sweep %d:%d:%d: expected 1 <= first <= last and a factor >= 2" % (b, e, f))
+    last = b
+    while last * f <= e:
+        last *= f
+    small = smallest_bytes(coll, ranks)
+    if b >= small:
+        return b, f
+    for cf in (f, f * b // small if f * b % small == 0 else 0):
+        if cf < 2:
+            continue
+        s = small
+        while s < last:
+            s *= cf
+        if s == last:
+            return small, cf
+    return b, f
+
+
 def is_goal(e):
     small = smallest_bytes(e["collective"], e.get("ranks"))
     return e["placement"] == "out_of_place" and e["bytes"] in (small, GOAL_SIZES[1])
 
 
 def misses(table, mode="blocking"):
-    """The goal points of `mode` outside 0.9-1.1 or not measured by gpucts, as text."""
+    """The goal points of `mode` outside 0.9-1.1, not measured by gpucts, or run by neither tool
+    (a collective of the table without its small or its 1 GiB point), as text."""
     out = []
+    for coll in dict.fromkeys(e["collective"] for e in table):
+        ran = {e["bytes"] for e in table if e["collective"] == coll and e["placement"] == "out_of_place"}
+        ranks = next((e.get("ranks") for e in table if e["collective"] == coll), 1)
+        for size in (smallest_bytes(coll, ranks), GOAL_SIZES[1]):
+            if size not in ran:
+                out.append("%s %s: run by neither tool" % (coll, size_str(size)))
     for e in table:
         if not is_goal(e):
             continue
@@ -288,7 +331,7 @@ def write(table, modes, runs, prefix, title):
         lines.append("| " + " | ".join(cells) + " |")
     for m in modes:
         miss = misses(table, m)
-        goal_n = sum(1 for e in table if is_goal(e))
+        goal_n = sum(1 for e in table if is_goal(e)) + sum(1 for x in miss if x.endswith("run by neither tool"))
         lines += ["", "%s: %d of %d goal points within %.1f-%.1fx%s" %
                   (m, goal_n - len(miss), goal_n, GOAL_LOW, GOAL_HIGH, (": outside " + "; ".join(miss)) if miss else "")]
     if not modes:

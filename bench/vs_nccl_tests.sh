@@ -4,7 +4,8 @@
 # two tools one after the other, the order alternating from round to round, so that clock and load
 # drift reach both), and writes per collective and size the median of the per-round ratios and
 # their range.
-#   bash bench/vs_nccl_tests.sh --nccl-tests DIR [--build DIR | --gpucts-bin FILE] [--out DIR] [--ranks N] [--rounds N]
+#   bash bench/vs_nccl_tests.sh --nccl-tests DIR | --nccl-tests-bin DIR [--build DIR | --gpucts-bin FILE]
+#        [--out DIR] [--ranks N] [--rounds N] [--reps N]
 #        [--nccl-home DIR] [--nccl-lib DIR] [--colls LIST] [--sweep B:E:F] [--iters N] [--warmup N]
 #        [--no-nonblocking] [--require]
 #   --nccl-tests DIR  the NVIDIA/nccl-tests source (never committed here: carry it as .nccl-tests/)
@@ -26,12 +27,13 @@
 #                     reduce,alltoall,scatter,gather,sendrecv)
 #   --sweep B:E:F     sizes, nccl-tests' -b/-e/-f (default 8:1G:2); -n/-w: --iters (20), --warmup (5)
 #   --no-nonblocking  leave out gpucts' nonblocking variant (default: run it too, a column of its own)
-#   --require         exit 1 when a blocking goal point (8 B, 1 GiB, out of place) misses 0.9-1.1x
+#   --require         exit 1 when a blocking goal point (out of place at 8 B, or 16 B per rank where
+#                     nccl-tests runs nothing smaller, and at 1 GiB) misses 0.9-1.1x or was not run
 # Output: $OUT/vs_nccl_tests.md (the table, also printed last between two marker lines: paste it
 # into bench/RESULTS.md as it is), .csv, nccl-tests/<binary>.rN.log, gpucts/<mode>.rN.<binary>.json
 # and their logs. About 2 minutes a round on one H200 with one rank, plus nccl-tests' build.
 # Simulated ranks move data over sockets (about 1.8 GB/s at 2 ranks): keep to the goal sizes,
-# e.g. --ranks 2 --sweep 8:1G:134217728 --iters 5 --warmup 1 (8 B and 1 GiB only).
+# e.g. --ranks 2 --sweep 8:1G:134217728 --iters 5 --warmup 1 --reps 1 (8 B and 1 GiB only).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src="" nt_bin="" gpucts_bin="" ranks=1 nccl_home=/usr nccl_lib="" colls="all_reduce,all_gather,broadcast,reduce_scatter,reduce,alltoall,scatter,gather,sendrecv"
@@ -54,7 +56,7 @@ while [ $# -gt 0 ]; do
     --require) require=1; shift ;;
     --rounds) rounds=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "vs_nccl_tests.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -110,32 +112,36 @@ if [ -z "$nt_bin" ]; then
 fi
 
 # gpucts_bandwidth up to date in $B (configured first where the folder has no build), or as given.
+# With --ranks N > 1 gpucts' side is gpucts_mp_bandwidth, beside gpucts_bandwidth.
+targets=(gpucts_bandwidth)
+[ "$ranks" -gt 1 ] && targets+=(gpucts_mp_bandwidth)
 if [ -n "$gpucts_bin" ]; then
   [ -x "$gpucts_bin" ] || { echo "vs_nccl_tests.sh: --gpucts-bin '$gpucts_bin' is not an executable" >&2; exit 2; }
   gb=$(cd "$(dirname "$gpucts_bin")" && pwd)/$(basename "$gpucts_bin")
 else
-  stamp "build gpucts_bandwidth in $B"
+  stamp "build ${targets[*]} in $B"
   { [ -f "$B/CMakeCache.txt" ] || cmake -S . -B "$B" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 "${GPUCTS_PIN[@]}"; } >"$OUT/gpucts-build.log" 2>&1 \
-    && cmake --build "$B" -t gpucts_bandwidth -j"$(nproc)" >>"$OUT/gpucts-build.log" 2>&1 \
+    && cmake --build "$B" $(printf -- '-t %s ' "${targets[@]}") -j"$(nproc)" >>"$OUT/gpucts-build.log" 2>&1 \
     || { tail -40 "$OUT/gpucts-build.log"; exit 1; }
   gb=$B/suites/gpucts_bandwidth
 fi
+gmb=$(dirname "$gb")/gpucts_mp_bandwidth
+[ "$ranks" -eq 1 ] || [ -x "$gmb" ] || { echo "vs_nccl_tests.sh: --ranks $ranks needs $gmb (built only where CMake found MPI)" >&2; exit 2; }
 
 # Per round and collective: nccl-tests' binary and gpucts_bandwidth's cases of the same row, the
 # same sizes, iterations and warm-up, one after the other; odd rounds nccl-tests first, even rounds
 # gpucts first.
-# Where nccl-tests runs nothing below 16 B per rank (vs_nccl_tests.py's PER_RANK_16B), both tools
-# start the sweep there, the factor shrunk so that it still ends at the same largest size.
+# Where nccl-tests runs nothing below 16 B per rank, both tools start the sweep there, ending at
+# the same last size (vs_nccl_tests.py's sweep_for).
 declare -A row_of sweep_of
 for c in ${colls//,/ }; do
   [ -x "$ntb/${c}_perf" ] || { echo "vs_nccl_tests.sh: no $ntb/${c}_perf (--colls names nccl-tests binaries)" >&2; exit 2; }
-  read -r row small < <(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import vs_nccl_tests as v
-r = v.BINARY_ROWS[sys.argv[2]]; print(r, v.smallest_bytes(r, int(sys.argv[3])))' "$here" "$c" "$ranks")
-  row_of[$c]=$row cb=$b cf=$f
-  if [[ "$b" =~ ^[0-9]+$ && "$f" =~ ^[0-9]+$ ]] && [ "$b" -lt "$small" ]; then
-    cb=$small
-    [ $((f * b % small)) = 0 ] && [ $((f * b / small)) -ge 2 ] && cf=$((f * b / small))
-  fi
+  read -r row cb cf < <(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import vs_nccl_tests as v
+r = v.BINARY_ROWS[sys.argv[2]]
+try: print(r, *v.sweep_for(r, int(sys.argv[3]), *sys.argv[4:7]))
+except v.ParseError as x: sys.exit("vs_nccl_tests.sh: --sweep %s:%s:%s: %s" % (*sys.argv[4:7], x))' "$here" "$c" "$ranks" "$b" "$e" "$f") \
+    || exit 2
+  row_of[$c]=$row
   sweep_of[$c]="$cb $cf"
 done
 mkdir -p "$OUT/gpucts"
@@ -168,7 +174,7 @@ run_gpucts() {  # collective round
         mpirun --oversubscribe -np "$ranks" -x NCCL_SOCKET_IFNAME=lo -x NCCL_IB_DISABLE=1 -x NCCL_NVLS_ENABLE \
         -x LD_LIBRARY_PATH -x GPUCTS_BW_SWEEP -x GPUCTS_BW_ITERS -x GPUCTS_BW_WARMUP -x GPUCTS_BW_REPS \
         -x GPUCTS_BW_NONBLOCKING -x GPUCTS_BW_OUTPUT -x GPUCTS_SIMULATED_HOSTS -x GPUCTS_BW_LINK \
-        "$(dirname "$gb")/gpucts_mp_bandwidth" --gtest_brief=1 --gtest_filter="${row_of[$1]}.*" >"$out.log" 2>&1
+        "$gmb" --gtest_brief=1 --gtest_filter="${row_of[$1]}.*" >"$out.log" 2>&1
     else
       "$gb" "${gb_args[@]}" --gtest_filter="${row_of[$1]}.*" \
         $([ "$m" = nonblocking ] && echo --nonblocking) --output="$out" >"$out.log" 2>&1

@@ -45,6 +45,26 @@ class ParseNcclTests(unittest.TestCase):
         self.assertTrue(v.is_goal(dict(goal, bytes=1 << 30)))
         self.assertFalse(v.is_goal(dict(goal, bytes=1 << 30, placement="in_place")))
 
+    def test_sweep_starts_where_nccl_tests_runs_and_keeps_its_last_size(self):
+        self.assertEqual(v.sweep_for("AllReduce", 1, "8", "1G", "134217728"), (8, 1 << 27))
+        self.assertEqual(v.sweep_for("AllGather", 1, "8", "1G", "134217728"), (16, 1 << 26))
+        self.assertEqual(v.sweep_for("AllGather", 1, "4", "1G", "4"), (16, 4), "the factor kept: 16 * 4^13 = 1 GiB")
+        self.assertEqual(v.sweep_for("AllGather", 1, "8", "1G", "4"), (16, 2), "8 * 4^13 = 512 MiB, odd from 16 by 4")
+        self.assertEqual(v.sweep_for("AllGather", 1, "8", "1G", "2"), (16, 2))
+        self.assertEqual(v.sweep_for("AllGather", 1, "8", "1G", "512"), (8, 512),
+                         "no factor from 16 B reaches 1 GiB: the given sweep")
+        self.assertEqual(v.sweep_for("AllGather", 3, "8", "1G", "134217728"), (8, 1 << 27), "48 B: none reaches 1 GiB")
+        self.assertEqual(v.sweep_for("AlltoAll", 2, "08", "1G", "134217728"), (32, 1 << 25), "leading zero")
+        for bad in (("x", "1G", "2"), ("8", "1G", "1"), ("1G", "8", "2")):
+            with self.assertRaises(v.ParseError):
+                v.sweep_for("AllReduce", 1, *bad)
+
+    def test_a_goal_size_neither_tool_ran_is_a_miss(self):
+        row = {"collective": "AllGather", "placement": "out_of_place", "ranks": 1, "bytes": 16,
+               "modes": {"blocking": {"ratio": 1.0}}}
+        miss = v.misses([row])
+        self.assertEqual(miss, ["AllGather 1 GiB: run by neither tool"])
+
     def test_bad_output_is_an_error(self):
         with self.assertRaises(v.ParseError):
             v.parse_nccl_tests("# only a banner\n", "empty")

@@ -39,11 +39,21 @@ class MpiBandwidthCase : public ::testing::Test {
     }
     ASSERT_NE(w, nullptr) << "cannot create the world " << cts::bw::world_config(c_).key() << ": " << error;
     cts::bw::Measurement m;
+    std::string failure;
     try {
       m = cts::bw::measure(*w, c_, g_settings);
-    } catch (const cts::NcclError& e) {
-      ADD_FAILURE() << e.what();
-      w->rebuild();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    // Every rank learns whether any failed, and all rebuild together; a rank that failed between
+    // two of its peers' collective steps leaves them waiting, which the watchdog bounds.
+    if (!w->all_agree(failure.empty())) {
+      ADD_FAILURE() << (failure.empty() ? std::string("another rank failed this case") : failure);
+      try {
+        w->rebuild();
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "rebuilding the communicators failed: " << e.what();
+      }
       return;
     }
     if (!m.skip.empty()) GTEST_SKIP() << m.skip;
