@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""CPU test of vs_nccl_tests.py on the samples in bench/samples/ (CTest entry gpucts_vs_nccl_tests)."""
+"""CPU test of vs_nccl_tests.py on the samples in bench/samples/, and of vs_nccl_tests.sh with stand-ins
+for nccl-tests and gpucts_bandwidth (CTest entry gpucts_vs_nccl_tests)."""
 import json
 import os
 import sys
@@ -180,6 +181,100 @@ class Interleaved(unittest.TestCase):
                 md = f.read()
             self.assertIn("| AllReduce | 8 B | out of place | 6.31 us | 6.00 us | 1.05x ok | 1.00-1.10 (10%, 5) |", md)
             self.assertIn("each the median over 5 round(s)", md)
+
+
+# Stand-ins for nccl-tests' binaries and gpucts_bandwidth: each prints or writes what the real one
+# would for the sizes it is asked for (nccl-tests' 16 B-per-rank rounding included), so that the
+# script's arguments, rounds and table are checked without a GPU.
+FAKE_NCCL_TESTS = r"""
+import os, sys
+a = sys.argv[1:]
+def opt(k): return a[a.index(k) + 1]
+def size(t):
+    t = t.upper()
+    return int(t[:-1]) << {"K": 10, "M": 20, "G": 30}[t[-1]] if t[-1] in "KMG" else int(t)
+b, e, f = size(opt("-b")), size(opt("-e")), int(opt("-f"))
+aligned = os.environ["FAKE_BINARY"] in ("all_gather", "reduce_scatter", "alltoall", "scatter", "gather")
+print("# nccl-tests version 2.19.6 nccl-headers=22803 nccl-library=22803")
+print("#  Rank  0 Group  0 Pid 1 on h device  0 [0000:01:00] NVIDIA H200")
+s = b
+while s <= e:
+    n = s // 16 * 16 if aligned else s
+    t = 7.0 + n / 2.1e6
+    print("%12d %12d float sum -1 %8.2f %7.2f 0 N/A 0.50 %7.2f 0 N/A" % (n, n // 4, t, n / t / 1e3, n / 0.5e3))
+    s *= f
+"""
+FAKE_GPUCTS = r"""
+import json, sys
+a = sys.argv[1:]
+def opt(k): return a[a.index(k) + 1]
+def size(t):
+    t = t.upper()
+    return int(t[:-1]) << {"K": 10, "M": 20, "G": 30}[t[-1]] if t[-1] in "KMG" else int(t)
+b, e, f = size(opt("-b")), size(opt("-e")), int(opt("-f"))
+row = next(x for x in a if x.startswith("--gtest_filter=")).split("=")[1].split(".")[0]
+out = next(x for x in a if x.startswith("--output=")).split("=", 1)[1]
+pts, s = [], b
+while s <= e:
+    t = (7.0 + s / 2.1e6) * 1.02
+    for ip in (False, True):
+        pts.append({"collective": row, "dtype": "f32", "op": "sum", "bytes": s, "in_place": ip,
+                    "comm": "blocking", "time_us": t, "algbw_gbps": s / t / 1e3, "spread_pct": 0.5})
+    s *= f
+json.dump({"schema": "gpucts.bandwidth/1", "points": pts, "world_size": 1}, open(out + ".json", "w"))
+"""
+
+
+class ScriptWithStandIns(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        d = self.dir.name
+        os.mkdir(os.path.join(d, "nt"))
+        os.mkdir(os.path.join(d, "g"))
+        for name, text in (("nt.py", FAKE_NCCL_TESTS), ("g.py", FAKE_GPUCTS)):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        for binary in v.BINARY_ROWS:
+            self.executable(os.path.join(d, "nt", binary + "_perf"),
+                            'FAKE_BINARY=%s exec python3 %s/nt.py "$@"' % (binary, d))
+        self.gpucts = os.path.join(d, "g", "gpucts_bandwidth")
+        self.executable(self.gpucts, 'exec python3 %s/g.py "$@"' % d)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    @staticmethod
+    def executable(path, line):
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + line + "\n")
+        os.chmod(path, 0o755)
+
+    def run_script(self, *args):
+        import subprocess
+        out = os.path.join(self.dir.name, "out")
+        p = subprocess.run(["bash", os.path.join(HERE, "vs_nccl_tests.sh"), "--nccl-tests-bin",
+                            os.path.join(self.dir.name, "nt"), "--gpucts-bin", self.gpucts, "--out", out,
+                            "--no-nonblocking"] + list(args),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
+        return p.returncode, p.stdout, out
+
+    def test_two_point_sweep_every_collective_at_its_goal_sizes(self):
+        rc, text, out = self.run_script("--rounds", "2", "--sweep", "8:1G:134217728", "--require")
+        self.assertEqual(rc, 0, text)
+        self.assertIn("blocking: 18 of 18 goal points within 0.9-1.1x", text)
+        self.assertIn("| AllGather | 16 B | out of place |", text)
+        self.assertIn("| AllReduce | 8 B | out of place |", text)
+        self.assertNotIn("| AllGather | 0 B |", text)
+        self.assertIn("round 2 of 2 (gpucts first)", text)
+        self.assertTrue(os.path.exists(os.path.join(out, "gpucts", "blocking.r2.all_gather.json")))
+
+    def test_bad_sweep_and_missing_mpi_binary_exit_2_with_the_cause(self):
+        rc, text, _ = self.run_script("--rounds", "1", "--sweep", "8:1G:x")
+        self.assertEqual(rc, 2, text)
+        self.assertIn("factor 'x' is not a whole number", text)
+        rc, text, _ = self.run_script("--rounds", "1", "--ranks", "2")
+        self.assertEqual(rc, 2, text)
+        self.assertIn("gpucts_mp_bandwidth", text)
 
 
 if __name__ == "__main__":
