@@ -186,14 +186,16 @@ class Interleaved(unittest.TestCase):
 # Stand-ins for nccl-tests' binaries and gpucts_bandwidth: each prints or writes what the real one
 # would for the sizes it is asked for (nccl-tests' 16 B-per-rank rounding included), so that the
 # script's arguments, rounds and table are checked without a GPU.
-FAKE_NCCL_TESTS = r"""
-import os, sys
+FAKE_ARGS = r"""
+import json, os, sys
 a = sys.argv[1:]
 def opt(k): return a[a.index(k) + 1]
 def size(t):
     t = t.upper()
     return int(t[:-1]) << {"K": 10, "M": 20, "G": 30}[t[-1]] if t[-1] in "KMG" else int(t)
 b, e, f = size(opt("-b")), size(opt("-e")), int(opt("-f"))
+"""
+FAKE_NCCL_TESTS = FAKE_ARGS + r"""
 aligned = os.environ["FAKE_BINARY"] in ("all_gather", "reduce_scatter", "alltoall", "scatter", "gather")
 print("# nccl-tests version 2.19.6 nccl-headers=22803 nccl-library=22803")
 print("#  Rank  0 Group  0 Pid 1 on h device  0 [0000:01:00] NVIDIA H200")
@@ -204,14 +206,7 @@ while s <= e:
     print("%12d %12d float sum -1 %8.2f %7.2f 0 N/A 0.50 %7.2f 0 N/A" % (n, n // 4, t, n / t / 1e3, n / 0.5e3))
     s *= f
 """
-FAKE_GPUCTS = r"""
-import json, sys
-a = sys.argv[1:]
-def opt(k): return a[a.index(k) + 1]
-def size(t):
-    t = t.upper()
-    return int(t[:-1]) << {"K": 10, "M": 20, "G": 30}[t[-1]] if t[-1] in "KMG" else int(t)
-b, e, f = size(opt("-b")), size(opt("-e")), int(opt("-f"))
+FAKE_GPUCTS = FAKE_ARGS + r"""
 row = next(x for x in a if x.startswith("--gtest_filter=")).split("=")[1].split(".")[0]
 out = next(x for x in a if x.startswith("--output=")).split("=", 1)[1]
 pts, s = [], b
