@@ -44,13 +44,7 @@ class BandwidthCase : public ::testing::Test {
       return;
     }
     if (!m.skip.empty()) GTEST_SKIP() << m.skip;
-    const cts::bw::Point& p = m.point;
-    std::printf("%s\n", cts::bw::describe(p).c_str());
-    RecordProperty("time_us", std::to_string(p.time_us.median));
-    RecordProperty("algbw_gbps", std::to_string(p.algbw_gbps));
-    RecordProperty("busbw_gbps", p.busbw_gbps ? std::to_string(*p.busbw_gbps) : cts::bw::kNoBusbwOneRank);
-    RecordProperty("bandwidth_verdict", p.verdict + (p.message.empty() ? "" : ": " + p.message));
-    EXPECT_NE(p.verdict, "fail") << p.key() << ": " << p.message;
+    cts::bw::judge_case(m.point, /*print=*/true);
   }
 
  private:

@@ -12,13 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/gtest/case_registration.hpp"
 #include "fixtures/gtest/flags.hpp"
 #include "fixtures/mpi/mpi_nccl_world.hpp"
 #include "fixtures/nccl/bandwidth_runner.hpp"
 #include "fixtures/nccl/device_buffers.hpp"
 #include "fixtures/nccl/nccl_util.hpp"
-#include "fixtures/probe/simulated_hosts.hpp"
 
 namespace {
 
@@ -57,13 +55,7 @@ class MpiBandwidthCase : public ::testing::Test {
       return;
     }
     if (!m.skip.empty()) GTEST_SKIP() << m.skip;
-    const cts::bw::Point& p = m.point;
-    if (cts::mpi::context().rank == 0) std::printf("%s\n", cts::bw::describe(p).c_str());
-    RecordProperty("time_us", std::to_string(p.time_us.median));
-    RecordProperty("algbw_gbps", std::to_string(p.algbw_gbps));
-    RecordProperty("busbw_gbps", p.busbw_gbps ? std::to_string(*p.busbw_gbps) : cts::bw::kNoBusbwOneRank);
-    RecordProperty("bandwidth_verdict", p.verdict + (p.message.empty() ? "" : ": " + p.message));
-    EXPECT_NE(p.verdict, "fail") << p.key() << ": " << p.message;
+    cts::bw::judge_case(m.point, /*print=*/cts::mpi::context().rank == 0);
   }
 
  private:
@@ -90,18 +82,7 @@ cts::bw::Settings settings_from_env(int world) {
 void register_cases(const cts::mpi::Context& ctx) {
   g_settings = settings_from_env(ctx.size);
   if (ctx.rank != 0) g_settings.output.clear();  // one writer of the results files
-  std::string why;
-  const auto* pf = cts::mpi::preflight();
-  if (pf && !pf->ok())
-    why = pf->message() + " (see Preflight.RanksConsistent)";
-  else if (std::string none = cts::mpi::ranks_without_gpu(); !none.empty())
-    why = "needs a GPU per rank; none visible to " + none;
-  if (!why.empty() && pf && pf->ok()) cts::mpi::set_not_runnable(why);
-  if (!why.empty() && !cts::register_every_case(0, nullptr)) {
-    cts::register_case_for_missing_gpus("MpiBandwidth", "w" + std::to_string(ctx.size) + "_not_runnable", why,
-                                        cts::simulated_hosts_requested() ? 1 : ctx.local_size);
-    return;
-  }
+  if (cts::mpi::stand_in_when_not_runnable(ctx, "MpiBandwidth")) return;
   for (const auto& c : cts::bw::bandwidth_cases(g_settings))
     ::testing::RegisterTest(c.coll->name, c.name().c_str(), nullptr, nullptr, __FILE__, __LINE__,
                             [c]() -> ::testing::Test* { return new MpiBandwidthCase(c); });

@@ -12,7 +12,6 @@
 #include <map>
 #include <string>
 
-#include "fixtures/gtest/case_registration.hpp"
 #include "fixtures/mpi/mpi_nccl_world.hpp"
 #include "fixtures/nccl/collectives.hpp"
 #include "fixtures/probe/gpu_requirement.hpp"
@@ -53,21 +52,7 @@ class MpiCollectiveCase : public ::testing::Test {
 };
 
 void register_cases(const cts::mpi::Context& ctx) {
-  std::string why;
-  const auto* pf = cts::mpi::preflight();
-  if (pf && !pf->ok())
-    why = pf->message() + " (see Preflight.RanksConsistent)";
-  else if (std::string none = cts::mpi::ranks_without_gpu(); !none.empty())
-    why = "needs a GPU per rank; none visible to " + none;
-  // Where the cases cannot run at all, one case says why instead of thousands of skips; decided
-  // alike on every rank. A listing still names every case (a CI job plans with it).
-  // A listing or a filter still registers every case; each then skips with the reason.
-  if (!why.empty() && pf && pf->ok()) cts::mpi::set_not_runnable(why);
-  if (!why.empty() && !cts::register_every_case(0, nullptr)) {
-    cts::register_case_for_missing_gpus("MpiCollectives", "w" + std::to_string(ctx.size) + "_not_runnable",
-                                        why, cts::simulated_hosts_requested() ? 1 : ctx.local_size);
-    return;
-  }
+  if (cts::mpi::stand_in_when_not_runnable(ctx, "MpiCollectives")) return;
   for (const auto& c : cts::collective_cases(ctx.size, cts::sweep_from_env()))
     ::testing::RegisterTest(c.suite().c_str(), c.name().c_str(), nullptr, nullptr, __FILE__, __LINE__,
                             [c]() -> ::testing::Test* { return new MpiCollectiveCase(c); });
