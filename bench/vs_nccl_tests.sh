@@ -146,13 +146,16 @@ except v.ParseError as x: sys.exit("vs_nccl_tests.sh: --sweep %s:%s:%s: %s" % (*
 done
 mkdir -p "$OUT/gpucts"
 logs=() ours=()
+# Simulated ranks of both tools: one mpirun over NCCL's socket transport on lo.
+sim_mpirun=(mpirun --oversubscribe -np "$ranks" -x NCCL_SOCKET_IFNAME=lo -x NCCL_IB_DISABLE=1 -x NCCL_NVLS_ENABLE
+  -x LD_LIBRARY_PATH)
 run_nccl_tests() {  # collective round
   local log=$OUT/nccl-tests/${1}_perf.r$2.log cb cf
   read -r cb cf <<<"${sweep_of[$1]}"
   local nt_args=(-b "$cb" -e "$e" -f "$cf" -g 1 -n "$iters" -w "$warmup" -c 0)
   if [ "$ranks" -gt 1 ]; then
-    mpirun --oversubscribe -np "$ranks" -x NCCL_SOCKET_IFNAME=lo -x NCCL_IB_DISABLE=1 -x NCCL_NVLS_ENABLE \
-      -x LD_LIBRARY_PATH sh -c 'NCCL_HOSTID=simhost$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$ntb/${1}_perf" "${nt_args[@]}" >"$log" 2>&1
+    "${sim_mpirun[@]}" sh -c 'NCCL_HOSTID=simhost$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$ntb/${1}_perf" "${nt_args[@]}" \
+      >"$log" 2>&1
   else
     "$ntb/${1}_perf" "${nt_args[@]}" >"$log" 2>&1
   fi
@@ -171,8 +174,7 @@ run_gpucts() {  # collective round
       GPUCTS_BW_SWEEP="$cb:$e:$cf" GPUCTS_BW_ITERS=$iters GPUCTS_BW_WARMUP=$warmup GPUCTS_BW_REPS=$reps \
         GPUCTS_BW_NONBLOCKING=$([ "$m" = nonblocking ] && echo 1 || echo 0) GPUCTS_BW_OUTPUT=$out \
         GPUCTS_SIMULATED_HOSTS=1 GPUCTS_BW_LINK=socket \
-        mpirun --oversubscribe -np "$ranks" -x NCCL_SOCKET_IFNAME=lo -x NCCL_IB_DISABLE=1 -x NCCL_NVLS_ENABLE \
-        -x LD_LIBRARY_PATH -x GPUCTS_BW_SWEEP -x GPUCTS_BW_ITERS -x GPUCTS_BW_WARMUP -x GPUCTS_BW_REPS \
+        "${sim_mpirun[@]}" -x GPUCTS_BW_SWEEP -x GPUCTS_BW_ITERS -x GPUCTS_BW_WARMUP -x GPUCTS_BW_REPS \
         -x GPUCTS_BW_NONBLOCKING -x GPUCTS_BW_OUTPUT -x GPUCTS_SIMULATED_HOSTS -x GPUCTS_BW_LINK \
         "$gmb" --gtest_brief=1 --gtest_filter="${row_of[$1]}.*" >"$out.log" 2>&1
     else
