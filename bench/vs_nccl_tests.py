@@ -2,7 +2,7 @@
 """gpucts_bandwidth beside nccl-tests: the ratio per collective, size and placement.
 
   vs_nccl_tests.py compare --nccl-tests LOG [--nccl-tests LOG ...] --gpucts JSON [--gpucts JSON ...]
-                           --out PREFIX [--require]
+                           [--nccl-tests-cputime LOG ...] --out PREFIX [--require]
 
 Each LOG is the standard output of one nccl-tests binary (its name, e.g. all_reduce_perf.log, says
 which collective it measured); each JSON a gpucts bandwidth results file (gpucts.bandwidth/1), its
@@ -17,8 +17,13 @@ Rounds: a file name with ".rN." (all_reduce_perf.r3.log, gpucts_blocking.r3.all_
 round N of an interleaved run, the two tools alternating so that clock and load drift reach both.
 The ratio of a point is then the median of its per-round ratios (each round's nccl-tests time over
 the same round's gpucts time), with their range and spread ((max - min) / median); times are the
-medians over the rounds. Files without a round are round 0. Python 3 standard library only (the
-GPU machine has no packages to install).
+medians over the rounds. Files without a round are round 0.
+
+What runs between two timed calls: gpucts' points carry the host clock's figures beside the events
+(host_time_us, as nccl-tests times itself; enqueue_us, the calls alone), and --nccl-tests-cputime
+logs (nccl-tests -C 1) give nccl-tests' enqueue time. A section of the table sets them side by side
+at the small goal points and reads where a difference comes from. Python 3 standard library only
+(the GPU machine has no packages to install).
 """
 import argparse
 import csv
@@ -133,9 +138,31 @@ def load_gpucts(path):
     return out, j
 
 
-def compare(logs, gpucts_files):
+def load_cputime(logs):
+    """nccl-tests runs with -C 1: their time column is the host time per call of the calls alone,
+    before the stream wait. (collective, bytes, placement) -> median over the rounds."""
+    cpu = {}
+    for log in logs:
+        coll = row_of_log(log)
+        with open(log, errors="replace") as f:
+            rows, _ = parse_nccl_tests(f.read(), log)
+        for r in rows:
+            for placement in ("out_of_place", "in_place"):
+                if r[placement]["time_us"]:
+                    cpu.setdefault((coll, r["bytes"], placement), []).append(r[placement]["time_us"])
+    return {k: median(v) for k, v in cpu.items()}
+
+
+def _median_of(points, field):
+    v = [p[field] for p in points if p.get(field) is not None]
+    return median(v) if v else None
+
+
+def compare(logs, gpucts_files, cputime_logs=()):
     """One row per (collective, size, placement) nccl-tests measured, with each gpucts mode found:
-    the median over rounds of the times and of the per-round ratios, and the ratios' range."""
+    the median over rounds of the times and of the per-round ratios, and the ratios' range. With
+    the host clock's figures (gpucts' host_time_us and enqueue_us, nccl-tests -C 1 logs) beside."""
+    enqueue = load_cputime(cputime_logs)
     ours = {}  # (collective, bytes, placement, comm) -> {round: point}
     runs = []
     for g in gpucts_files:
@@ -170,17 +197,20 @@ def compare(logs, gpucts_files):
                  "nccl_tests_busbw": None, "rounds": len(rounds), "modes": {}, "ranks": ranks.get(coll),
                  # One rank in place: input and output are one buffer, nothing is copied; the time
                  # of such a call is no bandwidth (either tool's "5e+06 GB/s" means nothing).
-                 "no_data": ranks.get(coll) == 1 and placement == "in_place"}
+                 "no_data": ranks.get(coll) == 1 and placement == "in_place",
+                 "nccl_tests_enqueue_us": enqueue.get(key)}
         for m in modes:
             mine = ours.get((coll, nbytes, placement, m))
             if not mine:
                 continue
-            ratios = []
+            ratios, host_ratios = [], []
             for rnd, x in rounds.items():
                 # The same round's gpucts point; a run without rounds pairs with every round.
                 p = mine.get(rnd, mine.get(0)) if len(mine) > 1 or 0 not in mine else mine[0]
                 if p is not None and x["time_us"] and p["time_us"] > 0:
                     ratios.append(x["time_us"] / p["time_us"])
+                    if p.get("host_time_us"):
+                        host_ratios.append(x["time_us"] / p["host_time_us"])
             ratio = median(ratios) if ratios else None
             entry["modes"][m] = {
                 "time_us": median([p["time_us"] for p in mine.values()]),
@@ -190,7 +220,10 @@ def compare(logs, gpucts_files):
                 "ratio_min": min(ratios) if ratios else None,
                 "ratio_max": max(ratios) if ratios else None,
                 "ratio_spread_pct": (max(ratios) - min(ratios)) / ratio * 100 if ratios else None,
-                "rounds": len(ratios)}
+                "rounds": len(ratios),
+                "host_time_us": _median_of(mine.values(), "host_time_us"),
+                "enqueue_us": _median_of(mine.values(), "enqueue_us"),
+                "ratio_host": median(host_ratios) if host_ratios else None}
         table.append(entry)
     return table, modes, runs
 
@@ -262,6 +295,25 @@ def misses(table, mode="blocking"):
     return out
 
 
+def reading(e, mode="blocking"):
+    """Where a goal point's difference comes from, from the host clock's figures (text, "" where
+    they are missing): the timing method, the host's work between two calls, or the device side."""
+    x = e["modes"].get(mode) or {}
+    if x.get("ratio") is None:
+        return ""
+    if GOAL_LOW <= x["ratio"] <= GOAL_HIGH:
+        return "within the goal"
+    if x.get("ratio_host") is not None and GOAL_LOW <= x["ratio_host"] <= GOAL_HIGH:
+        return "the timing method: by the host clock gpucts is %.2fx" % x["ratio_host"]
+    mine, theirs = x.get("enqueue_us"), e.get("nccl_tests_enqueue_us")
+    if not mine or not theirs:
+        return ""
+    q = mine / theirs
+    if not GOAL_LOW <= q <= GOAL_HIGH:
+        return "the host between two calls: gpucts' enqueue %.2fx nccl-tests'" % q
+    return "not the host between calls (enqueue %.2fx): the device side or the wait" % q
+
+
 def size_str(b):
     for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if b >= 1 << shift and b % (1 << shift) == 0:
@@ -276,18 +328,22 @@ def fmt(v, spec):
 def write(table, modes, runs, prefix, title):
     with open(prefix + ".csv", "w", newline="") as f:
         w = csv.writer(f)
-        head = ["collective", "bytes", "placement", "nccl_tests_time_us", "nccl_tests_algbw_gbps"]
+        head = ["collective", "bytes", "placement", "nccl_tests_time_us", "nccl_tests_algbw_gbps",
+                "nccl_tests_enqueue_us"]
         for m in modes:
             head += ["gpucts_%s_time_us" % m, "gpucts_%s_algbw_gbps" % m, "ratio_%s" % m,
-                     "ratio_%s_min" % m, "ratio_%s_max" % m, "rounds_%s" % m]
+                     "ratio_%s_min" % m, "ratio_%s_max" % m, "rounds_%s" % m, "gpucts_%s_host_time_us" % m,
+                     "gpucts_%s_enqueue_us" % m, "ratio_%s_host" % m]
         w.writerow(head)
         for e in table:
             row = [e["collective"], e["bytes"], e["placement"], fmt(e["nccl_tests_us"], "%.3f"),
-                   fmt(e["nccl_tests_algbw"], "%.2f")]
+                   fmt(e["nccl_tests_algbw"], "%.2f"), fmt(e.get("nccl_tests_enqueue_us"), "%.3f")]
             for m in modes:
                 x = e["modes"].get(m, {})
                 row += [fmt(x.get("time_us"), "%.3f"), fmt(x.get("algbw_gbps"), "%.3f"), fmt(x.get("ratio"), "%.3f"),
-                        fmt(x.get("ratio_min"), "%.3f"), fmt(x.get("ratio_max"), "%.3f"), x.get("rounds", "")]
+                        fmt(x.get("ratio_min"), "%.3f"), fmt(x.get("ratio_max"), "%.3f"), x.get("rounds", ""),
+                        fmt(x.get("host_time_us"), "%.3f"), fmt(x.get("enqueue_us"), "%.3f"),
+                        fmt(x.get("ratio_host"), "%.3f")]
             w.writerow(row)
     lines = ["### %s" % title, ""]
     for j in runs:  # once per distinct run (a round's files repeat it)
@@ -334,11 +390,36 @@ def write(table, modes, runs, prefix, title):
         goal_n = sum(1 for e in table if is_goal(e)) + sum(1 for x in miss if x.endswith("run by neither tool"))
         lines += ["", "%s: %d of %d goal points within %.1f-%.1fx%s" %
                   (m, goal_n - len(miss), goal_n, GOAL_LOW, GOAL_HIGH, (": outside " + "; ".join(miss)) if miss else "")]
+    lines += host_clock_section(table)
     if not modes:
         lines += ["", "no gpucts points to compare (nccl-tests only)"]
     with open(prefix + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
     return "\n".join(lines)
+
+
+def host_clock_section(table, mode="blocking"):
+    """The small goal points with the host clock's figures of both tools, and what they say of a
+    difference (reading()); nothing where neither tool has them."""
+    rows = [e for e in table if is_goal(e) and e["bytes"] != GOAL_SIZES[1] and mode in e["modes"]]
+    if not any(e.get("nccl_tests_enqueue_us") or e["modes"][mode].get("host_time_us") for e in rows):
+        return []
+    out = ["", "What runs between two timed calls (%s, the small goal points): gpucts' \"host clock\" times it "
+           "as nccl-tests times itself (the host clock from the first call to the end of the stream wait); "
+           "\"enqueue\" is the calls alone, before the wait (gpucts' host clock; nccl-tests -C 1). Where "
+           "enqueue is near the time the calls are host-bound, and the two enqueue figures compare the host's "
+           "work between two calls directly. Medians over the rounds." % mode, "",
+           "| collective | size | nccl-tests | nccl-tests enqueue | gpucts events | gpucts host clock | "
+           "gpucts enqueue | ratio by host clock | reading |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for e in rows:
+        x = e["modes"][mode]
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            e["collective"], size_str(e["bytes"]), fmt(e["nccl_tests_us"], "%.2f us"),
+            fmt(e.get("nccl_tests_enqueue_us"), "%.2f us"), fmt(x.get("time_us"), "%.2f us"),
+            fmt(x.get("host_time_us"), "%.2f us"), fmt(x.get("enqueue_us"), "%.2f us"),
+            fmt(x.get("ratio_host"), "%.2fx"), reading(e, mode)))
+    return out
 
 
 def main(argv):
@@ -347,12 +428,14 @@ def main(argv):
     c = sub.add_parser("compare")
     c.add_argument("--nccl-tests", action="append", required=True, metavar="LOG")
     c.add_argument("--gpucts", action="append", default=[], metavar="JSON")
+    c.add_argument("--nccl-tests-cputime", action="append", default=[], metavar="LOG",
+                   help="a nccl-tests run with -C 1 (its time column: the calls alone, before the wait)")
     c.add_argument("--out", required=True, metavar="PREFIX")
     c.add_argument("--title", default="gpucts_bandwidth beside nccl-tests")
     c.add_argument("--require", action="store_true", help="exit 1 when a blocking goal point misses 0.9-1.1x")
     a = ap.parse_args(argv)
     try:
-        table, modes, runs = compare(a.nccl_tests, a.gpucts)
+        table, modes, runs = compare(a.nccl_tests, a.gpucts, a.nccl_tests_cputime)
     except (ParseError, OSError) as e:
         print("vs_nccl_tests.py: %s" % e, file=sys.stderr)
         return 2

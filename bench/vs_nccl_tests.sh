@@ -7,7 +7,7 @@
 #   bash bench/vs_nccl_tests.sh --nccl-tests DIR | --nccl-tests-bin DIR [--build DIR | --gpucts-bin FILE]
 #        [--out DIR] [--ranks N] [--rounds N] [--reps N]
 #        [--nccl-home DIR] [--nccl-lib DIR] [--colls LIST] [--sweep B:E:F] [--iters N] [--warmup N]
-#        [--no-nonblocking] [--require]
+#        [--no-nonblocking] [--no-cputime] [--require]
 #   --nccl-tests DIR  the NVIDIA/nccl-tests source (never committed here: carry it as .nccl-tests/)
 #   --build DIR       gpucts build folder (default build/gpu; configured if absent; gpucts_bandwidth built)
 #   --gpucts-bin FILE gpucts_bandwidth as it is (e.g. an install tree's libexec/gpucts/): nothing built
@@ -27,6 +27,9 @@
 #                     reduce,alltoall,scatter,gather,sendrecv)
 #   --sweep B:E:F     sizes, nccl-tests' -b/-e/-f (default 8:1G:2); -n/-w: --iters (20), --warmup (5)
 #   --no-nonblocking  leave out gpucts' nonblocking variant (default: run it too, a column of its own)
+#   --no-cputime      leave out nccl-tests' second run per round at the small goal size with -C 1
+#                     (its host time of the calls alone, set beside gpucts' host-clock figures in
+#                     the table's section on what runs between two timed calls)
 #   --require         exit 1 when a blocking goal point (out of place at 8 B, or 16 B per rank where
 #                     nccl-tests runs nothing smaller, and at 1 GiB) misses 0.9-1.1x or was not run
 # Output: $OUT/vs_nccl_tests.md (the table, also printed last between two marker lines: paste it
@@ -37,7 +40,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src="" nt_bin="" gpucts_bin="" ranks=1 nccl_home=/usr nccl_lib="" colls="all_reduce,all_gather,broadcast,reduce_scatter,reduce,alltoall,scatter,gather,sendrecv"
-sweep="8:1G:2" iters=20 warmup=5 reps=5 nonblocking=1 require=0 build="" rounds=5
+sweep="8:1G:2" iters=20 warmup=5 reps=5 nonblocking=1 cputime=1 require=0 build="" rounds=5
 while [ $# -gt 0 ]; do
   case "$1" in
     --nccl-tests) src=$2; shift 2 ;;
@@ -53,10 +56,11 @@ while [ $# -gt 0 ]; do
     --iters) iters=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --no-nonblocking) nonblocking=0; shift ;;
+    --no-cputime) cputime=0; shift ;;
     --require) require=1; shift ;;
     --rounds) rounds=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
-    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "vs_nccl_tests.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -145,22 +149,31 @@ except v.ParseError as x: sys.exit("vs_nccl_tests.sh: --sweep %s:%s:%s: %s" % (*
   sweep_of[$c]="$cb $cf"
 done
 mkdir -p "$OUT/gpucts"
-logs=() ours=()
+logs=() ours=() cpulogs=()
 # Simulated ranks of both tools: one mpirun over NCCL's socket transport on lo.
 sim_mpirun=(mpirun --oversubscribe -np "$ranks" -x NCCL_SOCKET_IFNAME=lo -x NCCL_IB_DISABLE=1 -x NCCL_NVLS_ENABLE
   -x LD_LIBRARY_PATH)
+nccl_tests_once() {  # binary log args...: one nccl-tests run (under mpirun with simulated ranks)
+  local binary=$ntb/${1}_perf log=$2
+  shift 2
+  if [ "$ranks" -gt 1 ]; then
+    "${sim_mpirun[@]}" sh -c 'NCCL_HOSTID=simhost$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$binary" "$@" >"$log" 2>&1
+  else
+    "$binary" "$@" >"$log" 2>&1
+  fi
+  echo "exit $?" >>"$log"
+}
 run_nccl_tests() {  # collective round
   local log=$OUT/nccl-tests/${1}_perf.r$2.log cb cf
   read -r cb cf <<<"${sweep_of[$1]}"
-  local nt_args=(-b "$cb" -e "$e" -f "$cf" -g 1 -n "$iters" -w "$warmup" -c 0)
-  if [ "$ranks" -gt 1 ]; then
-    "${sim_mpirun[@]}" sh -c 'NCCL_HOSTID=simhost$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$ntb/${1}_perf" "${nt_args[@]}" \
-      >"$log" 2>&1
-  else
-    "$ntb/${1}_perf" "${nt_args[@]}" >"$log" 2>&1
-  fi
-  echo "exit $?" >>"$log"
+  nccl_tests_once "$1" "$log" -b "$cb" -e "$e" -f "$cf" -g 1 -n "$iters" -w "$warmup" -c 0
   logs+=(--nccl-tests "$log")
+  [ "$cputime" = 1 ] || return 0
+  # Again at the small goal size with -C 1: its time column is then the calls alone, before the
+  # stream wait, beside gpucts' enqueue_us (what runs between two timed calls).
+  log=$OUT/nccl-tests/${1}_perf.cpu.r$2.log
+  nccl_tests_once "$1" "$log" -b "$cb" -e "$cb" -f 2 -g 1 -n "$iters" -w "$warmup" -c 0 -C 1
+  cpulogs+=(--nccl-tests-cputime "$log")
 }
 run_gpucts() {  # collective round
   local modes=(blocking) m out cb cf
@@ -198,7 +211,7 @@ req=()
 [ "$require" = 1 ] && req=(--require)
 ntv=$(sed -n 's/^# nccl-tests version \([^ ]*\).*/\1/p' "$OUT/nccl-tests/"*_perf.r1.log | head -1)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-python3 "$here/vs_nccl_tests.py" compare "${logs[@]}" "${ours[@]}" --out "$OUT/vs_nccl_tests" \
+python3 "$here/vs_nccl_tests.py" compare "${logs[@]}" "${ours[@]}" "${cpulogs[@]}" --out "$OUT/vs_nccl_tests" \
   --title "gpucts_bandwidth beside nccl-tests ${ntv:-?}, $(date -u +%F), ${gpu:-GPU ?}, $ranks rank(s), sizes $sweep, -n $iters -w $warmup (gpucts --reps $reps), $rounds rounds interleaved" \
   "${req[@]}" >"$OUT/vs_nccl_tests.stdout"
 rc=$?

@@ -75,6 +75,24 @@ class ParseNcclTests(unittest.TestCase):
             v.parse_nccl_tests("8 2 float sum -1 x 0 0 0 1 1 1 0\n", "nan")
 
 
+class Reading(unittest.TestCase):
+    @staticmethod
+    def entry(ratio, ratio_host=None, mine=None, theirs=None):
+        return {"collective": "AllReduce", "bytes": 8, "placement": "out_of_place", "nccl_tests_enqueue_us": theirs,
+                "modes": {"blocking": {"ratio": ratio, "ratio_host": ratio_host, "enqueue_us": mine}}}
+
+    def test_where_a_difference_comes_from(self):
+        self.assertEqual(v.reading(self.entry(1.02)), "within the goal")
+        self.assertEqual(v.reading(self.entry(0.6, ratio_host=0.98)),
+                         "the timing method: by the host clock gpucts is 0.98x")
+        self.assertEqual(v.reading(self.entry(0.6, ratio_host=0.62, mine=9.0, theirs=6.0)),
+                         "the host between two calls: gpucts' enqueue 1.50x nccl-tests'")
+        self.assertEqual(v.reading(self.entry(0.6, ratio_host=0.62, mine=6.1, theirs=6.0)),
+                         "not the host between calls (enqueue 1.02x): the device side or the wait")
+        self.assertEqual(v.reading(self.entry(0.6, ratio_host=0.62)), "", "no enqueue figures: no reading")
+        self.assertEqual(v.reading(self.entry(None)), "")
+
+
 class Compare(unittest.TestCase):
     def test_ratio_per_collective_size_and_mode_kept_apart(self):
         table, modes, runs = v.compare(LOGS, [OURS])
@@ -202,7 +220,7 @@ print("#  Rank  0 Group  0 Pid 1 on h device  0 [0000:01:00] NVIDIA H200")
 s = b
 while s <= e:
     n = s // 16 * 16 if aligned else s
-    t = 7.0 + n / 2.1e6
+    t = 6.5 if "-C" in a and opt("-C") == "1" else 7.0 + n / 2.1e6  # -C 1: the calls alone
     print("%12d %12d float sum -1 %8.2f %7.2f 0 N/A 0.50 %7.2f 0 N/A" % (n, n // 4, t, n / t / 1e3, n / 0.5e3))
     s *= f
 """
@@ -214,7 +232,8 @@ while s <= e:
     t = (7.0 + s / 2.1e6) * 1.02
     for ip in (False, True):
         pts.append({"collective": row, "dtype": "f32", "op": "sum", "bytes": s, "in_place": ip,
-                    "comm": "blocking", "time_us": t, "algbw_gbps": s / t / 1e3, "spread_pct": 0.5})
+                    "comm": "blocking", "time_us": t, "algbw_gbps": s / t / 1e3, "spread_pct": 0.5,
+                    "host_time_us": t * 1.01, "enqueue_us": 6.6})
     s *= f
 json.dump({"schema": "gpucts.bandwidth/1", "points": pts, "world_size": 1}, open(out + ".json", "w"))
 """
@@ -262,6 +281,23 @@ class ScriptWithStandIns(unittest.TestCase):
         self.assertNotIn("| AllGather | 0 B |", text)
         self.assertIn("round 2 of 2 (gpucts first)", text)
         self.assertTrue(os.path.exists(os.path.join(out, "gpucts", "blocking.r2.all_gather.json")))
+
+    def test_host_clock_section_beside_nccl_tests_cputime(self):
+        rc, text, out = self.run_script("--rounds", "1", "--sweep", "8:1G:134217728", "--colls", "all_reduce,all_gather")
+        self.assertEqual(rc, 0, text)
+        self.assertTrue(os.path.exists(os.path.join(out, "nccl-tests", "all_gather_perf.cpu.r1.log")))
+        self.assertIn("What runs between two timed calls", text)
+        self.assertIn("| AllReduce | 8 B | 7.00 us | 6.50 us | 7.14 us | 7.21 us | 6.60 us | 0.97x | within the goal |",
+                      text)
+        self.assertIn("| AllGather | 16 B |", text.split("What runs between")[1])
+        self.assertNotIn("| AllReduce | 1 GiB |", text.split("What runs between")[1], "small goal points only")
+        import shutil
+        shutil.rmtree(out)
+        rc, text, out = self.run_script("--rounds", "1", "--sweep", "8:1G:134217728", "--colls", "all_reduce",
+                                        "--no-cputime")
+        self.assertEqual(rc, 0, text)
+        self.assertFalse(os.path.exists(os.path.join(out, "nccl-tests", "all_reduce_perf.cpu.r1.log")))
+        self.assertIn("| AllReduce | 8 B | 7.00 us |  | 7.14 us | 7.21 us | 6.60 us |", text)
 
     def test_bad_sweep_and_missing_mpi_binary_exit_2_with_the_cause(self):
         rc, text, _ = self.run_script("--rounds", "1", "--sweep", "8:1G:x")

@@ -362,6 +362,10 @@ void check_numbers(const Point& p, const std::string& o) {
     if (!std::isfinite(v) || v <= 0 || v > kMaxUs) bad(field, v, "is not a time of one call (0 < us <= 1e9)");
   if (t.min > t.median || t.median > t.max)
     bad("time_us", t.median, "is not between time_us_min and time_us_max");
+  for (auto [field, v] : {std::pair<const char*, std::optional<double>>{"host_time_us", p.host_time_us},
+                          {"enqueue_us", p.enqueue_us}})
+    if (v && (!std::isfinite(*v) || *v < 0 || *v > kMaxUs))
+      bad(field, *v, "is not a host time of one call (0 <= us <= 1e9)");
   const double spread = (t.max - t.min) / t.median * 100.0;
   if (!std::isfinite(t.spread_pct) || t.spread_pct < 0) bad("spread_pct", t.spread_pct, "must be >= 0");
   if (std::fabs(t.spread_pct - spread) > 0.01 + 0.01 * spread)
@@ -404,6 +408,8 @@ nlohmann::json to_json(const Run& r) {
                    {"time_us_min", p.time_us.min},
                    {"time_us_max", p.time_us.max},
                    {"spread_pct", p.time_us.spread_pct},
+                   {"host_time_us", json_or_null(p.host_time_us)},
+                   {"enqueue_us", json_or_null(p.enqueue_us)},
                    {"algbw_gbps", p.algbw_gbps},
                    {"busbw_gbps", json_or_null(p.busbw_gbps)},
                    {"busbw_note", p.busbw_gbps ? "" : kNoBusbwOneRank},
@@ -462,6 +468,8 @@ Run run_from_json(const nlohmann::json& j, const std::string& origin) {
     p.time_us.min = get<double>(q, "time_us_min", o);
     p.time_us.max = get<double>(q, "time_us_max", o);
     p.time_us.spread_pct = get<double>(q, "spread_pct", o);
+    p.host_time_us = opt_double(q, "host_time_us", o);
+    p.enqueue_us = opt_double(q, "enqueue_us", o);
     p.algbw_gbps = get<double>(q, "algbw_gbps", o);
     p.busbw_gbps = opt_double(q, "busbw_gbps", o);
     p.verdict = get<std::string>(q, "verdict", o);
@@ -483,7 +491,7 @@ Run run_from_json(const nlohmann::json& j, const std::string& origin) {
 std::string to_csv(const Run& r) {
   std::ostringstream o;
   o << "collective,dtype,bytes,placement,graph,ranks,iterations,repetitions,time_us,time_us_min,time_us_max,"
-       "spread_pct,algbw_gbps,busbw_gbps,verdict,threshold_gbps,op,comm\n";
+       "spread_pct,algbw_gbps,busbw_gbps,verdict,threshold_gbps,op,comm,host_time_us,enqueue_us\n";
   o.precision(6);
   for (const auto& p : r.points) {
     o << p.collective << ',' << p.dtype << ',' << p.bytes << ',' << p.placement() << ',' << (p.graph ? 1 : 0)
@@ -492,7 +500,11 @@ std::string to_csv(const Run& r) {
     if (p.busbw_gbps) o << *p.busbw_gbps;  // empty where busbw is not defined (one rank)
     o << ',' << p.verdict << ',';
     if (p.threshold_gbps) o << *p.threshold_gbps;
-    o << ',' << p.op << ',' << p.comm << '\n';
+    o << ',' << p.op << ',' << p.comm << ',';
+    if (p.host_time_us) o << *p.host_time_us;
+    o << ',';
+    if (p.enqueue_us) o << *p.enqueue_us;
+    o << '\n';
   }
   return o.str();
 }

@@ -330,8 +330,8 @@ TEST(Variants, NonblockingPointsHaveTheirOwnKeyAndThresholds) {
   }
   j["points"][0]["comm"] = "sometimes";
   EXPECT_THROW(run_from_json(j, "mem"), BandwidthError);
-  EXPECT_NE(to_csv(r).find(",max,blocking\n"), std::string::npos) << to_csv(r);
-  EXPECT_NE(to_csv(r).find(",nonblocking\n"), std::string::npos);
+  EXPECT_NE(to_csv(r).find(",max,blocking,"), std::string::npos) << to_csv(r);
+  EXPECT_NE(to_csv(r).find(",nonblocking,"), std::string::npos);
 }
 
 // A CUDA-graph replay of a one-rank in-place call (nothing to copy) times about 0.1 us: 1 GiB over it
@@ -345,6 +345,40 @@ TEST(RunFiles, NoDataPointsKeepTheirFigurePlausibleOrNot) {
   EXPECT_EQ(run_from_json(to_json(r), "mem").points.size(), 1u);
   r.points[0].in_place = false;
   EXPECT_THROW(run_from_json(to_json(r), "mem"), BandwidthError);
+}
+
+// The host clock's figures travel with a point; a file written before them reads as "not measured",
+// and a figure that is no time of one call is refused with the field named.
+TEST(RunFiles, HostClockFiguresRoundTripOrAreAbsent) {
+  bw::Run r;
+  r.ctx = {"NVIDIA H200", "none", "off", 1, 2118.0};
+  r.points.push_back(point("AllReduce", 8, 1, 6.9));
+  r.points[0].host_time_us = 7.4;
+  r.points[0].enqueue_us = 6.1;
+  auto j = to_json(r);
+  bw::Run back = run_from_json(j, "mem");
+  ASSERT_TRUE(back.points.at(0).host_time_us && back.points[0].enqueue_us);
+  EXPECT_DOUBLE_EQ(*back.points[0].host_time_us, 7.4);
+  EXPECT_DOUBLE_EQ(*back.points[0].enqueue_us, 6.1);
+  const std::string csv = to_csv(r);
+  EXPECT_NE(csv.find(",host_time_us,enqueue_us\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",7.4,6.1\n"), std::string::npos) << csv;
+  auto older = j;
+  older["points"][0].erase("host_time_us");
+  older["points"][0].erase("enqueue_us");
+  back = run_from_json(older, "mem");
+  EXPECT_FALSE(back.points.at(0).host_time_us);
+  EXPECT_FALSE(back.points[0].enqueue_us);
+  for (double bad : {-1.0, 2e9}) {
+    auto k = j;
+    k["points"][0]["enqueue_us"] = bad;
+    try {
+      run_from_json(k, "mem");
+      ADD_FAILURE() << "enqueue_us " << bad << " was read";
+    } catch (const BandwidthError& e) {
+      EXPECT_NE(std::string(e.what()).find("field 'enqueue_us'"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(RunFiles, JsonRoundTripAndCsvSayBusbwIsUndefinedForOneRank) {
