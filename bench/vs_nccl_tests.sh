@@ -150,9 +150,11 @@ except v.ParseError as x: sys.exit("vs_nccl_tests.sh: --sweep %s:%s:%s: %s" % (*
 done
 mkdir -p "$OUT/gpucts"
 logs=() ours=() cpulogs=()
-# Simulated ranks of both tools: one mpirun over NCCL's socket transport on lo.
+# Simulated ranks of both tools: one mpirun over NCCL's socket transport on lo. nccl-tests picks
+# its GPU by the process's rank among those of its host (hostname and boot id, not NCCL_HOSTID):
+# NCCL_TESTS_DEVICE=0 keeps every rank on the one GPU.
 sim_mpirun=(mpirun --oversubscribe -np "$ranks" -x NCCL_SOCKET_IFNAME=lo -x NCCL_IB_DISABLE=1 -x NCCL_NVLS_ENABLE
-  -x LD_LIBRARY_PATH)
+  -x LD_LIBRARY_PATH -x NCCL_TESTS_DEVICE=0)
 nccl_tests_once() {  # binary log args...: one nccl-tests run (under mpirun with simulated ranks)
   local binary=$ntb/${1}_perf log=$2
   shift 2

@@ -215,11 +215,22 @@ b, e, f = size(opt("-b")), size(opt("-e")), int(opt("-f"))
 """
 FAKE_NCCL_TESTS = FAKE_ARGS + r"""
 aligned = os.environ["FAKE_BINARY"] in ("all_gather", "reduce_scatter", "alltoall", "scatter", "gather")
+# Under (the stand-in) mpirun: nccl-tests' MPI build, one process per rank, rank 0 printing. Its GPU
+# is its rank among the host's processes unless NCCL_TESTS_DEVICE says; the host has one GPU.
+rank, ranks = int(os.environ.get("OMPI_COMM_WORLD_RANK", 0)), int(os.environ.get("OMPI_COMM_WORLD_SIZE", 1))
+if ranks > 1:
+    if os.environ.get("NCCL_HOSTID") != "simhost%d" % rank:
+        sys.exit("rank %d: NCCL_HOSTID is %r" % (rank, os.environ.get("NCCL_HOSTID")))
+    if os.environ.get("NCCL_TESTS_DEVICE") != "0":
+        sys.exit("Invalid number of GPUs: 1 requested but only 1 were found.")
+    if rank:
+        sys.exit(0)
 print("# nccl-tests version 2.19.6 nccl-headers=22803 nccl-library=22803")
-print("#  Rank  0 Group  0 Pid 1 on h device  0 [0000:01:00] NVIDIA H200")
+for r in range(ranks):
+    print("#  Rank %2d Group  0 Pid 1 on h device  0 [0000:01:00] NVIDIA H200" % r)
 s = b
 while s <= e:
-    n = s // 16 * 16 if aligned else s
+    n = s // (16 * ranks) * (16 * ranks) if aligned else s
     t = 6.5 if "-C" in a and opt("-C") == "1" else 7.0 + n / 2.1e6  # -C 1: the calls alone
     print("%12d %12d float sum -1 %8.2f %7.2f 0 N/A 0.50 %7.2f 0 N/A" % (n, n // 4, t, n / t / 1e3, n / 0.5e3))
     s *= f
@@ -238,6 +249,44 @@ while s <= e:
 json.dump({"schema": "gpucts.bandwidth/1", "points": pts, "world_size": 1}, open(out + ".json", "w"))
 """
 
+# gpucts_mp_bandwidth takes its settings from the environment; rank 0 writes the results.
+FAKE_GPUCTS_MP = r"""
+import json, os, sys
+env = os.environ
+if env.get("GPUCTS_SIMULATED_HOSTS") != "1":
+    sys.exit("not in the simulated-hosts mode")
+if env["OMPI_COMM_WORLD_RANK"] != "0":
+    sys.exit(0)
+ranks = int(env["OMPI_COMM_WORLD_SIZE"])
+b, e, f = (int(x.replace("G", "")) << (30 if x.endswith("G") else 0) for x in env["GPUCTS_BW_SWEEP"].split(":"))
+row = next(x for x in sys.argv[1:] if x.startswith("--gtest_filter=")).split("=")[1].split(".")[0]
+pts, s = [], b
+while s <= e:
+    t = (7.0 + s / 2.1e6) * 1.02
+    pts.append({"collective": row, "dtype": "f32", "op": "sum", "bytes": s, "in_place": False, "comm": "blocking",
+                "time_us": t, "algbw_gbps": s / t / 1e3, "spread_pct": 0.5, "host_time_us": t, "enqueue_us": 6.6})
+    s *= f
+json.dump({"schema": "gpucts.bandwidth/1", "points": pts, "world_size": ranks}, open(env["GPUCTS_BW_OUTPUT"] + ".json", "w"))
+"""
+# mpirun: -np N copies of the command, each with its OMPI_COMM_WORLD_RANK; -x NAME=VALUE exported.
+FAKE_MPIRUN = r"""
+import os, subprocess, sys
+a, env, n, i = sys.argv[1:], dict(os.environ), 1, 0
+while i < len(a) and a[i].startswith("-"):
+    if a[i] in ("-np", "-x"):
+        if a[i] == "-np":
+            n = int(a[i + 1])
+        elif "=" in a[i + 1]:
+            k, v = a[i + 1].split("=", 1)
+            env[k] = v
+        i += 2
+    else:
+        i += 1
+procs = [subprocess.Popen(a[i:], env=dict(env, OMPI_COMM_WORLD_RANK=str(r), OMPI_COMM_WORLD_SIZE=str(n)))
+         for r in range(n)]
+sys.exit(max(p.wait() for p in procs))
+"""
+
 
 class ScriptWithStandIns(unittest.TestCase):
     def setUp(self):
@@ -253,6 +302,12 @@ class ScriptWithStandIns(unittest.TestCase):
                             'FAKE_BINARY=%s exec python3 %s/nt.py "$@"' % (binary, d))
         self.gpucts = os.path.join(d, "g", "gpucts_bandwidth")
         self.executable(self.gpucts, 'exec python3 %s/g.py "$@"' % d)
+        os.mkdir(os.path.join(d, "bin"))
+        for name, text in (("gmp.py", FAKE_GPUCTS_MP), ("mpirun.py", FAKE_MPIRUN)):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        self.mp = os.path.join(d, "g", "gpucts_mp_bandwidth")
+        self.executable(os.path.join(d, "bin", "mpirun"), 'exec python3 %s/mpirun.py "$@"' % d)
 
     def tearDown(self):
         self.dir.cleanup()
@@ -266,10 +321,12 @@ class ScriptWithStandIns(unittest.TestCase):
     def run_script(self, *args):
         import subprocess
         out = os.path.join(self.dir.name, "out")
+        env = dict(os.environ, PATH=os.path.join(self.dir.name, "bin") + os.pathsep + os.environ["PATH"])
         p = subprocess.run(["bash", os.path.join(HERE, "vs_nccl_tests.sh"), "--nccl-tests-bin",
                             os.path.join(self.dir.name, "nt"), "--gpucts-bin", self.gpucts, "--out", out,
                             "--no-nonblocking"] + list(args),
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=120,
+                           env=env)
         return p.returncode, p.stdout, out
 
     def test_two_point_sweep_every_collective_at_its_goal_sizes(self):
@@ -298,6 +355,16 @@ class ScriptWithStandIns(unittest.TestCase):
         self.assertEqual(rc, 0, text)
         self.assertFalse(os.path.exists(os.path.join(out, "nccl-tests", "all_reduce_perf.cpu.r1.log")))
         self.assertIn("| AllReduce | 8 B | 7.00 us |  | 7.14 us | 7.21 us | 6.60 us |", text)
+
+    def test_simulated_ranks_every_process_on_the_one_gpu(self):
+        self.executable(self.mp, 'exec python3 %s/gmp.py "$@"' % self.dir.name)
+        rc, text, out = self.run_script("--ranks", "2", "--rounds", "1", "--sweep", "8:1G:134217728", "--require")
+        self.assertEqual(rc, 0, text)
+        self.assertIn("blocking: 18 of 18 goal points within 0.9-1.1x", text)
+        self.assertIn("| AllGather | 32 B | out of place |", text, "16 B per rank at 2 ranks")
+        self.assertIn("| AllReduce | 8 B | 7.00 us | 6.50 us | 7.14 us |", text)
+        with open(os.path.join(out, "nccl-tests", "all_reduce_perf.r1.log")) as f:
+            self.assertIn("Rank  1", f.read())
 
     def test_bad_sweep_and_missing_mpi_binary_exit_2_with_the_cause(self):
         rc, text, _ = self.run_script("--rounds", "1", "--sweep", "8:1G:x")
