@@ -202,6 +202,8 @@ const RuleCase kCases[] =
         {"ifname_spelled_right", "nccl-env-unknown", false,
          R"({"env": {"NCCL_SOCKET_IFNAME": "eth0", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}})"},
         {"container_nccl_version", "nccl-env-unknown", false, R"({"env": {"NCCL_VERSION": "2.28.3-1"}})"},
+        {"nccl_tests_own_variables", "nccl-env-unknown", false,
+         R"({"env": {"NCCL_TESTS_DEVICE": "0", "NCCL_TESTS_MIN_BW": "400"}})"},
         {"torch_legacy_spelling", "nccl-env-unknown", true, R"({"env": {"NCCL_ASYNC_ERROR_HANDLING": "1"}})",
          "warning", "TORCH_NCCL_ASYNC_ERROR_HANDLING"},
         {"ras_on_2_21", "nccl-env-newer-than-library", true,
