@@ -145,7 +145,10 @@ def load_cputime(logs):
     for log in logs:
         coll = row_of_log(log)
         with open(log, errors="replace") as f:
-            rows, _ = parse_nccl_tests(f.read(), log)
+            text = f.read()
+        if not re.search(r"^#\s+size\s+count\s+type\s+redop\s+root\s+cputime\b", text, re.M):
+            raise ParseError("%s: not a run with -C 1 (its header names no cputime column)" % log)
+        rows, _ = parse_nccl_tests(text, log)
         for r in rows:
             for placement in ("out_of_place", "in_place"):
                 if r[placement]["time_us"]:

@@ -3,6 +3,7 @@
 for nccl-tests and gpucts_bandwidth (CTest entry gpucts_vs_nccl_tests)."""
 import json
 import os
+import re
 import sys
 import tempfile
 import unittest
@@ -91,6 +92,19 @@ class Reading(unittest.TestCase):
                          "not the host between calls (enqueue 1.02x): the device side or the wait")
         self.assertEqual(v.reading(self.entry(0.6, ratio_host=0.62)), "", "no enqueue figures: no reading")
         self.assertEqual(v.reading(self.entry(None)), "")
+
+
+class CputimeLogs(unittest.TestCase):
+    def test_a_log_without_its_cputime_column_is_refused(self):
+        with self.assertRaises(v.ParseError) as e:
+            v.load_cputime([LOGS[0]])
+        self.assertIn("not a run with -C 1", str(e.exception))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "all_reduce_perf.cpu.r1.log")
+            with open(LOGS[0]) as f, open(path, "w") as g:
+                g.write(re.sub(r"(root\s+)time(\s+algbw\s+busbw\s+#wrong\s+)time", r"\1cputime\2cputime", f.read()))
+            got = v.load_cputime([path])
+            self.assertEqual(got[("AllReduce", 8, "out_of_place")], 6.31)
 
 
 class Compare(unittest.TestCase):
@@ -228,10 +242,13 @@ if ranks > 1:
 print("# nccl-tests version 2.19.6 nccl-headers=22803 nccl-library=22803")
 for r in range(ranks):
     print("#  Rank %2d Group  0 Pid 1 on h device  0 [0000:01:00] NVIDIA H200" % r)
+cpu = "-C" in a and opt("-C") == "1"
+print("#       size         count      type   redop    root  %7s  algbw  busbw  #wrong  %7s  algbw  busbw  #wrong"
+      % (("cputime",) * 2 if cpu else ("time",) * 2))
 s = b
 while s <= e:
     n = s // (16 * ranks) * (16 * ranks) if aligned else s
-    t = 6.5 if "-C" in a and opt("-C") == "1" else 7.0 + n / 2.1e6  # -C 1: the calls alone
+    t = 6.5 if cpu else 7.0 + n / 2.1e6  # -C 1: the calls alone
     print("%12d %12d float sum -1 %8.2f %7.2f 0 N/A 0.50 %7.2f 0 N/A" % (n, n // 4, t, n / t / 1e3, n / 0.5e3))
     s *= f
 """
