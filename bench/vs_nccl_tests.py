@@ -3,8 +3,10 @@
 
   vs_nccl_tests.py compare --nccl-tests LOG [--nccl-tests LOG ...] --gpucts JSON [--gpucts JSON ...]
                            [--nccl-tests-cputime LOG ...] --out PREFIX [--require]
+  vs_nccl_tests.py compare --from DIR [--from DIR ...] --out PREFIX [--require]
 
-Each LOG is the standard output of one nccl-tests binary (its name, e.g. all_reduce_perf.log, says
+--from DIR takes every file a vs_nccl_tests.sh --out DIR run left (one table over runs split by
+--colls). Each LOG is the standard output of one nccl-tests binary (its name, e.g. all_reduce_perf.log, says
 which collective it measured); each JSON a gpucts bandwidth results file (gpucts.bandwidth/1), its
 points carrying "comm" (blocking, the default, or nonblocking). Writes PREFIX.md (a table a person
 reads, and pastes into bench/RESULTS.md) and PREFIX.csv. The ratio is nccl-tests' time over gpucts'
@@ -425,11 +427,26 @@ def host_clock_section(table, mode="blocking"):
     return out
 
 
+def files_of(folder):
+    """The nccl-tests logs, its -C 1 logs and gpucts' results a vs_nccl_tests.sh run left in folder."""
+    if not os.path.isdir(os.path.join(folder, "nccl-tests")):
+        raise ParseError("%s: not a vs_nccl_tests.sh output folder (no nccl-tests/ in it)" % folder)
+    logs, cpu = [], []
+    for name in sorted(os.listdir(os.path.join(folder, "nccl-tests"))):
+        if re.fullmatch(r"[a-z_]+_perf(\.cpu)?(\.r\d+)?\.log", name):
+            (cpu if ".cpu." in name else logs).append(os.path.join(folder, "nccl-tests", name))
+    g = os.path.join(folder, "gpucts")
+    ours = [os.path.join(g, n) for n in sorted(os.listdir(g)) if n.endswith(".json")] if os.path.isdir(g) else []
+    return logs, cpu, ours
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="vs_nccl_tests.py")
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("compare")
-    c.add_argument("--nccl-tests", action="append", required=True, metavar="LOG")
+    c.add_argument("--nccl-tests", action="append", default=[], metavar="LOG")
+    c.add_argument("--from", dest="folders", action="append", default=[], metavar="DIR",
+                   help="the logs and results of a vs_nccl_tests.sh --out DIR (repeatable: runs split by --colls)")
     c.add_argument("--gpucts", action="append", default=[], metavar="JSON")
     c.add_argument("--nccl-tests-cputime", action="append", default=[], metavar="LOG",
                    help="a nccl-tests run with -C 1 (its time column: the calls alone, before the wait)")
@@ -438,6 +455,13 @@ def main(argv):
     c.add_argument("--require", action="store_true", help="exit 1 when a blocking goal point misses 0.9-1.1x")
     a = ap.parse_args(argv)
     try:
+        for d in a.folders:
+            logs, cpu, ours = files_of(d)
+            a.nccl_tests += logs
+            a.nccl_tests_cputime += cpu
+            a.gpucts += ours
+        if not a.nccl_tests:
+            raise ParseError("no nccl-tests log given (--nccl-tests LOG or --from DIR)")
         table, modes, runs = compare(a.nccl_tests, a.gpucts, a.nccl_tests_cputime)
     except (ParseError, OSError) as e:
         print("vs_nccl_tests.py: %s" % e, file=sys.stderr)

@@ -383,6 +383,24 @@ class ScriptWithStandIns(unittest.TestCase):
         with open(os.path.join(out, "nccl-tests", "all_reduce_perf.r1.log")) as f:
             self.assertIn("Rank  1", f.read())
 
+    def test_one_table_over_runs_split_by_collective(self):
+        rc, text, out = self.run_script("--rounds", "2", "--sweep", "8:1G:134217728", "--colls", "all_reduce")
+        self.assertEqual(rc, 0, text)
+        first = out + "-1"
+        os.rename(out, first)
+        rc, text, out = self.run_script("--rounds", "2", "--sweep", "8:1G:134217728", "--colls", "sendrecv")
+        self.assertEqual(rc, 0, text)
+        merged = os.path.join(self.dir.name, "merged")
+        self.assertEqual(v.main(["compare", "--from", first, "--from", out, "--out", merged, "--require"]), 0)
+        with open(merged + ".md") as f:
+            md = f.read()
+        self.assertIn("blocking: 4 of 4 goal points within 0.9-1.1x", md)
+        self.assertIn("| SendRecvRing | 8 B | 7.00 us | 6.50 us |", md, "its -C 1 logs taken apart")
+        self.assertIn("| AllReduce | 8 B | out of place | 7.00 us | 7.14 us | 0.98x ok | 0.98-0.98 (0%, 2) |", md,
+                      "two rounds paired")
+        self.assertEqual(v.main(["compare", "--from", self.dir.name, "--out", merged]), 2, "no nccl-tests/ there")
+        self.assertEqual(v.main(["compare", "--out", merged]), 2, "nothing to compare")
+
     def test_bad_sweep_and_missing_mpi_binary_exit_2_with_the_cause(self):
         rc, text, _ = self.run_script("--rounds", "1", "--sweep", "8:1G:x")
         self.assertEqual(rc, 2, text)
