@@ -1635,6 +1635,43 @@ TEST(ReportStory, TwoBandsAndTheFloorCrossedComeFirst) {
   EXPECT_TRUE(c.regressed());
 }
 
+// One change is one line: a point inside the change whose own spread is too wide to judge it
+// (it moved the same way beyond the tolerance) does not split the band around it.
+TEST(ReportStory, ANoisyPointInsideAChangeDoesNotSplitItsBand) {
+  const std::uint64_t k64 = 64 << 10, m1 = 1 << 20;
+  auto ref_points = release_points([](std::uint64_t) { return 0.0; }, false);
+  for (auto& p : ref_points)
+    if (p.collective == "AllGather" && !p.in_place && p.bytes == (256u << 10)) {
+      const double t = p.time_us.median;
+      p.time_us = bw::summarize({t * 0.925, t, t * 1.075});  // 15% apart: a 10% move is not judged
+    }
+  auto ref = release_bundle("2.26.2", {}, ref_points);
+  auto run = release_bundle(
+      "2.27.7", {}, release_points([&](std::uint64_t b) { return b >= k64 && b <= m1 ? 0.10 : 0.0; }, false));
+  auto c = report::compare(ref, {run}, 5);
+  EXPECT_EQ(c.story.lines(),
+            (std::vector<std::string>{
+                "NCCL 2.27.7: AllReduce, AllGather, ReduceScatter busbw 10% slower from 64 KiB to 1 MiB"}));
+  ASSERT_EQ(c.story.bands.size(), 1u);
+  EXPECT_EQ(c.story.bands[0].points, 29) << "the noisy point is bridged, not counted";
+}
+
+// Collectives that moved over the same sizes by clearly different amounts are lines of their own:
+// "10-40% slower" would hide which one lost 40%.
+TEST(ReportStory, DifferentMagnitudesOverTheSameSizesAreSeparateBands) {
+  const std::uint64_t k64 = 64 << 10, m1 = 1 << 20;
+  auto ref = release_bundle("2.26.2", {}, release_points([](std::uint64_t) { return 0.0; }, false));
+  auto pts = release_points([&](std::uint64_t b) { return b >= k64 && b <= m1 ? 0.40 : 0.0; }, false);
+  const auto ar = release_points([&](std::uint64_t b) { return b >= k64 && b <= m1 ? 0.10 : 0.0; }, false);
+  for (std::size_t k = 0; k < pts.size(); ++k)
+    if (pts[k].collective == "AllReduce") pts[k] = ar[k];
+  auto c = report::compare(ref, {release_bundle("2.27.7", {}, pts)}, 5);
+  EXPECT_EQ(c.story.lines(),
+            (std::vector<std::string>{
+                "NCCL 2.27.7: AllReduce busbw 10% slower from 64 KiB to 1 MiB",
+                "NCCL 2.27.7: AllGather, ReduceScatter busbw 40% slower from 64 KiB to 1 MiB"}));
+}
+
 TEST(ReportStory, CampaignOfTheSameReleasesTellsTheSame) {
   auto r = three_releases();
   campaign::Report rep;
