@@ -339,6 +339,7 @@ std::vector<Plot> plots(const std::vector<const bundle::Bundle*>& runs, const st
       absolute.push_back({ap.title, svg::render(ap), file("plots/" + test + "_" + coll + ".svg")});
     }
   }
+  if (runs.size() < 2) return absolute;  // one run: nothing to divide by
   ratio.insert(ratio.end(), absolute.begin(), absolute.end());
   return ratio;
 }

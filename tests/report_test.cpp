@@ -28,6 +28,7 @@
 #include "matrix/matrix.hpp"
 #include "matrix/version.hpp"
 #include "report/across_runs.hpp"
+#include "report/bands.hpp"
 #include "report/bundle.hpp"
 #include "report/campaign.hpp"
 #include "report/report_diff.hpp"
@@ -1834,6 +1835,48 @@ TEST(SvgPlot, AFloorOfOnePointIsDrawnAndMarksAreRinged) {
   EXPECT_EQ(y.front().first, "0.8");
   EXPECT_EQ(rs.find("log scale"), std::string::npos);
   EXPECT_NO_THROW(xml::parse(rs, "ratio.svg"));
+}
+
+// Crossings at neighbouring sizes: every one ringed, their labels never drawn over each other.
+TEST(SvgPlot, MarksAtNeighbouringSizesDoNotOverprintTheirLabels) {
+  svg::Plot p;
+  p.series.push_back({"run", {{8, 0.001}, {256 << 20, 439}, {512 << 20, 442}, {kGiB, 444}}, false});
+  p.marks.push_back({256 << 20, 439, "under floor"});
+  p.marks.push_back({512 << 20, 442, "under floor"});
+  p.marks.push_back({static_cast<double>(kGiB), 444, "back over floor"});
+  const std::string out = svg::render(p);
+  std::size_t rings = 0;
+  for (auto at = out.find("class=\"mark\""); at != std::string::npos; at = out.find("class=\"mark\"", at + 1))
+    ++rings;
+  EXPECT_EQ(rings, 3u);
+  // Each label's box (about 6.5 px a character, 11 px high, anchored at its end) is apart from the others.
+  struct Box {
+    double x0, x1, y;
+  };
+  std::vector<Box> boxes;
+  const std::string open = "<text class=\"mark-label\" x=\"";
+  for (auto at = out.find(open); at != std::string::npos; at = out.find(open, at + 1)) {
+    const double x = std::stod(out.substr(at + open.size()));
+    const double y = std::stod(out.substr(out.find("y=\"", at) + 3));
+    const auto gt = out.find('>', at) + 1;
+    const double w = 6.5 * static_cast<double>(out.find('<', gt) - gt);
+    boxes.push_back({x - w, x, y});
+  }
+  ASSERT_GE(boxes.size(), 2u) << out;
+  for (std::size_t i = 0; i < boxes.size(); ++i)
+    for (std::size_t j = i + 1; j < boxes.size(); ++j)
+      EXPECT_FALSE(boxes[i].x0 < boxes[j].x1 && boxes[j].x0 < boxes[i].x1 &&
+                   std::fabs(boxes[i].y - boxes[j].y) < 12)
+          << "labels " << i << " and " << j << " overlap:\n"
+          << out;
+}
+
+// With one run there is nothing to divide by: no ratio plot, only the values.
+TEST(ReportStory, OneRunHasNoRatioPlot) {
+  auto one = release_bundle("2.27.7", {}, release_points([](std::uint64_t) { return 0.0; }, false));
+  const auto plots = bands::plots({&one}, {"NCCL 2.27.7"}, {}, 5);
+  ASSERT_EQ(plots.size(), 3u) << "one absolute plot per collective";
+  for (const auto& p : plots) EXPECT_EQ(p.title.find("each run against"), std::string::npos) << p.title;
 }
 
 // Characters XML 1.0 forbids, and UTF-8 that is not shortest form, never reach the JUnit.
