@@ -4,7 +4,7 @@
 
 #include "report/across_runs.hpp"
 #include "report/verdict.hpp"
-#include "results/json_fields.hpp"
+#include "results/text_format.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -52,26 +52,26 @@ bool Comparison::regressed() const {
 
 Scope scope_of(const bundle::Bundle& b) {
   Scope sc;
-  const std::string path = (std::filesystem::path(b.dir) / "manifest.json").string();
-  if (b.dir.empty() || !std::filesystem::exists(path)) return sc;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(bundle::read_text(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw bundle::BundleError(path + ": malformed JSON: " + e.what());
-  }
-  sc.level = json_maybe<bundle::BundleError, std::string>(j, "level", path).value_or("");
-  sc.revision = json_maybe<bundle::BundleError, std::string>(j, "gpucts_revision", path).value_or("");
-  if (auto sel = json_maybe<bundle::BundleError, nlohmann::json>(j, "selection", path)) {
-    if (sel->is_string()) {
-      sc.selection = sel->get<std::string>();
-    } else if (sel->is_array() &&
-               std::all_of(sel->begin(), sel->end(), [](const nlohmann::json& x) { return x.is_string(); })) {
-      for (const auto& x : *sel) sc.selection += (sc.selection.empty() ? "" : ", ") + x.get<std::string>();
-    } else {
-      sc.selection = sel->dump();
-    }
-  }
+  sc.level = b.manifest.level;
+  sc.revision = b.manifest.gpucts_revision;
+  const nlohmann::json& sel = b.manifest.selection;
+  if (!sel.is_object() || sel.empty()) return sc;  // not recorded (a bundle of an older gpucts)
+  // As the options were given: "--label single-gpu|perf, --exclude-label torch".
+  static const std::vector<std::pair<std::string, std::string>> options = {
+      {"labels", "--label"},
+      {"exclude_label", "--exclude-label"},
+      {"tests", "--tests"},
+      {"exclude_tests", "--exclude-tests"}};
+  std::vector<std::string> parts;
+  auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  for (const auto& [key, option] : options)
+    if (sel.contains(key))
+      for (const auto& v : sel.at(key).is_array() ? sel.at(key) : nlohmann::json::array({sel.at(key)}))
+        parts.push_back(option + " " + text(v));
+  for (const auto& [key, v] : sel.items())
+    if (std::none_of(options.begin(), options.end(), [&](const auto& o) { return o.first == key; }))
+      parts.push_back(key + " " + text(v));
+  sc.selection = parts.empty() ? "every suite of the level" : join(parts, ", ");
   return sc;
 }
 
@@ -185,6 +185,24 @@ void compare_environment(Comparison& c) {
     }
     c.environment.push_back(std::move(r));
   }
+  // What ran them: the gpucts and what it was asked to run.
+  auto field = [&](const char* what, auto get) {
+    EnvRow r{what, get(0), {}, false};
+    for (size_t i = 1; i < c.scopes.size(); ++i) {
+      r.candidates.push_back(get(i));
+      r.changed |= r.candidates.back() != r.baseline;
+    }
+    c.environment.push_back(std::move(r));
+  };
+  auto version = [&](size_t k) {
+    return (k == 0 ? c.baseline : c.candidates[k - 1]).manifest.gpucts_version;
+  };
+  auto or_not = [](const std::string& v) { return v.empty() ? std::string("not recorded") : v; };
+  field("gpucts", [&](size_t k) {
+    return version(k) + (c.scopes[k].revision.empty() ? "" : " (" + c.scopes[k].revision + ")");
+  });
+  field("level", [&](size_t k) { return or_not(c.scopes[k].level); });
+  field("selection", [&](size_t k) { return or_not(c.scopes[k].selection); });
 }
 
 // Verdicts, and runs that did not finish.
@@ -444,13 +462,13 @@ doc::Doc to_doc(const Comparison& c) {
               " and beyond the spread either run recorded, against the baseline; latency under 64 KiB, "
               "busbw (algbw with one rank) at and above; every point is under Details and in the JSON");
   for (size_t i = 0; i < n; ++i)
-    if (!c.left_out[i].empty())
+    if (!c.left_out[i].empty() || !same_scope(c.scopes[0], c.scopes[i + 1]))
       d.paragraph("compared on what both ran: " + legend(i + 1) + " (" + scope_text(c.scopes[i + 1]) +
                   ") and the baseline (" + scope_text(c.scopes[0]) +
                   ") ran different selections; left out: " + [&] {
                     std::string t;
                     for (const auto& l : c.left_out[i]) t += (t.empty() ? "" : "; ") + l;
-                    return t;
+                    return t.empty() ? std::string("nothing, both ran the same cases and points") : t;
                   }());
 
   doc::Table runs{{"run", "bundle", "verdict", "cases (pass/fail/err/skip)", "regressions"}, {}, {}};

@@ -58,12 +58,11 @@ struct EnvRow {
 // What a bundle's manifest records of what was run, where it does (older bundles do not: "").
 struct Scope {
   std::string level;      // "quick", "standard", ...
-  std::string selection;  // as recorded, for people ("label cpu", "gpucts_collectives, gpucts_bandwidth")
+  std::string selection;  // as the options were given, for people ("--label cpu, --exclude-label torch")
   std::string revision;   // gpucts's git revision
 };
-// Reads the keys `level`, `selection` (a string, a list of strings, or any JSON value) and
-// `gpucts_revision` of DIR/manifest.json; absent keys or no file give "". Throws BundleError on a
-// key of the wrong type.
+// The manifest's `level`, `selection` (the object qualify records: labels, exclude_label, tests,
+// exclude_tests) and `gpucts_revision`; "" where not recorded.
 Scope scope_of(const bundle::Bundle& b);
 
 struct Comparison {

@@ -1696,15 +1696,14 @@ TEST(ReportStory, CampaignOfTheSameReleasesTellsTheSame) {
   EXPECT_EQ(campaign::to_json(rep)["story"]["lines"].size(), 3u);
 }
 
-// Bundles in folders whose manifest.json records the run's level and selection.
+// Bundles whose manifest records the run's level and selection, as `gpucts qualify` writes them.
 bundle::Bundle scoped(const fs::path& dir, const std::string& level, std::vector<junit::Case> cases,
                       std::vector<bw::Point> points = {}) {
-  fs::create_directories(dir);
-  bundle::write_text(
-      (dir / "manifest.json").string(),
-      nlohmann::json{{"level", level}, {"selection", {"gpucts_collectives"}}, {"gpucts_revision", "abc123"}}
-          .dump());
-  return synthetic(dir.string(), std::move(cases), std::move(points));
+  auto b = synthetic(dir.string(), std::move(cases), std::move(points));
+  b.manifest.level = level;
+  b.manifest.selection = {{"labels", nlohmann::json::array()}, {"tests", "gpucts_collectives"}};
+  b.manifest.gpucts_revision = "abc123";
+  return b;
 }
 
 TEST(ReportCompare, DifferentLevelsAreComparedOnWhatBothRan) {
@@ -1724,28 +1723,56 @@ TEST(ReportCompare, DifferentLevelsAreComparedOnWhatBothRan) {
   ASSERT_EQ(c.left_out[0].size(), 1u);
   EXPECT_EQ(c.left_out[0][0], "gpucts_collectives: 28 case(s) only the baseline ran");
   EXPECT_EQ(c.scopes[1].level, "quick");
-  EXPECT_EQ(c.scopes[1].selection, "gpucts_collectives");
+  EXPECT_EQ(c.scopes[1].selection, "--tests gpucts_collectives");
   const std::string md = doc::to_markdown(report::to_doc(c));
-  EXPECT_NE(md.find("compared on what both ran: quick (level quick, selection gpucts_collectives) and the "
-                    "baseline (level standard, selection gpucts_collectives) ran different selections; left "
-                    "out: gpucts_collectives: 28 case(s) only the baseline ran"),
-            std::string::npos)
+  EXPECT_NE(
+      md.find("compared on what both ran: quick (level quick, selection --tests gpucts_collectives) and "
+              "the baseline (level standard, selection --tests gpucts_collectives) ran different "
+              "selections; left out: gpucts_collectives: 28 case(s) only the baseline ran"),
+      std::string::npos)
       << md;
   // The same level: the 28 cases are missing, a regression as before (with the verdict and the failure).
   auto same = report::compare(scoped(root / "std", "standard", standard),
                               {scoped(root / "q2", "standard", quick)}, 5);
   EXPECT_EQ(same.regressions[0].size(), 3u);  // the verdict, the failing case, the missing ones
   // A bad key is one line naming the file and the field.
-  fs::create_directories(root / "bad");
-  bundle::write_text((root / "bad" / "manifest.json").string(), R"({"level": 3})");
-  auto bad = synthetic((root / "bad").string(), {});
+  nlohmann::json bad = bundle::to_json(synthetic("b", {}).manifest);
+  bad["level"] = 3;
   try {
-    report::scope_of(bad);
+    bundle::manifest_from_json(bad, "bad/manifest.json");
     ADD_FAILURE() << "a level that is a number was read";
   } catch (const bundle::BundleError& e) {
     EXPECT_NE(std::string(e.what()).find("manifest.json: field 'level'"), std::string::npos) << e.what();
   }
-  fs::remove_all(root);
+}
+
+// The selection qualify records (an object) reads as the options were given, and runs of different
+// levels or selections say so, and what ran them, even where nothing was left out.
+TEST(ReportCompare, LevelSelectionAndRevisionAreShownAsGiven) {
+  auto base = release_bundle("2.26.2", {tc("gpucts_collectives", "a", "passed")}, {bp(kGiB, 1000, 1)});
+  auto cand = release_bundle("2.27.7", base.cases, {bp(kGiB, 1000, 1)});
+  base.manifest.level = "standard";
+  base.manifest.selection = {{"labels", {"single-gpu|perf"}}, {"exclude_label", "torch|self-test"}};
+  base.manifest.gpucts_revision = "v1.0-3-gabc123";
+  cand.manifest.level = "quick";
+  cand.manifest.selection = {{"labels", {"perf"}}};
+  cand.manifest.gpucts_revision = "v1.0-5-gdef456";
+  // As a bundle on disk holds it: written and read back.
+  for (auto* b : {&base, &cand}) b->manifest = bundle::manifest_from_json(bundle::to_json(b->manifest), "m");
+  auto c = report::compare(base, {cand}, 5);
+  EXPECT_EQ(c.scopes[0].selection, "--label single-gpu|perf, --exclude-label torch|self-test");
+  EXPECT_EQ(c.scopes[1].selection, "--label perf");
+  const std::string md = doc::to_markdown(report::to_doc(c));
+  EXPECT_EQ(md.find("{\""), std::string::npos) << "no JSON for people: " << md;
+  EXPECT_NE(md.find("compared on what both ran: NCCL 2.27.7 (level quick, selection --label perf) and the "
+                    "baseline (level standard, selection --label single-gpu|perf, --exclude-label "
+                    "torch|self-test) ran different selections; left out: nothing"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| level (changed) | standard | quick |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| gpucts (changed) | 1.0 (v1.0-3-gabc123) | 1.0 (v1.0-5-gdef456) |"), std::string::npos)
+      << md;
+  EXPECT_EQ(report::to_json(c)["scopes"][1]["selection"], "--label perf");
 }
 
 TEST(ReportCompare, LostCoverageIsARegression) {
