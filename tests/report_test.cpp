@@ -1400,6 +1400,24 @@ TEST(ReportCompare, SeveralCandidatesNameRunsListAdjacentMovesAndGroupCases) {
   EXPECT_EQ(report::to_json(c)["adjacent"].size(), 1u);
 }
 
+// Two runs of the same stack in folders of the same name ("bundle") are still told apart: the
+// first screen never says "bundle: ... slower" against "bundle".
+TEST(ReportCompare, RunsOfTheSameStackInLikeNamedFoldersHaveDistinctNames) {
+  const std::uint64_t gib = 1ull << 30;
+  auto a = release_bundle("2.26.2", {}, {bp(gib, 1000, 1)});
+  auto b = release_bundle("2.26.2", {}, {bp(gib, 1200, 1)});
+  a.dir = "/runs/monday/bundle";
+  b.dir = "/runs/tuesday/bundle/";
+  auto c = report::compare(a, {b}, 5);
+  EXPECT_EQ(c.names, (std::vector<std::string>{"monday/bundle", "tuesday/bundle"}));
+  ASSERT_EQ(c.story.lines().size(), 1u);
+  EXPECT_EQ(c.story.lines()[0].rfind("tuesday/bundle: AllReduce busbw 17% slower", 0), 0u)
+      << c.story.lines()[0];
+  // The same folder given twice: its place in the order.
+  const auto same = across::run_names({&a, &a});
+  EXPECT_NE(same[0], same[1]);
+}
+
 TEST(ReportCompare, NonblockingPointsAreNeverComparedWithBlockingOnes) {
   const std::uint64_t gib = 1ull << 30;
   auto nb = [](bw::Point p) {
