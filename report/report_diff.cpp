@@ -415,7 +415,7 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
   return std::move(d.c);
 }
 
-doc::Doc to_doc(const Comparison& c) {
+doc::Doc to_doc(const Comparison& c, bool link_plots) {
   doc::Doc d;
   const size_t n = c.candidates.size();
   // Column and legend names: what differs between the runs, with the run's role.
@@ -497,7 +497,7 @@ doc::Doc to_doc(const Comparison& c) {
         "place; the shaded band is the tolerance), then the values with the threshold floors dashed "
         "and the crossings ringed");
     for (const auto& plot : bands::plots(seq, legends, c.story, c.tolerance_pct))
-      d.svg(plot.svg, plot.title, "");
+      d.svg(plot.svg, plot.title, link_plots ? plot.file : "");
   }
 
   auto header = [&](std::vector<std::string> first) {

@@ -93,7 +93,9 @@ struct Comparison {
 // different gpucts versions are compared with a warning.
 Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidates, double tolerance_pct);
 
-doc::Doc to_doc(const Comparison& c);
+// link_plots: Markdown links each plot as plots/<name>.svg (doc::svg_files; `gpucts report --output`
+// writes them beside report.md); otherwise Markdown names the plot only.
+doc::Doc to_doc(const Comparison& c, bool link_plots = false);
 nlohmann::json to_json(const Comparison& c);
 
 }  // namespace cts::report

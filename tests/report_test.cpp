@@ -370,6 +370,11 @@ TEST_F(BundleTest, ReportFindsNewFailuresSkipsAndSlowerPoints) {
   EXPECT_NO_THROW(xml::parse(read(out / "report.html"), "report.html"));
   EXPECT_NE(read(out / "report.html").find("<svg"), std::string::npos) << "no per-run bandwidth plot";
   std::string md = read(out / "report.md");
+  // report.md links its plots, written beside it.
+  const auto link = md.find("](plots/");
+  ASSERT_NE(link, std::string::npos) << md;
+  const std::string file = md.substr(link + 2, md.find(')', link) - link - 2);
+  EXPECT_NO_THROW(xml::parse(read(out / file), file)) << file;
   EXPECT_NE(md.find("| candidate 1: "), std::string::npos) << "one column per run";
   EXPECT_NE(md.find(" | candidate 2: "), std::string::npos) << "one column per run";
   // With a tolerance above the drop, the bandwidth rows disappear (the case regressions stay).
@@ -1646,6 +1651,12 @@ TEST(ReportStory, TwoBandsAndTheFloorCrossedComeFirst) {
   // The JSON has the story, the bands and the crossing; the points stay where they were.
   const auto j = report::to_json(c);
   EXPECT_EQ(j["story"]["lines"].get<std::vector<std::string>>(), want);
+  // Written with its plots (gpucts report --output), Markdown links each of them.
+  const doc::Doc linked = report::to_doc(c, true);
+  EXPECT_NE(doc::to_markdown(linked).find("![AllReduce: each run against NCCL 2.26.2 "
+                                          "(gpucts_bandwidth)](plots/ratio_gpucts_bandwidth_AllReduce.svg)"),
+            std::string::npos);
+  EXPECT_EQ(doc::svg_files(linked).size(), 6u);
   ASSERT_EQ(j["story"]["bands"].size(), 2u);
   EXPECT_EQ(j["story"]["bands"][0]["from_bytes"], 64u << 10);
   EXPECT_EQ(j["story"]["bands"][0]["points"], 30) << "5 sizes, 3 collectives, 2 placements";
