@@ -290,6 +290,11 @@ std::vector<Plot> plots(const std::vector<const bundle::Bundle*>& runs, const st
 
       svg::Plot rp;
       rp.title = coll + ": each run against " + name(0) + " (" + test + ")";
+      // A run that did not measure this collective is named, not just left out of the legend.
+      std::vector<std::string> lacking;
+      for (std::size_t i = 1; i < runs.size(); ++i)
+        if (by[i].empty()) lacking.push_back(name(i));
+      if (!lacking.empty()) rp.title += "; not measured by " + join(lacking, ", ");
       rp.x_label = "message size";
       rp.y_label = "speed vs reference (its time / time)";
       const double tol = tolerance_pct / 100;

@@ -158,6 +158,7 @@ void take_runs(Diff& d, bundle::Bundle baseline, std::vector<bundle::Bundle> can
   d.n = d.c.candidates.size();
   d.c.regressions.resize(d.n);
   d.c.left_out.resize(d.n);
+  d.c.only_in_candidate.resize(d.n);
   d.narrowed.resize(d.n);
   for (size_t i = 0; i < d.n; ++i) d.narrowed[i] = !same_scope(d.c.scopes[0], d.c.scopes[i + 1]);
   d.cand.resize(d.n);
@@ -351,10 +352,31 @@ void compare_bandwidth(Diff& d) {
     for (auto& p : across::perf_points(d.c.candidates[i])) cpts[i].emplace(p.key, std::move(p));
     for (const auto& [test, run] : d.c.candidates[i].bandwidth) d.cand_tests[i].insert(test);
   }
+  std::set<std::string> in_baseline;
   for (const auto& bp : across::perf_points(d.c.baseline)) {
+    in_baseline.insert(bp.key);
     BandwidthRow row = compare_point(d, bp, cpts);
     if (std::any_of(row.change.begin(), row.change.end(), [](const std::string& x) { return !x.empty(); }))
       d.c.bandwidth.push_back(std::move(row));
+  }
+  // Default points only a candidate measured (a collective or sizes the baseline lacks): said, per
+  // collective, never silently dropped; there is nothing to compare them with.
+  for (size_t i = 0; i < d.n; ++i) {
+    std::vector<std::pair<std::string, std::pair<int, std::string>>>
+        only;  // test: collective -> count, first
+    for (const auto& p : across::perf_points(d.c.candidates[i])) {
+      if (!p.variant.empty() || in_baseline.count(p.key)) continue;
+      const std::string what = p.test + ": " + p.collective;
+      auto it = std::find_if(only.begin(), only.end(), [&](const auto& o) { return o.first == what; });
+      if (it == only.end()) it = only.insert(only.end(), {what, {0, p.label}});
+      ++it->second.first;
+    }
+    for (const auto& [what, o] : only) {
+      const std::string line =
+          what + ": " + std::to_string(o.first) +
+          " point(s) only in this run, none in the baseline to compare with (first: " + o.second + ")";
+      (d.narrowed[i] ? d.c.left_out[i] : d.c.only_in_candidate[i]).push_back(line);
+    }
   }
 }
 
@@ -450,6 +472,7 @@ doc::Doc to_doc(const Comparison& c, bool link_plots) {
       if (r.rfind("missing", 0) == 0 || r.rfind("newly skipped", 0) == 0 || r.rfind("interrupted", 0) == 0 ||
           r.rfind("verdict", 0) == 0)
         story.push_back(legend(i + 1) + ": " + r);
+    for (const auto& o : c.only_in_candidate[i]) story.push_back(legend(i + 1) + ": " + o);
   }
   char tol_text[32];
   std::snprintf(tol_text, sizeof tol_text, "%g%%", c.tolerance_pct);
@@ -717,6 +740,7 @@ nlohmann::json to_json(const Comparison& c) {
   j["story"]["lines"] = c.story.lines();
   j["warnings"] = c.warnings;
   j["left_out"] = c.left_out;
+  j["only_in_candidate"] = c.only_in_candidate;
   j["no_data"] = c.no_data;
   j["scopes"] = nlohmann::json::array();
   for (const auto& sc : c.scopes)

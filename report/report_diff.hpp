@@ -84,6 +84,9 @@ struct Comparison {
   std::vector<std::string> warnings;
   std::vector<Scope> scopes;                       // baseline, then each candidate
   std::vector<std::vector<std::string>> left_out;  // per candidate: what only one of the two ran
+  // Per candidate, where both ran the same selection: "<test>: <collective>: N point(s) only in this
+  // run ..." for default points the baseline lacks (a collective it did not measure).
+  std::vector<std::vector<std::string>> only_in_candidate;
   // Points where no data moves, shown without a bandwidth: "<label>: <reason>" (of every run).
   std::vector<std::string> no_data;
   bool regressed() const;

@@ -1869,6 +1869,33 @@ TEST(ReportCompare, PointsWhereNoDataMovesShowNoBandwidth) {
   EXPECT_EQ(md.find("253"), std::string::npos) << "no figure for it: " << md;
 }
 
+// A collective only one of the two measured: the baseline's is missing from the candidate (a
+// regression) and its ratio plot names the run that lacks it; the candidate's own is said on the
+// first screen, not dropped.
+TEST(ReportCompare, ACollectiveInOneBundleOnlyIsSaidEitherWay) {
+  auto coll = [](const char* name, bw::Point p) {
+    p.collective = name;
+    return p;
+  };
+  auto base = release_bundle("2.26.2", {}, {bp(kGiB, 1000, 1), coll("SendRecv", bp(kGiB, 1000, 1))});
+  auto cand = release_bundle("2.27.7", {}, {bp(kGiB, 1000, 1), coll("AllGather", bp(kGiB, 900, 1))});
+  auto c = report::compare(base, {cand}, 5);
+  ASSERT_EQ(c.only_in_candidate[0].size(), 1u);
+  EXPECT_EQ(c.only_in_candidate[0][0].rfind("gpucts_bandwidth: AllGather: 1 point(s) only in this run", 0),
+            0u)
+      << c.only_in_candidate[0][0];
+  const std::string md = doc::to_markdown(report::to_doc(c));
+  const auto first = md.find("## What changed"), table = md.find("| run |");
+  const auto said = md.find("- NCCL 2.27.7: gpucts_bandwidth: AllGather: 1 point(s) only in this run");
+  EXPECT_LT(first, said);
+  EXPECT_LT(said, table) << md;
+  EXPECT_NE(
+      md.find("*SendRecv: each run against NCCL 2.26.2 (gpucts_bandwidth); not measured by NCCL 2.27.7*"),
+      std::string::npos)
+      << md;
+  EXPECT_EQ(report::to_json(c)["only_in_candidate"][0].size(), 1u);
+}
+
 TEST(SvgPlot, AFloorOfOnePointIsDrawnAndMarksAreRinged) {
   svg::Plot p;
   p.series.push_back({"run", {{1 << 20, 300}, {kGiB, 405.9}}, false});
