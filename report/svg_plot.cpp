@@ -254,11 +254,12 @@ void write_series_legend(std::ostream& o, const Series& s, const char* color, Le
     << "</text>\n";
 }
 
-// A series with no point to draw takes neither a colour nor a legend row.
+// A series keeps the colour of its place, so a run has one colour in every plot of a report; one
+// with no point to draw takes no legend row.
 void write_series(std::ostream& o, const Series& s, Legend& legend, const Canvas& c) {
   std::vector<std::pair<double, double>> pts = drawn_points(s, c);
-  if (pts.empty()) return;
   const char* color = s.dashed ? kThresholdColor : kColors[legend.color++ % 6];
+  if (pts.empty()) return;
   if (s.dashed && pts.size() == 1) {
     write_floor_bar(o, pts[0], color, c);
     pts.clear();

@@ -1896,6 +1896,27 @@ TEST(ReportCompare, ACollectiveInOneBundleOnlyIsSaidEitherWay) {
   EXPECT_EQ(report::to_json(c)["only_in_candidate"][0].size(), 1u);
 }
 
+// A run keeps its colour in every plot, also where the run before it has no point to draw.
+TEST(SvgPlot, ASeriesKeepsTheColourOfItsPlace) {
+  auto colour_of_c = [](bool b_has_points) {
+    svg::Plot p;
+    p.series.push_back({"a", {{8, 1.0}, {16, 1.0}}, false});
+    svg::Series b{"b", {}, false};
+    if (b_has_points) b.points = {{8, 0.9}};
+    p.series.push_back(b);
+    p.series.push_back({"c", {{8, 0.8}, {16, 0.8}}, false});
+    const std::string out = svg::render(p);
+    const auto label = out.find(">c</text>");
+    const auto line = out.rfind("stroke=\"", label);
+    return out.substr(line + 8, 7);
+  };
+  EXPECT_EQ(colour_of_c(false), colour_of_c(true));
+  svg::Plot p;
+  p.series.push_back({"a", {{8, 1.0}}, false});
+  p.series.push_back({"b", {}, false});
+  EXPECT_EQ(svg::render(p).find(">b</text>"), std::string::npos) << "no legend row for what is not drawn";
+}
+
 TEST(SvgPlot, AFloorOfOnePointIsDrawnAndMarksAreRinged) {
   svg::Plot p;
   p.series.push_back({"run", {{1 << 20, 300}, {kGiB, 405.9}}, false});
