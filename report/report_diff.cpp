@@ -407,16 +407,28 @@ void compare_neighbours(Comparison& c) {
   for (const auto& x : c.story.crossings)
     if (x.under && x.qualifier.find("nonblocking") == std::string::npos)
       c.regressions[x.run - 1].push_back("under its floor: " + x.text.substr(x.text.find(": ") + 2));
+  // One line per collective, dtype and reason over every run, its sizes as a range.
+  std::vector<
+      std::pair<std::tuple<std::string, std::string, std::string, int, std::string>, std::set<std::uint64_t>>>
+      groups;
   for (size_t k = 0; k < seq.size(); ++k)
     for (const auto& [test, run] : seq[k]->bandwidth)
       for (const auto& p : run.points)
         if (auto why = bw::no_data_moves(p); !why.empty()) {
-          const std::string line = test + ": " + p.collective + " " + p.dtype + " " +
-                                   bw::format_bytes(p.bytes) + " in place, " + std::to_string(p.ranks) +
-                                   " rank(s): " + why;
-          if (std::find(c.no_data.begin(), c.no_data.end(), line) == c.no_data.end())
-            c.no_data.push_back(line);
+          const auto key = std::make_tuple(test, p.collective, p.dtype, p.ranks, why);
+          auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+          if (it == groups.end()) it = groups.insert(groups.end(), {key, {}});
+          it->second.insert(p.bytes);
         }
+  for (const auto& [key, sizes] : groups) {
+    const auto& [test, coll, dtype, ranks, why] = key;
+    const std::string where = sizes.size() == 1 ? bw::format_bytes(*sizes.begin())
+                                                : bw::format_bytes(*sizes.begin()) + " - " +
+                                                      bw::format_bytes(*sizes.rbegin()) + " (" +
+                                                      std::to_string(sizes.size()) + " sizes)";
+    c.no_data.push_back(test + ": " + coll + " " + dtype + " " + where + " in place, " +
+                        std::to_string(ranks) + " rank(s): " + why);
+  }
 }
 
 }  // namespace

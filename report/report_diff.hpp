@@ -87,7 +87,8 @@ struct Comparison {
   // Per candidate, where both ran the same selection: "<test>: <collective>: N point(s) only in this
   // run ..." for default points the baseline lacks (a collective it did not measure).
   std::vector<std::vector<std::string>> only_in_candidate;
-  // Points where no data moves, shown without a bandwidth: "<label>: <reason>" (of every run).
+  // Points where no data moves, shown without a bandwidth, one line per collective and dtype of
+  // every run: "<test>: AllReduce f32 8 B - 1 GiB (28 sizes) in place, 1 rank(s): <reason>".
   std::vector<std::string> no_data;
   bool regressed() const;
 };

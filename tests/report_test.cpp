@@ -1867,6 +1867,21 @@ TEST(ReportCompare, PointsWhereNoDataMovesShowNoBandwidth) {
             std::string::npos);
   const std::string md = doc::to_markdown(report::to_doc(c));
   EXPECT_EQ(md.find("253"), std::string::npos) << "no figure for it: " << md;
+  // A one-rank sweep: one line per collective, not one per size.
+  std::vector<bw::Point> sweep;
+  for (std::uint64_t bytes = 8; bytes <= kGiB; bytes *= 2) {
+    bw::Point p = bp(bytes, 10 + static_cast<double>(bytes) / 1e5, 1);
+    p.ranks = 1;
+    p.in_place = true;
+    p.busbw_gbps.reset();
+    sweep.push_back(p);
+  }
+  auto one = report::compare(synthetic("b", {}, sweep), {synthetic("c", {}, sweep)}, 5);
+  ASSERT_EQ(one.no_data.size(), 1u);
+  EXPECT_NE(
+      one.no_data[0].find("AllReduce f32 8 B - 1 GiB (28 sizes) in place, 1 rank(s): one rank in place"),
+      std::string::npos)
+      << one.no_data[0];
 }
 
 // A collective only one of the two measured: the baseline's is missing from the candidate (a
