@@ -290,11 +290,13 @@ std::vector<Plot> plots(const std::vector<const bundle::Bundle*>& runs, const st
 
       svg::Plot rp;
       rp.title = coll + ": each run against " + name(0) + " (" + test + ")";
-      // A run that did not measure this collective is named, not just left out of the legend.
+      // A run that did not measure this collective is named in the caption (the plot's own title
+      // has no room for it), not just left out of the legend.
       std::vector<std::string> lacking;
       for (std::size_t i = 1; i < runs.size(); ++i)
         if (by[i].empty()) lacking.push_back(name(i));
-      if (!lacking.empty()) rp.title += "; not measured by " + join(lacking, ", ");
+      const std::string caption =
+          rp.title + (lacking.empty() ? "" : "; not measured by " + join(lacking, ", "));
       rp.x_label = "message size";
       rp.y_label = "speed vs reference (its time / time)";
       const double tol = tolerance_pct / 100;
@@ -319,7 +321,7 @@ std::vector<Plot> plots(const std::vector<const bundle::Bundle*>& runs, const st
       std::snprintf(band, sizeof band, "within %g%%", tolerance_pct);
       rp.band_label = band;
       rp.marks = ratio_marks;
-      ratio.push_back({rp.title, svg::render(rp), file("plots/ratio_" + test + "_" + coll + ".svg")});
+      ratio.push_back({caption, svg::render(rp), file("plots/ratio_" + test + "_" + coll + ".svg")});
 
       svg::Plot ap;
       ap.title = coll + " (" + test + ")";

@@ -1908,6 +1908,9 @@ TEST(ReportCompare, ACollectiveInOneBundleOnlyIsSaidEitherWay) {
       md.find("*SendRecv: each run against NCCL 2.26.2 (gpucts_bandwidth); not measured by NCCL 2.27.7*"),
       std::string::npos)
       << md;
+  const std::string html = doc::to_html(report::to_doc(c));
+  EXPECT_NE(html.find(">SendRecv: each run against NCCL 2.26.2 (gpucts_bandwidth)</text>"), std::string::npos)
+      << "the plot's own title stays short enough to fit";
   EXPECT_EQ(report::to_json(c)["only_in_candidate"][0].size(), 1u);
 }
 
