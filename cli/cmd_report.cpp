@@ -20,7 +20,7 @@ const CommandSpec kReportSpec = {
      {"candidate", "DIR", "a bundle to compare (repeatable: a column each)", Kind::dir},
      {"tolerance", "PCT", "bandwidth moves within PCT percent are no change (default 5)", Kind::number},
      {"output", "DIR",
-      "write report.md, report.html and report.json there (default: Markdown on standard output)"},
+      "write report.md, report.html, report.json and plots/ there (default: Markdown on standard output)"},
      {"render", "BUNDLE", "write a bundle's summary.md, summary.html and plots again", Kind::dir}},
     {{"json", "print the report as JSON on standard output"},
      {"campaign", "the candidates are the runs of one campaign, one column per NCCL release"}},
@@ -35,7 +35,8 @@ const CommandSpec kReportSpec = {
     "each candidate against the baseline in bands (collectives, sizes, metric, how much), one line\n"
     "each; plots follow, the details after. Bundles of another gpucts version are compared with a\n"
     "warning; runs of different levels or selections on what both ran (what was left out is said).\n"
-    "--output DIR writes report.md, report.html and report.json; otherwise\n"
+    "--output DIR writes report.md, report.html, report.json and plots/ (the SVGs report.md links);\n"
+    "otherwise\n"
     "Markdown (or with --json the JSON) goes to standard output.\n"
     "--render writes a bundle's summary.md, summary.html and plots again (into DIR, or the bundle).\n"
     "--campaign: the candidates are runs of one suite against several NCCL releases (gpucts campaign);\n"
@@ -117,17 +118,20 @@ int cmd_report(const Args& a) {
     std::fprintf(stderr, "gpucts report: %s\n", e.what());
     return 2;
   }
-  doc::Doc d = report::to_doc(c);
-  if (auto out = a.value("output")) {
+  const auto out = a.value("output");
+  doc::Doc d = report::to_doc(c, out.has_value());
+  if (out) {
     std::error_code ec;
-    fs::create_directories(*out, ec);
+    fs::create_directories(fs::path(*out) / "plots", ec);
     if (ec) throw UsageError("cannot create " + *out + ": " + ec.message());
     // Every output is made first and then written all or none: never a report.md beside a
     // report.html that could not be written.
-    const std::vector<std::pair<std::string, std::string>> files = {
+    std::vector<std::pair<std::string, std::string>> files = {
         {(fs::path(*out) / "report.md").string(), doc::to_markdown(d)},
         {(fs::path(*out) / "report.html").string(), doc::to_html(d)},
         {(fs::path(*out) / "report.json").string(), report::to_json(c).dump(2) + "\n"}};
+    for (const auto& [file, svg] : doc::svg_files(d))
+      files.emplace_back((fs::path(*out) / file).string(), svg);
     try {
       write_files_atomic(files);
     } catch (const OutputError& e) {

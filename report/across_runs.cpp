@@ -162,15 +162,33 @@ std::vector<std::string> run_names(const std::vector<const bundle::Bundle*>& run
       names[i] +=
           (names[i].empty() ? "" : ", ") + shown + " " + (env[i].count(field) ? env[i].at(field) : "absent");
   }
-  auto folder = [&](std::size_t i) { return std::filesystem::path(runs[i]->dir).filename().string(); };
+  // The folder's last `parts` path components ("d2/bundle").
+  auto folder = [&](std::size_t i, int parts) {
+    std::vector<std::string> tail;
+    for (const auto& c : std::filesystem::path(runs[i]->dir).lexically_normal())
+      if (!c.empty() && c != "/" && c != ".") tail.push_back(c.string());
+    std::string out;
+    for (std::size_t k = tail.size() > std::size_t(parts) ? tail.size() - parts : 0; k < tail.size(); ++k)
+      out += (out.empty() ? "" : "/") + tail[k];
+    return out;
+  };
   std::map<std::string, int> uses;
   for (auto& n : names) ++uses[n];
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    if (names[i].empty())
-      names[i] = folder(i);
-    else if (uses[names[i]] > 1)
-      names[i] += " (" + folder(i) + ")";
-  return names;
+  // As few of the folder's components as tell the runs apart; a run given twice gets its place.
+  std::vector<std::string> out;
+  for (int parts = 1; parts <= 16; ++parts) {
+    out = names;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (names[i].empty())
+        out[i] = folder(i, parts);
+      else if (uses[names[i]] > 1)
+        out[i] += " (" + folder(i, parts) + ")";
+    if (std::set<std::string>(out.begin(), out.end()).size() == out.size()) return out;
+  }
+  std::map<std::string, int> seen;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (seen[out[i]]++) out[i] += " (run " + std::to_string(i + 1) + ")";
+  return out;
 }
 
 }  // namespace cts::across

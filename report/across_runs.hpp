@@ -66,7 +66,8 @@ doc::Table change_table(const std::vector<PerfChange>& changes, const std::vecto
 
 // A name for each run from the fingerprint fields whose values differ between the runs
 // ("NCCL 2.21.5", "driver 570.86.15, torch 2.9.0"); the bundle's folder name where nothing differs,
-// and the folder added where two runs would otherwise share a name.
+// and the folder added where two runs would otherwise share a name (with as many of its parents as
+// tell the runs apart: "d1/bundle", "d2/bundle"). Names are never shared.
 std::vector<std::string> run_names(const std::vector<const bundle::Bundle*>& runs);
 
 }  // namespace cts::across

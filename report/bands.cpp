@@ -108,30 +108,43 @@ Story tell(const std::vector<const bundle::Bundle*>& runs, const std::vector<std
         if (tests.size() > 1) b.qualifier = sv[k]->test + (b.qualifier.empty() ? "" : ", " + b.qualifier);
         b.lo = sv[k]->bytes;
         b.min_pct = b.max_pct = std::fabs(first.change_pct);
-        std::size_t j = k;
-        for (; j < sv.size(); ++j) {
+        // A point that moved the same way beyond the tolerance but not beyond its own spread is
+        // not judged: it neither counts nor splits the band, where a judged point follows it.
+        auto unjudged_same_way = [&](const across::Move& m) {
+          const double worse = b.direction == "slower" ? m.worse_pct : -m.worse_pct;
+          return m.change.empty() && std::isfinite(worse) && worse > tolerance_pct;
+        };
+        std::size_t end = k;  // one past the band's last judged point
+        for (std::size_t j = k; j < sv.size(); ++j) {
           const across::Move m = move_at(j);
-          if (m.change != b.direction) break;
-          b.hi = sv[j]->bytes;
-          b.min_pct = std::min(b.min_pct, std::fabs(m.change_pct));
-          b.max_pct = std::max(b.max_pct, std::fabs(m.change_pct));
-          ++b.points;
+          if (m.change == b.direction) {
+            b.hi = sv[j]->bytes;
+            b.min_pct = std::min(b.min_pct, std::fabs(m.change_pct));
+            b.max_pct = std::max(b.max_pct, std::fabs(m.change_pct));
+            ++b.points;
+            end = j + 1;
+          } else if (!unjudged_same_way(m)) {
+            break;
+          }
         }
-        b.to_end = j == sv.size() && b.lo != b.hi;
+        b.to_end = end == sv.size() && b.lo != b.hi;
         found.push_back(std::move(b));
         placements.push_back({sv[k]->placement});
-        k = j;
+        k = end;
       }
     }
   }
   // Bands of one run, direction, metric, qualifier and size range are one line over their
-  // collectives and placements.
+  // collectives and placements, where they moved by about as much: magnitudes that overlap or lie
+  // within the tolerance of each other (10% and 40% over the same sizes are two changes).
   std::vector<std::set<std::string>> merged_placements;
   for (std::size_t f = 0; f < found.size(); ++f) {
     const Band& b = found[f];
     auto same = [&](const Band& o) {
+      const double gap = std::max(o.min_pct, b.min_pct) - std::min(o.max_pct, b.max_pct);
       return std::tie(o.run, o.direction, o.metric, o.qualifier, o.lo, o.hi, o.to_end) ==
-             std::tie(b.run, b.direction, b.metric, b.qualifier, b.lo, b.hi, b.to_end);
+                 std::tie(b.run, b.direction, b.metric, b.qualifier, b.lo, b.hi, b.to_end) &&
+             gap <= tolerance_pct;
     };
     auto it = std::find_if(s.bands.begin(), s.bands.end(), same);
     if (it == s.bands.end()) {
@@ -277,6 +290,13 @@ std::vector<Plot> plots(const std::vector<const bundle::Bundle*>& runs, const st
 
       svg::Plot rp;
       rp.title = coll + ": each run against " + name(0) + " (" + test + ")";
+      // A run that did not measure this collective is named in the caption (the plot's own title
+      // has no room for it), not just left out of the legend.
+      std::vector<std::string> lacking;
+      for (std::size_t i = 1; i < runs.size(); ++i)
+        if (by[i].empty()) lacking.push_back(name(i));
+      const std::string caption =
+          rp.title + (lacking.empty() ? "" : "; not measured by " + join(lacking, ", "));
       rp.x_label = "message size";
       rp.y_label = "speed vs reference (its time / time)";
       const double tol = tolerance_pct / 100;
@@ -301,7 +321,7 @@ std::vector<Plot> plots(const std::vector<const bundle::Bundle*>& runs, const st
       std::snprintf(band, sizeof band, "within %g%%", tolerance_pct);
       rp.band_label = band;
       rp.marks = ratio_marks;
-      ratio.push_back({rp.title, svg::render(rp), file("plots/ratio_" + test + "_" + coll + ".svg")});
+      ratio.push_back({caption, svg::render(rp), file("plots/ratio_" + test + "_" + coll + ".svg")});
 
       svg::Plot ap;
       ap.title = coll + " (" + test + ")";
@@ -326,6 +346,7 @@ std::vector<Plot> plots(const std::vector<const bundle::Bundle*>& runs, const st
       absolute.push_back({ap.title, svg::render(ap), file("plots/" + test + "_" + coll + ".svg")});
     }
   }
+  if (runs.size() < 2) return absolute;  // one run: nothing to divide by
   ratio.insert(ratio.end(), absolute.begin(), absolute.end());
   return ratio;
 }

@@ -62,7 +62,8 @@ nlohmann::json to_json(const Story& s, const std::vector<std::string>& names);
 bool plotted_point(const std::string& test, const bw::Point& p);
 
 struct Plot {
-  std::string title, svg, file;  // file: a relative name for the SVG ("plots/ratio_...svg")
+  std::string title, svg,
+      file;  // title: the caption; file: a relative name for the SVG ("plots/ratio_...svg")
 };
 // The ratio plots of every (test, collective) of the reference first, then the absolute plots
 // (threshold floors dashed, crossings marked).

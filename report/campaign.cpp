@@ -938,10 +938,7 @@ nlohmann::json to_json(const Report& r) {
 void write(const Report& r, const std::string& dir) {
   doc::Doc d = to_doc(r);
   fs::create_directories(fs::path(dir) / "plots");
-  for (const auto& blk : d.blocks)
-    if (blk.kind == doc::Block::Kind::Svg && !blk.svg_file.empty())
-      bundle::write_text((fs::path(dir) / blk.svg_file).string(),
-                         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + blk.svg + "\n");
+  for (const auto& [file, svg] : doc::svg_files(d)) bundle::write_text((fs::path(dir) / file).string(), svg);
   bundle::write_text((fs::path(dir) / "campaign.md").string(), doc::to_markdown(d));
   bundle::write_text((fs::path(dir) / "campaign.html").string(), doc::to_html(d));
   bundle::write_text((fs::path(dir) / "campaign.json").string(), to_json(r).dump(2) + "\n");

@@ -42,6 +42,14 @@ void Doc::svg(const std::string& s, const std::string& caption, const std::strin
   blocks.push_back(std::move(b));
 }
 
+std::vector<std::pair<std::string, std::string>> svg_files(const Doc& d) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& b : d.blocks)
+    if (b.kind == Block::Kind::Svg && !b.svg_file.empty())
+      out.emplace_back(b.svg_file, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + b.svg + "\n");
+  return out;
+}
+
 namespace {
 
 std::string md_cell(const std::string& s) {

@@ -2,6 +2,7 @@
 // a self-contained HTML page (inline CSS and SVG, no scripts, well-formed XHTML-style markup).
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cts::doc {
@@ -39,5 +40,7 @@ struct Doc {
 
 std::string to_markdown(const Doc& d);
 std::string to_html(const Doc& d);
+// The plots Markdown links: (relative file, standalone SVG document) for each Svg block with a file.
+std::vector<std::pair<std::string, std::string>> svg_files(const Doc& d);
 
 }  // namespace cts::doc

@@ -4,7 +4,7 @@
 
 #include "report/across_runs.hpp"
 #include "report/verdict.hpp"
-#include "results/json_fields.hpp"
+#include "results/text_format.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -52,26 +52,26 @@ bool Comparison::regressed() const {
 
 Scope scope_of(const bundle::Bundle& b) {
   Scope sc;
-  const std::string path = (std::filesystem::path(b.dir) / "manifest.json").string();
-  if (b.dir.empty() || !std::filesystem::exists(path)) return sc;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(bundle::read_text(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw bundle::BundleError(path + ": malformed JSON: " + e.what());
-  }
-  sc.level = json_maybe<bundle::BundleError, std::string>(j, "level", path).value_or("");
-  sc.revision = json_maybe<bundle::BundleError, std::string>(j, "gpucts_revision", path).value_or("");
-  if (auto sel = json_maybe<bundle::BundleError, nlohmann::json>(j, "selection", path)) {
-    if (sel->is_string()) {
-      sc.selection = sel->get<std::string>();
-    } else if (sel->is_array() &&
-               std::all_of(sel->begin(), sel->end(), [](const nlohmann::json& x) { return x.is_string(); })) {
-      for (const auto& x : *sel) sc.selection += (sc.selection.empty() ? "" : ", ") + x.get<std::string>();
-    } else {
-      sc.selection = sel->dump();
-    }
-  }
+  sc.level = b.manifest.level;
+  sc.revision = b.manifest.gpucts_revision;
+  const nlohmann::json& sel = b.manifest.selection;
+  if (!sel.is_object() || sel.empty()) return sc;  // not recorded (a bundle of an older gpucts)
+  // As the options were given: "--label single-gpu|perf, --exclude-label torch".
+  static const std::vector<std::pair<std::string, std::string>> options = {
+      {"labels", "--label"},
+      {"exclude_label", "--exclude-label"},
+      {"tests", "--tests"},
+      {"exclude_tests", "--exclude-tests"}};
+  std::vector<std::string> parts;
+  auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  for (const auto& [key, option] : options)
+    if (sel.contains(key))
+      for (const auto& v : sel.at(key).is_array() ? sel.at(key) : nlohmann::json::array({sel.at(key)}))
+        parts.push_back(option + " " + text(v));
+  for (const auto& [key, v] : sel.items())
+    if (std::none_of(options.begin(), options.end(), [&](const auto& o) { return o.first == key; }))
+      parts.push_back(key + " " + text(v));
+  sc.selection = parts.empty() ? "every suite of the level" : join(parts, ", ");
   return sc;
 }
 
@@ -158,6 +158,7 @@ void take_runs(Diff& d, bundle::Bundle baseline, std::vector<bundle::Bundle> can
   d.n = d.c.candidates.size();
   d.c.regressions.resize(d.n);
   d.c.left_out.resize(d.n);
+  d.c.only_in_candidate.resize(d.n);
   d.narrowed.resize(d.n);
   for (size_t i = 0; i < d.n; ++i) d.narrowed[i] = !same_scope(d.c.scopes[0], d.c.scopes[i + 1]);
   d.cand.resize(d.n);
@@ -185,6 +186,24 @@ void compare_environment(Comparison& c) {
     }
     c.environment.push_back(std::move(r));
   }
+  // What ran them: the gpucts and what it was asked to run.
+  auto field = [&](const char* what, auto get) {
+    EnvRow r{what, get(0), {}, false};
+    for (size_t i = 1; i < c.scopes.size(); ++i) {
+      r.candidates.push_back(get(i));
+      r.changed |= r.candidates.back() != r.baseline;
+    }
+    c.environment.push_back(std::move(r));
+  };
+  auto version = [&](size_t k) {
+    return (k == 0 ? c.baseline : c.candidates[k - 1]).manifest.gpucts_version;
+  };
+  auto or_not = [](const std::string& v) { return v.empty() ? std::string("not recorded") : v; };
+  field("gpucts", [&](size_t k) {
+    return version(k) + (c.scopes[k].revision.empty() ? "" : " (" + c.scopes[k].revision + ")");
+  });
+  field("level", [&](size_t k) { return or_not(c.scopes[k].level); });
+  field("selection", [&](size_t k) { return or_not(c.scopes[k].selection); });
 }
 
 // Verdicts, and runs that did not finish.
@@ -333,10 +352,31 @@ void compare_bandwidth(Diff& d) {
     for (auto& p : across::perf_points(d.c.candidates[i])) cpts[i].emplace(p.key, std::move(p));
     for (const auto& [test, run] : d.c.candidates[i].bandwidth) d.cand_tests[i].insert(test);
   }
+  std::set<std::string> in_baseline;
   for (const auto& bp : across::perf_points(d.c.baseline)) {
+    in_baseline.insert(bp.key);
     BandwidthRow row = compare_point(d, bp, cpts);
     if (std::any_of(row.change.begin(), row.change.end(), [](const std::string& x) { return !x.empty(); }))
       d.c.bandwidth.push_back(std::move(row));
+  }
+  // Default points only a candidate measured (a collective or sizes the baseline lacks): said, per
+  // collective, never silently dropped; there is nothing to compare them with.
+  for (size_t i = 0; i < d.n; ++i) {
+    std::vector<std::pair<std::string, std::pair<int, std::string>>>
+        only;  // test: collective -> count, first
+    for (const auto& p : across::perf_points(d.c.candidates[i])) {
+      if (!p.variant.empty() || in_baseline.count(p.key)) continue;
+      const std::string what = p.test + ": " + p.collective;
+      auto it = std::find_if(only.begin(), only.end(), [&](const auto& o) { return o.first == what; });
+      if (it == only.end()) it = only.insert(only.end(), {what, {0, p.label}});
+      ++it->second.first;
+    }
+    for (const auto& [what, o] : only) {
+      const std::string line =
+          what + ": " + std::to_string(o.first) +
+          " point(s) only in this run, none in the baseline to compare with (first: " + o.second + ")";
+      (d.narrowed[i] ? d.c.left_out[i] : d.c.only_in_candidate[i]).push_back(line);
+    }
   }
 }
 
@@ -367,16 +407,28 @@ void compare_neighbours(Comparison& c) {
   for (const auto& x : c.story.crossings)
     if (x.under && x.qualifier.find("nonblocking") == std::string::npos)
       c.regressions[x.run - 1].push_back("under its floor: " + x.text.substr(x.text.find(": ") + 2));
+  // One line per collective, dtype and reason over every run, its sizes as a range.
+  std::vector<
+      std::pair<std::tuple<std::string, std::string, std::string, int, std::string>, std::set<std::uint64_t>>>
+      groups;
   for (size_t k = 0; k < seq.size(); ++k)
     for (const auto& [test, run] : seq[k]->bandwidth)
       for (const auto& p : run.points)
         if (auto why = bw::no_data_moves(p); !why.empty()) {
-          const std::string line = test + ": " + p.collective + " " + p.dtype + " " +
-                                   bw::format_bytes(p.bytes) + " in place, " + std::to_string(p.ranks) +
-                                   " rank(s): " + why;
-          if (std::find(c.no_data.begin(), c.no_data.end(), line) == c.no_data.end())
-            c.no_data.push_back(line);
+          const auto key = std::make_tuple(test, p.collective, p.dtype, p.ranks, why);
+          auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+          if (it == groups.end()) it = groups.insert(groups.end(), {key, {}});
+          it->second.insert(p.bytes);
         }
+  for (const auto& [key, sizes] : groups) {
+    const auto& [test, coll, dtype, ranks, why] = key;
+    const std::string where = sizes.size() == 1 ? bw::format_bytes(*sizes.begin())
+                                                : bw::format_bytes(*sizes.begin()) + " - " +
+                                                      bw::format_bytes(*sizes.rbegin()) + " (" +
+                                                      std::to_string(sizes.size()) + " sizes)";
+    c.no_data.push_back(test + ": " + coll + " " + dtype + " " + where + " in place, " +
+                        std::to_string(ranks) + " rank(s): " + why);
+  }
 }
 
 }  // namespace
@@ -397,7 +449,7 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
   return std::move(d.c);
 }
 
-doc::Doc to_doc(const Comparison& c) {
+doc::Doc to_doc(const Comparison& c, bool link_plots) {
   doc::Doc d;
   const size_t n = c.candidates.size();
   // Column and legend names: what differs between the runs, with the run's role.
@@ -432,6 +484,7 @@ doc::Doc to_doc(const Comparison& c) {
       if (r.rfind("missing", 0) == 0 || r.rfind("newly skipped", 0) == 0 || r.rfind("interrupted", 0) == 0 ||
           r.rfind("verdict", 0) == 0)
         story.push_back(legend(i + 1) + ": " + r);
+    for (const auto& o : c.only_in_candidate[i]) story.push_back(legend(i + 1) + ": " + o);
   }
   char tol_text[32];
   std::snprintf(tol_text, sizeof tol_text, "%g%%", c.tolerance_pct);
@@ -444,13 +497,13 @@ doc::Doc to_doc(const Comparison& c) {
               " and beyond the spread either run recorded, against the baseline; latency under 64 KiB, "
               "busbw (algbw with one rank) at and above; every point is under Details and in the JSON");
   for (size_t i = 0; i < n; ++i)
-    if (!c.left_out[i].empty())
+    if (!c.left_out[i].empty() || !same_scope(c.scopes[0], c.scopes[i + 1]))
       d.paragraph("compared on what both ran: " + legend(i + 1) + " (" + scope_text(c.scopes[i + 1]) +
                   ") and the baseline (" + scope_text(c.scopes[0]) +
                   ") ran different selections; left out: " + [&] {
                     std::string t;
                     for (const auto& l : c.left_out[i]) t += (t.empty() ? "" : "; ") + l;
-                    return t;
+                    return t.empty() ? std::string("nothing, both ran the same cases and points") : t;
                   }());
 
   doc::Table runs{{"run", "bundle", "verdict", "cases (pass/fail/err/skip)", "regressions"}, {}, {}};
@@ -479,7 +532,7 @@ doc::Doc to_doc(const Comparison& c) {
         "place; the shaded band is the tolerance), then the values with the threshold floors dashed "
         "and the crossings ringed");
     for (const auto& plot : bands::plots(seq, legends, c.story, c.tolerance_pct))
-      d.svg(plot.svg, plot.title, "");
+      d.svg(plot.svg, plot.title, link_plots ? plot.file : "");
   }
 
   auto header = [&](std::vector<std::string> first) {
@@ -699,6 +752,7 @@ nlohmann::json to_json(const Comparison& c) {
   j["story"]["lines"] = c.story.lines();
   j["warnings"] = c.warnings;
   j["left_out"] = c.left_out;
+  j["only_in_candidate"] = c.only_in_candidate;
   j["no_data"] = c.no_data;
   j["scopes"] = nlohmann::json::array();
   for (const auto& sc : c.scopes)

@@ -58,12 +58,11 @@ struct EnvRow {
 // What a bundle's manifest records of what was run, where it does (older bundles do not: "").
 struct Scope {
   std::string level;      // "quick", "standard", ...
-  std::string selection;  // as recorded, for people ("label cpu", "gpucts_collectives, gpucts_bandwidth")
+  std::string selection;  // as the options were given, for people ("--label cpu, --exclude-label torch")
   std::string revision;   // gpucts's git revision
 };
-// Reads the keys `level`, `selection` (a string, a list of strings, or any JSON value) and
-// `gpucts_revision` of DIR/manifest.json; absent keys or no file give "". Throws BundleError on a
-// key of the wrong type.
+// The manifest's `level`, `selection` (the object qualify records: labels, exclude_label, tests,
+// exclude_tests) and `gpucts_revision`; "" where not recorded.
 Scope scope_of(const bundle::Bundle& b);
 
 struct Comparison {
@@ -85,7 +84,11 @@ struct Comparison {
   std::vector<std::string> warnings;
   std::vector<Scope> scopes;                       // baseline, then each candidate
   std::vector<std::vector<std::string>> left_out;  // per candidate: what only one of the two ran
-  // Points where no data moves, shown without a bandwidth: "<label>: <reason>" (of every run).
+  // Per candidate, where both ran the same selection: "<test>: <collective>: N point(s) only in this
+  // run ..." for default points the baseline lacks (a collective it did not measure).
+  std::vector<std::vector<std::string>> only_in_candidate;
+  // Points where no data moves, shown without a bandwidth, one line per collective and dtype of
+  // every run: "<test>: AllReduce f32 8 B - 1 GiB (28 sizes) in place, 1 rank(s): <reason>".
   std::vector<std::string> no_data;
   bool regressed() const;
 };
@@ -94,7 +97,9 @@ struct Comparison {
 // different gpucts versions are compared with a warning.
 Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidates, double tolerance_pct);
 
-doc::Doc to_doc(const Comparison& c);
+// link_plots: Markdown links each plot as plots/<name>.svg (doc::svg_files; `gpucts report --output`
+// writes them beside report.md); otherwise Markdown names the plot only.
+doc::Doc to_doc(const Comparison& c, bool link_plots = false);
 nlohmann::json to_json(const Comparison& c);
 
 }  // namespace cts::report

@@ -589,10 +589,8 @@ void write(const bundle::Bundle& b) { write(b, b.dir); }
 void write(const bundle::Bundle& b, const std::string& out_dir) {
   doc::Doc d = build(b);
   fs::create_directories(fs::path(out_dir) / "plots");
-  for (const auto& blk : d.blocks)
-    if (blk.kind == doc::Block::Kind::Svg && !blk.svg_file.empty())
-      bundle::write_text((fs::path(out_dir) / blk.svg_file).string(),
-                         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + blk.svg + "\n");
+  for (const auto& [file, svg] : doc::svg_files(d))
+    bundle::write_text((fs::path(out_dir) / file).string(), svg);
   bundle::write_text((fs::path(out_dir) / "summary.md").string(), doc::to_markdown(d));
   bundle::write_text((fs::path(out_dir) / "summary.html").string(), doc::to_html(d));
 }

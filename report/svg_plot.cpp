@@ -254,11 +254,12 @@ void write_series_legend(std::ostream& o, const Series& s, const char* color, Le
     << "</text>\n";
 }
 
-// A series with no point to draw takes neither a colour nor a legend row.
+// A series keeps the colour of its place, so a run has one colour in every plot of a report; one
+// with no point to draw takes no legend row.
 void write_series(std::ostream& o, const Series& s, Legend& legend, const Canvas& c) {
   std::vector<std::pair<double, double>> pts = drawn_points(s, c);
-  if (pts.empty()) return;
   const char* color = s.dashed ? kThresholdColor : kColors[legend.color++ % 6];
+  if (pts.empty()) return;
   if (s.dashed && pts.size() == 1) {
     write_floor_bar(o, pts[0], color, c);
     pts.clear();
@@ -276,14 +277,40 @@ void write_band_legend(std::ostream& o, const Plot& p, Legend& legend, const Can
     << "</text>\n";
 }
 
+// Every mark is ringed; its label goes below it, further down where another label is in the way,
+// and is left out where the same words already stand there (neighbouring crossings).
 void write_marks(std::ostream& o, const Plot& p, const Canvas& c) {
+  struct Label {
+    double x0, x1, y;
+    std::string text;
+  };
+  std::vector<Label> placed;
+  const double line = 13;
   for (const auto& m : p.marks) {
     if (m.x <= 0 || !c.plotted(m.y)) continue;
     const double x = c.X(m.x), y = c.Y(m.y);
     o << "<circle class=\"mark\" cx=\"" << num(x) << "\" cy=\"" << num(y)
       << "\" r=\"7\" fill=\"none\" stroke=\"" << kThresholdColor << "\" stroke-width=\"2\"/>\n";
-    o << "<text x=\"" << num(x - 10) << "\" y=\"" << num(y + 20) << "\" text-anchor=\"end\" fill=\""
-      << kThresholdColor << "\" font-weight=\"bold\">" << xml::escape(m.text) << "</text>\n";
+    Label l{x - 10 - 7 * static_cast<double>(m.text.size()), x - 10, y + 20, m.text};
+    auto clash = [&](const Label& o2) {
+      return l.x0 < o2.x1 && o2.x0 < l.x1 && std::fabs(l.y - o2.y) < line;
+    };
+    bool repeated = false;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (const auto& o2 : placed)
+        if (clash(o2)) {
+          repeated |= o2.text == l.text;
+          l.y = o2.y + line;
+          moved = true;
+        }
+      if (repeated) break;
+    }
+    if (repeated) continue;
+    placed.push_back(l);
+    o << "<text class=\"mark-label\" x=\"" << num(l.x1) << "\" y=\"" << num(l.y)
+      << "\" text-anchor=\"end\" fill=\"" << kThresholdColor << "\" font-weight=\"bold\">"
+      << xml::escape(m.text) << "</text>\n";
   }
 }
 

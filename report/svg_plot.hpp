@@ -44,8 +44,9 @@ struct LogAxis {
 };
 LogAxis log_axis(Scale scale, double ymin_positive, double ymax);
 
-// x tick labels are byte sizes (8 B, 1 KiB, 1 MiB, 1 GiB). Empty series are left out; with no
-// point at all the plot says "no data".
+// x tick labels are byte sizes (8 B, 1 KiB, 1 MiB, 1 GiB). A series' colour is that of its place
+// (empty ones are left out of the legend but keep their colour's turn); with no point at all the
+// plot says "no data".
 std::string render(const Plot& p);
 
 }  // namespace cts::svg

@@ -28,6 +28,7 @@
 #include "matrix/matrix.hpp"
 #include "matrix/version.hpp"
 #include "report/across_runs.hpp"
+#include "report/bands.hpp"
 #include "report/bundle.hpp"
 #include "report/campaign.hpp"
 #include "report/report_diff.hpp"
@@ -369,6 +370,11 @@ TEST_F(BundleTest, ReportFindsNewFailuresSkipsAndSlowerPoints) {
   EXPECT_NO_THROW(xml::parse(read(out / "report.html"), "report.html"));
   EXPECT_NE(read(out / "report.html").find("<svg"), std::string::npos) << "no per-run bandwidth plot";
   std::string md = read(out / "report.md");
+  // report.md links its plots, written beside it.
+  const auto link = md.find("](plots/");
+  ASSERT_NE(link, std::string::npos) << md;
+  const std::string file = md.substr(link + 2, md.find(')', link) - link - 2);
+  EXPECT_NO_THROW(xml::parse(read(out / file), file)) << file;
   EXPECT_NE(md.find("| candidate 1: "), std::string::npos) << "one column per run";
   EXPECT_NE(md.find(" | candidate 2: "), std::string::npos) << "one column per run";
   // With a tolerance above the drop, the bandwidth rows disappear (the case regressions stay).
@@ -1399,6 +1405,24 @@ TEST(ReportCompare, SeveralCandidatesNameRunsListAdjacentMovesAndGroupCases) {
   EXPECT_EQ(report::to_json(c)["adjacent"].size(), 1u);
 }
 
+// Two runs of the same stack in folders of the same name ("bundle") are still told apart: the
+// first screen never says "bundle: ... slower" against "bundle".
+TEST(ReportCompare, RunsOfTheSameStackInLikeNamedFoldersHaveDistinctNames) {
+  const std::uint64_t gib = 1ull << 30;
+  auto a = release_bundle("2.26.2", {}, {bp(gib, 1000, 1)});
+  auto b = release_bundle("2.26.2", {}, {bp(gib, 1200, 1)});
+  a.dir = "/runs/monday/bundle";
+  b.dir = "/runs/tuesday/bundle/";
+  auto c = report::compare(a, {b}, 5);
+  EXPECT_EQ(c.names, (std::vector<std::string>{"monday/bundle", "tuesday/bundle"}));
+  ASSERT_EQ(c.story.lines().size(), 1u);
+  EXPECT_EQ(c.story.lines()[0].rfind("tuesday/bundle: AllReduce busbw 17% slower", 0), 0u)
+      << c.story.lines()[0];
+  // The same folder given twice: its place in the order.
+  const auto same = across::run_names({&a, &a});
+  EXPECT_NE(same[0], same[1]);
+}
+
 TEST(ReportCompare, NonblockingPointsAreNeverComparedWithBlockingOnes) {
   const std::uint64_t gib = 1ull << 30;
   auto nb = [](bw::Point p) {
@@ -1627,12 +1651,55 @@ TEST(ReportStory, TwoBandsAndTheFloorCrossedComeFirst) {
   // The JSON has the story, the bands and the crossing; the points stay where they were.
   const auto j = report::to_json(c);
   EXPECT_EQ(j["story"]["lines"].get<std::vector<std::string>>(), want);
+  // Written with its plots (gpucts report --output), Markdown links each of them.
+  const doc::Doc linked = report::to_doc(c, true);
+  EXPECT_NE(doc::to_markdown(linked).find("![AllReduce: each run against NCCL 2.26.2 "
+                                          "(gpucts_bandwidth)](plots/ratio_gpucts_bandwidth_AllReduce.svg)"),
+            std::string::npos);
+  EXPECT_EQ(doc::svg_files(linked).size(), 6u);
   ASSERT_EQ(j["story"]["bands"].size(), 2u);
   EXPECT_EQ(j["story"]["bands"][0]["from_bytes"], 64u << 10);
   EXPECT_EQ(j["story"]["bands"][0]["points"], 30) << "5 sizes, 3 collectives, 2 placements";
   EXPECT_EQ(j["story"]["crossings"][0]["floor_gbps"], 431);
   EXPECT_FALSE(j["bandwidth"].empty());
   EXPECT_TRUE(c.regressed());
+}
+
+// One change is one line: a point inside the change whose own spread is too wide to judge it
+// (it moved the same way beyond the tolerance) does not split the band around it.
+TEST(ReportStory, ANoisyPointInsideAChangeDoesNotSplitItsBand) {
+  const std::uint64_t k64 = 64 << 10, m1 = 1 << 20;
+  auto ref_points = release_points([](std::uint64_t) { return 0.0; }, false);
+  for (auto& p : ref_points)
+    if (p.collective == "AllGather" && !p.in_place && p.bytes == (256u << 10)) {
+      const double t = p.time_us.median;
+      p.time_us = bw::summarize({t * 0.925, t, t * 1.075});  // 15% apart: a 10% move is not judged
+    }
+  auto ref = release_bundle("2.26.2", {}, ref_points);
+  auto run = release_bundle(
+      "2.27.7", {}, release_points([&](std::uint64_t b) { return b >= k64 && b <= m1 ? 0.10 : 0.0; }, false));
+  auto c = report::compare(ref, {run}, 5);
+  EXPECT_EQ(c.story.lines(),
+            (std::vector<std::string>{
+                "NCCL 2.27.7: AllReduce, AllGather, ReduceScatter busbw 10% slower from 64 KiB to 1 MiB"}));
+  ASSERT_EQ(c.story.bands.size(), 1u);
+  EXPECT_EQ(c.story.bands[0].points, 29) << "the noisy point is bridged, not counted";
+}
+
+// Collectives that moved over the same sizes by clearly different amounts are lines of their own:
+// "10-40% slower" would hide which one lost 40%.
+TEST(ReportStory, DifferentMagnitudesOverTheSameSizesAreSeparateBands) {
+  const std::uint64_t k64 = 64 << 10, m1 = 1 << 20;
+  auto ref = release_bundle("2.26.2", {}, release_points([](std::uint64_t) { return 0.0; }, false));
+  auto pts = release_points([&](std::uint64_t b) { return b >= k64 && b <= m1 ? 0.40 : 0.0; }, false);
+  const auto ar = release_points([&](std::uint64_t b) { return b >= k64 && b <= m1 ? 0.10 : 0.0; }, false);
+  for (std::size_t k = 0; k < pts.size(); ++k)
+    if (pts[k].collective == "AllReduce") pts[k] = ar[k];
+  auto c = report::compare(ref, {release_bundle("2.27.7", {}, pts)}, 5);
+  EXPECT_EQ(c.story.lines(),
+            (std::vector<std::string>{
+                "NCCL 2.27.7: AllReduce busbw 10% slower from 64 KiB to 1 MiB",
+                "NCCL 2.27.7: AllGather, ReduceScatter busbw 40% slower from 64 KiB to 1 MiB"}));
 }
 
 TEST(ReportStory, CampaignOfTheSameReleasesTellsTheSame) {
@@ -1658,15 +1725,14 @@ TEST(ReportStory, CampaignOfTheSameReleasesTellsTheSame) {
   EXPECT_EQ(campaign::to_json(rep)["story"]["lines"].size(), 3u);
 }
 
-// Bundles in folders whose manifest.json records the run's level and selection.
+// Bundles whose manifest records the run's level and selection, as `gpucts qualify` writes them.
 bundle::Bundle scoped(const fs::path& dir, const std::string& level, std::vector<junit::Case> cases,
                       std::vector<bw::Point> points = {}) {
-  fs::create_directories(dir);
-  bundle::write_text(
-      (dir / "manifest.json").string(),
-      nlohmann::json{{"level", level}, {"selection", {"gpucts_collectives"}}, {"gpucts_revision", "abc123"}}
-          .dump());
-  return synthetic(dir.string(), std::move(cases), std::move(points));
+  auto b = synthetic(dir.string(), std::move(cases), std::move(points));
+  b.manifest.level = level;
+  b.manifest.selection = {{"labels", nlohmann::json::array()}, {"tests", "gpucts_collectives"}};
+  b.manifest.gpucts_revision = "abc123";
+  return b;
 }
 
 TEST(ReportCompare, DifferentLevelsAreComparedOnWhatBothRan) {
@@ -1686,28 +1752,56 @@ TEST(ReportCompare, DifferentLevelsAreComparedOnWhatBothRan) {
   ASSERT_EQ(c.left_out[0].size(), 1u);
   EXPECT_EQ(c.left_out[0][0], "gpucts_collectives: 28 case(s) only the baseline ran");
   EXPECT_EQ(c.scopes[1].level, "quick");
-  EXPECT_EQ(c.scopes[1].selection, "gpucts_collectives");
+  EXPECT_EQ(c.scopes[1].selection, "--tests gpucts_collectives");
   const std::string md = doc::to_markdown(report::to_doc(c));
-  EXPECT_NE(md.find("compared on what both ran: quick (level quick, selection gpucts_collectives) and the "
-                    "baseline (level standard, selection gpucts_collectives) ran different selections; left "
-                    "out: gpucts_collectives: 28 case(s) only the baseline ran"),
-            std::string::npos)
+  EXPECT_NE(
+      md.find("compared on what both ran: quick (level quick, selection --tests gpucts_collectives) and "
+              "the baseline (level standard, selection --tests gpucts_collectives) ran different "
+              "selections; left out: gpucts_collectives: 28 case(s) only the baseline ran"),
+      std::string::npos)
       << md;
   // The same level: the 28 cases are missing, a regression as before (with the verdict and the failure).
   auto same = report::compare(scoped(root / "std", "standard", standard),
                               {scoped(root / "q2", "standard", quick)}, 5);
   EXPECT_EQ(same.regressions[0].size(), 3u);  // the verdict, the failing case, the missing ones
   // A bad key is one line naming the file and the field.
-  fs::create_directories(root / "bad");
-  bundle::write_text((root / "bad" / "manifest.json").string(), R"({"level": 3})");
-  auto bad = synthetic((root / "bad").string(), {});
+  nlohmann::json bad = bundle::to_json(synthetic("b", {}).manifest);
+  bad["level"] = 3;
   try {
-    report::scope_of(bad);
+    bundle::manifest_from_json(bad, "bad/manifest.json");
     ADD_FAILURE() << "a level that is a number was read";
   } catch (const bundle::BundleError& e) {
     EXPECT_NE(std::string(e.what()).find("manifest.json: field 'level'"), std::string::npos) << e.what();
   }
-  fs::remove_all(root);
+}
+
+// The selection qualify records (an object) reads as the options were given, and runs of different
+// levels or selections say so, and what ran them, even where nothing was left out.
+TEST(ReportCompare, LevelSelectionAndRevisionAreShownAsGiven) {
+  auto base = release_bundle("2.26.2", {tc("gpucts_collectives", "a", "passed")}, {bp(kGiB, 1000, 1)});
+  auto cand = release_bundle("2.27.7", base.cases, {bp(kGiB, 1000, 1)});
+  base.manifest.level = "standard";
+  base.manifest.selection = {{"labels", {"single-gpu|perf"}}, {"exclude_label", "torch|self-test"}};
+  base.manifest.gpucts_revision = "v1.0-3-gabc123";
+  cand.manifest.level = "quick";
+  cand.manifest.selection = {{"labels", {"perf"}}};
+  cand.manifest.gpucts_revision = "v1.0-5-gdef456";
+  // As a bundle on disk holds it: written and read back.
+  for (auto* b : {&base, &cand}) b->manifest = bundle::manifest_from_json(bundle::to_json(b->manifest), "m");
+  auto c = report::compare(base, {cand}, 5);
+  EXPECT_EQ(c.scopes[0].selection, "--label single-gpu|perf, --exclude-label torch|self-test");
+  EXPECT_EQ(c.scopes[1].selection, "--label perf");
+  const std::string md = doc::to_markdown(report::to_doc(c));
+  EXPECT_EQ(md.find("{\""), std::string::npos) << "no JSON for people: " << md;
+  EXPECT_NE(md.find("compared on what both ran: NCCL 2.27.7 (level quick, selection --label perf) and the "
+                    "baseline (level standard, selection --label single-gpu|perf, --exclude-label "
+                    "torch|self-test) ran different selections; left out: nothing"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| level (changed) | standard | quick |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| gpucts (changed) | 1.0 (v1.0-3-gabc123) | 1.0 (v1.0-5-gdef456) |"), std::string::npos)
+      << md;
+  EXPECT_EQ(report::to_json(c)["scopes"][1]["selection"], "--label perf");
 }
 
 TEST(ReportCompare, LostCoverageIsARegression) {
@@ -1773,6 +1867,72 @@ TEST(ReportCompare, PointsWhereNoDataMovesShowNoBandwidth) {
             std::string::npos);
   const std::string md = doc::to_markdown(report::to_doc(c));
   EXPECT_EQ(md.find("253"), std::string::npos) << "no figure for it: " << md;
+  // A one-rank sweep: one line per collective, not one per size.
+  std::vector<bw::Point> sweep;
+  for (std::uint64_t bytes = 8; bytes <= kGiB; bytes *= 2) {
+    bw::Point p = bp(bytes, 10 + static_cast<double>(bytes) / 1e5, 1);
+    p.ranks = 1;
+    p.in_place = true;
+    p.busbw_gbps.reset();
+    sweep.push_back(p);
+  }
+  auto one = report::compare(synthetic("b", {}, sweep), {synthetic("c", {}, sweep)}, 5);
+  ASSERT_EQ(one.no_data.size(), 1u);
+  EXPECT_NE(
+      one.no_data[0].find("AllReduce f32 8 B - 1 GiB (28 sizes) in place, 1 rank(s): one rank in place"),
+      std::string::npos)
+      << one.no_data[0];
+}
+
+// A collective only one of the two measured: the baseline's is missing from the candidate (a
+// regression) and its ratio plot names the run that lacks it; the candidate's own is said on the
+// first screen, not dropped.
+TEST(ReportCompare, ACollectiveInOneBundleOnlyIsSaidEitherWay) {
+  auto coll = [](const char* name, bw::Point p) {
+    p.collective = name;
+    return p;
+  };
+  auto base = release_bundle("2.26.2", {}, {bp(kGiB, 1000, 1), coll("SendRecv", bp(kGiB, 1000, 1))});
+  auto cand = release_bundle("2.27.7", {}, {bp(kGiB, 1000, 1), coll("AllGather", bp(kGiB, 900, 1))});
+  auto c = report::compare(base, {cand}, 5);
+  ASSERT_EQ(c.only_in_candidate[0].size(), 1u);
+  EXPECT_EQ(c.only_in_candidate[0][0].rfind("gpucts_bandwidth: AllGather: 1 point(s) only in this run", 0),
+            0u)
+      << c.only_in_candidate[0][0];
+  const std::string md = doc::to_markdown(report::to_doc(c));
+  const auto first = md.find("## What changed"), table = md.find("| run |");
+  const auto said = md.find("- NCCL 2.27.7: gpucts_bandwidth: AllGather: 1 point(s) only in this run");
+  EXPECT_LT(first, said);
+  EXPECT_LT(said, table) << md;
+  EXPECT_NE(
+      md.find("*SendRecv: each run against NCCL 2.26.2 (gpucts_bandwidth); not measured by NCCL 2.27.7*"),
+      std::string::npos)
+      << md;
+  const std::string html = doc::to_html(report::to_doc(c));
+  EXPECT_NE(html.find(">SendRecv: each run against NCCL 2.26.2 (gpucts_bandwidth)</text>"), std::string::npos)
+      << "the plot's own title stays short enough to fit";
+  EXPECT_EQ(report::to_json(c)["only_in_candidate"][0].size(), 1u);
+}
+
+// A run keeps its colour in every plot, also where the run before it has no point to draw.
+TEST(SvgPlot, ASeriesKeepsTheColourOfItsPlace) {
+  auto colour_of_c = [](bool b_has_points) {
+    svg::Plot p;
+    p.series.push_back({"a", {{8, 1.0}, {16, 1.0}}, false});
+    svg::Series b{"b", {}, false};
+    if (b_has_points) b.points = {{8, 0.9}};
+    p.series.push_back(b);
+    p.series.push_back({"c", {{8, 0.8}, {16, 0.8}}, false});
+    const std::string out = svg::render(p);
+    const auto label = out.find(">c</text>");
+    const auto line = out.rfind("stroke=\"", label);
+    return out.substr(line + 8, 7);
+  };
+  EXPECT_EQ(colour_of_c(false), colour_of_c(true));
+  svg::Plot p;
+  p.series.push_back({"a", {{8, 1.0}}, false});
+  p.series.push_back({"b", {}, false});
+  EXPECT_EQ(svg::render(p).find(">b</text>"), std::string::npos) << "no legend row for what is not drawn";
 }
 
 TEST(SvgPlot, AFloorOfOnePointIsDrawnAndMarksAreRinged) {
@@ -1797,6 +1957,48 @@ TEST(SvgPlot, AFloorOfOnePointIsDrawnAndMarksAreRinged) {
   EXPECT_EQ(y.front().first, "0.8");
   EXPECT_EQ(rs.find("log scale"), std::string::npos);
   EXPECT_NO_THROW(xml::parse(rs, "ratio.svg"));
+}
+
+// Crossings at neighbouring sizes: every one ringed, their labels never drawn over each other.
+TEST(SvgPlot, MarksAtNeighbouringSizesDoNotOverprintTheirLabels) {
+  svg::Plot p;
+  p.series.push_back({"run", {{8, 0.001}, {256 << 20, 439}, {512 << 20, 442}, {kGiB, 444}}, false});
+  p.marks.push_back({256 << 20, 439, "under floor"});
+  p.marks.push_back({512 << 20, 442, "under floor"});
+  p.marks.push_back({static_cast<double>(kGiB), 444, "back over floor"});
+  const std::string out = svg::render(p);
+  std::size_t rings = 0;
+  for (auto at = out.find("class=\"mark\""); at != std::string::npos; at = out.find("class=\"mark\"", at + 1))
+    ++rings;
+  EXPECT_EQ(rings, 3u);
+  // Each label's box (about 6.5 px a character, 11 px high, anchored at its end) is apart from the others.
+  struct Box {
+    double x0, x1, y;
+  };
+  std::vector<Box> boxes;
+  const std::string open = "<text class=\"mark-label\" x=\"";
+  for (auto at = out.find(open); at != std::string::npos; at = out.find(open, at + 1)) {
+    const double x = std::stod(out.substr(at + open.size()));
+    const double y = std::stod(out.substr(out.find("y=\"", at) + 3));
+    const auto gt = out.find('>', at) + 1;
+    const double w = 6.5 * static_cast<double>(out.find('<', gt) - gt);
+    boxes.push_back({x - w, x, y});
+  }
+  ASSERT_GE(boxes.size(), 2u) << out;
+  for (std::size_t i = 0; i < boxes.size(); ++i)
+    for (std::size_t j = i + 1; j < boxes.size(); ++j)
+      EXPECT_FALSE(boxes[i].x0 < boxes[j].x1 && boxes[j].x0 < boxes[i].x1 &&
+                   std::fabs(boxes[i].y - boxes[j].y) < 12)
+          << "labels " << i << " and " << j << " overlap:\n"
+          << out;
+}
+
+// With one run there is nothing to divide by: no ratio plot, only the values.
+TEST(ReportStory, OneRunHasNoRatioPlot) {
+  auto one = release_bundle("2.27.7", {}, release_points([](std::uint64_t) { return 0.0; }, false));
+  const auto plots = bands::plots({&one}, {"NCCL 2.27.7"}, {}, 5);
+  ASSERT_EQ(plots.size(), 3u) << "one absolute plot per collective";
+  for (const auto& p : plots) EXPECT_EQ(p.title.find("each run against"), std::string::npos) << p.title;
 }
 
 // Characters XML 1.0 forbids, and UTF-8 that is not shortest form, never reach the JUnit.
