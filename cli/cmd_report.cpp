@@ -15,6 +15,9 @@ namespace fs = std::filesystem;
 
 namespace cts::cli {
 
+// Markdown on standard output has no file beside it to show a plot: it says how to get them.
+constexpr const char* kUnplotted = "plot written with --output DIR";
+
 const CommandSpec kReportSpec = {
     {{"baseline", "DIR", "the bundle the candidates are compared against", Kind::dir},
      {"candidate", "DIR", "a bundle to compare (repeatable: a column each)", Kind::dir},
@@ -95,7 +98,7 @@ int cmd_report(const Args& a) {
     } else if (a.flag("json")) {
       std::cout << campaign::to_json(r).dump(2) << "\n";
     } else {
-      std::cout << doc::to_markdown(campaign::to_doc(r));
+      std::cout << doc::to_markdown(campaign::to_doc(r), kUnplotted);
     }
     return disagree ? 1 : 0;
   }
@@ -143,7 +146,7 @@ int cmd_report(const Args& a) {
   } else if (a.flag("json")) {
     std::cout << report::to_json(c).dump(2) << "\n";
   } else {
-    std::cout << doc::to_markdown(d);
+    std::cout << doc::to_markdown(d, kUnplotted);
   }
   return c.regressed() ? 1 : 0;
 }

@@ -82,7 +82,7 @@ std::string url_path(const std::string& s) {
 
 }  // namespace
 
-std::string to_markdown(const Doc& d) {
+std::string to_markdown(const Doc& d, const std::string& unplotted) {
   std::ostringstream o;
   o << "# " << d.title << "\n\n";
   for (const auto& b : d.blocks) {
@@ -119,7 +119,7 @@ std::string to_markdown(const Doc& d) {
         if (!b.svg_file.empty())
           o << "![" << b.text << "](" << url_path(b.svg_file) << ")\n\n";
         else
-          o << "*" << b.text << "* (plot in the HTML summary)\n\n";
+          o << "*" << b.text << "* (" << unplotted << ")\n\n";
         break;
     }
   }

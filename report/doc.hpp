@@ -38,7 +38,8 @@ struct Doc {
   void svg(const std::string& svg, const std::string& caption, const std::string& file);
 };
 
-std::string to_markdown(const Doc& d);
+// A plot that was written to no file is named by its caption and `unplotted` (where it can be seen).
+std::string to_markdown(const Doc& d, const std::string& unplotted = "plot in the HTML summary");
 std::string to_html(const Doc& d);
 // The plots Markdown links: (relative file, standalone SVG document) for each Svg block with a file.
 std::vector<std::pair<std::string, std::string>> svg_files(const Doc& d);

@@ -377,6 +377,10 @@ TEST_F(BundleTest, ReportFindsNewFailuresSkipsAndSlowerPoints) {
   EXPECT_NO_THROW(xml::parse(read(out / file), file)) << file;
   EXPECT_NE(md.find("| candidate 1: "), std::string::npos) << "one column per run";
   EXPECT_NE(md.find(" | candidate 2: "), std::string::npos) << "one column per run";
+  // On standard output no plot file exists: the Markdown says how to get it, not "the HTML summary".
+  auto printed = sh(gpucts() + " report --baseline " + base().string() + " --candidate " + cand().string());
+  EXPECT_NE(printed.out.find("(plot written with --output DIR)"), std::string::npos) << printed.out;
+  EXPECT_EQ(printed.out.find("HTML summary"), std::string::npos) << printed.out;
   // With a tolerance above the drop, the bandwidth rows disappear (the case regressions stay).
   auto wide = sh(gpucts() + " report --json --tolerance 25 --baseline " + base().string() + " --candidate " +
                  cand().string());
