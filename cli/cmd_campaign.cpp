@@ -272,7 +272,7 @@ void bisect_case(const Args& a, Bisect& b) {
     b.spec = b.spec.substr(slash + 1);
   }
   if (b.spec.find('.') == std::string::npos)
-    throw UsageError("--bisect '" + b.spec + "': expected [BINARY/]SUITE.CASE");
+    throw UsageError("--bisect '" + excerpt(b.spec, 60) + "': expected [BINARY/]SUITE.CASE");
 }
 
 // --good and --bad of --bisect: two different releases.
@@ -415,7 +415,7 @@ std::optional<std::string> simulated_entry(const Args& a) {
   char* end = nullptr;
   const long n = std::strtol(r->c_str(), &end, 10);
   if (r->empty() || !end || *end || n < 2 || n > 4096)
-    throw UsageError("--ranks '" + *r + "': expected a number of ranks >= 2");
+    throw UsageError("--ranks '" + *r + "': expected a number of ranks from 2 to 4096");
   const std::string name = "gpucts_mp_collectives_sim" + std::to_string(n);
   std::string how, have;
   for (const auto& t : qualify::discover(qualify::locate_tree(a.value("build-dir")), &how)) {
@@ -450,7 +450,7 @@ Campaign campaign_options(const Args& a) {
   if (!out_opt) throw UsageError("--output DIR is required");
   for (const auto& e : a.values("env"))
     if (e.find('=') == std::string::npos || e.front() == '=')
-      throw UsageError("--env '" + e + "': expected NAME=VALUE");
+      throw UsageError("--env '" + excerpt(e, 60) + "': expected NAME=VALUE");
   if (out_opt->empty()) throw UsageError("--output '': names no folder");
   Campaign c;
   c.timeout = a.number("timeout", 900);

@@ -181,7 +181,7 @@ std::vector<std::string> accepted_defects(const std::vector<std::string>& values
         for (const auto* table : {&builtin_matrix().nccl_defects, &builtin_matrix().torch_defects})
           for (const auto& d : *table)
             if (known.find(d.id) == std::string::npos) known += (known.empty() ? "" : ", ") + d.id;
-        throw UsageError("--accept-known '" + id +
+        throw UsageError("--accept-known '" + excerpt(id, 60) +
                          "': no such defect in nccl_defects.csv or torch_defects.csv (known: " + known + ")");
       }
       if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
@@ -235,7 +235,7 @@ std::optional<int> parse_expect_gpus(const Args& a) {
   long n = std::strtol(v->c_str(), &end, 10);
   if (v->empty() || *end || n < 0 || n > 4096)
     throw UsageError(std::string(a.value("expect-gpus") ? "--expect-gpus" : "GPUCTS_EXPECT_GPUS") + " '" +
-                     *v + "': expected a number >= 0");
+                     *v + "': expected a number from 0 to 4096");
   return static_cast<int>(n);
 }
 

@@ -172,6 +172,7 @@ TEST(CliOptions, EveryRefusalIsOneLineAndWritesNothing) {
   std::ofstream(d + "/a-file") << "x";
   const std::string out = d + "/out", fp = d + "/fp.json", file = d + "/a-file";
   const std::string long_name = d + "/" + std::string(5000, 'x');
+  const std::string huge(100000, 'y');
   // A suite list of one suite that passes, and a bundle of it to render.
   const std::string tests = d + "/tests.json", bundle = d + "/bundle";
   std::ofstream(tests) << R"({"kind": "ctestInfo", "tests": [{"name": "t", "command": ["/bin/true"]}]})";
@@ -190,6 +191,12 @@ TEST(CliOptions, EveryRefusalIsOneLineAndWritesNothing) {
        {"fingerprint", "--no-python", "--output", long_name},
        "File name too long",
        ""},
+      // Overlong values are quoted cut, so what is wrong with them is still on the line.
+      {"overlong_bisect_case",
+       {"campaign", "--bisect", huge, "--good", "2.27.3", "--bad", "2.28.9", "--output", out},
+       "expected [BINARY/]SUITE.CASE",
+       out},
+      {"overlong_waiver", {"qualify", "--list", "--accept-known", huge}, "no such defect", ""},
       // An option that takes one value, given twice: which one would count?
       {"output_twice",
        {"fingerprint", "--no-python", "--output", fp, "--output", fp + "2"},
@@ -212,8 +219,17 @@ TEST(CliOptions, EveryRefusalIsOneLineAndWritesNothing) {
        out},
       {"campaign_ranks_one",
        {"campaign", "--nccl", "2.28.9", "--ranks", "1", "--output", out},
-       "--ranks '1': expected a number of ranks >= 2",
+       "--ranks '1': expected a number of ranks from 2 to 4096",
        out},
+      // An upper bound said as one (it read as if the number were too small).
+      {"campaign_ranks_too_many",
+       {"campaign", "--nccl", "2.28.9", "--ranks", "5000", "--output", out},
+       "--ranks '5000': expected a number of ranks from 2 to 4096",
+       out},
+      {"expect_gpus_too_many",
+       {"qualify", "--list", "--expect-gpus", "5000"},
+       "--expect-gpus '5000': expected a number from 0 to 4096",
+       ""},
       {"campaign_bad_regex",
        {"campaign", "--nccl", "2.28.9", "--exclude-tests", "(", "--output", out},
        "--exclude-tests '(' is not a valid regular expression",
