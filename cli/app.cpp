@@ -249,6 +249,10 @@ Args parsed(const CLI::App& sub, const CommandSpec& spec, std::vector<std::strin
   return Args(std::move(values), std::move(flags), std::move(positional));
 }
 
+// A refusal as printed: what it quotes from the command line or a file (a path with a newline, an
+// escape sequence) cannot start a line of its own or act on the terminal.
+std::string one_line(const std::string& text) { return terminal_safe(text, 4096); }
+
 std::string command_names() {
   std::string names;
   for (const auto& c : commands()) names += (names.empty() ? "" : " ") + std::string(c.name);
@@ -286,15 +290,16 @@ int Cli::run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const auto chosen = app_.get_subcommands();
     std::fprintf(stderr, "gpucts%s: %s\n", chosen.empty() ? "" : (" " + chosen.front()->get_name()).c_str(),
-                 e.what());
+                 one_line(e.what()).c_str());
     return 2;
   }
   if (auto a = cts::first_unknown(app_)) {
     if (a->rfind('-', 0) == 0)
-      std::fprintf(stderr, "gpucts: unknown option %s (known: %s)\n", a->c_str(),
+      std::fprintf(stderr, "gpucts: unknown option %s (known: %s)\n", one_line(*a).c_str(),
                    cts::known_flags(app_).c_str());
     else
-      std::fprintf(stderr, "gpucts: unknown command '%s' (known: %s)\n", a->c_str(), command_names().c_str());
+      std::fprintf(stderr, "gpucts: unknown command '%s' (known: %s)\n", one_line(*a).c_str(),
+                   command_names().c_str());
     return 2;
   }
   if (help_->parsed()) {
@@ -305,10 +310,15 @@ int Cli::run(int argc, char** argv) {
     const Command& c = commands()[i];
     if (!subs_[i]->parsed()) continue;
     if (auto a = cts::first_unknown(*subs_[i])) {
-      std::fprintf(stderr, "gpucts %s: unknown option %s (known: %s)\n", c.name, a->c_str(),
+      std::fprintf(stderr, "gpucts %s: unknown option %s (known: %s)\n", c.name, one_line(*a).c_str(),
                    cts::known_flags(*subs_[i]).c_str());
       return 2;
     }
+    for (const Opt& v : c.spec->valued)
+      if (const std::size_t n = subs_[i]->get_option("--" + v.name)->count(); n > 1 && !v.repeatable) {
+        std::fprintf(stderr, "gpucts %s: --%s given %zu times: give it once\n", c.name, v.name.c_str(), n);
+        return 2;
+      }
     try {
       const int rc = c.run(parsed(*subs_[i], *c.spec, positional_[i]));
       // A result that did not reach standard output (a full disk, a closed pipe) is no success:
@@ -320,7 +330,7 @@ int Cli::run(int argc, char** argv) {
       }
       return rc;
     } catch (const std::exception& e) {  // UsageError and every other refusal: one line, exit 2
-      std::fprintf(stderr, "gpucts %s: %s\n", c.name, e.what());
+      std::fprintf(stderr, "gpucts %s: %s\n", c.name, one_line(e.what()).c_str());
       return 2;
     }
   }

@@ -25,7 +25,7 @@ class Args {
        std::vector<std::string> positional);
 
   bool flag(const std::string& name) const { return flags_seen_.count(name) > 0; }
-  std::optional<std::string> value(const std::string& name) const;  // last occurrence
+  std::optional<std::string> value(const std::string& name) const;  // last (one unless repeatable)
   std::vector<std::string> values(const std::string& name) const;   // every occurrence
   const std::vector<std::string>& positional() const { return positional_; }
   double number(const std::string& name, double fallback) const;  // throws UsageError

@@ -19,6 +19,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/ctest_regex.hpp"
 #include "cli/qualify_run.hpp"
 #include "matrix/input.hpp"
 #include "report/campaign.hpp"
@@ -30,7 +31,7 @@ namespace fs = std::filesystem;
 namespace cts::cli {
 
 const CommandSpec kCampaignSpec = {
-    {{"nccl", "VERSION[,VERSION...]", "the NCCL releases to run (repeatable)"},
+    {repeatable({"nccl", "VERSION[,VERSION...]", "the NCCL releases to run (repeatable)"}),
      {"output", "DIR", "the campaign folder: a bundle per release and the report"},
      {"store", "DIR", "where releases' libraries are ($GPUCTS_NCCL_CACHE, else ~/.cache/gpucts/nccl)"},
      {"fetch", "CMD", "run `CMD VERSION STORE` to fetch a release missing from the store"},
@@ -41,7 +42,7 @@ const CommandSpec kCampaignSpec = {
      {"tests", "REGEX", "only entries whose name matches it (ctest -R)"},
      {"exclude-tests", "REGEX", "leave out entries whose name matches it (ctest -E)"},
      {"timeout", "S", "seconds per release, 0 for no limit (default 900)", Kind::seconds},
-     {"env", "NAME=VALUE", "set a variable in every release's run (repeatable)"},
+     repeatable({"env", "NAME=VALUE", "set a variable in every release's run (repeatable)"}),
      {"bisect", "[BINARY/]SUITE.CASE", "find the first release where this case changes"},
      {"good", "VERSION", "with --bisect: a release where the case passes"},
      {"bad", "VERSION", "with --bisect: a release where the case fails"},
@@ -271,15 +272,25 @@ void bisect_case(const Args& a, Bisect& b) {
     b.spec = b.spec.substr(slash + 1);
   }
   if (b.spec.find('.') == std::string::npos)
-    throw UsageError("--bisect '" + b.spec + "': expected [BINARY/]SUITE.CASE");
+    throw UsageError("--bisect '" + excerpt(b.spec, 60) + "': expected [BINARY/]SUITE.CASE");
+}
+
+// --good and --bad of --bisect: two different releases.
+std::pair<Version, Version> bisect_ends(const Args& a) {
+  auto good = a.value("good"), bad = a.value("bad");
+  if (!good || !bad) throw UsageError("--bisect needs --good VERSION and --bad VERSION");
+  auto release = [](const char* opt, const std::string& v) {
+    if (auto pv = Version::try_parse(v, VersionKind::Nccl)) return *pv;
+    throw UsageError(std::string("--") + opt + " '" + excerpt(v, 60) + "' is not a version");
+  };
+  const Version vg = release("good", *good), vb = release("bad", *bad);
+  if (vg == vb) throw UsageError("--good and --bad name the same release");
+  return {vg, vb};
 }
 
 // The releases from --good to --bad (both ends always), from --nccl or else the store, oldest first.
 void bisect_releases(const Args& a, const fs::path& store, Bisect& b) {
-  auto good = a.value("good"), bad = a.value("bad");
-  if (!good || !bad) throw UsageError("--bisect needs --good VERSION and --bad VERSION");
-  const Version vg = Version::parse(*good, VersionKind::Nccl), vb = Version::parse(*bad, VersionKind::Nccl);
-  if (vg == vb) throw UsageError("--good and --bad name the same release");
+  const auto [vg, vb] = bisect_ends(a);
   // good older than bad: a regression, find the first failing release; newer: a fix, the first passing.
   const Version lo = vg < vb ? vg : vb, hi = vg < vb ? vb : vg;
   std::vector<std::string> cands = split_list(a.values("nccl"));
@@ -391,11 +402,7 @@ void write_bisect_report(const Bisect& b, const std::string& verdict, const fs::
   std::printf("%s\n%s\n", verdict.c_str(), (out / "bisect.md").c_str());
 }
 
-int bisect(const Args& a, const Fetcher& f, const fs::path& out) {
-  Bisect b;
-  bisect_case(a, b);
-  bisect_releases(a, f.store, b);
-  bisect_entry(a, b);
+int bisect(const Args& a, const Fetcher& f, const fs::path& out, Bisect& b) {
   const auto [verdict, rc] = bisect_search(a, f, out, b);
   write_bisect_report(b, verdict, out);
   return rc;
@@ -408,7 +415,7 @@ std::optional<std::string> simulated_entry(const Args& a) {
   char* end = nullptr;
   const long n = std::strtol(r->c_str(), &end, 10);
   if (r->empty() || !end || *end || n < 2 || n > 4096)
-    throw UsageError("--ranks '" + *r + "': expected a number of ranks >= 2");
+    throw UsageError("--ranks '" + *r + "': expected a number of ranks from 2 to 4096");
   const std::string name = "gpucts_mp_collectives_sim" + std::to_string(n);
   std::string how, have;
   for (const auto& t : qualify::discover(qualify::locate_tree(a.value("build-dir")), &how)) {
@@ -429,20 +436,21 @@ struct Campaign {
   double timeout = 900, stop_after = 0;
   double run_limit = 0;                  // seconds per release; infinity for --timeout 0
   std::optional<std::string> sim_entry;  // --ranks N: the simulated-host entry
+  std::optional<Bisect> bisect;          // --bisect: the case, its releases and entry
   Clock::time_point started;
   std::string self;  // this gpucts, run as `gpucts qualify` once per release
   std::vector<campaign::Release> releases;
   std::vector<std::string> failed;
 };
 
-// The options both modes share, checked; DIR/logs made; the store and its commands.
+// Every option checked (each mode's own too) before DIR/logs is made; the store and its commands.
 Campaign campaign_options(const Args& a) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   auto out_opt = a.value("output");
   if (!out_opt) throw UsageError("--output DIR is required");
   for (const auto& e : a.values("env"))
     if (e.find('=') == std::string::npos || e.front() == '=')
-      throw UsageError("--env '" + e + "': expected NAME=VALUE");
+      throw UsageError("--env '" + excerpt(e, 60) + "': expected NAME=VALUE");
   if (out_opt->empty()) throw UsageError("--output '': names no folder");
   Campaign c;
   c.timeout = a.number("timeout", 900);
@@ -450,23 +458,34 @@ Campaign campaign_options(const Args& a) {
   if (c.timeout < 0) throw UsageError("--timeout must be >= 0 seconds (0: no limit, as qualify's)");
   if (c.stop_after < 0) throw UsageError("--stop-after must be >= 0 seconds (0: no budget)");
   c.versions = checked_versions(a.values("nccl"));
+  c.fetcher.store = fs::absolute(a.value("store").value_or(default_store()));
+  // What each mode needs, refused before DIR is made.
+  if (a.value("bisect")) {
+    Bisect b;
+    bisect_case(a, b);
+    bisect_releases(a, c.fetcher.store, b);
+    bisect_entry(a, b);
+    c.bisect = std::move(b);
+  } else {
+    if (c.versions.empty()) throw UsageError("--nccl VERSION[,VERSION...] is required");
+    c.sim_entry = simulated_entry(a);
+  }
+  for (const char* opt : {"label", "exclude-label", "tests", "exclude-tests"})
+    if (auto v = a.value(opt)) compile_ctest_regex(std::string("--") + opt, *v);  // as qualify reads it
   c.out = *out_opt;
   std::error_code ec;
   fs::create_directories(c.out / "logs", ec);
   if (ec) throw UsageError("cannot create " + c.out.string() + ": " + ec.message());
-  c.fetcher.store = fs::absolute(a.value("store").value_or(default_store()));
   c.fetcher.fetch_cmd = a.value("fetch").value_or("");
   c.fetcher.build_cmd = a.value("build").value_or("");
   c.fetcher.logs = fs::absolute(c.out / "logs");
   return c;
 }
 
-// What a release run needs beyond the shared options: the versions, the limit, the entry.
-void plan_releases(const Args& a, Campaign& c) {
-  if (c.versions.empty()) throw UsageError("--nccl VERSION[,VERSION...] is required");
+// What a release run needs beyond the shared options: the limit, the start, this gpucts.
+void plan_releases(Campaign& c) {
   // qualify's own --timeout 0 means no limit; so does the campaign's.
   c.run_limit = c.timeout > 0 ? c.timeout : std::numeric_limits<double>::infinity();
-  c.sim_entry = simulated_entry(a);
   c.started = Clock::now();
   c.self = fs::read_symlink("/proc/self/exe").string();
 }
@@ -583,8 +602,8 @@ int write_campaign(Campaign& c) {
 int cmd_campaign(const Args& a) {
   Campaign c = campaign_options(a);
   qualify::install_signal_handlers();
-  if (a.value("bisect")) return bisect(a, c.fetcher, fs::absolute(c.out));
-  plan_releases(a, c);
+  if (c.bisect) return bisect(a, c.fetcher, fs::absolute(c.out), *c.bisect);
+  plan_releases(c);
   for (std::size_t i = 0; i < c.versions.size() && !qualify::g_signal.load(); ++i) run_release(a, c, i);
   return write_campaign(c);
 }

@@ -14,8 +14,8 @@
 namespace cts::cli {
 
 const CommandSpec kCheckSpec = {
-    {{"fingerprint", "FILE", "a fingerprint probed elsewhere (repeatable; default: probe this machine)",
-      Kind::file},
+    {repeatable({"fingerprint", "FILE",
+                 "a fingerprint probed elsewhere (repeatable; default: probe this machine)", Kind::file}),
      {"matrix", "DIR", "load matrix/data/*.csv from DIR instead of the built-in matrix", Kind::dir}},
     {{"json", "print the result as one JSON object (gpucts.check)"},
      {"strict-defects", "a known NCCL or torch defect of the releases in use is an error, not a warning"},

@@ -20,7 +20,7 @@ constexpr const char* kUnplotted = "plot written with --output DIR";
 
 const CommandSpec kReportSpec = {
     {{"baseline", "DIR", "the bundle the candidates are compared against", Kind::dir},
-     {"candidate", "DIR", "a bundle to compare (repeatable: a column each)", Kind::dir},
+     repeatable({"candidate", "DIR", "a bundle to compare (repeatable: a column each)", Kind::dir}),
      {"tolerance", "PCT", "bandwidth moves within PCT percent are no change (default 5)", Kind::number},
      {"output", "DIR",
       "write report.md, report.html, report.json and plots/ there (default: Markdown on standard output)"},
@@ -52,46 +52,44 @@ const CommandSpec kReportSpec = {
     "campaign.json and plots/; exit status 1 when a matrix claim disagrees with a run.\n"
     "Exit status: 0 no regression, 1 a candidate regresses, 2 bad usage or bad input."};
 
+namespace {
+
+// The folder an output goes to, made (with its parents) or refused in one line naming it.
+void make_output_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw UsageError("cannot create " + dir + ": " + ec.message());
+}
+
+}  // namespace
+
 int cmd_report(const Args& a) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   if (auto dir = a.value("render")) {
     if (a.value("baseline") || !a.values("candidate").empty() || a.flag("json"))
       throw UsageError("--render takes only --output");
-    try {
-      bundle::Bundle b = bundle::load(*dir);
-      std::string out = a.value("output").value_or(*dir);
-      summary::write(b, out);
-      std::printf("%s\n", (fs::path(out) / "summary.html").c_str());
-    } catch (const bundle::BundleError& e) {
-      std::fprintf(stderr, "gpucts report: %s\n", e.what());
-      return 2;
-    }
+    // A BundleError (a bad bundle, an output that cannot be written) is one line, exit 2 (app.cpp).
+    bundle::Bundle b = bundle::load(*dir);
+    const std::string out = a.value("output").value_or(*dir);
+    make_output_dir(out);
+    summary::write(b, out);
+    std::printf("%s\n", (fs::path(out) / "summary.html").c_str());
     return 0;
   }
   if (a.flag("campaign")) {
     if (a.value("baseline")) throw UsageError("--campaign compares releases among themselves: no --baseline");
     if (a.values("candidate").empty()) throw UsageError("--campaign needs at least one --candidate DIR");
     if (a.value("output") && a.flag("json")) throw UsageError("--output and --json exclude each other");
-    campaign::Report r;
-    try {
-      std::vector<campaign::Release> rel;
-      for (const auto& d : a.values("candidate")) rel.push_back(campaign::load_release(d));
-      const double tol = a.number("tolerance", 5);
-      if (tol < 0 || tol >= 100) throw UsageError("--tolerance must be a percentage in [0, 100)");
-      r = campaign::build(std::move(rel), builtin_matrix(), tol);
-    } catch (const bundle::BundleError& e) {
-      std::fprintf(stderr, "gpucts report: %s\n", e.what());
-      return 2;
-    }
+    std::vector<campaign::Release> rel;
+    for (const auto& d : a.values("candidate")) rel.push_back(campaign::load_release(d));
+    const double tol = a.number("tolerance", 5);
+    if (tol < 0 || tol >= 100) throw UsageError("--tolerance must be a percentage in [0, 100)");
+    campaign::Report r = campaign::build(std::move(rel), builtin_matrix(), tol);
     bool disagree = false;
     for (const auto& c : r.claims) disagree |= c.disagrees();
     if (auto out = a.value("output")) {
-      try {
-        campaign::write(r, *out);
-      } catch (const bundle::BundleError& e) {
-        std::fprintf(stderr, "gpucts report: %s\n", e.what());
-        return 2;
-      }
+      make_output_dir(*out);
+      campaign::write(r, *out);
       std::printf("%s: %zu release(s), %zu performance change(s), %zu behaviour change(s)\n",
                   (fs::path(*out) / "campaign.html").c_str(), r.releases.size(), r.perf.size(),
                   r.case_changes.size());
@@ -106,27 +104,19 @@ int cmd_report(const Args& a) {
   auto cands = a.values("candidate");
   if (!base) throw UsageError("--baseline DIR is required");
   if (cands.empty()) throw UsageError("at least one --candidate DIR is required");
-  if (a.values("baseline").size() > 1) throw UsageError("--baseline is given more than once");
   double tol = a.number("tolerance", 5);
   if (tol < 0 || tol >= 100) throw UsageError("--tolerance must be a percentage in [0, 100)");
   if (a.value("output") && a.flag("json")) throw UsageError("--output and --json exclude each other");
 
-  report::Comparison c;
-  try {
-    bundle::Bundle b = bundle::load(*base);
-    std::vector<bundle::Bundle> cs;
-    for (const auto& d : cands) cs.push_back(bundle::load(d));
-    c = report::compare(std::move(b), std::move(cs), tol);
-  } catch (const bundle::BundleError& e) {
-    std::fprintf(stderr, "gpucts report: %s\n", e.what());
-    return 2;
-  }
+  bundle::Bundle b = bundle::load(*base);
+  std::vector<bundle::Bundle> cs;
+  for (const auto& d : cands) cs.push_back(bundle::load(d));
+  const report::Comparison c = report::compare(std::move(b), std::move(cs), tol);
   const auto out = a.value("output");
   doc::Doc d = report::to_doc(c, out.has_value());
   if (out) {
-    std::error_code ec;
-    fs::create_directories(fs::path(*out) / "plots", ec);
-    if (ec) throw UsageError("cannot create " + *out + ": " + ec.message());
+    make_output_dir(*out);
+    make_output_dir((fs::path(*out) / "plots").string());
     // Every output is made first and then written all or none: never a report.md beside a
     // report.html that could not be written.
     std::vector<std::pair<std::string, std::string>> files = {

@@ -29,6 +29,7 @@ struct Opt {
   std::string name, value, help;
   Kind kind = Kind::text;
   std::vector<std::string> choices;
+  bool repeatable = false;                                 // see repeatable() below
   Opt(const char* n, const char* h) : name(n), help(h) {}  // a switch
   Opt(const char* n, const char* v, const char* h, Kind k = Kind::text)
       : name(n), value(v), help(h), kind(k) {}
@@ -36,11 +37,18 @@ struct Opt {
       : name(n), value(v), help(h), kind(Kind::choice), choices(std::move(one_of)) {}
 };
 
+// `o` given more than once keeps every value (Args::values); any other option given twice is
+// refused naming it, before the command runs (it would silently keep one of the values).
+inline Opt repeatable(Opt o) {
+  o.repeatable = true;
+  return o;
+}
+
 // Why `value` is no value of `o`'s kind ("" when it is one): the text CLI11 prints after the option.
 std::string refusal(const Opt& o, const std::string& value);
 
 // What a subcommand accepts (CLI11 parses it; -h/--help and --version come with every one):
-// options that take a value, each of which may be given more than once, and switches; `usage`
+// options that take a value (those marked repeatable() may be given more than once), and switches; `usage`
 // opens --help, and CLI11 lists every option below it from these definitions.
 struct CommandSpec {
   std::vector<Opt> valued;

@@ -1,6 +1,7 @@
 #include "cli/qualify_options.hpp"
 
 #include "matrix/input.hpp"
+#include "results/output_file.hpp"
 
 namespace cts::qualify {
 
@@ -27,6 +28,14 @@ CheckedOptions check_options(const OptionValues& v) {
       throw std::invalid_argument("--mpi-ranks '" + excerpt(n, 40) + "': expected a number from 1 to " +
                                   std::to_string(kMaxMpiRanks));
     c.mpi_ranks = static_cast<int>(ranks);
+  }
+  // Found out now, not after hours of suites with the verdict in hand.
+  for (const auto& [opt, path] : {std::pair{"--status-file", v.status_file}, std::pair{"--prom", v.prom}}) {
+    try {
+      if (path) check_output_path(*path);
+    } catch (const OutputError& e) {
+      throw std::invalid_argument(std::string(opt) + ": " + e.what());
+    }
   }
   for (const auto& f : v.fingerprints) {
     try {

@@ -255,8 +255,9 @@ Fingerprint fingerprint_from_json(const json& j, const std::string& origin) {
       gi.name = string_field(g, "name", origin, path);
       gi.cc = version_field(g, "cc", VersionKind::Generic, origin, path);
       if (auto m = g.find("memory_mib"); m != g.end() && !m->is_null()) {
-        if (!m->is_number_integer() || (m->is_number_unsigned() && m->get<unsigned long long>() > LLONG_MAX))
-          bad(origin, path + ".memory_mib", "expected an integer");
+        if (!m->is_number_integer() ||
+            (m->is_number_unsigned() && m->get<unsigned long long>() > LLONG_MAX) || m->get<long long>() < 0)
+          bad(origin, path + ".memory_mib", "expected an integer from 0 to " + std::to_string(LLONG_MAX));
         gi.memory_mib = m->get<long long>();
       }
       gi.pci = string_field(g, "pci", origin, path);

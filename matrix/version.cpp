@@ -5,6 +5,8 @@
 #include <climits>
 #include <sstream>
 
+#include "matrix/input.hpp"
+
 namespace cts {
 namespace {
 
@@ -12,7 +14,8 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
 [[noreturn]] void fail(std::string_view text, const std::string& why) {
-  throw VersionError("invalid version '" + std::string(text) + "': " + why);
+  // Quoted short and on one line: a version field can hold anything a file or option gave.
+  throw VersionError("invalid version '" + excerpt(text) + "': " + why);
 }
 
 // Reads digits at pos; returns false if none.

@@ -7,7 +7,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <vector>
+
+#include "results/terminal_text.hpp"
 
 namespace cts {
 
@@ -15,39 +18,52 @@ namespace {
 
 std::string why(int e) { return std::strerror(e); }
 
+// A path as an error names it: on one line, and short enough that the cause after it is read.
+std::string shown(const std::string& path) { return terminal_safe(path, 1024); }
+
 mode_t file_mode() {
   mode_t mask = ::umask(0);
   ::umask(mask);
   return static_cast<mode_t>(0666 & ~mask);
 }
 
-// Checks the target, writes `text` to a fresh hidden file beside it and flushes it; returns that
-// file's name. Nothing is at the target yet.
-std::string write_beside(const std::string& path, std::string_view text) {
+// The folder part of `path` ("" or ending in '/') and its file name, once the target is checked:
+// nothing but a regular file (or nothing) may be at it.
+std::pair<std::string, std::string> checked_target(const std::string& path) {
   if (path.empty() || path.find('\0') != std::string::npos)
     throw OutputError("an empty or NUL-containing output path");
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
-    if (S_ISLNK(st.st_mode)) throw OutputError(path + ": is a symbolic link; not writing through it");
-    if (S_ISDIR(st.st_mode)) throw OutputError(path + ": is a directory");
-    if (!S_ISREG(st.st_mode)) throw OutputError(path + ": exists and is not a regular file");
+    if (S_ISLNK(st.st_mode)) throw OutputError(shown(path) + ": is a symbolic link; not writing through it");
+    if (S_ISDIR(st.st_mode)) throw OutputError(shown(path) + ": is a directory");
+    if (!S_ISREG(st.st_mode)) throw OutputError(shown(path) + ": exists and is not a regular file");
   }
   std::string::size_type slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base.empty() || base == "." || base == "..") throw OutputError(path + ": not a file name");
+  if (base.empty() || base == "." || base == "..") throw OutputError(shown(path) + ": not a file name");
+  return {dir, base};
+}
+
+// Checks the target, writes `text` to a fresh hidden file beside it and flushes it; returns that
+// file's name. Nothing is at the target yet.
+std::string write_beside(const std::string& path, std::string_view text) {
+  const auto [dir, base] = checked_target(path);
   // The hidden temporary name stays within NAME_MAX: a long base is shortened for it.
   std::string tmpl = dir + "." + base.substr(0, 200) + ".XXXXXX";
   std::vector<char> t(tmpl.begin(), tmpl.end());
   t.push_back('\0');
   int fd = ::mkostemp(t.data(), O_CLOEXEC);  // O_CREAT|O_EXCL: a link or file there is never opened
-  if (fd < 0) throw OutputError(path + ": cannot create a file beside it: " + why(errno));
+  if (fd < 0) {
+    const std::string cause = why(errno);
+    throw OutputError(shown(path) + ": cannot create a file beside it: " + cause);
+  }
   std::string tmp(t.data());
   auto give_up = [&](const std::string& what) {
     int e = errno;
     ::close(fd);
     ::unlink(tmp.c_str());
-    throw OutputError(path + ": " + what + ": " + why(e));
+    throw OutputError(shown(path) + ": " + what + ": " + why(e));
   };
   ::fchmod(fd, file_mode());
   const char* p = text.data();
@@ -63,7 +79,7 @@ std::string write_beside(const std::string& path, std::string_view text) {
   if (::close(fd) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
-    throw OutputError(path + ": write error: " + why(e));
+    throw OutputError(shown(path) + ": write error: " + why(e));
   }
   return tmp;
 }
@@ -74,11 +90,24 @@ void move_into_place(const std::string& tmp, const std::string& path) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
-    throw OutputError(path + ": cannot rename into place: " + why(e));
+    throw OutputError(shown(path) + ": cannot rename into place: " + why(e));
   }
 }
 
 }  // namespace
+
+void check_output_path(const std::string& path) {
+  const std::string folder = checked_target(path).first;
+  struct stat st {};
+  int e = 0;
+  if (::stat(folder.empty() ? "." : folder.c_str(), &st) != 0)
+    e = errno;
+  else if (!S_ISDIR(st.st_mode))
+    e = ENOTDIR;
+  else if (::access(folder.empty() ? "." : folder.c_str(), W_OK | X_OK) != 0)
+    e = errno;
+  if (e != 0) throw OutputError(shown(path) + ": cannot create a file beside it: " + why(e));
+}
 
 void write_file_atomic(const std::string& path, std::string_view text) {
   move_into_place(write_beside(path, text), path);

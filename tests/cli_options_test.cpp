@@ -155,6 +155,121 @@ TEST(CliOptions, ABadValueIsRefusedBeforeAnythingIsWritten) {
   }
 }
 
+// Bad input from a user's command line, end to end: exit 2, one line on standard error holding
+// `says`, nothing on standard output, and `absent` (the output the command would have made) not
+// there. Each row is a case that once printed several lines, a C++ exception's text, or wrote
+// before refusing.
+struct Refused {
+  const char* name;
+  std::vector<std::string> args;
+  std::string says, absent;
+};
+
+TEST(CliOptions, EveryRefusalIsOneLineAndWritesNothing) {
+  REQUIRE_CLI();
+  const std::string d = kScratch.path() + "/refused";
+  fs::create_directories(d);
+  std::ofstream(d + "/a-file") << "x";
+  const std::string out = d + "/out", fp = d + "/fp.json", file = d + "/a-file";
+  const std::string long_name = d + "/" + std::string(5000, 'x');
+  const std::string huge(100000, 'y');
+  // A suite list of one suite that passes, and a bundle of it to render.
+  const std::string tests = d + "/tests.json", bundle = d + "/bundle";
+  std::ofstream(tests) << R"({"kind": "ctestInfo", "tests": [{"name": "t", "command": ["/bin/true"]}]})";
+  ASSERT_EQ(gpucts({"qualify", "--no-python", "--tests-json", tests, "--output", bundle}).rc, 0);
+  const std::vector<Refused> rows = {
+      // Text from the command line that would start a line of its own.
+      {"unknown_command_with_newline", {"x\nALL PASSED"}, "unknown command 'x\\nALL PASSED'", ""},
+      {"unknown_option_with_newline", {"check", "--x\ny"}, "unknown option --x\\ny", ""},
+      {"argument_with_escape", {"report", "a\x1b[2J"}, "unexpected argument 'a\\x1b[2J'", ""},
+      {"output_path_with_newline",
+       {"fingerprint", "--no-python", "--output", d + "/none\nPASS/fp.json"},
+       "none\\nPASS/fp.json: cannot create a file beside it",
+       ""},
+      // A path too long to create: the cause is still on the line.
+      {"overlong_output_path",
+       {"fingerprint", "--no-python", "--output", long_name},
+       "File name too long",
+       ""},
+      // Overlong values are quoted cut, so what is wrong with them is still on the line.
+      {"overlong_bisect_case",
+       {"campaign", "--bisect", huge, "--good", "2.27.3", "--bad", "2.28.9", "--output", out},
+       "expected [BINARY/]SUITE.CASE",
+       out},
+      {"overlong_waiver", {"qualify", "--list", "--accept-known", huge}, "no such defect", ""},
+      // An option that takes one value, given twice: which one would count?
+      {"output_twice",
+       {"fingerprint", "--no-python", "--output", fp, "--output", fp + "2"},
+       "gpucts fingerprint: --output given 2 times: give it once",
+       fp},
+      {"tolerance_twice",
+       {"report", "--baseline", d, "--candidate", d, "--tolerance", "5", "--tolerance", "9"},
+       "--tolerance given 2 times",
+       ""},
+      {"campaign_label_twice",
+       {"campaign", "--nccl", "2.28.9", "--label", "a", "--label", "b", "--output", out},
+       "--label given 2 times",
+       out},
+      // report --render into a file: the folder cannot be made (was a std::filesystem message).
+      {"render_into_a_file", {"report", "--render", bundle, "--output", file}, "cannot create " + file, ""},
+      // campaign refuses what it is missing before it makes its folder.
+      {"campaign_without_nccl",
+       {"campaign", "--output", out},
+       "--nccl VERSION[,VERSION...] is required",
+       out},
+      {"campaign_ranks_one",
+       {"campaign", "--nccl", "2.28.9", "--ranks", "1", "--output", out},
+       "--ranks '1': expected a number of ranks from 2 to 4096",
+       out},
+      // An upper bound said as one (it read as if the number were too small).
+      {"campaign_ranks_too_many",
+       {"campaign", "--nccl", "2.28.9", "--ranks", "5000", "--output", out},
+       "--ranks '5000': expected a number of ranks from 2 to 4096",
+       out},
+      {"expect_gpus_too_many",
+       {"qualify", "--list", "--expect-gpus", "5000"},
+       "--expect-gpus '5000': expected a number from 0 to 4096",
+       ""},
+      {"campaign_bad_regex",
+       {"campaign", "--nccl", "2.28.9", "--exclude-tests", "(", "--output", out},
+       "--exclude-tests '(' is not a valid regular expression",
+       out},
+      {"bisect_without_ends",
+       {"campaign", "--bisect", "S.c", "--output", out},
+       "--good VERSION and --bad",
+       out},
+      {"bisect_bad_good",
+       {"campaign", "--bisect", "S.c", "--good", "x1", "--bad", "2.28.9", "--output", out},
+       "--good 'x1' is not a version",
+       out},
+      {"bisect_no_case",
+       {"campaign", "--bisect", "S", "--good", "2.27.3", "--bad", "2.28.9", "--output", out},
+       "--bisect 'S': expected [BINARY/]SUITE.CASE",
+       out},
+      // qualify's node files are checked before the suites run, not after.
+      {"status_file_in_no_folder",
+       {"qualify", "--no-python", "--tests-json", tests, "--output", out, "--status-file",
+        d + "/none/status"},
+       "--status-file: " + d + "/none/status: cannot create a file beside it",
+       out},
+      {"prom_is_a_folder",
+       {"qualify", "--no-python", "--tests-json", tests, "--output", out, "--prom", d},
+       "--prom: " + d + ": is a directory",
+       out},
+  };
+  for (const Refused& row : rows) {
+    CliRun r = gpucts(row.args);
+    EXPECT_EQ(r.rc, 2) << row.name << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << row.name << ": " << r.err;
+    EXPECT_EQ(r.err.find("filesystem error"), std::string::npos) << row.name << ": " << r.err;
+    EXPECT_NE(r.err.find(row.says), std::string::npos) << row.name << ": " << r.err << "wanted: " << row.says;
+    EXPECT_EQ(r.out, "") << row.name;
+    if (!row.absent.empty()) {
+      EXPECT_FALSE(fs::exists(row.absent)) << row.name << ": written before refusing";
+    }
+  }
+}
+
 // Every line within 80 columns but a single word longer than that (a path).
 void expect_wrapped(const std::string& text, const std::string& what) {
   std::istringstream lines(text);

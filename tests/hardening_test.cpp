@@ -553,6 +553,10 @@ TEST(Fingerprint, OutOfRangeNumbersAndOverlongVersionsAreRefusedNamingTheField) 
       {R"({"schema":"gpucts.fingerprint/1","nccl":{"runtime":2147483647}})", "field 'nccl.runtime'"},
       {R"({"schema":"gpucts.fingerprint/1","nccl":{"header":"2147483647"}})", "field 'nccl.header'"},
       {R"({"schema":"gpucts.fingerprint/1","cuda_runtime":1000000})", "field 'cuda_runtime'"},
+      {R"({"schema":"gpucts.fingerprint/1","gpus":[{"memory_mib":-1}]})", "field 'gpus[0].memory_mib'"},
+      // An overlong version is quoted cut, so the line stays readable.
+      {R"({"schema":"gpucts.fingerprint/1","torch":{"version":"2.)" + std::string(5000, '1') + R"("}})",
+       "field 'torch.version'"},
   };
   for (const auto& [text, what] : bad) {
     try {
@@ -561,6 +565,7 @@ TEST(Fingerprint, OutOfRangeNumbersAndOverlongVersionsAreRefusedNamingTheField) 
     } catch (const FingerprintError& e) {
       EXPECT_EQ(std::string(e.what()).rfind("fp.json:", 0), 0u) << e.what();
       EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_LT(std::string(e.what()).size(), 300u) << e.what();
     }
   }
   EXPECT_EQ(parse_fingerprint(R"({"schema":"gpucts.fingerprint/1","rank":2147483647})", "x").rank,
