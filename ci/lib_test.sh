@@ -68,6 +68,14 @@ done
 # Where apt-get is there it was tried (and failed) for the required package.
 grep -q 'install.*libcli11-dev' "$scratch/apt-calls" 2>/dev/null || fail "bin-apt: apt-get was never asked for libcli11-dev"
 
+# ci/qualify picks its own build folder: a --build-dir of the user's is refused at once, in one
+# line, before anything is installed or built.
+out=$(timeout 60 bash "$here/qualify" --build-dir elsewhere 2>&1)
+rc=$?
+[ "$rc" = 2 ] || fail "ci/qualify --build-dir: exit $rc, expected 2: $out"
+[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && [[ "$out" == *--build-dir* ]] ||
+  fail "ci/qualify --build-dir: not one line naming the option: $out"
+
 if [ "$failures" -gt 0 ]; then
   echo "ci/lib.sh requirement logic: $failures failure(s)"
   exit 1
