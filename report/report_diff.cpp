@@ -68,9 +68,11 @@ Scope scope_of(const bundle::Bundle& b) {
     if (sel.contains(key))
       for (const auto& v : sel.at(key).is_array() ? sel.at(key) : nlohmann::json::array({sel.at(key)}))
         parts.push_back(option + " " + text(v));
-  for (const auto& [key, v] : sel.items())
+  for (const auto& item : sel.items()) {
+    const std::string key = item.key();  // a plain name: lambdas cannot capture a binding in C++17
     if (std::none_of(options.begin(), options.end(), [&](const auto& o) { return o.first == key; }))
-      parts.push_back(key + " " + text(v));
+      parts.push_back(key + " " + text(item.value()));
+  }
   sc.selection = parts.empty() ? "every suite of the level" : join(parts, ", ");
   return sc;
 }
