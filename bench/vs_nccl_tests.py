@@ -140,17 +140,24 @@ def load_gpucts(path):
     return out, j
 
 
-def load_cputime(logs):
+def load_cputime(logs, warn=lambda text: print("vs_nccl_tests.py: " + text, file=sys.stderr)):
     """nccl-tests runs with -C 1: their time column is the host time per call of the calls alone,
-    before the stream wait. (collective, bytes, placement) -> median over the rounds."""
+    before the stream wait. (collective, bytes, placement) -> median over the rounds. These figures
+    only explain the table: a log without them (a failed run, a build without -C) is left out with
+    a warning, never the table."""
     cpu = {}
     for log in logs:
         coll = row_of_log(log)
         with open(log, errors="replace") as f:
             text = f.read()
         if not re.search(r"^#\s+size\s+count\s+type\s+redop\s+root\s+cputime\b", text, re.M):
-            raise ParseError("%s: not a run with -C 1 (its header names no cputime column)" % log)
-        rows, _ = parse_nccl_tests(text, log)
+            warn("%s left out: no cputime column (the run failed, or this nccl-tests has no -C)" % log)
+            continue
+        try:
+            rows, _ = parse_nccl_tests(text, log)
+        except ParseError as e:
+            warn("%s left out: %s" % (log, e))
+            continue
         for r in rows:
             for placement in ("out_of_place", "in_place"):
                 if r[placement]["time_us"]:
@@ -413,7 +420,8 @@ def host_clock_section(table, mode="blocking"):
            "as nccl-tests times itself (the host clock from the first call to the end of the stream wait); "
            "\"enqueue\" is the calls alone, before the wait (gpucts' host clock; nccl-tests -C 1). Where "
            "enqueue is near the time the calls are host-bound, and the two enqueue figures compare the host's "
-           "work between two calls directly. Medians over the rounds." % mode, "",
+           "work between two calls directly. Medians over the rounds; at several ranks gpucts' figures are "
+           "the mean over its processes, nccl-tests' enqueue its rank 0's." % mode, "",
            "| collective | size | nccl-tests | nccl-tests enqueue | gpucts events | gpucts host clock | "
            "gpucts enqueue | ratio by host clock | reading |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -455,8 +463,17 @@ def main(argv):
     c.add_argument("--require", action="store_true", help="exit 1 when a blocking goal point misses 0.9-1.1x")
     a = ap.parse_args(argv)
     try:
+        seen = {}
         for d in a.folders:
             logs, cpu, ours = files_of(d)
+            # Rounds pair by collective and round number: the same one from two runs would replace
+            # the other unseen.
+            for f in logs + ours:
+                name = os.path.basename(f)
+                if name in seen:
+                    raise ParseError("%s and %s: the same collective and round in two runs (give runs of "
+                                     "different --colls, or compare them apart)" % (seen[name], f))
+                seen[name] = f
             a.nccl_tests += logs
             a.nccl_tests_cputime += cpu
             a.gpucts += ours
