@@ -162,10 +162,14 @@ std::vector<std::string> run_names(const std::vector<const bundle::Bundle*>& run
       names[i] +=
           (names[i].empty() ? "" : ", ") + shown + " " + (env[i].count(field) ? env[i].at(field) : "absent");
   }
-  // The folder's last `parts` path components ("d2/bundle").
+  // The folder's last `parts` path components ("d2/bundle"), of its absolute path: "." and ".."
+  // name the folder they stand for.
   auto folder = [&](std::size_t i, int parts) {
     std::vector<std::string> tail;
-    for (const auto& c : std::filesystem::path(runs[i]->dir).lexically_normal())
+    std::error_code ec;
+    std::filesystem::path dir = std::filesystem::absolute(runs[i]->dir, ec);
+    if (ec) dir = runs[i]->dir;
+    for (const auto& c : dir.lexically_normal())
       if (!c.empty() && c != "/" && c != ".") tail.push_back(c.string());
     std::string out;
     for (std::size_t k = tail.size() > std::size_t(parts) ? tail.size() - parts : 0; k < tail.size(); ++k)

@@ -136,20 +136,25 @@ Story tell(const std::vector<const bundle::Bundle*>& runs, const std::vector<std
   }
   // Bands of one run, direction, metric, qualifier and size range are one line over their
   // collectives and placements, where they moved by about as much: magnitudes that overlap or lie
-  // within the tolerance of each other (10% and 40% over the same sizes are two changes).
+  // within the tolerance of each other (10% and 40% over the same sizes are two changes). The
+  // magnitudes are those of the line's first band, so that 10%, 14%, 18% ... cannot chain into one.
   std::vector<std::set<std::string>> merged_placements;
+  std::vector<std::pair<double, double>> first_pct;  // per line: its first band's min and max
   for (std::size_t f = 0; f < found.size(); ++f) {
     const Band& b = found[f];
-    auto same = [&](const Band& o) {
-      const double gap = std::max(o.min_pct, b.min_pct) - std::min(o.max_pct, b.max_pct);
-      return std::tie(o.run, o.direction, o.metric, o.qualifier, o.lo, o.hi, o.to_end) ==
-                 std::tie(b.run, b.direction, b.metric, b.qualifier, b.lo, b.hi, b.to_end) &&
-             gap <= tolerance_pct;
-    };
-    auto it = std::find_if(s.bands.begin(), s.bands.end(), same);
+    auto it = s.bands.begin();
+    for (; it != s.bands.end(); ++it) {
+      const auto& [lo_pct, hi_pct] = first_pct[it - s.bands.begin()];
+      const double gap = std::max(lo_pct, b.min_pct) - std::min(hi_pct, b.max_pct);
+      if (std::tie(it->run, it->direction, it->metric, it->qualifier, it->lo, it->hi, it->to_end) ==
+              std::tie(b.run, b.direction, b.metric, b.qualifier, b.lo, b.hi, b.to_end) &&
+          gap <= tolerance_pct)
+        break;
+    }
     if (it == s.bands.end()) {
       s.bands.push_back(b);
       merged_placements.push_back(placements[f]);
+      first_pct.emplace_back(b.min_pct, b.max_pct);
       continue;
     }
     merged_placements[it - s.bands.begin()].insert(placements[f].begin(), placements[f].end());

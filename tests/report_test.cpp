@@ -1425,6 +1425,12 @@ TEST(ReportCompare, RunsOfTheSameStackInLikeNamedFoldersHaveDistinctNames) {
   // The same folder given twice: its place in the order.
   const auto same = across::run_names({&a, &a});
   EXPECT_NE(same[0], same[1]);
+  // "." and ".." name the folders they stand for, never a blank column.
+  const std::string here = std::filesystem::current_path().filename().string();
+  const std::string up = std::filesystem::current_path().parent_path().filename().string();
+  a.dir = ".";
+  b.dir = "..";
+  EXPECT_EQ(across::run_names({&a, &b}), (std::vector<std::string>{here, up}));
 }
 
 TEST(ReportCompare, NonblockingPointsAreNeverComparedWithBlockingOnes) {
@@ -1704,6 +1710,25 @@ TEST(ReportStory, DifferentMagnitudesOverTheSameSizesAreSeparateBands) {
             (std::vector<std::string>{
                 "NCCL 2.27.7: AllReduce busbw 10% slower from 64 KiB to 1 MiB",
                 "NCCL 2.27.7: AllGather, ReduceScatter busbw 40% slower from 64 KiB to 1 MiB"}));
+}
+
+// Magnitudes a tolerance apart step by step (10%, 14%, 18% at 5%) do not chain into one line.
+TEST(ReportStory, StepByStepMagnitudesDoNotChainIntoOneBand) {
+  const std::uint64_t k64 = 64 << 10, m1 = 1 << 20;
+  auto ref = release_bundle("2.26.2", {}, release_points([](std::uint64_t) { return 0.0; }, false));
+  auto moved = [&](double by) {
+    return release_points([&](std::uint64_t b) { return b >= k64 && b <= m1 ? by : 0.0; }, false);
+  };
+  auto pts = moved(0.10);
+  const auto ag = moved(0.14), rs = moved(0.18);
+  for (std::size_t k = 0; k < pts.size(); ++k) {
+    if (pts[k].collective == "AllGather") pts[k] = ag[k];
+    if (pts[k].collective == "ReduceScatter") pts[k] = rs[k];
+  }
+  auto c = report::compare(ref, {release_bundle("2.27.7", {}, pts)}, 5);
+  EXPECT_EQ(c.story.lines(), (std::vector<std::string>{
+                                 "NCCL 2.27.7: AllReduce, AllGather busbw 10-14% slower from 64 KiB to 1 MiB",
+                                 "NCCL 2.27.7: ReduceScatter busbw 18% slower from 64 KiB to 1 MiB"}));
 }
 
 TEST(ReportStory, CampaignOfTheSameReleasesTellsTheSame) {
