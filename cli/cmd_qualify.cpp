@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 
 #include "cli/args.hpp"
@@ -544,9 +545,6 @@ int finish(const Args& a, Run& r) {
                  terminal_safe(e.what(), 4096).c_str());
     return 2;
   }
-  // Checked before the run (read_options); what still fails here is one line naming the file, exit 2.
-  if (auto f = a.value("status-file")) write_node_status(*f, m.verdict);
-  if (auto f = a.value("prom")) bundle::write_text(*f, prometheus_text(written, m.verdict));
   const auto n = junit::count(r.cases);
   int not_run = 0, waived = 0;
   for (const auto& s : m.suites) not_run += s.status == bundle::SuiteStatus::not_run;
@@ -559,6 +557,22 @@ int finish(const Args& a, Run& r) {
   for (const auto& w : warnings) std::printf("  warning: %s\n", terminal_safe(w).c_str());
   for (const auto& x : notes) std::printf("  note: %s\n", x.c_str());
   std::printf("summary: %s\n", (r.dir / "summary.html").c_str());
+  // Checked before the run (read_options); what still fails here, after the verdict was told, is
+  // one line naming the option and file, exit 2 (a node label must not keep a stale word).
+  for (const auto& [opt, write] :
+       {std::pair<const char*, std::function<void(const std::string&)>>{
+            "--status-file", [&](const std::string& f) { write_node_status(f, m.verdict); }},
+        {"--prom",
+         [&](const std::string& f) { bundle::write_text(f, prometheus_text(written, m.verdict)); }}}) {
+    const auto f = a.value(opt + 2);
+    if (!f) continue;
+    try {
+      write(*f);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpucts qualify: %s: %s\n", opt, terminal_safe(e.what(), 4096).c_str());
+      return 2;
+    }
+  }
   return v.exit_code();
 }
 

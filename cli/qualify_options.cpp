@@ -1,6 +1,8 @@
 #include "cli/qualify_options.hpp"
 
+#include <filesystem>
 #include "matrix/input.hpp"
+
 #include "results/output_file.hpp"
 
 namespace cts::qualify {
@@ -29,10 +31,19 @@ CheckedOptions check_options(const OptionValues& v) {
                                   std::to_string(kMaxMpiRanks));
     c.mpi_ranks = static_cast<int>(ranks);
   }
-  // Found out now, not after hours of suites with the verdict in hand.
+  // Found out now, not after hours of suites with the verdict in hand. A file inside the bundle
+  // folder is checked when that folder exists (it is made after these checks).
+  auto inside_output = [&](const std::string& path) {
+    namespace fs = std::filesystem;
+    if (!v.output) return false;
+    std::error_code e1, e2;
+    const fs::path file = fs::weakly_canonical(fs::path(path), e1);
+    const fs::path out = fs::weakly_canonical(fs::path(*v.output) / "x", e2).parent_path();
+    return !e1 && !e2 && file.parent_path() == out;
+  };
   for (const auto& [opt, path] : {std::pair{"--status-file", v.status_file}, std::pair{"--prom", v.prom}}) {
     try {
-      if (path) check_output_path(*path);
+      if (path && !inside_output(*path)) check_output_path(*path);
     } catch (const OutputError& e) {
       throw std::invalid_argument(std::string(opt) + ": " + e.what());
     }
