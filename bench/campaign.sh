@@ -59,10 +59,14 @@ stop_after=$((LIMIT - (SECONDS - t0) - ${CAMPAIGN_RESERVE_S:-100} - 45))
 rm -rf "$WORK" && mkdir -p "$WORK"
 list=$(IFS=,; echo "${versions[*]}")
 stamp "campaign over $list (no release starts after $stop_after s)"
-# CAMPAIGN_ARGS: more `gpucts campaign` options (e.g. --exclude-tests to leave out NCCL-free suites).
+# CAMPAIGN_ARGS: more `gpucts campaign` options (e.g. --exclude-tests to leave out NCCL-free suites);
+# a --timeout or --stop-after there replaces this script's (gpucts takes each option once).
+release_limits=()
+[[ " ${CAMPAIGN_ARGS:-} " == *" --timeout"* ]] || release_limits+=(--timeout 120)
+[[ " ${CAMPAIGN_ARGS:-} " == *" --stop-after"* ]] || release_limits+=(--stop-after "$stop_after")
 # shellcheck disable=SC2086
-"$G" campaign --nccl "$list" --store "$STORE" --build-dir "$B" --output "$WORK/campaign" --timeout 120 \
-  --stop-after "$stop_after" ${CAMPAIGN_ARGS:-} 2>&1 | tee "$OUT/campaign.log"
+"$G" campaign --nccl "$list" --store "$STORE" --build-dir "$B" --output "$WORK/campaign" "${release_limits[@]}" \
+  ${CAMPAIGN_ARGS:-} 2>&1 | tee "$OUT/campaign.log"
 echo "campaign exit ${PIPESTATUS[0]}; build $build_s s" | tee -a "$OUT/campaign.log"
 
 case=${CAMPAIGN_BISECT:-gpucts_collectives/AllReduce.f32_avg_262145_outofplace_w1}
