@@ -291,21 +291,24 @@ void write_marks(std::ostream& o, const Plot& p, const Canvas& c) {
     const double x = c.X(m.x), y = c.Y(m.y);
     o << "<circle class=\"mark\" cx=\"" << num(x) << "\" cy=\"" << num(y)
       << "\" r=\"7\" fill=\"none\" stroke=\"" << kThresholdColor << "\" stroke-width=\"2\"/>\n";
-    Label l{x - 10 - 7 * static_cast<double>(m.text.size()), x - 10, y + 20, m.text};
-    auto clash = [&](const Label& o2) {
-      return l.x0 < o2.x1 && o2.x0 < l.x1 && std::fabs(l.y - o2.y) < line;
-    };
+    // Below the ring, moved down past labels it would overprint; where that leaves the plot area,
+    // above the ring, moved up instead.
     bool repeated = false;
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (const auto& o2 : placed)
-        if (clash(o2)) {
-          repeated |= o2.text == l.text;
-          l.y = o2.y + line;
-          moved = true;
-        }
-      if (repeated) break;
-    }
+    auto place = [&](double start, double step) {
+      Label l{x - 10 - 7 * static_cast<double>(m.text.size()), x - 10, start, m.text};
+      for (bool moved = true; moved && !repeated;) {
+        moved = false;
+        for (const auto& o2 : placed)
+          if (l.x0 < o2.x1 && o2.x0 < l.x1 && std::fabs(l.y - o2.y) < line) {
+            repeated |= o2.text == l.text;
+            l.y = o2.y + step;
+            moved = true;
+          }
+      }
+      return l;
+    };
+    Label l = place(y + 20, line);
+    if (!repeated && l.y > c.top + c.h - 3) l = place(y - 12, -line);
     if (repeated) continue;
     placed.push_back(l);
     o << "<text class=\"mark-label\" x=\"" << num(l.x1) << "\" y=\"" << num(l.y)

@@ -2020,6 +2020,18 @@ TEST(SvgPlot, MarksAtNeighbouringSizesDoNotOverprintTheirLabels) {
                    std::fabs(boxes[i].y - boxes[j].y) < 12)
           << "labels " << i << " and " << j << " overlap:\n"
           << out;
+  // Crossings at the bottom of the plot: their labels stay inside it (above the x axis).
+  svg::Plot low;
+  low.series.push_back({"run", {{8, 500}, {256 << 20, 100}, {512 << 20, 100}, {kGiB, 100}}, false});
+  low.marks.push_back({256 << 20, 100, "under floor"});
+  low.marks.push_back({512 << 20, 100, "back over floor"});
+  low.marks.push_back({static_cast<double>(kGiB), 100, "under floor again"});
+  const std::string bottom = svg::render(low);
+  const double height = std::stod(bottom.substr(bottom.find("height=\"") + 8));
+  std::size_t labels = 0;
+  for (auto at = bottom.find(open); at != std::string::npos; at = bottom.find(open, at + 1), ++labels)
+    EXPECT_LT(std::stod(bottom.substr(bottom.find("y=\"", at) + 3)), height - 40) << bottom;
+  EXPECT_EQ(labels, 3u) << bottom;
 }
 
 // With one run there is nothing to divide by: no ratio plot, only the values.
