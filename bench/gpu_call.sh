@@ -69,7 +69,7 @@ for step in "$@"; do
       # (inst/libexec/gpucts/, nt-bin/, nt-bin-mpi/), nothing built here; else both built from source.
       tools=(--nccl-tests .nccl-tests --build "$B")
       if [ -n "${VS_PREBUILT:-}" ]; then
-        mkdir -p /tmp/vs-prebuilt && tar -C /tmp/vs-prebuilt -xJf "$VS_PREBUILT" || exit 1
+        rm -rf /tmp/vs-prebuilt && mkdir -p /tmp/vs-prebuilt && tar -C /tmp/vs-prebuilt -xJf "$VS_PREBUILT" || exit 1
         nt=/tmp/vs-prebuilt/nt-bin
         [ "$step" = vs1 ] || nt=/tmp/vs-prebuilt/nt-bin-mpi
         tools=(--nccl-tests-bin "$nt" --gpucts-bin /tmp/vs-prebuilt/inst/libexec/gpucts/gpucts_bandwidth)

@@ -409,6 +409,36 @@ class ScriptWithStandIns(unittest.TestCase):
                          "a run given twice would replace its own rounds")
         self.assertEqual(v.main(["compare", "--out", merged]), 2, "nothing to compare")
 
+    def test_gpu_call_steps_from_a_prebuilt_tarball(self):
+        """bench/gpu_call.sh vs1 and vs2a, the GPU machine's commands, on stand-ins packed as the
+        prebuilt tarball is (inst/libexec/gpucts/, nt-bin/, nt-bin-mpi/)."""
+        import shutil
+        import subprocess
+        d = self.dir.name
+        pack = os.path.join(d, "pack")
+        os.makedirs(os.path.join(pack, "inst", "libexec", "gpucts"))
+        shutil.copytree(os.path.join(d, "nt"), os.path.join(pack, "nt-bin"))
+        shutil.copytree(os.path.join(d, "nt"), os.path.join(pack, "nt-bin-mpi"))
+        shutil.copy(self.gpucts, os.path.join(pack, "inst", "libexec", "gpucts"))
+        self.executable(os.path.join(pack, "inst", "libexec", "gpucts", "gpucts_mp_bandwidth"),
+                        'exec python3 %s/gmp.py "$@"' % d)
+        tarball = os.path.join(d, "vs.tar.xz")
+        subprocess.run(["tar", "-C", pack, "-cJf", tarball, "."], check=True)
+        out = os.path.join(d, "call")
+        env = dict(os.environ, PATH=os.path.join(d, "bin") + os.pathsep + os.environ["PATH"], VS_PREBUILT=tarball,
+                   OUT=out)
+        p = subprocess.run(["bash", os.path.join(HERE, "gpu_call.sh"), "--limit", "150", "vs1", "vs2a"],
+                           cwd=os.path.dirname(HERE), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True, timeout=170)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertIn("blocking: 18 of 18 goal points within 0.9-1.1x", p.stdout)
+        self.assertIn("blocking: 8 of 8 goal points within 0.9-1.1x", p.stdout, "vs2a: four collectives")
+        listing = subprocess.run(["tar", "tzf", os.path.join(out, "logs.tgz")], stdout=subprocess.PIPE,
+                                 universal_newlines=True).stdout
+        self.assertIn("./vs1/vs_nccl_tests.md", listing)
+        self.assertIn("./vs2a/nccl-tests/all_reduce_perf.r5.log", listing)
+        self.assertNotIn("./vs2a/nccl-tests/all_reduce_perf.cpu.r1.log", listing, "vs2 runs without -C 1")
+
     def test_bad_sweep_and_missing_mpi_binary_exit_2_with_the_cause(self):
         rc, text, _ = self.run_script("--rounds", "1", "--sweep", "8:1G:x")
         self.assertEqual(rc, 2, text)
