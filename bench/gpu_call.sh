@@ -7,8 +7,8 @@
 # time, outside ctest), probe (bench/py_parity_probe.py under NCCL's COLL log), full (ci/qualify --level full),
 # campaign (2.27.7 against the system NCCL), preflight (bench/preflight_cost.sh), install (a moved
 # install tree with a runtime PATH, bench/field_round.sh), vs1 / vs2 (bench/vs_nccl_tests.sh at one
-# rank and at two simulated ranks, the goal sizes only; vs2a and vs2b: vs2's collectives in two
-# halves, one call each; VS_PREBUILT=TARBALL uses binaries built elsewhere).
+# rank and at two simulated ranks, the goal sizes only; vs2a, vs2b, vs2c: vs2's collectives in
+# three parts, one call each; VS_PREBUILT=TARBALL uses binaries built elsewhere).
 set -uo pipefail
 limit=570
 [ "${1:-}" = --limit ] && { limit=$2; shift 2; }
@@ -64,7 +64,7 @@ for step in "$@"; do
       echo "campaign.sh exit $?"; grep -E 'campaign exit|verdict|PASS|FAIL' "$OUT/campaign-run.log" | head -12 ;;
     preflight) timeout -k 5 "$(left)" bash bench/preflight_cost.sh --rounds "${PREFLIGHT_ROUNDS:-3}" 2>&1 | tee "$OUT/preflight.log" ;;
     install) FIELD_ACCEPT=${FULL_ACCEPT:-nccl-1950,torch-190745,torch-rs1-premulsum} FIELD_STAGES=install timeout -k 5 "$(left)" bash bench/field_round.sh "$(left)" ;;
-    vs1 | vs2 | vs2a | vs2b)
+    vs1 | vs2 | vs2a | vs2b | vs2c)
       # VS_PREBUILT=TARBALL: gpucts_bandwidth, gpucts_mp_bandwidth and nccl-tests built elsewhere
       # (inst/libexec/gpucts/, nt-bin/, nt-bin-mpi/), nothing built here; else both built from source.
       tools=(--nccl-tests .nccl-tests --build "$B")
@@ -74,15 +74,16 @@ for step in "$@"; do
         [ "$step" = vs1 ] || nt=/tmp/vs-prebuilt/nt-bin-mpi
         tools=(--nccl-tests-bin "$nt" --gpucts-bin /tmp/vs-prebuilt/inst/libexec/gpucts/gpucts_bandwidth)
       fi
-      # Two simulated ranks move 1 GiB over sockets in about 0.6 s: vs2a and vs2b split the
-      # collectives over two calls (vs_nccl_tests.py compare --from joins them).
+      # Two simulated ranks move 1 GiB over sockets in about 0.6 s (some 20 s per collective and
+      # round): vs2a, vs2b and vs2c split the collectives over three calls; vs_nccl_tests.py
+      # compare --from joins them, and the rounds of a call cut short.
+      sim=(--ranks 2 --rounds 5 --iters 5 --warmup 1 --reps 1 --no-cputime)
       case $step in
         vs1) what=(--rounds 5 --require) ;;
-        vs2) what=(--ranks 2 --rounds 5 --iters 5 --warmup 1 --reps 1 --no-cputime) ;;
-        vs2a) what=(--ranks 2 --rounds 5 --iters 5 --warmup 1 --reps 1 --no-cputime
-                    --colls all_reduce,all_gather,broadcast,reduce_scatter) ;;
-        vs2b) what=(--ranks 2 --rounds 5 --iters 5 --warmup 1 --reps 1 --no-cputime
-                    --colls reduce,alltoall,scatter,gather,sendrecv) ;;
+        vs2) what=("${sim[@]}") ;;
+        vs2a) what=("${sim[@]}" --colls all_reduce,all_gather,broadcast) ;;
+        vs2b) what=("${sim[@]}" --colls reduce_scatter,reduce,alltoall) ;;
+        vs2c) what=("${sim[@]}" --colls scatter,gather,sendrecv) ;;
       esac
       timeout -k 5 "$(left)" bash bench/vs_nccl_tests.sh "${tools[@]}" --out "$OUT/$step" "${what[@]}" \
         --sweep 8:1G:134217728 --no-nonblocking 2>&1 | grep -v "no data moves" | tail -40 ;;
