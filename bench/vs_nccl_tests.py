@@ -140,7 +140,7 @@ def load_gpucts(path):
     return out, j
 
 
-def load_cputime(logs, warn=lambda text: print("vs_nccl_tests.py: " + text, file=sys.stderr)):
+def load_cputime(logs, warn=lambda text: warn(text)):
     """nccl-tests runs with -C 1: their time column is the host time per call of the calls alone,
     before the stream wait. (collective, bytes, placement) -> median over the rounds. These figures
     only explain the table: a log without them (a failed run, a build without -C) is left out with
@@ -170,6 +170,10 @@ def _median_of(points, field):
     return median(v) if v else None
 
 
+def warn(text):
+    print("vs_nccl_tests.py: " + text, file=sys.stderr)
+
+
 def compare(logs, gpucts_files, cputime_logs=()):
     """One row per (collective, size, placement) nccl-tests measured, with each gpucts mode found:
     the median over rounds of the times and of the per-round ratios, and the ratios' range. With
@@ -186,10 +190,19 @@ def compare(logs, gpucts_files, cputime_logs=()):
     theirs = {}  # (collective, bytes, placement) -> {round: row}
     order = []
     ranks = {}  # collective -> ranks of its nccl-tests run
+    failed = {}  # collective -> its logs without result rows (a run that failed or was cut short)
     for log in logs:
         coll = row_of_log(log)
         with open(log, errors="replace") as f:
-            rows, meta = parse_nccl_tests(f.read(), log)
+            text = f.read()
+        try:
+            rows, meta = parse_nccl_tests(text, log)
+        except ParseError as e:
+            # One failed round costs that round, not the table; a collective with no round at all
+            # keeps its goal points, as misses.
+            warn("%s left out: %s" % (log, e))
+            failed.setdefault(coll, []).append(log)
+            continue
         ranks[coll] = meta.get("ranks")
         for r in rows:
             for placement in ("out_of_place", "in_place"):
@@ -197,6 +210,14 @@ def compare(logs, gpucts_files, cputime_logs=()):
                 if key not in theirs:
                     order.append(key)
                 theirs.setdefault(key, {})[round_of(log)] = r[placement]
+    world = next((r for r in ranks.values() if r), 1)
+    for coll in failed:
+        if coll in ranks:
+            continue
+        for size in (smallest_bytes(coll, world), GOAL_SIZES[1]):
+            key = (coll, size, "out_of_place")
+            order.append(key)
+            theirs[key] = {}
     table = []
     for key in order:
         coll, nbytes, placement = key
@@ -210,7 +231,8 @@ def compare(logs, gpucts_files, cputime_logs=()):
                  # One rank in place: input and output are one buffer, nothing is copied; the time
                  # of such a call is no bandwidth (either tool's "5e+06 GB/s" means nothing).
                  "no_data": ranks.get(coll) == 1 and placement == "in_place",
-                 "nccl_tests_enqueue_us": enqueue.get(key)}
+                 "nccl_tests_enqueue_us": enqueue.get(key),
+                 "nccl_tests_failed": failed.get(coll) if coll not in ranks else None}
         for m in modes:
             mine = ours.get((coll, nbytes, placement, m))
             if not mine:
@@ -300,7 +322,10 @@ def misses(table, mode="blocking"):
         if not is_goal(e):
             continue
         m = e["modes"].get(mode)
-        if m is None or m["ratio"] is None:
+        if e.get("nccl_tests_failed"):
+            out.append("%s %s: nccl-tests gave no result rows (%s)" % (
+                e["collective"], size_str(e["bytes"]), ", ".join(os.path.basename(x) for x in e["nccl_tests_failed"])))
+        elif m is None or m["ratio"] is None:
             out.append("%s %s: not measured by gpucts (%s)" % (e["collective"], size_str(e["bytes"]), mode))
         elif not GOAL_LOW <= m["ratio"] <= GOAL_HIGH:
             out.append("%s %s: %.2fx" % (e["collective"], size_str(e["bytes"]), m["ratio"]))
@@ -380,6 +405,8 @@ def write(table, modes, runs, prefix, title):
             return fmt(us, "%.2f us") if lat else fmt(bw, "%.1f GB/s")
         cells = [e["collective"], size_str(e["bytes"]), e["placement"].replace("_", " "),
                  val(e["nccl_tests_us"], e["nccl_tests_algbw"])]
+        if e.get("nccl_tests_failed"):
+            cells[3] = "no result rows (%s)" % ", ".join(os.path.basename(x) for x in e["nccl_tests_failed"])
         if e["no_data"]:
             cells[3] = "no data moves (1 rank, in place)"
             lines.append("| " + " | ".join(cells + ["", "", ""] * len(modes)) + " |")
