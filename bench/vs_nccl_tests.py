@@ -140,7 +140,11 @@ def load_gpucts(path):
     return out, j
 
 
-def load_cputime(logs, warn=lambda text: warn(text)):
+def warn(text):
+    print("vs_nccl_tests.py: " + text, file=sys.stderr)
+
+
+def load_cputime(logs, warn=warn):
     """nccl-tests runs with -C 1: their time column is the host time per call of the calls alone,
     before the stream wait. (collective, bytes, placement) -> median over the rounds. These figures
     only explain the table: a log without them (a failed run, a build without -C) is left out with
@@ -168,10 +172,6 @@ def load_cputime(logs, warn=lambda text: warn(text)):
 def _median_of(points, field):
     v = [p[field] for p in points if p.get(field) is not None]
     return median(v) if v else None
-
-
-def warn(text):
-    print("vs_nccl_tests.py: " + text, file=sys.stderr)
 
 
 def compare(logs, gpucts_files, cputime_logs=()):

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <sstream>
 
 #include "cli/args.hpp"
@@ -559,19 +558,14 @@ int finish(const Args& a, Run& r) {
   std::printf("summary: %s\n", (r.dir / "summary.html").c_str());
   // Checked before the run (read_options); what still fails here, after the verdict was told, is
   // one line naming the option and file, exit 2 (a node label must not keep a stale word).
-  for (const auto& [opt, write] :
-       {std::pair<const char*, std::function<void(const std::string&)>>{
-            "--status-file", [&](const std::string& f) { write_node_status(f, m.verdict); }},
-        {"--prom",
-         [&](const std::string& f) { bundle::write_text(f, prometheus_text(written, m.verdict)); }}}) {
-    const auto f = a.value(opt + 2);
-    if (!f) continue;
-    try {
-      write(*f);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpucts qualify: %s: %s\n", opt, terminal_safe(e.what(), 4096).c_str());
-      return 2;
-    }
+  const char* writing = "--status-file";
+  try {
+    if (auto f = a.value("status-file")) write_node_status(*f, m.verdict);
+    writing = "--prom";
+    if (auto f = a.value("prom")) bundle::write_text(*f, prometheus_text(written, m.verdict));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpucts qualify: %s: %s\n", writing, terminal_safe(e.what(), 4096).c_str());
+    return 2;
   }
   return v.exit_code();
 }

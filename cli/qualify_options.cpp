@@ -1,6 +1,7 @@
 #include "cli/qualify_options.hpp"
 
 #include <filesystem>
+
 #include "matrix/input.hpp"
 
 #include "results/output_file.hpp"

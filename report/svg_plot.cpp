@@ -277,8 +277,9 @@ void write_band_legend(std::ostream& o, const Plot& p, Legend& legend, const Can
     << "</text>\n";
 }
 
-// Every mark is ringed; its label goes below it, further down where another label is in the way,
-// and is left out where the same words already stand there (neighbouring crossings).
+// Every mark is ringed; its label goes below it, further down where another label is in the way
+// (above it, further up, where that would leave the plot area), and is left out where the same
+// words already stand there (neighbouring crossings).
 void write_marks(std::ostream& o, const Plot& p, const Canvas& c) {
   struct Label {
     double x0, x1, y;
@@ -291,8 +292,6 @@ void write_marks(std::ostream& o, const Plot& p, const Canvas& c) {
     const double x = c.X(m.x), y = c.Y(m.y);
     o << "<circle class=\"mark\" cx=\"" << num(x) << "\" cy=\"" << num(y)
       << "\" r=\"7\" fill=\"none\" stroke=\"" << kThresholdColor << "\" stroke-width=\"2\"/>\n";
-    // Below the ring, moved down past labels it would overprint; where that leaves the plot area,
-    // above the ring, moved up instead.
     bool repeated = false;
     auto place = [&](double start, double step) {
       Label l{x - 10 - 7 * static_cast<double>(m.text.size()), x - 10, start, m.text};

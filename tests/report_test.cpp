@@ -1988,6 +1988,24 @@ TEST(SvgPlot, AFloorOfOnePointIsDrawnAndMarksAreRinged) {
   EXPECT_NO_THROW(xml::parse(rs, "ratio.svg"));
 }
 
+// The crossing labels of a plot: each one's box (about 6.5 px a character, anchored at its end)
+// and baseline.
+struct LabelBox {
+  double x0, x1, y;
+};
+std::vector<LabelBox> mark_labels(const std::string& svg) {
+  std::vector<LabelBox> boxes;
+  const std::string open = "<text class=\"mark-label\" x=\"";
+  for (auto at = svg.find(open); at != std::string::npos; at = svg.find(open, at + 1)) {
+    const double x = std::stod(svg.substr(at + open.size()));
+    const double y = std::stod(svg.substr(svg.find("y=\"", at) + 3));
+    const auto gt = svg.find('>', at) + 1;
+    const double w = 6.5 * static_cast<double>(svg.find('<', gt) - gt);
+    boxes.push_back({x - w, x, y});
+  }
+  return boxes;
+}
+
 // Crossings at neighbouring sizes: every one ringed, their labels never drawn over each other.
 TEST(SvgPlot, MarksAtNeighbouringSizesDoNotOverprintTheirLabels) {
   svg::Plot p;
@@ -2000,19 +2018,8 @@ TEST(SvgPlot, MarksAtNeighbouringSizesDoNotOverprintTheirLabels) {
   for (auto at = out.find("class=\"mark\""); at != std::string::npos; at = out.find("class=\"mark\"", at + 1))
     ++rings;
   EXPECT_EQ(rings, 3u);
-  // Each label's box (about 6.5 px a character, 11 px high, anchored at its end) is apart from the others.
-  struct Box {
-    double x0, x1, y;
-  };
-  std::vector<Box> boxes;
-  const std::string open = "<text class=\"mark-label\" x=\"";
-  for (auto at = out.find(open); at != std::string::npos; at = out.find(open, at + 1)) {
-    const double x = std::stod(out.substr(at + open.size()));
-    const double y = std::stod(out.substr(out.find("y=\"", at) + 3));
-    const auto gt = out.find('>', at) + 1;
-    const double w = 6.5 * static_cast<double>(out.find('<', gt) - gt);
-    boxes.push_back({x - w, x, y});
-  }
+  // Each label's box (11 px high) is apart from the others.
+  const auto boxes = mark_labels(out);
   ASSERT_GE(boxes.size(), 2u) << out;
   for (std::size_t i = 0; i < boxes.size(); ++i)
     for (std::size_t j = i + 1; j < boxes.size(); ++j)
@@ -2028,10 +2035,9 @@ TEST(SvgPlot, MarksAtNeighbouringSizesDoNotOverprintTheirLabels) {
   low.marks.push_back({static_cast<double>(kGiB), 100, "under floor again"});
   const std::string bottom = svg::render(low);
   const double height = std::stod(bottom.substr(bottom.find("height=\"") + 8));
-  std::size_t labels = 0;
-  for (auto at = bottom.find(open); at != std::string::npos; at = bottom.find(open, at + 1), ++labels)
-    EXPECT_LT(std::stod(bottom.substr(bottom.find("y=\"", at) + 3)), height - 40) << bottom;
-  EXPECT_EQ(labels, 3u) << bottom;
+  const auto low_labels = mark_labels(bottom);
+  for (const auto& l : low_labels) EXPECT_LT(l.y, height - 40) << bottom;
+  EXPECT_EQ(low_labels.size(), 3u) << bottom;
 }
 
 // With one run there is nothing to divide by: no ratio plot, only the values.
