@@ -16,7 +16,8 @@ namespace cts::cli {
 const CommandSpec kCheckSpec = {
     {repeatable({"fingerprint", "FILE",
                  "a fingerprint probed elsewhere (repeatable; default: probe this machine)", Kind::file}),
-     {"matrix", "DIR", "load matrix/data/*.csv from DIR instead of the built-in matrix", Kind::dir}},
+     {"matrix", "DIR", "load matrix/data/*.csv from DIR instead of the built-in matrix", Kind::dir},
+     {"python", "EXE", kPythonHelp}},
     {{"json", "print the result as one JSON object (gpucts.check)"},
      {"strict-defects", "a known NCCL or torch defect of the releases in use is an error, not a warning"},
      {"job-ranks",
@@ -85,15 +86,15 @@ int cmd_check(const Args& a) {
       throw UsageError(e.what());
     }
   }
+  const ProbeOptions probe = python_probe_options(a);
   if (a.values("fingerprint").empty()) {
     std::vector<std::string> pass;  // one of several MPI ranks: gpucts_check_ranks gathers them
     if (a.flag("json")) pass.push_back("--json");
     if (a.flag("strict-defects")) pass.push_back("--strict-defects");
-    if (a.flag("no-python")) pass.push_back("--no-python");
+    if (!probe.python) pass.push_back("--no-python");
+    if (!probe.python_exe.empty()) pass.insert(pass.end(), {"--python", probe.python_exe});
     if (auto dir = a.value("matrix")) pass.insert(pass.end(), {"--matrix", *dir});
     exec_check_ranks_under_mpi(pass);
-    ProbeOptions probe;
-    probe.python = !a.flag("no-python");
     fps.push_back(probe_fingerprint(probe));
   }
   return run_check(fps, *m, a.flag("json"), std::cout, opts, a.flag("job-ranks"));

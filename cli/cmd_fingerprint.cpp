@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/args.hpp"
@@ -10,18 +11,28 @@ namespace cts::cli {
 
 const CommandSpec kFingerprintSpec = {
     {{"output", "FILE", "write the fingerprint JSON to FILE, whole or not at all (default: standard output)"},
-     {"python", "EXE", "the python that probes torch and Lightning (default python3)"}},
+     {"python", "EXE", kPythonHelp}},
     {{"no-python", "do not probe torch and Lightning through python"}},
     "usage: gpucts fingerprint [--output FILE] [--no-python] [--python EXE]\n"
     "Probes this process (driver, CUDA, NCCL header/runtime/loaded library, cuDNN, torch and\n"
-    "Lightning through python3, GPUs, interfaces, /dev/shm, NCCL/torch env) and writes the\n"
+    "Lightning through python, GPUs, interfaces, /dev/shm, NCCL/torch env) and writes the\n"
     "gpucts.fingerprint/1 JSON to FILE or standard output."};
+
+ProbeOptions python_probe_options(const Args& a) {
+  ProbeOptions o;
+  o.python = !a.flag("no-python");
+  if (auto p = a.value("python")) {
+    if (!o.python) throw UsageError("--python and --no-python exclude each other");
+    std::error_code ec;
+    o.python_exe = p->find('/') == std::string::npos ? *p : std::filesystem::absolute(*p, ec).string();
+    if (ec) o.python_exe = *p;
+  }
+  return o;
+}
 
 int cmd_fingerprint(const Args& a) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
-  ProbeOptions o;
-  o.python = !a.flag("no-python");
-  if (auto p = a.value("python")) o.python_exe = *p;
+  const ProbeOptions o = python_probe_options(a);
   std::string text = to_json(probe_fingerprint(o)).dump(2) + "\n";
   if (auto out = a.value("output")) {
     try {

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -54,7 +55,7 @@ const CommandSpec kQualifySpec = {
      {"grace", "S", "seconds from SIGTERM to SIGKILL at a deadline or interrupt (default 10)", Kind::seconds},
      repeatable({"fingerprint", "FILE",
                  "a fingerprint probed elsewhere, checked with this host's (repeatable)", Kind::file}),
-     {"python", "EXE", "the python that probes torch and Lightning (default python3)"},
+     {"python", "EXE", kPythonHelp},
      {"mpi-ranks", "N", "also probe N ranks under mpiexec, one fingerprint each (cross-host check)",
       Kind::positive},
      {"mpiexec-args", "ARGS", "extra mpiexec arguments for --mpi-ranks, e.g. '--host a,b'"},
@@ -121,9 +122,7 @@ std::string unused_path(const fs::path& dir, const std::string& file) {
 }
 
 // Hidden mode run under mpiexec by --mpi-ranks: this rank's fingerprint into DIR.
-int probe_rank_into(const std::string& dir, bool python) {
-  ProbeOptions po;
-  po.python = python;
+int probe_rank_into(const std::string& dir, const ProbeOptions& po) {
   Fingerprint fp = probe_fingerprint(po);
   if (!fp.rank && launcher_rank() >= 0) fp.rank = launcher_rank();
   std::string name = file_name_for(fp.host.value_or("unknown-host")) + ".rank" +
@@ -134,7 +133,7 @@ int probe_rank_into(const std::string& dir, bool python) {
 
 // Runs `mpiexec -n N ARGS <this gpucts> qualify --probe-rank-into DIR` with a deadline and loads
 // what the ranks wrote. Returns "" or what went wrong (the run then fails on it; qualify goes on).
-std::string probe_ranks(int ranks, const std::string& extra, const std::string& dir, bool python,
+std::string probe_ranks(int ranks, const std::string& extra, const std::string& dir, const ProbeOptions& po,
                         std::vector<Fingerprint>* fps) {
   const char* env = std::getenv("GPUCTS_MPIEXEC");
   std::vector<std::string> cmd = {env && *env ? env : "mpiexec", "-n", std::to_string(ranks)};
@@ -143,7 +142,8 @@ std::string probe_ranks(int ranks, const std::string& extra, const std::string& 
   for (const std::string& w : {fs::read_symlink("/proc/self/exe").string(), std::string("qualify"),
                                std::string("--probe-rank-into"), dir})
     cmd.push_back(w);
-  if (!python) cmd.push_back("--no-python");
+  if (!po.python) cmd.push_back("--no-python");
+  if (!po.python_exe.empty()) cmd.insert(cmd.end(), {"--python", po.python_exe});
   const std::string log = "logs/fingerprint_ranks.log";
   int rc = qualify::run_bounded(cmd, {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}, 180,
                                 (fs::path(dir).parent_path() / log).string(), true);
@@ -207,7 +207,8 @@ struct Run {
   double timeout = 0, grace = 10;
   qualify::Selection sel;
   qualify::CheckedOptions checked;
-  bool run_all = false, python = true;
+  bool run_all = false;
+  ProbeOptions probe;  // the python of the fingerprints, which the Python suites run too
   // The tree and its suites.
   qualify::Tree tree;
   std::string how;
@@ -278,7 +279,10 @@ void read_options(const Args& a, Run& r) {
   for (const char* opt : {"label", "exclude-label", "tests", "exclude-tests"})
     for (const auto& v : a.values(opt)) check_regex(opt, v);  // a bad expression is a usage error naming it
   r.run_all = a.flag("run-all");
-  r.python = !a.flag("no-python");
+  r.probe = python_probe_options(a);
+  // The Python suites pick their interpreter by GPUCTS_PYTHON: the one named here probes torch
+  // and runs them, so the bundle's fingerprint names the torch its Python suites ran.
+  if (!r.probe.python_exe.empty()) ::setenv("GPUCTS_PYTHON", r.probe.python_exe.c_str(), 1);
 }
 
 // Step 2: the tree, its suites and the selection. Throws bundle::BundleError for a bad list.
@@ -349,10 +353,7 @@ void record_failed_rank_probe(Run& r, int ranks, const std::string& why) {
 // Step 4: this host's fingerprint first (it says what is being qualified even if a suite hangs),
 // then the ranks' and the given ones. Returns 2 for a fingerprint file that cannot be read.
 int take_fingerprints(const Args& a, Run& r) {
-  ProbeOptions po;
-  po.python = r.python;
-  if (auto p = a.value("python")) po.python_exe = *p;
-  Fingerprint self = probe_fingerprint(po);
+  Fingerprint self = probe_fingerprint(r.probe);
   r.fps = {self};
   r.host = self.host.value_or("unknown-host");
   bundle::write_text((r.dir / "fingerprints" / (file_name_for(r.host) + ".json")).string(),
@@ -360,7 +361,7 @@ int take_fingerprints(const Args& a, Run& r) {
   if (r.checked.mpi_ranks) {
     const int n = *r.checked.mpi_ranks;
     std::string err = probe_ranks(n, a.value("mpiexec-args").value_or(""), (r.dir / "fingerprints").string(),
-                                  r.python, &r.fps);
+                                  r.probe, &r.fps);
     if (!err.empty()) {
       std::fprintf(stderr, "gpucts qualify: per-rank fingerprints: %s\n", terminal_safe(err).c_str());
       record_failed_rank_probe(r, n, err);
@@ -575,7 +576,7 @@ int finish(const Args& a, Run& r) {
 int cmd_qualify(const Args& a) {
   Run r;
   read_options(a, r);
-  if (auto into = a.value("probe-rank-into")) return probe_rank_into(*into, r.python);
+  if (auto into = a.value("probe-rank-into")) return probe_rank_into(*into, r.probe);
   select_suites(a, r);  // a bad suite list: one line, exit 2 (app.cpp)
   if (a.flag("list")) {
     print_list(r);

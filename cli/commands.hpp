@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/args.hpp"
+#include "fixtures/probe/probe.hpp"
 
 namespace cts::cli {
 
@@ -55,6 +56,14 @@ struct CommandSpec {
   std::vector<Opt> flags;
   const char* usage;
 };
+
+// --python EXE and --no-python, as fingerprint, check and qualify take them.
+inline constexpr const char* kPythonHelp =
+    "the python that probes torch and Lightning (default $GPUCTS_PYTHON, else python3: the one the "
+    "Python suites run)";
+// The probe options they ask for. They exclude each other; an EXE with a '/' is made absolute
+// (the suites it is handed to run in other folders).
+ProbeOptions python_probe_options(const Args& a);
 
 // Each body takes what was given and returns the exit status.
 // Exit status convention: 0 success, 1 the checked thing failed, 2 bad input or usage.

@@ -449,7 +449,7 @@ TEST(CheckCli, UnknownCommandsAndOptionsListTheKnownOnes) {
       {"gpus --resource-spec x --gpus 2",
        "gpucts gpus: unknown option --gpus (known: -h/--help --version --resource-spec --host)\n"},
       {"check -j",
-       "gpucts check: unknown option -j (known: -h/--help --version --fingerprint --matrix --json "
+       "gpucts check: unknown option -j (known: -h/--help --version --fingerprint --matrix --python --json "
        "--strict-defects --job-ranks --no-python)\n"},
   };
   for (const auto& b : kUnknown) {

@@ -210,6 +210,19 @@ TEST(CliOptions, EveryRefusalIsOneLineAndWritesNothing) {
        {"campaign", "--nccl", "2.28.9", "--label", "a", "--label", "b", "--output", out},
        "--label given 2 times",
        out},
+      // Probe with a python and with none: which one would count?
+      {"fingerprint_python_and_no_python",
+       {"fingerprint", "--no-python", "--python", "python3", "--output", fp},
+       "gpucts fingerprint: --python and --no-python exclude each other",
+       fp},
+      {"check_python_and_no_python",
+       {"check", "--python", "python3", "--no-python"},
+       "gpucts check: --python and --no-python exclude each other",
+       ""},
+      {"qualify_python_and_no_python",
+       {"qualify", "--no-python", "--python", "python3", "--tests-json", tests, "--output", out},
+       "gpucts qualify: --python and --no-python exclude each other",
+       out},
       // report --render into a file: the folder cannot be made (was a std::filesystem message).
       {"render_into_a_file", {"report", "--render", bundle, "--output", file}, "cannot create " + file, ""},
       // campaign refuses what it is missing before it makes its folder.

@@ -399,6 +399,53 @@ TEST_F(SpawnTest, AShellCommandGivenAsPythonOrCudaHomeRunsNothing) {
   EXPECT_NE(r.output.find("--python 'true; touch MARKER #' did not start"), std::string::npos) << r.output;
 }
 
+// One python for the probe and the Python suites: --python, else $GPUCTS_PYTHON, else python3.
+// A bundle whose fingerprint read another interpreter's torch than its suites ran names the wrong
+// torch, and the torch rules judge a stack nobody ran.
+
+TEST_F(SpawnTest, GpuctsPythonPicksTheProbesInterpreterAsItPicksTheSuites) {
+  REQUIRE_CLI();
+  fs::path py = fake_python(dir() / "venv" / "bin");
+  auto fp = run({gpucts(), "fingerprint"}, {"GPUCTS_PYTHON=" + py.string()}, dir().string());
+  ASSERT_TRUE(fp.ok()) << fp.describe() << "\n" << fp.output;
+  auto j = json_in(fp.output);
+  ASSERT_TRUE(j.is_object() && j.contains("torch")) << fp.output;
+  EXPECT_EQ(j["torch"]["version"], "2.9.1");
+  auto check = run({gpucts(), "check"}, {"GPUCTS_PYTHON=" + py.string()}, dir().string());
+  EXPECT_NE(check.output.find("torch 2.9.1"), std::string::npos) << check.output;
+  // --python wins over the variable; a variable naming nothing that starts is said, naming it.
+  auto named = run({gpucts(), "check", "--python", py.string()}, {"GPUCTS_PYTHON=/nonexistent/python"},
+                   dir().string());
+  EXPECT_NE(named.output.find("torch 2.9.1"), std::string::npos) << named.output;
+  auto missing = run({gpucts(), "check"}, {"GPUCTS_PYTHON=/nonexistent/python"}, dir().string());
+  EXPECT_NE(missing.output.find("GPUCTS_PYTHON '/nonexistent/python' did not start"), std::string::npos)
+      << missing.output;
+  EXPECT_NE(missing.output.find("torch not seen"), std::string::npos) << missing.output;
+}
+
+TEST_F(SpawnTest, QualifyRunsItsSuitesWithThePythonThatProbedTorch) {
+  REQUIRE_CLI();
+  fake_python(dir() / "venv" / "bin");
+  const fs::path abs = dir() / "venv" / "bin" / "python3";
+  // The suite passes only where it is handed that interpreter, by absolute path (it runs elsewhere).
+  put(dir() / "tests.json",
+      nlohmann::json{{"kind", "ctestInfo"},
+                     {"tests",
+                      {{{"name", "py"},
+                        {"command", {"/bin/sh", "-c", "test \"$GPUCTS_PYTHON\" = '" + abs.string() + "'"}}}}}}
+          .dump());
+  auto r = run({gpucts(), "qualify", "--python", "venv/bin/python3", "--tests-json", "tests.json", "--output",
+                "bundle"},
+               {"GPUCTS_PYTHON=/nonexistent/python"}, dir().string());
+  EXPECT_EQ(r.exit_code.value_or(-1), 0) << r.describe() << "\n" << r.output;
+  bool torch_seen = false;
+  for (const auto& f : fs::directory_iterator(dir() / "bundle" / "fingerprints")) {
+    auto j = nlohmann::json::parse(slurp(f.path()), nullptr, false);
+    torch_seen = torch_seen || (j.is_object() && j.contains("torch") && j["torch"]["version"] == "2.9.1");
+  }
+  EXPECT_TRUE(torch_seen) << "the bundle's fingerprint does not name the torch of --python";
+}
+
 // ---------------------------------------------------------------------------------------------
 // Names from outside in file names: suites, gpucts qualify, report and journal-to-junit
 
