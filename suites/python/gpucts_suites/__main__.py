@@ -2,7 +2,7 @@
 
   gpucts_python_suites [--world=1|<n>|sim<n>|gpus] [--backend=auto|nccl|gloo]
                        [--launcher=auto|torchrun|subprocess] [--filter=REGEX] [--deadline=S]
-                       [--junit-output=PATH] [--list] [--selfcheck]
+                       [--stall=S] [--junit-output=PATH] [--list] [--selfcheck]
 
 Exit 0 when every case that ran passed, 1 on any failure, 77 when every case skipped, 2 on bad
 input."""
@@ -34,9 +34,16 @@ def parse(argv):
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--workdir", default="", help=argparse.SUPPRESS)
     p.add_argument("--deadline-at", type=float, default=0.0, help=argparse.SUPPRESS)
+    p.add_argument("--first-case", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--stall", type=float, default=60.0,
+                   help="seconds a rank may stay in a case that another rank left (it raised before a "
+                   "collective its peers wait in); then the world is ended and a new one runs the cases "
+                   "after it. 0: wait for the deadline (default 60)")
     args = p.parse_args(argv)
-    if args.deadline <= 0:
+    if not args.deadline > 0:
         p.error("--deadline=%s: expected seconds > 0" % args.deadline)
+    if not args.stall >= 0 or args.stall == float("inf"):
+        p.error("--stall=%s: expected seconds >= 0" % args.stall)
     if args.filter:
         import re
         try:

@@ -3,11 +3,15 @@ fails the right case on the right rank:
 
   GPUCTS_INJECT=[rank=<r>:]corrupt:<case regex>:<element index>   flip every bit of that element
   GPUCTS_INJECT=[rank=<r>:]corrupt-last:<case regex>              ... of the last element
+  GPUCTS_INJECT=[rank=<r>:]raise:<case regex>                      raise as the case starts
 
 The regex is searched in "<Suite>.<name>" (e.g. `^Collectives\\.all_reduce_sum_i32_1021$`). In the
 collective cases the element of the result is changed after the collective, before the check; in
 the DDP cases a communication hook changes that element of the first gradient bucket after its
-all-reduce. A malformed value is one line and exit 2 before the first case."""
+all-reduce. `raise` makes the rank leave the case before its first collective, as a training step
+that raises on one rank does: its peers wait in that collective, and the launcher ends the world
+and starts a new one for the cases after it. A malformed value is one line and exit 2 before the
+first case."""
 import os
 import re
 
@@ -16,16 +20,22 @@ class InjectError(ValueError):
     pass
 
 
+class InjectedFault(RuntimeError):
+    """What a rank raises where GPUCTS_INJECT says raise."""
+
+
 class InjectPlan:
     def __init__(self, spec=""):
         self.spec = spec
         self.rank = -1
         self.last = False
+        self.raises = False
         self.index = 0
         self.regex = None
         if not spec:
             return
-        usage = " (expected [rank=<r>:]corrupt:<case regex>:<index> or [rank=<r>:]corrupt-last:<case regex>)"
+        usage = (" (expected [rank=<r>:]corrupt:<case regex>:<index>, [rank=<r>:]corrupt-last:<case regex>"
+                 " or [rank=<r>:]raise:<case regex>)")
         action = spec
         if spec.startswith("rank="):
             head, sep, action = spec[5:].partition(":")
@@ -33,7 +43,10 @@ class InjectPlan:
                 raise InjectError("GPUCTS_INJECT='%s': rank '%s' is not a number >= 0 followed by ':'%s"
                                   % (spec, head, usage))
             self.rank = int(head)
-        if action.startswith("corrupt-last:"):
+        if action.startswith("raise:"):
+            self.raises = True
+            pattern = action[len("raise:"):]
+        elif action.startswith("corrupt-last:"):
             self.last = True
             pattern = action[len("corrupt-last:"):]
         elif action.startswith("corrupt:"):
@@ -52,11 +65,18 @@ class InjectPlan:
         except re.error as e:
             raise InjectError("GPUCTS_INJECT='%s': case regex does not compile: %s%s" % (spec, e, usage))
 
-    def selects(self, suite, name, rank):
-        """True when this rank changes a value in case suite/name."""
+    def _matches(self, suite, name, rank):
         if self.regex is None or not self.regex.search(suite + "." + name):
             return False
         return self.rank < 0 or self.rank == rank
+
+    def selects(self, suite, name, rank):
+        """True when this rank changes a value in case suite/name."""
+        return not self.raises and self._matches(suite, name, rank)
+
+    def raises_in(self, suite, name, rank):
+        """True when this rank leaves case suite/name by raising as it starts."""
+        return self.raises and self._matches(suite, name, rank)
 
     def element(self, numel):
         """The element to change in a result of numel elements, or None when beyond it."""

@@ -20,7 +20,7 @@ import time
 import uuid
 
 from . import report
-from .runner import WorldInfo, plan
+from .runner import WorldInfo, plan, print_result
 
 _DROP_PREFIXES = ("SLURM_", "TORCHELASTIC_", "LSB_", "PMI_", "PMIX_", "OMPI_COMM_WORLD_")
 _DROP = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK", "GROUP_RANK",
@@ -184,10 +184,58 @@ def run_world(args, worker_args):
         from .worker import run_skipped
         return run_skipped(world, cases, args, jdir, test)
 
+    # One world runs the cases; where a case stalls (a rank left it, its peers wait on it), the
+    # world is ended and a new one runs the cases after it, until they are done or the deadline.
+    earlier, first = [], 0
+    while True:
+        server, procs, workdir = _start_world(args, worker_args, world, kind, size, launcher, first, deadline_at,
+                                              jdir, test)
+        watch = StallWatch(server, size, args.stall) if size > 1 and args.stall > 0 else None
+        try:
+            why, stalled = _wait_world(procs, args, deadline_at, watch)
+        except BaseException:  # an interrupt, or a fault of this launcher: no rank outlives it
+            _kill_world(procs, workdir)
+            raise
+        if stalled is None:
+            if why:
+                print("gpucts_python_suites: " + why + ": ending the world", file=sys.stderr, flush=True)
+                from .worker import note_watchdog
+                note_watchdog(jdir or workdir, test, size, why)
+                _kill_world(procs, workdir)
+            from .worker import finish_world
+            rc = finish_world(world, cases[first:], args, jdir or workdir, test, workdir, procs, why, start_ms,
+                              earlier)
+            del server  # the store lives until every rank is gone
+            return rc
+        index, posted = stalled
+        segment = cases[first:]
+        why, unfinished = watch.describe(segment[index], index, posted)
+        earlier += watch.results(segment[: index + 1], unfinished)
+        print_result(earlier[-1])  # rank 0 never came out of it to print it
+        from .worker import end_stalled_case
+        end_stalled_case(jdir or workdir, test, size, segment[index], posted, unfinished)
+        first += index + 1
+        more = first < len(cases) and time.time() < deadline_at
+        print("gpucts_python_suites: %s: ending the world%s" % (
+            why, "; a new one runs the %d case(s) from %s on" % (len(cases) - first, cases[first].display)
+            if more else ""), file=sys.stderr, flush=True)
+        _kill_world(procs, workdir)
+        from .worker import _cleanup, write_outcome
+        _cleanup(workdir)
+        del server
+        if not more:
+            rest = [report.Result(c.suite, c.name, "failed", "did not run: " + why, "", 0.0, report.now_ms())
+                    for c in cases[first:]]
+            code = write_outcome(earlier + rest, args, "", start_ms)
+            return max(code, 1) if code != 77 else 1
+
+
+def _start_world(args, worker_args, world, kind, size, launcher, first, deadline_at, jdir, test):
+    """Starts the ranks of one world on a store of its own: (store server, processes, work folder)."""
     workdir = tempfile.mkdtemp(prefix="gpucts_py_")
     import torch.distributed as dist
-    server = dist.TCPStore("127.0.0.1", 0, None, True, datetime.timedelta(seconds=max(30, args.deadline)),
-                           wait_for_workers=False)
+    server = dist.TCPStore("127.0.0.1", 0, None, True,
+                           datetime.timedelta(seconds=max(30, deadline_at - time.time())), wait_for_workers=False)
     port = server.port
     base = dict(os.environ)
     pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -196,8 +244,8 @@ def run_world(args, worker_args):
     base["GPUCTS_PY_JOURNAL_DIR"] = jdir or workdir
     base["GPUCTS_TEST_NAME"] = test
     worker = [sys.executable, "-m", "gpucts_suites", "--worker", "--world=" + args.world,
-              "--backend=" + backend, "--launcher=" + launcher, "--workdir=" + workdir,
-              "--deadline-at=%d" % deadline_at] + worker_args
+              "--backend=" + world.backend, "--launcher=" + launcher, "--workdir=" + workdir,
+              "--deadline-at=%d" % deadline_at, "--first-case=%d" % first] + worker_args
     procs = []
     run_id = "gpucts-" + uuid.uuid4().hex[:12]
     if launcher == "torchrun":
@@ -219,29 +267,87 @@ def run_world(args, worker_args):
     else:
         for r in range(size):
             procs.append(subprocess.Popen(worker, env=rank_env(world, r, port, base), start_new_session=True))
+    return server, procs, workdir
 
-    why = ""
+
+def _wait_world(procs, args, deadline_at, watch):
+    """Waits for the ranks: ("", None) when they ended, (why, None) at the deadline or when a rank
+    died and the others did not follow, ("", (case index, ranks out of it)) when a case stalled."""
     while any(p.poll() is None for p in procs):
         if time.time() > deadline_at:
-            why = "the world's deadline of %d s passed" % args.deadline
-            break
+            return "the world's deadline of %d s passed" % args.deadline, None
         # A rank that died leaves the others waiting on it: give them a moment to notice, then end.
         dead = [i for i, p in enumerate(procs) if p.poll() not in (None, 0)]
-        if dead and not why:
+        if dead:
             grace = time.time() + 30
             while time.time() < grace and any(p.poll() is None for p in procs):
                 time.sleep(0.2)
             if any(p.poll() is None for p in procs):
-                why = "process %d exited with %d; the others did not finish within 30 s" % (
-                    dead[0], procs[dead[0]].returncode)
-            break
+                return "process %d exited with %d; the others did not finish within 30 s" % (
+                    dead[0], procs[dead[0]].returncode), None
+            return "", None
+        stalled = watch.poll() if watch else None
+        if stalled:
+            return "", stalled
         time.sleep(0.2)
-    if why:
-        print("gpucts_python_suites: " + why + ": ending the world", file=sys.stderr, flush=True)
-        from .worker import note_watchdog
-        note_watchdog(jdir or workdir, test, size, why)
-        _kill_world(procs, workdir)
-    from .worker import finish_world
-    rc = finish_world(world, cases, args, jdir or workdir, test, workdir, procs, why, start_ms)
-    del server  # the store lives until every rank is gone
-    return rc
+    return "", None
+
+
+class StallWatch:
+    """Reads the ranks' progress as they post it (runner.run_cases: the counters posted/<case>/<rank>
+    and cases_done, read with add(key, 0), which never waits, as every torch release has it) and
+    finds a case that some ranks have left while the others stay in it for `limit` seconds: a rank
+    that raised before a collective leaves its peers waiting in that collective until the process
+    group's timeout, and every case after it would go unrun."""
+
+    _PREFIX = "gpucts/results/"
+
+    def __init__(self, store, size, limit):
+        self.store, self.size, self.limit = store, size, limit
+        self.case, self.since = 0, None
+
+    def _has(self, key):
+        return self.store.add(self._PREFIX + key, 0) > 0
+
+    def poll(self):
+        done = self.store.add(self._PREFIX + "cases_done", 0)
+        if done != self.case:
+            self.case, self.since = done, None
+        posted = [k for k in range(self.size) if self._has("posted/%d/%d" % (self.case, k))]
+        if not posted or len(posted) == self.size:
+            self.since = None
+            return None
+        now = time.time()
+        if self.since is None:
+            self.since = now
+        return (self.case, posted) if now - self.since >= self.limit else None
+
+    def _posted(self, index, rank):
+        import json
+        return json.loads(self.store.get(self._PREFIX + "res/%d/%d" % (index, rank)).decode("utf-8"))
+
+    def describe(self, case, index, posted):
+        """(why the world ends, the result of a rank that stayed in the case)."""
+        stayed = [k for k in range(self.size) if k not in posted]
+        first = self._posted(index, posted[0])
+        how = first["status"] + (": " + first["message"] if first["message"] else "")
+        ranks = lambda rs: "rank%s %s" % ("s" if len(rs) > 1 else "", ", ".join(map(str, rs)))
+        left = "%g s after %s left it" % (self.limit, ranks(posted))
+        return ("%s still in %s %s (%s)" % (ranks(stayed), case.display, left, report.one_line(how, 300)),
+                "did not finish: still in the case " + left)
+
+    def results(self, cases, unfinished):
+        """The merged results of `cases` (this world's, the stalled one last) from what the ranks
+        posted; a rank that did not post the last one failed it with `unfinished`."""
+        from .runner import merge
+        out = []
+        for i, c in enumerate(cases):
+            per_rank = []
+            for k in range(self.size):
+                if self._has("posted/%d/%d" % (i, k)):
+                    per_rank.append(self._posted(i, k))
+                else:
+                    per_rank.append({"status": "failed", "message": unfinished, "detail": "", "time_s": 0.0,
+                                     "start_ms": report.now_ms(), "props": {}})
+            out.append(merge(c, per_rank))
+        return out

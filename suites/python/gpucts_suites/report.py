@@ -116,6 +116,14 @@ class Result:
         self.properties = properties or {}
 
 
+def result_to_dict(r):
+    return {k: getattr(r, k) for k in Result.__slots__}
+
+
+def result_from_dict(d):
+    return Result(**{k: d[k] for k in Result.__slots__ if k in d})
+
+
 def one_line(text, limit=2000):
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -10,7 +10,7 @@ import time
 import traceback
 
 from . import report
-from .inject import plan_from_env
+from .inject import InjectedFault, plan_from_env
 
 
 class Skip(Exception):
@@ -145,6 +145,8 @@ def _run_body(c, ctx):
     start = report.now_ms()
     status, message, detail = "passed", "", ""
     try:
+        if ctx.inject.raises_in(c.suite, c.name, ctx.rank):
+            raise InjectedFault("GPUCTS_INJECT: rank %d raised as the case started" % ctx.rank)
         c.body(ctx)
     except Skip as s:
         status, message = "skipped", report.one_line(s)
@@ -207,11 +209,13 @@ def summary_line(results):
     return "gpucts_python_suites: %d case(s): %d passed, %d failed, %d skipped" % (len(results), p, f, s)
 
 
-def run_cases(cases, ctx, journal, store=None):
+def run_cases(cases, ctx, journal, store=None, resumed=False):
     """Runs `cases` in order on this rank. With a store (multi-rank or not), every rank posts its
     result and rank 0 merges them; ranks move to the next case together. Returns rank 0's merged
-    results (other ranks: their own)."""
-    journal.program_start(len(cases))
+    results (other ranks: their own). A resumed world (the launcher's second one, after a case
+    that stalled) goes on in the journal its first world started."""
+    if not resumed:
+        journal.program_start(len(cases))
     merged = []
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     for i, c in enumerate(cases):
@@ -231,10 +235,12 @@ def run_cases(cases, ctx, journal, store=None):
             r = merge(c, [mine])
         else:
             store.set("res/%d/%d" % (i, ctx.rank), json.dumps(mine))
+            store.add("posted/%d/%d" % (i, ctx.rank), 1)  # counters the launcher reads without waiting
             if ctx.rank == 0:
                 per_rank = [json.loads(store.get("res/%d/%d" % (i, k)).decode("utf-8")) for k in range(ctx.size)]
                 r = merge(c, per_rank)
                 store.set("go/%d" % i, "1")
+                store.add("cases_done", 1)
             else:
                 store.get("go/%d" % i)
                 r = merge(c, [mine])

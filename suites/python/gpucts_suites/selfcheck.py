@@ -166,6 +166,40 @@ def inject_names_rank(ctx):
             raise AssertionError("the DDP case with a corrupted gradient: %s" % (ddp is not None and ddp.get("message")))
 
 
+def stalled_case_resumes(ctx):
+    """A rank that leaves a case before its collective (it raised) leaves its peer waiting in that
+    collective: the launcher ends the world after --stall seconds, the case fails naming both
+    ranks, and a new world runs the cases after it; the journals keep every case once."""
+    _torch()
+    import time
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.time()
+        rc, out, root = _world(tmp, "stall", ["--world=2", "--backend=gloo", "--launcher=subprocess", "--stall=3",
+                                              "--filter=all_reduce_sum_i32_(1|1021)$|broadcast_f32_61"],
+                               {"GPUCTS_INJECT": r"rank=1:raise:^Collectives\.all_reduce_sum_i32_1021$"})
+        took = time.time() - start
+        if rc != 1 or root is None:
+            raise AssertionError("a world with a stalled case exited %d: %s" % (rc, out[-600:]))
+        got = {"%s/%s" % (s, tc.get("name")): tc for s, tc in _cases(root)}
+        names = list(got)
+        if names != ["Collectives/all_reduce_sum_i32_1", "Collectives/all_reduce_sum_i32_1021",
+                     "Collectives/broadcast_f32_61_root0", "Collectives/broadcast_f32_61_root1"]:
+            raise AssertionError("cases in the JUnit: %s" % names)
+        stalled = got["Collectives/all_reduce_sum_i32_1021"].find("failure")
+        want = r"^rank 0 of 2: did not finish: still in the case 3 s after rank 1 left it; rank 1 of 2: InjectedFault"
+        if stalled is None or not re.search(want, stalled.get("message", "")):
+            raise AssertionError("the stalled case: %s" % (stalled is not None and stalled.get("message")))
+        for n in names[:1] + names[2:]:
+            if got[n].find("failure") is not None or got[n].find("skipped") is not None:
+                raise AssertionError("%s did not pass in the world after the stalled case" % n)
+        if took > 60:
+            raise AssertionError("the world took %.0f s: the stall was not cut at 3 s" % took)
+        for r in (0, 1):
+            kinds = [e["event"] for e in _journal(tmp, "stall.rank%d.jsonl" % r)]
+            if kinds.count("program_start") != 1 or kinds.count("end") != 4 or kinds[-1] != "program_end":
+                raise AssertionError("rank %d journal events %s" % (r, kinds))
+
+
 def skipped_world(ctx):
     _torch()
     with tempfile.TemporaryDirectory() as tmp:
@@ -282,7 +316,8 @@ def torch_defect_tagging(ctx):
 CHECKS = [("payloads_exact", payloads_exact), ("mismatch_report", mismatch_report),
           ("nccl_library_names", nccl_library_names), ("torch_defect_tagging", torch_defect_tagging),
           ("world2_results", world2_results), ("inject_names_rank", inject_names_rank),
-          ("skipped_world", skipped_world), ("deadline_ends_world", deadline_ends_world),
+          ("stalled_case_resumes", stalled_case_resumes), ("skipped_world", skipped_world),
+          ("deadline_ends_world", deadline_ends_world),
           ("bad_input", bad_input)]
 
 

@@ -14,7 +14,7 @@ def _journal_rank(rank, size):
     return rank if size > 1 else -1
 
 
-def _write_outcome(results, args, workdir, start_ms):
+def write_outcome(results, args, workdir, start_ms):
     if args.junit_output:
         report.write_atomic(args.junit_output, report.junit_xml(results, start_ms=start_ms))
     code = report.exit_code(results)
@@ -32,7 +32,7 @@ def run_skipped(world, cases, args, jdir, test):
     start_ms = report.now_ms()
     results = run_cases(cases, ctx, journal)
     journal.close()
-    return _write_outcome(results, args, "", start_ms)
+    return write_outcome(results, args, "", start_ms)
 
 
 def worker_main(args):
@@ -73,10 +73,15 @@ def worker_main(args):
         return 3
     ctx = Context(world, rank, local, device, results_store)
     start_ms = report.now_ms()
-    results = run_cases(plan(world, args.filter), ctx, journal, results_store)
+    resumed = args.first_case > 0
+    results = run_cases(plan(world, args.filter)[args.first_case:], ctx, journal, results_store, resumed)
     journal.close()
-    if rank == 0:
-        _write_outcome(results, args, args.workdir, start_ms)
+    if rank == 0 and resumed:
+        # The launcher writes the JUnit of every world it started; this one's results go to it.
+        report.write_atomic(os.path.join(args.workdir, "results.json"),
+                            json.dumps([report.result_to_dict(r) for r in results]))
+    elif rank == 0:
+        write_outcome(results, args, args.workdir, start_ms)
     try:
         # Everyone is past the last case (rank 0 released it); leave the communicator together.
         results_store.set("done/%d" % rank, "1")
@@ -133,10 +138,35 @@ def results_from_journals(cases, jdir, test, size, why):
     return out
 
 
-def finish_world(world, cases, args, jdir, test, workdir, procs, why, start_ms):
+def end_stalled_case(jdir, test, size, case, posted, message):
+    """Ends `case` in the journal of every rank that did not leave it (the launcher ends that world),
+    so each journal holds every case of every world it took part in."""
+    for r in range(size):
+        path = report.journal_path(jdir, test, r, size)
+        if r in posted or not os.path.exists(path):
+            continue
+        _, running, _ = report.read_journal(path)
+        j = report.Journal(path, _journal_rank(r, size))
+        j.end(case.suite, case.name, "failed", message, (running or {}).get("time_ms", report.now_ms()))
+        j.close()
+
+
+def finish_world(world, cases, args, jdir, test, workdir, procs, why, start_ms, earlier=()):
+    """The outcome of the launcher's last world (`cases`: its cases), after `earlier` (the results
+    of the worlds before it, each ended after a case that stalled)."""
     result_file = os.path.join(workdir, "result.json")
+    results_file = os.path.join(workdir, "results.json")
     codes = [p.returncode for p in procs]
     try:
+        if os.path.exists(results_file) and not why:  # a resumed world: its rank 0 left its results
+            with open(results_file, encoding="utf-8") as f:
+                results = list(earlier) + [report.result_from_dict(d) for d in json.load(f)]
+            code = write_outcome(results, args, "", start_ms)
+            bad = [(i, c) for i, c in enumerate(codes) if c != 0]
+            if bad:
+                print("gpucts_python_suites: process %d exited with %s after the run" % bad[0], file=sys.stderr)
+                code = 1
+            return code
         if os.path.exists(result_file) and not why:
             code = json.load(open(result_file))["code"]
             bad = [(i, c) for i, c in enumerate(codes) if c != 0]
@@ -146,9 +176,9 @@ def finish_world(world, cases, args, jdir, test, workdir, procs, why, start_ms):
             return code
         if not why:
             why = "the world ended without its results (process exit codes %s)" % codes
-        results = results_from_journals(cases, jdir, test, world.size, why)
+        results = list(earlier) + results_from_journals(cases, jdir, test, world.size, why)
         print("gpucts_python_suites: " + why, file=sys.stderr, flush=True)
-        code = _write_outcome(results, args, "", start_ms)
+        code = write_outcome(results, args, "", start_ms)
         return max(code, 1) if code != 77 else 1
     finally:
         _cleanup(workdir)
