@@ -565,6 +565,36 @@ bool rule_lightning(Ctx& c) {
   return any;
 }
 
+// fp.extra["python"]["packages"] (the probe reads the interpreter's dist-info): numpy beside torch.
+// torch's Linux wheels before 2.3 were compiled against the NumPy 1.x C API, which NumPy 2 does not
+// keep: under NumPy 2 every exchange between tensors and arrays (tensor.numpy(), torch.from_numpy,
+// a DataLoader collating arrays, Lightning's loops) fails with "Numpy is not available", most often
+// in the first training step. 2.3 was the first release built against NumPy 2.0.
+bool rule_torch_numpy(Ctx& c) {
+  if (!c.fp.torch || !c.fp.torch->version) return false;
+  auto py = c.fp.extra.find("python");
+  if (py == c.fp.extra.end() || !py->is_object() || !py->contains("packages") ||
+      !(*py)["packages"].is_object())
+    return false;
+  const nlohmann::json& packages = (*py)["packages"];
+  if (!packages.contains("numpy")) return true;  // no NumPy: nothing to exchange with
+  const auto numpy = packages["numpy"].is_string()
+                         ? Version::try_parse(packages["numpy"].get<std::string>(), VersionKind::Generic)
+                         : std::nullopt;
+  if (!numpy) return false;
+  const Version& torch = *c.fp.torch->version;
+  static const Version first_numpy2_torch = Version::parse("2.3.0", VersionKind::Generic);
+  if (torch.compare_release(first_numpy2_torch) >= 0 || numpy->major() < 2) return true;
+  c.add("torch-numpy-abi", "error", c.who + " torch " + v(torch),
+        "torch " + v(torch) + " was built against NumPy 1.x and NumPy " + v(*numpy) +
+            " is installed beside it: tensor.numpy(), torch.from_numpy and every DataLoader or Lightning "
+            "step that exchanges arrays fail with \"RuntimeError: Numpy is not available\"",
+        "rule:torch-numpy-abi (https://github.com/pytorch/pytorch/issues/107302: torch 2.3 is the first "
+        "release built against NumPy 2.0; DEV: torch 2.0.1 with numpy 2.4.6, Lightning's Trainer fails so)",
+        "pip install 'numpy<2' in this environment, or torch >= 2.3");
+  return true;
+}
+
 bool rule_ifname(Ctx& c) {
   if (!c.fp.env) return false;
   auto it = c.fp.env->find("NCCL_SOCKET_IFNAME");
@@ -834,6 +864,7 @@ const std::vector<Rule>& rules() {
       {{"gpu-unsupported-by-cudnn"}, rule_cudnn_gpu},
       {{"driver-too-old-for-cudnn"}, rule_cudnn_driver},
       {{"lightning-torch-incompatible", "lightning-torch-untested"}, rule_lightning},
+      {{"torch-numpy-abi"}, rule_torch_numpy},
       {{"nccl-socket-ifname-no-match"}, rule_ifname},
       {{"nccl-env-invalid-value", "nccl-env-unknown", "nccl-socket-threads-product", "nccl-p2p-disabled",
         "nccl-ib-disabled", "nccl-env-clamped", "nccl-env-beyond-data", "nccl-env-wrong-case",

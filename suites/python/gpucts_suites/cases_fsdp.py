@@ -3,6 +3,7 @@ and data on each rank, the loss of every step equal, and the gathered parameters
 import copy
 
 from .cases_ddp import LR, STEPS, model, ddp, flat
+from .nccl_data import describe, torch_known_defects, torch_release
 from .runner import case
 
 
@@ -25,6 +26,13 @@ def fully_shard_vs_ddp(ctx):
     fully_shard, why = fully_shard_api()
     if fully_shard is None:
         ctx.skip("torch %s has no FSDP2 fully_shard (torch 2.4 and later): %s" % (torch.__version__, why))
+    release = torch_release(torch.__version__)
+    if ctx.device.type == "cpu" and release is not None and release < (2, 6, 0):
+        # 2.4 and 2.5 build FSDP2's communication context from torch.cuda.Stream whatever the mesh:
+        # on a CPU world it fails with a CUDA error (measured on 2.4.1; 2.5.1 has the same code); 2.6
+        # asks the mesh's device.
+        ctx.skip("torch %s's FSDP2 runs on CUDA devices only (its streams are torch.cuda.Stream); "
+                 "the CPU world covers fully_shard from torch 2.6" % torch.__version__)
     from torch.distributed.device_mesh import init_device_mesh
     mesh = init_device_mesh(ctx.device.type, (ctx.size,))
     base = model(ctx)
@@ -64,5 +72,15 @@ def fully_shard_vs_ddp(ctx):
     except AssertionError as e:
         failures.append("gathered parameters differ from DDP's: %s" % " ".join(str(e).split())[:300])
     ctx.prop("gpucts.losses", " ".join("%.6g" % v for v in losses))
+    # FSDP2 reduce-scatters fp32 gradients with op avg over more than one rank: a process group
+    # defect of that op (torch_defects.csv) shows here as a loss that drifts from DDP's.
+    defects = torch_known_defects("reduce_scatter_tensor", "f32", "avg", False, ctx.size, release,
+                                  ctx.backend) if ctx.size > 1 else []
+    if failures and defects:
+        ctx.prop("gpucts.known_defect", ",".join(defects))
+        raise AssertionError("%s\n  known torch defect of the gradients' reduce_scatter (op avg): %s"
+                             % (failures[0], describe(defects)))
     if failures:
         raise AssertionError(failures[0])
+    if defects:
+        ctx.prop("gpucts.known_defect_not_seen", ",".join(defects))
