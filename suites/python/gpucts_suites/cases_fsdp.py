@@ -27,12 +27,13 @@ def fully_shard_vs_ddp(ctx):
     if fully_shard is None:
         ctx.skip("torch %s has no FSDP2 fully_shard (torch 2.4 and later): %s" % (torch.__version__, why))
     release = torch_release(torch.__version__)
-    if ctx.device.type == "cpu" and release is not None and release < (2, 6, 0):
-        # 2.4 and 2.5 build FSDP2's communication context from torch.cuda.Stream whatever the mesh:
-        # on a CPU world it fails with a CUDA error (measured on 2.4.1; 2.5.1 has the same code); 2.6
-        # asks the mesh's device.
-        ctx.skip("torch %s's FSDP2 runs on CUDA devices only (its streams are torch.cuda.Stream); "
-                 "the CPU world covers fully_shard from torch 2.6" % torch.__version__)
+    if ctx.device.type == "cpu" and release is not None and release < (2, 7, 0):
+        # Measured on CPU worlds: 2.4.1 (2.5.1 has the same code) makes FSDP2's streams with
+        # torch.cuda.Stream whatever the mesh, a CUDA error; 2.6.0 asks the mesh's device, but
+        # torch.cpu.Stream has no record_event. 2.7.1 runs it.
+        ctx.skip("torch %s's FSDP2 does not run on the CPU (before 2.6 its streams are CUDA streams, in 2.6 "
+                 "the CPU stream lacks record_event); the CPU world covers fully_shard from torch 2.7"
+                 % torch.__version__)
     from torch.distributed.device_mesh import init_device_mesh
     mesh = init_device_mesh(ctx.device.type, (ctx.size,))
     base = model(ctx)
