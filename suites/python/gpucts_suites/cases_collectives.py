@@ -29,11 +29,8 @@ def _common_skip(ctx, dt, op=None):
     import torch.distributed as dist
     if torch_dtype(dt) is None:
         return "torch %s has no torch.%s" % (torch.__version__, dtype_entry(dt)[1])
-    if ctx.backend == "gloo":
-        if dt in FP8:
-            return "Gloo has no fp8 types (ProcessGroupNCCL runs them on GPUs)"
-        if op in ("avg", "premul_sum"):
-            return "Gloo has no %s reduction (ProcessGroupNCCL runs it on GPUs)" % op
+    if ctx.backend == "gloo" and dt in FP8:
+        return "Gloo has no fp8 types (ProcessGroupNCCL runs them on GPUs)"
     if op == "premul_sum" and not hasattr(dist, "_make_nccl_premul_sum"):
         return "torch %s has no premul_sum (dist._make_nccl_premul_sum)" % torch.__version__
     return None

@@ -308,8 +308,11 @@ def torch_defect_tagging(ctx):
         raise AssertionError("strided all_to_all_single over Gloo 1.13 / 2.11: %r" % a2a)
     gloo_rs = [nccl_data.torch_known_defects("reduce_scatter_tensor", "f32", op, False, 2, v, "gloo")
                for op, v in (("min", (2, 8, 0)), ("avg", (2, 3, 1)), ("sum", (2, 8, 0)), ("max", (2, 9, 1)))]
-    if gloo_rs != [["torch-gloo-rs-op"], ["torch-gloo-rs-op"], [], []]:
-        raise AssertionError("Gloo reduce_scatter_tensor min/avg in range, sum, max on 2.9.1: %r" % gloo_rs)
+    gloo_rs.append(nccl_data.torch_known_defects("reduce_scatter_tensor", "f32", "premul_sum", False, 1, (2, 8, 0),
+                                                 "gloo"))
+    if gloo_rs != [["torch-gloo-rs-op"], ["torch-gloo-rs-op"], [], [], ["torch-gloo-rs-op"]]:
+        raise AssertionError("Gloo reduce_scatter_tensor min/avg in range, sum, max on 2.9.1, premul_sum at "
+                             "one rank: %r" % gloo_rs)
     # An NCCL tail defect never explains a result wrong from index 0; a torch defect does.
     if nccl_data.explaining(["nccl-1950"], [], zeros) or nccl_data.explaining(["nccl-1950"], [], "x first at index 7") \
             != ["nccl-1950"]:
