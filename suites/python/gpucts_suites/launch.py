@@ -154,8 +154,17 @@ def _kill_world(procs, workdir):
             pass
 
 
+_SIGNALS = []  # what ended the launcher early: the ranks run in sessions of their own, so it ends them
+
+
+def _note_signal(signum, _frame):
+    _SIGNALS.append(signum)
+
+
 def run_world(args, worker_args):
     """Launches the ranks, waits within the deadline, and returns the exit code."""
+    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(s, _note_signal)
     apply_ctest_resource_groups()
     kind, n = parse_world(args.world)
     size, backend, skip = probe(kind, n, args.backend)
@@ -215,7 +224,7 @@ def run_world(args, worker_args):
         from .worker import end_stalled_case
         end_stalled_case(jdir or workdir, test, size, segment[index], posted, unfinished)
         first += index + 1
-        more = first < len(cases) and time.time() < deadline_at
+        more = first < len(cases) and time.time() < deadline_at and not _SIGNALS
         print("gpucts_python_suites: %s: ending the world%s" % (
             why, "; a new one runs the %d case(s) from %s on" % (len(cases) - first, cases[first].display)
             if more else ""), file=sys.stderr, flush=True)
@@ -274,6 +283,8 @@ def _wait_world(procs, args, deadline_at, watch):
     """Waits for the ranks: ("", None) when they ended, (why, None) at the deadline or when a rank
     died and the others did not follow, ("", (case index, ranks out of it)) when a case stalled."""
     while any(p.poll() is None for p in procs):
+        if _SIGNALS:
+            return "interrupted by %s" % signal.Signals(_SIGNALS[0]).name, None
         if time.time() > deadline_at:
             return "the world's deadline of %d s passed" % args.deadline, None
         # A rank that died leaves the others waiting on it: give them a moment to notice, then end.

@@ -86,16 +86,21 @@ def nccl_library_names(ctx):
     ctx.prop("gpucts.checked", len(rows))
 
 
-def _world(tmp, name, args, env=None):
-    """Runs a world of this package; returns (exit code, output, JUnit root or None)."""
-    junit = os.path.join(tmp, name + ".xml")
+def _world_env(tmp, name, env=None):
     e = dict(os.environ)
     e.pop("GPUCTS_INJECT", None)
     e.update({"GPUCTS_JOURNAL_DIR": os.path.join(tmp, "journal"), "GPUCTS_TEST_NAME": name,
               "PYTHONPATH": _PKG_ROOT + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")})
     e.update(env or {})
-    p = subprocess.run([sys.executable, "-m", "gpucts_suites", "--junit-output=" + junit] + args, env=e,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=300)
+    return e
+
+
+def _world(tmp, name, args, env=None):
+    """Runs a world of this package; returns (exit code, output, JUnit root or None)."""
+    junit = os.path.join(tmp, name + ".xml")
+    p = subprocess.run([sys.executable, "-m", "gpucts_suites", "--junit-output=" + junit] + args,
+                       env=_world_env(tmp, name, env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True, timeout=300)
     root = ET.parse(junit).getroot() if os.path.exists(junit) else None
     return p.returncode, p.stdout, root
 
@@ -198,6 +203,43 @@ def stalled_case_resumes(ctx):
             kinds = [e["event"] for e in _journal(tmp, "stall.rank%d.jsonl" % r)]
             if kinds.count("program_start") != 1 or kinds.count("end") != 4 or kinds[-1] != "program_end":
                 raise AssertionError("rank %d journal events %s" % (r, kinds))
+
+
+def interrupt_ends_world(ctx):
+    """SIGTERM to the launcher (qualify's deadline or ^C, CTest's timeout) ends every rank, though
+    they run in sessions of their own, and still writes the JUnit: the running case did not finish."""
+    _torch()
+    import signal
+    import time
+    with tempfile.TemporaryDirectory() as tmp:
+        junit = os.path.join(tmp, "int.xml")
+        p = subprocess.Popen([sys.executable, "-m", "gpucts_suites", "--junit-output=" + junit, "--world=2",
+                              "--backend=gloo", "--launcher=subprocess", "--filter=^Collectives/"],
+                             env=_world_env(tmp, "int"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             universal_newlines=True)
+        journal = os.path.join(tmp, "journal", "int.rank0.jsonl")
+        until = time.time() + 120
+        while time.time() < until and p.poll() is None and not (
+                os.path.exists(journal) and '"start"' in open(journal).read()):
+            time.sleep(0.05)
+        p.send_signal(signal.SIGTERM)
+        out, _ = p.communicate(timeout=60)
+        left = []
+        for pid in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    if junit.encode() in f.read():
+                        left.append(pid)
+            except OSError:
+                pass
+        if left:
+            raise AssertionError("rank processes outlived the interrupted launcher: %s" % left)
+        if p.returncode != 1 or not os.path.exists(junit):
+            raise AssertionError("an interrupted world exited %s: %s" % (p.returncode, out[-600:]))
+        messages = [tc.find("failure").get("message", "") for _, tc in _cases(ET.parse(junit).getroot())
+                    if tc.find("failure") is not None]
+        if not any("interrupted by SIGTERM" in m for m in messages):
+            raise AssertionError("no case names the interruption: %s" % messages[:3])
 
 
 def skipped_world(ctx):
@@ -323,7 +365,8 @@ def torch_defect_tagging(ctx):
 CHECKS = [("payloads_exact", payloads_exact), ("mismatch_report", mismatch_report),
           ("nccl_library_names", nccl_library_names), ("torch_defect_tagging", torch_defect_tagging),
           ("world2_results", world2_results), ("inject_names_rank", inject_names_rank),
-          ("stalled_case_resumes", stalled_case_resumes), ("skipped_world", skipped_world),
+          ("stalled_case_resumes", stalled_case_resumes), ("interrupt_ends_world", interrupt_ends_world),
+          ("skipped_world", skipped_world),
           ("deadline_ends_world", deadline_ends_world),
           ("bad_input", bad_input)]
 
