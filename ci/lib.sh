@@ -86,6 +86,30 @@ gpucts_find_python_torch() {
   fi
 }
 
+# A torch from PyPI beside the distribution's (Debian's 1.13 skips the Python suites' DDP bf16,
+# FSDP2 and Lightning cases), so that CI runs those paths too. Prints its interpreter, or nothing:
+# a failed install (no network) is a warning, and the Python suites then run on the other torch
+# alone. GPUCTS_SKIP_MODERN_TORCH=1 leaves it out.
+gpucts_modern_torch=2.15.0
+gpucts_modern_lightning=2.6.6
+gpucts_modern_torch_python() {
+  [ "${GPUCTS_SKIP_MODERN_TORCH:-0}" = 1 ] && return 0
+  local venv="$gpucts_root/build/torch-$gpucts_modern_torch" logfile="$gpucts_root/build/torch-venv.log"
+  if ! "$venv/bin/python" -c 'import torch, lightning' >/dev/null 2>&1; then
+    rm -rf "$venv"
+    mkdir -p "$gpucts_root/build"
+    log "installing torch $gpucts_modern_torch and lightning $gpucts_modern_lightning from PyPI into $venv (about 5 GB)"
+    if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q --no-cache-dir "torch==$gpucts_modern_torch" \
+             "lightning==$gpucts_modern_lightning"; } >"$logfile" 2>&1; then
+      log "warning: torch $gpucts_modern_torch could not be installed ($(tail -1 "$logfile" | cut -c1-160)):" \
+          "the Python suites run on the other torch only"
+      rm -rf "$venv"
+      return 0
+    fi
+  fi
+  echo "$venv/bin/python"
+}
+
 # The sanitizer job (ci/sanitize) builds with clang and links libFuzzer (compiler-rt). Returns 1
 # when they are not there and cannot be installed (the job then falls back to g++).
 gpucts_sanitizer_packages=(clang libclang-rt-dev)
