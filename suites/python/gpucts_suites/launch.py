@@ -353,12 +353,10 @@ class StallWatch:
         from .runner import merge
         out = []
         for i, c in enumerate(cases):
-            per_rank = []
-            for k in range(self.size):
-                if self._has("posted/%d/%d" % (i, k)):
-                    per_rank.append(self._posted(i, k))
-                else:
-                    per_rank.append({"status": "failed", "message": unfinished, "detail": "", "time_s": 0.0,
-                                     "start_ms": report.now_ms(), "props": {}})
-            out.append(merge(c, per_rank))
+            posted = {k: self._posted(i, k) for k in range(self.size) if self._has("posted/%d/%d" % (i, k))}
+            # A rank that stayed in the case was in it from about when the others started it until now.
+            start = min((p["start_ms"] for p in posted.values()), default=report.now_ms())
+            stayed = {"status": "failed", "message": unfinished, "detail": "", "start_ms": start,
+                      "time_s": max(0.0, (report.now_ms() - start) / 1000.0), "props": {}}
+            out.append(merge(c, [posted.get(k, stayed) for k in range(self.size)]))
         return out
