@@ -99,8 +99,9 @@ gpucts_modern_torch_python() {
     rm -rf "$venv"
     mkdir -p "$gpucts_root/build"
     log "installing torch $gpucts_modern_torch and lightning $gpucts_modern_lightning from PyPI into $venv (about 5 GB)"
-    if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q --no-cache-dir "torch==$gpucts_modern_torch" \
-             "lightning==$gpucts_modern_lightning"; } >"$logfile" 2>&1; then
+    # Bounded: a slow mirror costs this step, never the whole CI run.
+    if ! { python3 -m venv "$venv" && timeout 900 "$venv/bin/pip" install -q --no-cache-dir \
+             "torch==$gpucts_modern_torch" "lightning==$gpucts_modern_lightning"; } >"$logfile" 2>&1; then
       log "warning: torch $gpucts_modern_torch could not be installed ($(tail -1 "$logfile" | cut -c1-160)):" \
           "the Python suites run on the other torch only"
       rm -rf "$venv"

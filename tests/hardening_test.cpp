@@ -444,6 +444,10 @@ TEST_F(SpawnTest, QualifyRunsItsSuitesWithThePythonThatProbedTorch) {
     torch_seen = torch_seen || (j.is_object() && j.contains("torch") && j["torch"]["version"] == "2.9.1");
   }
   EXPECT_TRUE(torch_seen) << "the bundle's fingerprint does not name the torch of --python";
+  // A relative GPUCTS_PYTHON reaches the suites made absolute too.
+  auto by_env = run({gpucts(), "qualify", "--tests-json", "tests.json", "--output", "bundle2"},
+                    {"GPUCTS_PYTHON=venv/bin/python3"}, dir().string());
+  EXPECT_EQ(by_env.exit_code.value_or(-1), 0) << by_env.describe() << "\n" << by_env.output;
 }
 
 // ---------------------------------------------------------------------------------------------

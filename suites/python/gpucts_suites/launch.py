@@ -163,8 +163,6 @@ def _note_signal(signum, _frame):
 
 def run_world(args, worker_args):
     """Launches the ranks, waits within the deadline, and returns the exit code."""
-    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(s, _note_signal)
     apply_ctest_resource_groups()
     kind, n = parse_world(args.world)
     size, backend, skip = probe(kind, n, args.backend)
@@ -196,12 +194,23 @@ def run_world(args, worker_args):
     # One world runs the cases; where a case stalls (a rank left it, its peers wait on it), the
     # world is ended and a new one runs the cases after it, until they are done or the deadline.
     earlier, first = [], 0
+    # From here a signal (qualify's deadline or ^C) is noted and ends the world in order: the ranks
+    # run in sessions of their own and would outlive this process.
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, _note_signal)
     while True:
         server, procs, workdir = _start_world(args, worker_args, world, kind, size, launcher, first, deadline_at,
                                               jdir, test)
         watch = StallWatch(server, size, args.stall) if size > 1 and args.stall > 0 else None
         try:
             why, stalled = _wait_world(procs, args, deadline_at, watch)
+            if stalled is not None:
+                # Ended before its results are read: no rank writes to its journal meanwhile.
+                _kill_world(procs, workdir)
+                index, posted = stalled
+                segment = cases[first:]
+                why, unfinished = watch.describe(segment[index], index, posted)
+                earlier += watch.results(segment[: index + 1], unfinished)
         except BaseException:  # an interrupt, or a fault of this launcher: no rank outlives it
             _kill_world(procs, workdir)
             raise
@@ -216,24 +225,23 @@ def run_world(args, worker_args):
                               earlier)
             del server  # the store lives until every rank is gone
             return rc
-        index, posted = stalled
-        segment = cases[first:]
-        why, unfinished = watch.describe(segment[index], index, posted)
-        earlier += watch.results(segment[: index + 1], unfinished)
         print_result(earlier[-1])  # rank 0 never came out of it to print it
-        from .worker import end_stalled_case
+        from .worker import _cleanup, end_stalled_case, note_watchdog, write_outcome
         end_stalled_case(jdir or workdir, test, size, segment[index], posted, unfinished)
         first += index + 1
-        more = first < len(cases) and time.time() < deadline_at and not _SIGNALS
+        stop = ("interrupted by %s" % signal.Signals(_SIGNALS[0]).name if _SIGNALS
+                else "the world's deadline of %d s passed" % args.deadline if time.time() >= deadline_at
+                else "")
+        more = first < len(cases) and not stop
         print("gpucts_python_suites: %s: ending the world%s" % (
             why, "; a new one runs the %d case(s) from %s on" % (len(cases) - first, cases[first].display)
             if more else ""), file=sys.stderr, flush=True)
-        _kill_world(procs, workdir)
-        from .worker import _cleanup, write_outcome
+        if not more:  # this world was the last: its journals end here, saying why
+            note_watchdog(jdir or workdir, test, size, stop or why)
         _cleanup(workdir)
         del server
         if not more:
-            rest = [report.Result(c.suite, c.name, "failed", "did not run: " + why, "", 0.0, report.now_ms())
+            rest = [report.Result(c.suite, c.name, "failed", "did not run: " + stop, "", 0.0, report.now_ms())
                     for c in cases[first:]]
             code = write_outcome(earlier + rest, args, "", start_ms)
             return max(code, 1) if code != 77 else 1
@@ -291,8 +299,10 @@ def _wait_world(procs, args, deadline_at, watch):
         dead = [i for i, p in enumerate(procs) if p.poll() not in (None, 0)]
         if dead:
             grace = time.time() + 30
-            while time.time() < grace and any(p.poll() is None for p in procs):
+            while time.time() < grace and any(p.poll() is None for p in procs) and not _SIGNALS:
                 time.sleep(0.2)
+            if _SIGNALS:
+                return "interrupted by %s" % signal.Signals(_SIGNALS[0]).name, None
             if any(p.poll() is None for p in procs):
                 return "process %d exited with %d; the others did not finish within 30 s" % (
                     dead[0], procs[dead[0]].returncode), None

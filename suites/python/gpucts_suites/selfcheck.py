@@ -206,7 +206,7 @@ def stalled_case_resumes(ctx):
 
 
 def interrupt_ends_world(ctx):
-    """SIGTERM to the launcher (qualify's deadline or ^C, CTest's timeout) ends every rank, though
+    """SIGTERM to the launcher (qualify's deadline or ^C, a batch system) ends every rank, though
     they run in sessions of their own, and still writes the JUnit: the running case did not finish."""
     _torch()
     import signal

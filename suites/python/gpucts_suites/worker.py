@@ -145,7 +145,9 @@ def end_stalled_case(jdir, test, size, case, posted, message):
         path = report.journal_path(jdir, test, r, size)
         if r in posted or not os.path.exists(path):
             continue
-        _, running, _ = report.read_journal(path)
+        finished, running, _ = report.read_journal(path)
+        if case.suite + "." + case.name in finished:
+            continue  # it came out of the case after all, before the launcher ended it
         j = report.Journal(path, _journal_rank(r, size))
         j.end(case.suite, case.name, "failed", message, (running or {}).get("time_ms", report.now_ms()))
         j.close()
