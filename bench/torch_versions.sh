@@ -75,7 +75,7 @@ print(ver("torch"), ver("lightning"), ver("numpy"))')
              sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped/\1 | \2 | \3/')
     [ -n "$counts" ] || counts=" | | "
     failed=$({ grep -E '^\[  FAILED  \] ' "$log" || true; } | sed -E 's/^\[  FAILED  \] ([^ ]+).*/\1/' |
-             sed -E 's/_[0-9]+(_root[0-9]+)?$//' | sort | uniq -c | awk '{printf "%s%s x%s", sep, $2, $1; sep=", "}')
+             sed -E 's/(_(f32|f16|bf16|f64|i32|i64|i8|u8|f8e4m3|f8e5m2))?(_[0-9]+)?(_root[0-9]+)?$//' | sort | uniq -c | awk '{printf "%s%s x%s", sep, $2, $1; sep=", "}')
     echo "| $tv | $lv | $nv | $w | $code | $counts | ${failed:--} |" >>"$summary"
     [ "$code" = 0 ] || [ "$code" = 77 ] || rc=1
   done
