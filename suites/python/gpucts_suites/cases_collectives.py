@@ -195,22 +195,26 @@ def _all_gather(dt, count):
     return body
 
 
-def _reduce_scatter(dt, op, count):
+def _reduce_scatter(dt, op, count, api="reduce_scatter_tensor"):
+    """reduce_scatter_tensor (one input tensor of every rank's chunk), or reduce_scatter (a list of
+    chunks): two code paths in a process group (Gloo took them in different releases)."""
     def body(ctx):
         import torch
         import torch.distributed as dist
         why = _common_skip(ctx, dt, op)
         if why:
             ctx.skip(why)
-        if not hasattr(dist, "reduce_scatter_tensor"):
-            ctx.skip("torch %s has no reduce_scatter_tensor" % torch.__version__)
+        if not hasattr(dist, api):
+            ctx.skip("torch %s has no %s" % (torch.__version__, api))
         x = payload(dt, ctx.seed, ctx.rank, count * ctx.size, ctx.device)
         out = torch.empty(count, dtype=x.dtype, device=ctx.device)
         expected = reduce_expected(dt, op, ctx.seed, ctx.size, count, ctx.device, offset=ctx.rank * count)
-        _reduction(ctx, "reduce_scatter_tensor", dt, op, False, "reduce_scatter_tensor %s of %s" % (op, dt),
-                   lambda: dist.reduce_scatter_tensor(out, x, op=_torch_op(op)),
-                   lambda: _check(ctx, "reduce_scatter_tensor %s of %s x%d per rank" % (op, dt, count), out,
-                                  expected, dt, op))
+        if api == "reduce_scatter":
+            call = lambda: dist.reduce_scatter(out, list(x.chunk(ctx.size)), op=_torch_op(op))  # noqa: E731
+        else:
+            call = lambda: dist.reduce_scatter_tensor(out, x, op=_torch_op(op))  # noqa: E731
+        _reduction(ctx, api, dt, op, False, "%s %s of %s" % (api, op, dt), call,
+                   lambda: _check(ctx, "%s %s of %s x%d per rank" % (api, op, dt, count), out, expected, dt, op))
     return body
 
 
@@ -290,6 +294,10 @@ def collective_cases(world):
         for op in _ops(dt):
             for n in MOVE_COUNTS:
                 yield "reduce_scatter_tensor_%s_%s_%d" % (op, dt, n), _reduce_scatter(dt, op, n)
+    for dt in names:
+        for op in _ops(dt):
+            yield "reduce_scatter_%s_%s_%d" % (op, dt, MOVE_COUNTS[0]), _reduce_scatter(dt, op, MOVE_COUNTS[0],
+                                                                                       "reduce_scatter")
     for dt in names:
         for n in MOVE_COUNTS:
             for root in sorted({0, world.size - 1}):

@@ -15,7 +15,7 @@ COLLECTIVE = {"all_reduce": "AllReduce", "reduce_scatter_tensor": "ReduceScatter
               "all_gather_into_tensor": "AllGather", "broadcast": "Broadcast",
               "all_to_all_single": "AlltoAll", "send_recv": "SendRecv"}
 # The suites' collective names -> c10d's ProcessGroup names (torch_defects.csv).
-C10D = {"all_reduce": "allreduce", "reduce_scatter_tensor": "reduce_scatter",
+C10D = {"all_reduce": "allreduce", "reduce_scatter_tensor": "reduce_scatter", "reduce_scatter": "reduce_scatter",
         "all_gather_into_tensor": "allgather", "broadcast": "broadcast", "all_to_all_single": "alltoall",
         "send_recv": "sendrecv"}
 
