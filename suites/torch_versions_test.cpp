@@ -44,7 +44,15 @@ const Fingerprint& torch_fingerprint() {
     t.version = Version::parse(ca::torch_version());
     // Python's "2.11.0+cu130" carries the variant the matrix rows are keyed by; keep it when it
     // is the same release as the linked one.
-    if (python_torch && python_torch->same_release(*t.version)) t.version = python_torch;
+    if (python_torch && python_torch->same_release(*t.version)) {
+      t.version = python_torch;
+    } else {
+      // What sits beside another Python torch (Lightning, NumPy) runs with that torch, not with
+      // this libtorch: judged here it would pair, say, Lightning 2.6 with libtorch 1.13.
+      fp.lightning.reset();
+      fp.pytorch_lightning.reset();
+      fp.extra.erase("python");
+    }
     if (b.cuda_runtime) t.cuda = Version::from_code(*b.cuda_runtime, VersionKind::Cuda);
     if (b.cudnn) t.cudnn = Version::from_code(*b.cudnn, VersionKind::Cudnn);
     if (b.nccl) t.nccl = Version::parse(ca::decode_torch_nccl_version(*b.nccl));
@@ -81,11 +89,13 @@ TEST(TorchBuild, CudaBuildReportsItsVersions) {
 
 TEST(TorchBuild, LinkedLibtorchIsThePythonOne) {
   const Fingerprint& fp = torch_fingerprint();
-  if (!fp.extra.contains("python_torch")) GTEST_SKIP() << "no Python torch on PATH to compare with";
+  if (!fp.extra.contains("python_torch"))
+    GTEST_SKIP() << "no Python torch to compare with (GPUCTS_PYTHON, else python3 on PATH)";
   Version py = Version::parse(fp.extra["python_torch"].get<std::string>());
   RecordProperty("gpucts.python_torch", py.str());
   EXPECT_TRUE(py.same_release(Version::parse(ca::torch_version())))
-      << "linked libtorch " << ca::torch_version() << ", python3's torch " << py.str();
+      << "linked libtorch " << ca::torch_version() << ", the Python torch (GPUCTS_PYTHON, else python3) "
+      << py.str();
 }
 
 TEST(TorchNccl, AgainstSystemHeader) {
