@@ -2,7 +2,7 @@
 
   gpucts_python_suites [--world=1|<n>|sim<n>|gpus] [--backend=auto|nccl|gloo]
                        [--launcher=auto|torchrun|subprocess] [--filter=REGEX] [--deadline=S]
-                       [--stall=S] [--junit-output=PATH] [--list] [--selfcheck]
+                       [--stall=S] [--case-timeout=S] [--junit-output=PATH] [--list] [--selfcheck]
 
 Exit 0 when every case that ran passed, 1 on any failure, 77 when every case skipped, 2 on bad
 input."""
@@ -35,6 +35,10 @@ def parse(argv):
     p.add_argument("--workdir", default="", help=argparse.SUPPRESS)
     p.add_argument("--deadline-at", type=float, default=0.0, help=argparse.SUPPRESS)
     p.add_argument("--first-case", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--case-timeout", type=float, default=180.0,
+                   help="seconds a case may run with no rank coming out of it (a collective that hangs "
+                   "everywhere); then the world is ended and a new one runs the cases after it. 0: wait "
+                   "for the deadline (default 180)")
     p.add_argument("--stall", type=float, default=60.0,
                    help="seconds a rank may stay in a case that another rank left (it raised before a "
                    "collective its peers wait in); then the world is ended and a new one runs the cases "
@@ -42,6 +46,8 @@ def parse(argv):
     args = p.parse_args(argv)
     if not args.deadline > 0:
         p.error("--deadline=%s: expected seconds > 0" % args.deadline)
+    if not (args.case_timeout == 0 or 1 <= args.case_timeout < float("inf")):
+        p.error("--case-timeout=%s: expected 0 (off) or seconds >= 1" % args.case_timeout)
     if not (args.stall == 0 or 1 <= args.stall < float("inf")):
         # Below a second, ranks that merely post a case's result at different times would read as stalled.
         p.error("--stall=%s: expected 0 (off) or seconds >= 1" % args.stall)

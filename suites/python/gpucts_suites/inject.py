@@ -4,13 +4,15 @@ fails the right case on the right rank:
   GPUCTS_INJECT=[rank=<r>:]corrupt:<case regex>:<element index>   flip every bit of that element
   GPUCTS_INJECT=[rank=<r>:]corrupt-last:<case regex>              ... of the last element
   GPUCTS_INJECT=[rank=<r>:]raise:<case regex>                      raise as the case starts
+  GPUCTS_INJECT=[rank=<r>:]hang:<case regex>                       never come out of the case
 
 The regex is searched in "<Suite>.<name>" (e.g. `^Collectives\\.all_reduce_sum_i32_1021$`). In the
 collective cases the element of the result is changed after the collective, before the check; in
 the DDP cases a communication hook changes that element of the first gradient bucket after its
 all-reduce. `raise` makes the rank leave the case before its first collective, as a training step
 that raises on one rank does: its peers wait in that collective, and the launcher ends the world
-and starts a new one for the cases after it. A malformed value is one line and exit 2 before the
+and starts a new one for the cases after it. `hang` keeps the rank in the case for good, as a
+collective that never completes does (on every rank: the launcher's --case-timeout ends it). A malformed value is one line and exit 2 before the
 first case."""
 import os
 import re
@@ -30,12 +32,13 @@ class InjectPlan:
         self.rank = -1
         self.last = False
         self.raises = False
+        self.hangs = False
         self.index = 0
         self.regex = None
         if not spec:
             return
         usage = (" (expected [rank=<r>:]corrupt:<case regex>:<index>, [rank=<r>:]corrupt-last:<case regex>"
-                 " or [rank=<r>:]raise:<case regex>)")
+                 ", [rank=<r>:]raise:<case regex> or [rank=<r>:]hang:<case regex>)")
         action = spec
         if spec.startswith("rank="):
             head, sep, action = spec[5:].partition(":")
@@ -46,6 +49,9 @@ class InjectPlan:
         if action.startswith("raise:"):
             self.raises = True
             pattern = action[len("raise:"):]
+        elif action.startswith("hang:"):
+            self.hangs = True
+            pattern = action[len("hang:"):]
         elif action.startswith("corrupt-last:"):
             self.last = True
             pattern = action[len("corrupt-last:"):]
@@ -72,11 +78,15 @@ class InjectPlan:
 
     def selects(self, suite, name, rank):
         """True when this rank changes a value in case suite/name."""
-        return not self.raises and self._matches(suite, name, rank)
+        return not self.raises and not self.hangs and self._matches(suite, name, rank)
 
     def raises_in(self, suite, name, rank):
         """True when this rank leaves case suite/name by raising as it starts."""
         return self.raises and self._matches(suite, name, rank)
+
+    def hangs_in(self, suite, name, rank):
+        """True when this rank never comes out of case suite/name."""
+        return self.hangs and self._matches(suite, name, rank)
 
     def element(self, numel):
         """The element to change in a result of numel elements, or None when beyond it."""

@@ -201,7 +201,8 @@ def run_world(args, worker_args):
     while True:
         server, procs, workdir = _start_world(args, worker_args, world, kind, size, launcher, first, deadline_at,
                                               jdir, test)
-        watch = StallWatch(server, size, args.stall) if size > 1 and args.stall > 0 else None
+        watch = StallWatch(server, size, args.stall if size > 1 else 0, args.case_timeout)
+        watch = watch if watch.limit or watch.case_limit else None
         try:
             why, stalled = _wait_world(procs, args, deadline_at, watch)
             if stalled is not None:
@@ -319,29 +320,32 @@ class StallWatch:
     and cases_done, read with add(key, 0), which never waits, as every torch release has it) and
     finds a case that some ranks have left while the others stay in it for `limit` seconds: a rank
     that raised before a collective leaves its peers waiting in that collective until the process
-    group's timeout, and every case after it would go unrun."""
+    group's timeout, and every case after it would go unrun. With `case_limit`, also a case that no
+    rank leaves for that long (a collective that hangs everywhere). 0 turns either off."""
 
     _PREFIX = "gpucts/results/"
 
-    def __init__(self, store, size, limit):
-        self.store, self.size, self.limit = store, size, limit
-        self.case, self.since = 0, None
+    def __init__(self, store, size, limit, case_limit=0):
+        self.store, self.size, self.limit, self.case_limit = store, size, limit, case_limit
+        self.case, self.since, self.progress_at = 0, None, time.time()
 
     def _has(self, key):
         return self.store.add(self._PREFIX + key, 0) > 0
 
     def poll(self):
+        now = time.time()
         done = self.store.add(self._PREFIX + "cases_done", 0)
         if done != self.case:
-            self.case, self.since = done, None
+            self.case, self.since, self.progress_at = done, None, now
         posted = [k for k in range(self.size) if self._has("posted/%d/%d" % (self.case, k))]
-        if not posted or len(posted) == self.size:
-            self.since = None
-            return None
-        now = time.time()
-        if self.since is None:
-            self.since = now
-        return (self.case, posted) if now - self.since >= self.limit else None
+        if self.limit and posted and len(posted) < self.size:
+            if self.since is None:
+                self.since = now
+            return (self.case, posted) if now - self.since >= self.limit else None
+        self.since = None
+        if self.case_limit and not posted and now - self.progress_at >= self.case_limit:
+            return self.case, []
+        return None
 
     def _posted(self, index, rank):
         import json
@@ -349,6 +353,10 @@ class StallWatch:
 
     def describe(self, case, index, posted):
         """(why the world ends, the result of a rank that stayed in the case)."""
+        if not posted:
+            within = "within %g s" % self.case_limit
+            return ("no rank came out of %s %s (--case-timeout)" % (case.display, within),
+                    "did not finish: no rank came out of the case " + within)
         stayed = [k for k in range(self.size) if k not in posted]
         first = self._posted(index, posted[0])
         how = first["status"] + (": " + first["message"] if first["message"] else "")
@@ -365,7 +373,7 @@ class StallWatch:
         for i, c in enumerate(cases):
             posted = {k: self._posted(i, k) for k in range(self.size) if self._has("posted/%d/%d" % (i, k))}
             # A rank that stayed in the case was in it from about when the others started it until now.
-            start = min((p["start_ms"] for p in posted.values()), default=report.now_ms())
+            start = min((p["start_ms"] for p in posted.values()), default=self.progress_at * 1000.0)
             stayed = {"status": "failed", "message": unfinished, "detail": "", "start_ms": start,
                       "time_s": max(0.0, (report.now_ms() - start) / 1000.0), "props": {}}
             out.append(merge(c, [posted.get(k, stayed) for k in range(self.size)]))

@@ -205,6 +205,31 @@ def stalled_case_resumes(ctx):
                 raise AssertionError("rank %d journal events %s" % (r, kinds))
 
 
+def hung_case_resumes(ctx):
+    """A case no rank comes out of (a collective that hangs everywhere) ends its world after
+    --case-timeout, fails naming it, and a new world runs the cases after it."""
+    _torch()
+    import time
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.time()
+        rc, out, root = _world(tmp, "hang", ["--world=2", "--backend=gloo", "--launcher=subprocess",
+                                             "--case-timeout=3", "--filter=all_reduce_sum_i32_(1|1021)$|broadcast_f32_61"],
+                               {"GPUCTS_INJECT": r"hang:^Collectives\.all_reduce_sum_i32_1021$"})
+        took = time.time() - start
+        if rc != 1 or root is None:
+            raise AssertionError("a world with a hung case exited %d: %s" % (rc, out[-600:]))
+        got = {"%s/%s" % (s, tc.get("name")): tc for s, tc in _cases(root)}
+        hung = got.get("Collectives/all_reduce_sum_i32_1021")
+        failure = hung.find("failure") if hung is not None else None
+        if failure is None or "no rank came out of the case within 3 s" not in failure.get("message", ""):
+            raise AssertionError("the hung case: %s" % (failure is not None and failure.get("message")))
+        after = [n for n in got if n.startswith("Collectives/broadcast")]
+        if len(after) != 2 or any(got[n].find("failure") is not None for n in after):
+            raise AssertionError("the cases after the hung one: %s" % after)
+        if took > 60:
+            raise AssertionError("the world took %.0f s: the hang was not cut at 3 s" % took)
+
+
 def interrupt_ends_world(ctx):
     """SIGTERM to the launcher (qualify's deadline or ^C, a batch system) ends every rank, though
     they run in sessions of their own, and still writes the JUnit: the running case did not finish."""
@@ -365,7 +390,8 @@ def torch_defect_tagging(ctx):
 CHECKS = [("payloads_exact", payloads_exact), ("mismatch_report", mismatch_report),
           ("nccl_library_names", nccl_library_names), ("torch_defect_tagging", torch_defect_tagging),
           ("world2_results", world2_results), ("inject_names_rank", inject_names_rank),
-          ("stalled_case_resumes", stalled_case_resumes), ("interrupt_ends_world", interrupt_ends_world),
+          ("stalled_case_resumes", stalled_case_resumes), ("hung_case_resumes", hung_case_resumes),
+          ("interrupt_ends_world", interrupt_ends_world),
           ("skipped_world", skipped_world),
           ("deadline_ends_world", deadline_ends_world),
           ("bad_input", bad_input)]
