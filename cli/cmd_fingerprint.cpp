@@ -1,5 +1,4 @@
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 
 #include "cli/args.hpp"
@@ -23,9 +22,7 @@ ProbeOptions python_probe_options(const Args& a) {
   o.python = !a.flag("no-python");
   if (auto p = a.value("python")) {
     if (!o.python) throw UsageError("--python and --no-python exclude each other");
-    std::error_code ec;
-    o.python_exe = p->find('/') == std::string::npos ? *p : std::filesystem::absolute(*p, ec).string();
-    if (ec) o.python_exe = *p;
+    o.python_exe = probe_python_choice(*p).exe;
   }
   return o;
 }

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -281,16 +280,11 @@ void read_options(const Args& a, Run& r) {
     for (const auto& v : a.values(opt)) check_regex(opt, v);  // a bad expression is a usage error naming it
   r.run_all = a.flag("run-all");
   r.probe = python_probe_options(a);
-  // A relative GPUCTS_PYTHON names a file from here, and the suites run in other folders.
-  if (const char* env = std::getenv("GPUCTS_PYTHON");
-      r.probe.python_exe.empty() && env && *env && *env != '/' && std::strchr(env, '/')) {
-    std::error_code ec;
-    const fs::path abs = fs::absolute(env, ec);
-    if (!ec) ::setenv("GPUCTS_PYTHON", abs.c_str(), 1);
-  }
-  // The Python suites pick their interpreter by GPUCTS_PYTHON: the one named here probes torch
-  // and runs them, so the bundle's fingerprint names the torch its Python suites ran.
-  if (!r.probe.python_exe.empty()) ::setenv("GPUCTS_PYTHON", r.probe.python_exe.c_str(), 1);
+  // The Python suites pick their interpreter by GPUCTS_PYTHON and run in other folders: the one
+  // named here (--python, else GPUCTS_PYTHON) probes torch and is handed to them by an absolute
+  // path, so the bundle's fingerprint names the torch its Python suites ran.
+  if (const PythonChoice py = probe_python_choice(r.probe.python_exe); !py.chosen_by.empty())
+    ::setenv("GPUCTS_PYTHON", py.exe.c_str(), 1);
 }
 
 // Step 2: the tree, its suites and the selection. Throws bundle::BundleError for a bad list.

@@ -62,7 +62,7 @@ inline constexpr const char* kPythonHelp =
     "the python that probes torch and Lightning (default $GPUCTS_PYTHON, else python3: the one the "
     "Python suites run)";
 // The probe options they ask for. They exclude each other; an EXE with a '/' is made absolute
-// (the suites it is handed to run in other folders).
+// (probe_python_choice: the suites it is handed to run in other folders).
 ProbeOptions python_probe_options(const Args& a);
 
 // Each body takes what was given and returns the exit status.

@@ -12,8 +12,8 @@ the DDP cases a communication hook changes that element of the first gradient bu
 all-reduce. `raise` makes the rank leave the case before its first collective, as a training step
 that raises on one rank does: its peers wait in that collective, and the launcher ends the world
 and starts a new one for the cases after it. `hang` keeps the rank in the case for good, as a
-collective that never completes does (on every rank: the launcher's --case-timeout ends it). A malformed value is one line and exit 2 before the
-first case."""
+collective that never completes does (on every rank: the launcher's --case-timeout ends it). A
+malformed value is one line and exit 2 before the first case."""
 import os
 import re
 
@@ -30,9 +30,8 @@ class InjectPlan:
     def __init__(self, spec=""):
         self.spec = spec
         self.rank = -1
+        self.action = ""  # corrupt | raise | hang
         self.last = False
-        self.raises = False
-        self.hangs = False
         self.index = 0
         self.regex = None
         if not spec:
@@ -46,16 +45,13 @@ class InjectPlan:
                 raise InjectError("GPUCTS_INJECT='%s': rank '%s' is not a number >= 0 followed by ':'%s"
                                   % (spec, head, usage))
             self.rank = int(head)
-        if action.startswith("raise:"):
-            self.raises = True
-            pattern = action[len("raise:"):]
-        elif action.startswith("hang:"):
-            self.hangs = True
-            pattern = action[len("hang:"):]
+        if action.startswith(("raise:", "hang:")):
+            self.action, _, pattern = action.partition(":")
         elif action.startswith("corrupt-last:"):
-            self.last = True
+            self.action, self.last = "corrupt", True
             pattern = action[len("corrupt-last:"):]
         elif action.startswith("corrupt:"):
+            self.action = "corrupt"
             pattern, sep, idx = action[len("corrupt:"):].rpartition(":")
             if not sep:
                 raise InjectError("GPUCTS_INJECT='%s': no ':<index>' after the case regex%s" % (spec, usage))
@@ -78,15 +74,15 @@ class InjectPlan:
 
     def selects(self, suite, name, rank):
         """True when this rank changes a value in case suite/name."""
-        return not self.raises and not self.hangs and self._matches(suite, name, rank)
+        return self.action == "corrupt" and self._matches(suite, name, rank)
 
     def raises_in(self, suite, name, rank):
         """True when this rank leaves case suite/name by raising as it starts."""
-        return self.raises and self._matches(suite, name, rank)
+        return self.action == "raise" and self._matches(suite, name, rank)
 
     def hangs_in(self, suite, name, rank):
         """True when this rank never comes out of case suite/name."""
-        return self.hangs and self._matches(suite, name, rank)
+        return self.action == "hang" and self._matches(suite, name, rank)
 
     def element(self, numel):
         """The element to change in a result of numel elements, or None when beyond it."""

@@ -10,6 +10,7 @@ Rendezvous cannot race: this process creates the TCPStore server itself on port 
 open for the world's life; the ranks (and torchrun's c10d rendezvous, as a client) connect to the
 port it was given. No port is ever picked by binding and releasing it."""
 import datetime
+import json
 import os
 import signal
 import socket
@@ -161,6 +162,15 @@ def _note_signal(signum, _frame):
     _SIGNALS.append(signum)
 
 
+def _stop_reason(args, deadline_at):
+    """Why no world may run on: a signal, then the deadline ("" while neither holds)."""
+    if _SIGNALS:
+        return "interrupted by %s" % signal.Signals(_SIGNALS[0]).name
+    if time.time() > deadline_at:
+        return "the world's deadline of %d s passed" % args.deadline
+    return ""
+
+
 def run_world(args, worker_args):
     """Launches the ranks, waits within the deadline, and returns the exit code."""
     apply_ctest_resource_groups()
@@ -201,8 +211,8 @@ def run_world(args, worker_args):
     while True:
         server, procs, workdir = _start_world(args, worker_args, world, kind, size, launcher, first, deadline_at,
                                               jdir, test)
-        watch = StallWatch(server, size, args.stall if size > 1 else 0, args.case_timeout)
-        watch = watch if watch.limit or watch.case_limit else None
+        stall = args.stall if size > 1 else 0
+        watch = StallWatch(server, size, stall, args.case_timeout) if stall or args.case_timeout else None
         try:
             why, stalled = _wait_world(procs, args, deadline_at, watch)
             if stalled is not None:
@@ -230,9 +240,7 @@ def run_world(args, worker_args):
         from .worker import _cleanup, end_stalled_case, note_watchdog, write_outcome
         end_stalled_case(jdir or workdir, test, size, segment[index], posted, unfinished)
         first += index + 1
-        stop = ("interrupted by %s" % signal.Signals(_SIGNALS[0]).name if _SIGNALS
-                else "the world's deadline of %d s passed" % args.deadline if time.time() >= deadline_at
-                else "")
+        stop = _stop_reason(args, deadline_at)
         more = first < len(cases) and not stop
         print("gpucts_python_suites: %s: ending the world%s" % (
             why, "; a new one runs the %d case(s) from %s on" % (len(cases) - first, cases[first].display)
@@ -292,10 +300,9 @@ def _wait_world(procs, args, deadline_at, watch):
     """Waits for the ranks: ("", None) when they ended, (why, None) at the deadline or when a rank
     died and the others did not follow, ("", (case index, ranks out of it)) when a case stalled."""
     while any(p.poll() is None for p in procs):
-        if _SIGNALS:
-            return "interrupted by %s" % signal.Signals(_SIGNALS[0]).name, None
-        if time.time() > deadline_at:
-            return "the world's deadline of %d s passed" % args.deadline, None
+        stop = _stop_reason(args, deadline_at)
+        if stop:
+            return stop, None
         # A rank that died leaves the others waiting on it: give them a moment to notice, then end.
         dead = [i for i, p in enumerate(procs) if p.poll() not in (None, 0)]
         if dead:
@@ -303,7 +310,7 @@ def _wait_world(procs, args, deadline_at, watch):
             while time.time() < grace and any(p.poll() is None for p in procs) and not _SIGNALS:
                 time.sleep(0.2)
             if _SIGNALS:
-                return "interrupted by %s" % signal.Signals(_SIGNALS[0]).name, None
+                return _stop_reason(args, deadline_at), None
             if any(p.poll() is None for p in procs):
                 return "process %d exited with %d; the others did not finish within 30 s" % (
                     dead[0], procs[dead[0]].returncode), None
@@ -348,7 +355,6 @@ class StallWatch:
         return None
 
     def _posted(self, index, rank):
-        import json
         return json.loads(self.store.get(self._PREFIX + "res/%d/%d" % (index, rank)).decode("utf-8"))
 
     def describe(self, case, index, posted):

@@ -160,17 +160,13 @@ def finish_world(world, cases, args, jdir, test, workdir, procs, why, start_ms, 
     results_file = os.path.join(workdir, "results.json")
     codes = [p.returncode for p in procs]
     try:
-        if os.path.exists(results_file) and not why:  # a resumed world: its rank 0 left its results
-            with open(results_file, encoding="utf-8") as f:
-                results = list(earlier) + [report.result_from_dict(d) for d in json.load(f)]
-            code = write_outcome(results, args, "", start_ms)
-            bad = [(i, c) for i, c in enumerate(codes) if c != 0]
-            if bad:
-                print("gpucts_python_suites: process %d exited with %s after the run" % bad[0], file=sys.stderr)
-                code = 1
-            return code
-        if os.path.exists(result_file) and not why:
-            code = json.load(open(result_file))["code"]
+        if not why and (os.path.exists(results_file) or os.path.exists(result_file)):
+            if os.path.exists(results_file):  # a resumed world: its rank 0 left its results here
+                with open(results_file, encoding="utf-8") as f:
+                    results = list(earlier) + [report.result_from_dict(d) for d in json.load(f)]
+                code = write_outcome(results, args, "", start_ms)
+            else:  # the first world: its rank 0 wrote the outcome itself
+                code = json.load(open(result_file))["code"]
             bad = [(i, c) for i, c in enumerate(codes) if c != 0]
             if bad:
                 print("gpucts_python_suites: process %d exited with %s after the run" % bad[0], file=sys.stderr)
