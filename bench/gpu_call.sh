@@ -8,7 +8,8 @@
 # campaign (2.27.7 against the system NCCL), preflight (bench/preflight_cost.sh), install (a moved
 # install tree with a runtime PATH, bench/field_round.sh), vs1 / vs2 (bench/vs_nccl_tests.sh at one
 # rank and at two simulated ranks, the goal sizes only; vs2a, vs2b, vs2c: vs2's collectives in
-# three parts, one call each; VS_PREBUILT=TARBALL uses binaries built elsewhere).
+# three parts, one call each; vs1s, vs2s: the small goal points with many timed calls, vs2l: 1 GiB
+# alone; vs1p: vs1s on one CPU; VS_PREBUILT=TARBALL uses binaries built elsewhere).
 set -uo pipefail
 limit=570
 [ "${1:-}" = --limit ] && { limit=$2; shift 2; }
@@ -64,14 +65,14 @@ for step in "$@"; do
       echo "campaign.sh exit $?"; grep -E 'campaign exit|verdict|PASS|FAIL' "$OUT/campaign-run.log" | head -12 ;;
     preflight) timeout -k 5 "$(left)" bash bench/preflight_cost.sh --rounds "${PREFLIGHT_ROUNDS:-3}" 2>&1 | tee "$OUT/preflight.log" ;;
     install) FIELD_ACCEPT=${FULL_ACCEPT:-nccl-1950,torch-190745,torch-rs1-premulsum} FIELD_STAGES=install timeout -k 5 "$(left)" bash bench/field_round.sh "$(left)" ;;
-    vs1 | vs2 | vs2a | vs2b | vs2c)
+    vs1 | vs2 | vs2a | vs2b | vs2c | vs1s | vs1p | vs2s | vs2l)
       # VS_PREBUILT=TARBALL: gpucts_bandwidth, gpucts_mp_bandwidth and nccl-tests built elsewhere
       # (inst/libexec/gpucts/, nt-bin/, nt-bin-mpi/), nothing built here; else both built from source.
       tools=(--nccl-tests .nccl-tests --build "$B")
       if [ -n "${VS_PREBUILT:-}" ]; then
         rm -rf /tmp/vs-prebuilt && mkdir -p /tmp/vs-prebuilt && tar -C /tmp/vs-prebuilt -xJf "$VS_PREBUILT" || exit 1
         nt=/tmp/vs-prebuilt/nt-bin
-        [ "$step" = vs1 ] || nt=/tmp/vs-prebuilt/nt-bin-mpi
+        case $step in vs1 | vs1s | vs1p) ;; *) nt=/tmp/vs-prebuilt/nt-bin-mpi ;; esac
         tools=(--nccl-tests-bin "$nt" --gpucts-bin /tmp/vs-prebuilt/inst/libexec/gpucts/gpucts_bandwidth)
       fi
       # Two simulated ranks move 1 GiB over sockets in about 0.6 s (some 20 s per collective and
@@ -84,9 +85,20 @@ for step in "$@"; do
         vs2a) what=("${sim[@]}" --colls all_reduce,all_gather,broadcast) ;;
         vs2b) what=("${sim[@]}" --colls reduce_scatter,reduce,alltoall) ;;
         vs2c) what=("${sim[@]}" --colls scatter,gather,sendrecv) ;;
+        # The goal sizes apart, each with its own count of timed calls: a small point of 20 calls
+        # lasts some 150 us, inside the host's jitter; a 1 GiB point over sockets lasts 0.6 s a call.
+        # One repetition, as nccl-tests times one batch.
+        vs1s) what=(--rounds 5 --reps 1 --no-cputime --iters 2000 --warmup 100 --sweep 8:16:2) ;;
+        # vs1s with both tools on one CPU: does the launch-to-launch change of a small point follow
+        # where the process lands?
+        vs1p) what=(--rounds 5 --reps 1 --no-cputime --iters 2000 --warmup 100 --sweep 8:16:2 --pin 4
+          --colls all_reduce,all_gather,reduce_scatter,reduce,scatter,sendrecv) ;;
+        vs2s) what=("${sim[@]}" --iters 500 --warmup 50 --sweep 8:32:2) ;;
+        vs2l) what=("${sim[@]}" --iters 2 --warmup 1 --sweep 1G:1G:2) ;;
       esac
+      case $step in vs1s | vs1p | vs2s | vs2l) ;; *) what+=(--sweep 8:1G:134217728) ;; esac
       timeout -k 5 "$(left)" bash bench/vs_nccl_tests.sh "${tools[@]}" --out "$OUT/$step" "${what[@]}" \
-        --sweep 8:1G:134217728 --no-nonblocking 2>&1 | grep -v "no data moves" | tail -40 ;;
+        --no-nonblocking 2>&1 | grep -v "no data moves" | tail -40 ;;
     *) echo "gpu_call.sh: unknown step $step" >&2; exit 2 ;;
   esac
 done

@@ -6,7 +6,7 @@
   vs_nccl_tests.py compare --from DIR [--from DIR ...] --out PREFIX [--require]
 
 --from DIR takes every file a vs_nccl_tests.sh --out DIR run left (one table over runs split by
---colls). Each LOG is the standard output of one nccl-tests binary (its name, e.g. all_reduce_perf.log, says
+--colls or by --sweep; rounds pair within a run, and a point measured by two runs is an error). Each LOG is the standard output of one nccl-tests binary (its name, e.g. all_reduce_perf.log, says
 which collective it measured); each JSON a gpucts bandwidth results file (gpucts.bandwidth/1), its
 points carrying "comm" (blocking, the default, or nonblocking). Writes PREFIX.md (a table a person
 reads, and pastes into bench/RESULTS.md) and PREFIX.csv. The ratio is nccl-tests' time over gpucts'
@@ -174,6 +174,12 @@ def _median_of(points, field):
     return median(v) if v else None
 
 
+def run_spread(times):
+    """Highest over lowest of one tool's times of a point over its runs (None below two runs)."""
+    times = [t for t in times if t]
+    return max(times) / min(times) if len(times) > 1 else None
+
+
 def compare(logs, gpucts_files, cputime_logs=()):
     """One row per (collective, size, placement) nccl-tests measured, with each gpucts mode found:
     the median over rounds of the times and of the per-round ratios, and the ratios' range. With
@@ -232,6 +238,8 @@ def compare(logs, gpucts_files, cputime_logs=()):
                  # of such a call is no bandwidth (either tool's "5e+06 GB/s" means nothing).
                  "no_data": ranks.get(coll) == 1 and placement == "in_place",
                  "nccl_tests_enqueue_us": enqueue.get(key),
+                 # Each round is a new process of each tool: its highest time over its lowest.
+                 "nccl_tests_run_spread": run_spread(times),
                  "nccl_tests_failed": failed.get(coll) if coll not in ranks else None}
         for m in modes:
             mine = ours.get((coll, nbytes, placement, m))
@@ -257,7 +265,8 @@ def compare(logs, gpucts_files, cputime_logs=()):
                 "rounds": len(ratios),
                 "host_time_us": _median_of(mine.values(), "host_time_us"),
                 "enqueue_us": _median_of(mine.values(), "enqueue_us"),
-                "ratio_host": median(host_ratios) if host_ratios else None}
+                "ratio_host": median(host_ratios) if host_ratios else None,
+                "run_spread": run_spread([p.get("host_time_us") or p["time_us"] for p in mine.values()])}
         table.append(entry)
     return table, modes, runs
 
@@ -333,8 +342,8 @@ def misses(table, mode="blocking"):
 
 
 def reading(e, mode="blocking"):
-    """Where a goal point's difference comes from, from the host clock's figures (text, "" where
-    they are missing): the timing method, the host's work between two calls, or the device side."""
+    """Where a goal point's difference comes from (text; "" without a ratio): the timing method,
+    each tool's own change between its runs, the host's work between two calls, or the device side."""
     x = e["modes"].get(mode) or {}
     if x.get("ratio") is None:
         return ""
@@ -342,9 +351,14 @@ def reading(e, mode="blocking"):
         return "within the goal"
     if x.get("ratio_host") is not None and GOAL_LOW <= x["ratio_host"] <= GOAL_HIGH:
         return "the timing method: by the host clock gpucts is %.2fx" % x["ratio_host"]
+    # A tool whose own time moves more between its runs than the goal band is wide: one round's
+    # ratio cannot tell 0.9x from 1.1x, and five rounds' median barely.
+    spreads = (e.get("nccl_tests_run_spread") or 0, x.get("run_spread") or 0)
+    if max(spreads) > GOAL_HIGH / GOAL_LOW:
+        return "launch to launch: alone, nccl-tests' time spans %.2fx over its runs, gpucts' %.2fx" % spreads
     mine, theirs = x.get("enqueue_us"), e.get("nccl_tests_enqueue_us")
     if not mine or not theirs:
-        return ""
+        return "not read: no enqueue figure of %s" % ("nccl-tests (-C 1)" if mine else "gpucts")
     q = mine / theirs
     if not GOAL_LOW <= q <= GOAL_HIGH:
         return "the host between two calls: gpucts' enqueue %.2fx nccl-tests'" % q
@@ -475,6 +489,31 @@ def files_of(folder):
     return logs, cpu, ours
 
 
+def merge(parts):
+    """One table over the tables of several runs (split by collective or by size). A point measured
+    in two runs is an error: one would hide the other. A goal point kept only as a miss (its
+    collective's nccl-tests run failed) gives way to the run that measured it."""
+    table, modes, runs, where = [], [], [], {}
+    for part_table, part_modes, part_runs in parts:
+        for e in part_table:
+            key = (e["collective"], e["bytes"], e["placement"])
+            if key in where:
+                kept = table[where[key]]
+                if e.get("nccl_tests_failed") and not e["rounds"]:
+                    continue
+                if not (kept.get("nccl_tests_failed") and not kept["rounds"]):
+                    raise ParseError("%s %s %s: measured in two runs (compare them apart)" % (
+                        e["collective"], size_str(e["bytes"]), e["placement"].replace("_", " ")))
+                table[where[key]] = e
+                continue
+            where[key] = len(table)
+            table.append(e)
+        modes += [m for m in part_modes if m not in modes]
+        runs += part_runs
+    modes.sort(key=lambda m: (m != "blocking", m))
+    return table, modes, runs
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="vs_nccl_tests.py")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -490,23 +529,18 @@ def main(argv):
     c.add_argument("--require", action="store_true", help="exit 1 when a blocking goal point misses 0.9-1.1x")
     a = ap.parse_args(argv)
     try:
-        seen = {}
+        parts = []
+        if a.nccl_tests:
+            parts.append(compare(a.nccl_tests, a.gpucts, a.nccl_tests_cputime))
         for d in a.folders:
+            # Rounds pair within one run: two runs split by collective or by size each keep theirs.
             logs, cpu, ours = files_of(d)
-            # Rounds pair by collective and round number: the same one from two runs would replace
-            # the other unseen.
-            for f in logs + ours:
-                name = os.path.basename(f)
-                if name in seen:
-                    raise ParseError("%s and %s: the same collective and round in two runs (give runs of "
-                                     "different --colls, or compare them apart)" % (seen[name], f))
-                seen[name] = f
-            a.nccl_tests += logs
-            a.nccl_tests_cputime += cpu
-            a.gpucts += ours
-        if not a.nccl_tests:
+            if not logs:
+                raise ParseError("%s: no nccl-tests log in it" % d)
+            parts.append(compare(logs, ours, cpu))
+        if not parts:
             raise ParseError("no nccl-tests log given (--nccl-tests LOG or --from DIR)")
-        table, modes, runs = compare(a.nccl_tests, a.gpucts, a.nccl_tests_cputime)
+        table, modes, runs = merge(parts)
     except (ParseError, OSError) as e:
         print("vs_nccl_tests.py: %s" % e, file=sys.stderr)
         return 2

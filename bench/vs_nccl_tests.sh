@@ -7,7 +7,7 @@
 #   bash bench/vs_nccl_tests.sh --nccl-tests DIR | --nccl-tests-bin DIR [--build DIR | --gpucts-bin FILE]
 #        [--out DIR] [--ranks N] [--rounds N] [--reps N]
 #        [--nccl-home DIR] [--nccl-lib DIR] [--colls LIST] [--sweep B:E:F] [--iters N] [--warmup N]
-#        [--no-nonblocking] [--no-cputime] [--require]
+#        [--no-nonblocking] [--no-cputime] [--pin CPUS] [--require]
 #   --nccl-tests DIR  the NVIDIA/nccl-tests source (never committed here: carry it as .nccl-tests/)
 #   --build DIR       gpucts build folder (default build/gpu; configured if absent; gpucts_bandwidth built)
 #   --gpucts-bin FILE gpucts_bandwidth as it is (e.g. an install tree's libexec/gpucts/): nothing built
@@ -30,6 +30,8 @@
 #   --no-cputime      leave out nccl-tests' second run per round at the small goal size with -C 1
 #                     (its host time of the calls alone, set beside gpucts' host-clock figures in
 #                     the table's section on what runs between two timed calls)
+#   --pin CPUS        run both tools under taskset -c CPUS (at several ranks the whole mpirun):
+#                     a small point's time is host-bound, and moves with where each new process lands
 #   --require         exit 1 when a blocking goal point (out of place at 8 B, or 16 B per rank where
 #                     nccl-tests runs nothing smaller, and at 1 GiB) misses 0.9-1.1x or was not run
 # Output: $OUT/vs_nccl_tests.md (the table, also printed last between two marker lines: paste it
@@ -40,7 +42,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src="" nt_bin="" gpucts_bin="" ranks=1 nccl_home=/usr nccl_lib="" colls="all_reduce,all_gather,broadcast,reduce_scatter,reduce,alltoall,scatter,gather,sendrecv"
-sweep="8:1G:2" iters=20 warmup=5 reps=5 nonblocking=1 cputime=1 require=0 build="" rounds=5
+sweep="8:1G:2" iters=20 warmup=5 reps=5 nonblocking=1 cputime=1 require=0 build="" rounds=5 pin=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --nccl-tests) src=$2; shift 2 ;;
@@ -58,6 +60,7 @@ while [ $# -gt 0 ]; do
     --no-nonblocking) nonblocking=0; shift ;;
     --no-cputime) cputime=0; shift ;;
     --require) require=1; shift ;;
+    --pin) pin=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
@@ -73,6 +76,12 @@ fi
 case "$ranks" in ''|*[!0-9]*|0) echo "vs_nccl_tests.sh: --ranks '$ranks': expected a number >= 1" >&2; exit 2 ;; esac
 case "$reps" in ''|*[!0-9]*|0) echo "vs_nccl_tests.sh: --reps '$reps': expected a number >= 1" >&2; exit 2 ;; esac
 case "$rounds" in ''|*[!0-9]*|0) echo "vs_nccl_tests.sh: --rounds '$rounds': expected a number >= 1" >&2; exit 2 ;; esac
+pinned=()
+if [ -n "$pin" ]; then
+  command -v taskset >/dev/null || { echo "vs_nccl_tests.sh: --pin needs taskset (util-linux)" >&2; exit 2; }
+  taskset -c "$pin" true 2>/dev/null || { echo "vs_nccl_tests.sh: --pin '$pin': not CPUs this machine has (taskset -c)" >&2; exit 2; }
+  pinned=(taskset -c "$pin")
+fi
 IFS=: read -r b e f <<<"$sweep"
 [ -n "$b" ] && [ -n "$e" ] && [ -n "$f" ] || { echo "vs_nccl_tests.sh: --sweep '$sweep': expected B:E:F" >&2; exit 2; }
 [ -n "$src" ] && src=$(cd "$src" && pwd)
@@ -159,9 +168,9 @@ nccl_tests_once() {  # binary log args...: one nccl-tests run (under mpirun with
   local binary=$ntb/${1}_perf log=$2
   shift 2
   if [ "$ranks" -gt 1 ]; then
-    "${sim_mpirun[@]}" sh -c 'NCCL_HOSTID=simhost$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$binary" "$@" >"$log" 2>&1
+    "${pinned[@]}" "${sim_mpirun[@]}" sh -c 'NCCL_HOSTID=simhost$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$binary" "$@" >"$log" 2>&1
   else
-    "$binary" "$@" >"$log" 2>&1
+    "${pinned[@]}" "$binary" "$@" >"$log" 2>&1
   fi
   echo "exit $?" >>"$log"
 }
@@ -189,11 +198,11 @@ run_gpucts() {  # collective round
       GPUCTS_BW_SWEEP="$cb:$e:$cf" GPUCTS_BW_ITERS=$iters GPUCTS_BW_WARMUP=$warmup GPUCTS_BW_REPS=$reps \
         GPUCTS_BW_NONBLOCKING=$([ "$m" = nonblocking ] && echo 1 || echo 0) GPUCTS_BW_OUTPUT=$out \
         GPUCTS_SIMULATED_HOSTS=1 GPUCTS_BW_LINK=socket \
-        "${sim_mpirun[@]}" -x GPUCTS_BW_SWEEP -x GPUCTS_BW_ITERS -x GPUCTS_BW_WARMUP -x GPUCTS_BW_REPS \
+        "${pinned[@]}" "${sim_mpirun[@]}" -x GPUCTS_BW_SWEEP -x GPUCTS_BW_ITERS -x GPUCTS_BW_WARMUP -x GPUCTS_BW_REPS \
         -x GPUCTS_BW_NONBLOCKING -x GPUCTS_BW_OUTPUT -x GPUCTS_SIMULATED_HOSTS -x GPUCTS_BW_LINK \
         "$gmb" --gtest_brief=1 --gtest_filter="${row_of[$1]}.*" >"$out.log" 2>&1
     else
-      "$gb" "${gb_args[@]}" --gtest_filter="${row_of[$1]}.*" \
+      "${pinned[@]}" "$gb" "${gb_args[@]}" --gtest_filter="${row_of[$1]}.*" \
         $([ "$m" = nonblocking ] && echo --nonblocking) --output="$out" >"$out.log" 2>&1
     fi
     echo "exit $?" >>"$out.log"
@@ -214,7 +223,7 @@ req=()
 ntv=$(sed -n 's/^# nccl-tests version \([^ ]*\).*/\1/p' "$OUT/nccl-tests/"*_perf.r1.log | head -1)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 python3 "$here/vs_nccl_tests.py" compare "${logs[@]}" "${ours[@]}" "${cpulogs[@]}" --out "$OUT/vs_nccl_tests" \
-  --title "gpucts_bandwidth beside nccl-tests ${ntv:-?}, $(date -u +%F), ${gpu:-GPU ?}, $ranks rank(s), sizes $sweep, -n $iters -w $warmup (gpucts --reps $reps), $rounds rounds interleaved" \
+  --title "gpucts_bandwidth beside nccl-tests ${ntv:-?}, $(date -u +%F), ${gpu:-GPU ?}, $ranks rank(s), sizes $sweep, -n $iters -w $warmup (gpucts --reps $reps), $rounds rounds interleaved${pin:+, both tools on CPU(s) $pin}" \
   "${req[@]}" >"$OUT/vs_nccl_tests.stdout"
 rc=$?
 stamp "done (exit $rc): $OUT/vs_nccl_tests.md"

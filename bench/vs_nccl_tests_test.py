@@ -90,8 +90,22 @@ class Reading(unittest.TestCase):
                          "the host between two calls: gpucts' enqueue 1.50x nccl-tests'")
         self.assertEqual(v.reading(self.entry(0.6, ratio_host=0.62, mine=6.1, theirs=6.0)),
                          "not the host between calls (enqueue 1.02x): the device side or the wait")
-        self.assertEqual(v.reading(self.entry(0.6, ratio_host=0.62)), "", "no enqueue figures: no reading")
+        self.assertEqual(v.reading(self.entry(0.6, ratio_host=0.62, mine=6.1)),
+                         "not read: no enqueue figure of nccl-tests (-C 1)")
+        self.assertEqual(v.reading(self.entry(0.6, ratio_host=0.62)), "not read: no enqueue figure of gpucts")
         self.assertEqual(v.reading(self.entry(None)), "")
+        unsteady = self.entry(0.75, ratio_host=0.8, mine=6.1, theirs=6.0)
+        unsteady["nccl_tests_run_spread"], unsteady["modes"]["blocking"]["run_spread"] = 1.05, 1.4
+        self.assertEqual(v.reading(unsteady),
+                         "launch to launch: alone, nccl-tests' time spans 1.05x over its runs, gpucts' 1.40x")
+        unsteady["modes"]["blocking"]["run_spread"] = 1.2
+        self.assertEqual(v.reading(unsteady), "not the host between calls (enqueue 1.02x): the device side or the wait",
+                         "a spread within the band's width explains nothing")
+
+    def test_run_spread(self):
+        self.assertAlmostEqual(v.run_spread([5.0, 7.5, 6.0]), 1.5)
+        self.assertIsNone(v.run_spread([5.0]))
+        self.assertIsNone(v.run_spread([None, 5.0]))
 
 
 class CputimeLogs(unittest.TestCase):
@@ -434,6 +448,25 @@ class ScriptWithStandIns(unittest.TestCase):
                          "a run given twice would replace its own rounds")
         self.assertEqual(v.main(["compare", "--out", merged]), 2, "nothing to compare")
 
+    def test_one_table_over_runs_split_by_size(self):
+        # The small goal points with many timed calls, 1 GiB with few: two runs, the same rounds.
+        rc, text, out = self.run_script("--rounds", "2", "--sweep", "1G:1G:2", "--colls", "all_reduce,all_gather")
+        self.assertEqual(rc, 0, text)
+        large = out + "-large"
+        os.rename(out, large)
+        rc, text, small = self.run_script("--rounds", "2", "--sweep", "8:16:2", "--colls", "all_reduce,all_gather",
+                                          "--iters", "500")
+        self.assertEqual(rc, 0, text)
+        merged = os.path.join(self.dir.name, "merged")
+        self.assertEqual(v.main(["compare", "--from", small, "--from", large, "--out", merged, "--require"]), 0)
+        with open(merged + ".md") as f:
+            md = f.read()
+        self.assertIn("blocking: 4 of 4 goal points within 0.9-1.1x", md)
+        self.assertIn("| AllGather | 16 B | out of place |", md)
+        self.assertIn("| AllReduce | 1 GiB | out of place |", md)
+        self.assertEqual(v.main(["compare", "--from", small, "--from", large, "--from", small, "--out", merged]), 2,
+                         "the small points twice")
+
     def test_gpu_call_steps_from_a_prebuilt_tarball(self):
         """bench/gpu_call.sh vs1 and vs2a, the GPU machine's commands, on stand-ins packed as the
         prebuilt tarball is (inst/libexec/gpucts/, nt-bin/, nt-bin-mpi/)."""
@@ -463,6 +496,15 @@ class ScriptWithStandIns(unittest.TestCase):
         self.assertIn("./vs1/vs_nccl_tests.md", listing)
         self.assertIn("./vs2a/nccl-tests/all_reduce_perf.r5.log", listing)
         self.assertNotIn("./vs2a/nccl-tests/all_reduce_perf.cpu.r1.log", listing, "vs2 runs without -C 1")
+
+    def test_pin_runs_both_tools_on_the_cpus_given(self):
+        rc, text, out = self.run_script("--rounds", "1", "--sweep", "8:16:2", "--colls", "all_reduce", "--pin", "0",
+                                        "--no-cputime")
+        self.assertEqual(rc, 0, text)
+        self.assertIn("both tools on CPU(s) 0", text)
+        rc, text, _ = self.run_script("--rounds", "1", "--pin", "4096")
+        self.assertEqual(rc, 2, text)
+        self.assertIn("--pin '4096': not CPUs this machine has", text)
 
     def test_bad_sweep_and_missing_mpi_binary_exit_2_with_the_cause(self):
         rc, text, _ = self.run_script("--rounds", "1", "--sweep", "8:1G:x")
