@@ -462,17 +462,22 @@ def host_clock_section(table, mode="blocking"):
            "\"enqueue\" is the calls alone, before the wait (gpucts' host clock; nccl-tests -C 1). Where "
            "enqueue is near the time the calls are host-bound, and the two enqueue figures compare the host's "
            "work between two calls directly. Medians over the rounds; at several ranks gpucts' figures are "
-           "the mean over its processes, nccl-tests' enqueue its rank 0's." % mode, "",
+           "the mean over its processes, nccl-tests' enqueue its rank 0's. Each round starts each tool "
+           "afresh: \"own change between runs\" is each tool's highest time of the point over its lowest "
+           "(nccl-tests, gpucts' host clock)." % mode, "",
            "| collective | size | nccl-tests | nccl-tests enqueue | gpucts events | gpucts host clock | "
-           "gpucts enqueue | ratio by host clock | reading |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+           "gpucts enqueue | ratio by host clock | own change between runs | reading |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for e in rows:
         x = e["modes"][mode]
-        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        own = ""
+        if e.get("nccl_tests_run_spread") and x.get("run_spread"):
+            own = "%.2fx, %.2fx" % (e["nccl_tests_run_spread"], x["run_spread"])
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             e["collective"], size_str(e["bytes"]), fmt(e["nccl_tests_us"], "%.2f us"),
             fmt(e.get("nccl_tests_enqueue_us"), "%.2f us"), fmt(x.get("time_us"), "%.2f us"),
             fmt(x.get("host_time_us"), "%.2f us"), fmt(x.get("enqueue_us"), "%.2f us"),
-            fmt(x.get("ratio_host"), "%.2fx"), reading(e, mode)))
+            fmt(x.get("ratio_host"), "%.2fx"), own, reading(e, mode)))
     return out
 
 

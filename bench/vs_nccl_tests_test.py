@@ -406,7 +406,7 @@ class ScriptWithStandIns(unittest.TestCase):
         self.assertEqual(rc, 0, text)
         self.assertTrue(os.path.exists(os.path.join(out, "nccl-tests", "all_gather_perf.cpu.r1.log")))
         self.assertIn("What runs between two timed calls", text)
-        self.assertIn("| AllReduce | 8 B | 7.00 us | 6.50 us | 7.14 us | 7.21 us | 6.60 us | 0.97x | within the goal |",
+        self.assertIn("| AllReduce | 8 B | 7.00 us | 6.50 us | 7.14 us | 7.21 us | 6.60 us | 0.97x |  | within the goal |",
                       text)
         self.assertIn("| AllGather | 16 B |", text.split("What runs between")[1])
         self.assertNotIn("| AllReduce | 1 GiB |", text.split("What runs between")[1], "small goal points only")
@@ -441,6 +441,7 @@ class ScriptWithStandIns(unittest.TestCase):
             md = f.read()
         self.assertIn("blocking: 4 of 4 goal points within 0.9-1.1x", md)
         self.assertIn("| SendRecvRing | 8 B | 7.00 us | 6.50 us |", md, "its -C 1 logs taken apart")
+        self.assertIn("| 0.97x | 1.00x, 1.00x | within the goal |", md, "each tool's own change over two runs")
         self.assertIn("| AllReduce | 8 B | out of place | 7.00 us | 7.14 us | 0.98x ok | 0.98-0.98 (0%, 2) |", md,
                       "two rounds paired")
         self.assertEqual(v.main(["compare", "--from", self.dir.name, "--out", merged]), 2, "no nccl-tests/ there")
