@@ -9,7 +9,8 @@
 # install tree with a runtime PATH, bench/field_round.sh), vs1 / vs2 (bench/vs_nccl_tests.sh at one
 # rank and at two simulated ranks, the goal sizes only; vs2a, vs2b, vs2c: vs2's collectives in
 # three parts, one call each; vs1s, vs2s: the small goal points with many timed calls, vs2l: 1 GiB
-# alone; vs1p: vs1s on one CPU; VS_PREBUILT=TARBALL uses binaries built elsewhere).
+# alone; vs1p: vs1s on one CPU; vs2r: the rooted small points at two ranks with nccl-tests -C 1;
+# VS_PREBUILT=TARBALL uses binaries built elsewhere).
 set -uo pipefail
 limit=570
 [ "${1:-}" = --limit ] && { limit=$2; shift 2; }
@@ -65,7 +66,7 @@ for step in "$@"; do
       echo "campaign.sh exit $?"; grep -E 'campaign exit|verdict|PASS|FAIL' "$OUT/campaign-run.log" | head -12 ;;
     preflight) timeout -k 5 "$(left)" bash bench/preflight_cost.sh --rounds "${PREFLIGHT_ROUNDS:-3}" 2>&1 | tee "$OUT/preflight.log" ;;
     install) FIELD_ACCEPT=${FULL_ACCEPT:-nccl-1950,torch-190745,torch-rs1-premulsum} FIELD_STAGES=install timeout -k 5 "$(left)" bash bench/field_round.sh "$(left)" ;;
-    vs1 | vs2 | vs2a | vs2b | vs2c | vs1s | vs1p | vs2s | vs2l)
+    vs1 | vs2 | vs2a | vs2b | vs2c | vs1s | vs1p | vs2r | vs2s | vs2l)
       # VS_PREBUILT=TARBALL: gpucts_bandwidth, gpucts_mp_bandwidth and nccl-tests built elsewhere
       # (inst/libexec/gpucts/, nt-bin/, nt-bin-mpi/), nothing built here; else both built from source.
       tools=(--nccl-tests .nccl-tests --build "$B")
@@ -93,10 +94,13 @@ for step in "$@"; do
         # where the process lands?
         vs1p) what=(--rounds 5 --reps 1 --no-cputime --iters 2000 --warmup 100 --sweep 8:16:2 --pin 4
           --colls all_reduce,all_gather,reduce_scatter,reduce,scatter,sendrecv) ;;
+        # The rooted small points at two ranks again, with nccl-tests' -C 1 run: what runs between
+        # two calls where nccl-tests' own time moves most between its runs.
+        vs2r) what=(--ranks 2 --rounds 7 --reps 1 --iters 500 --warmup 50 --sweep 8:8:2 --colls reduce,broadcast) ;;
         vs2s) what=("${sim[@]}" --iters 500 --warmup 50 --sweep 8:32:2) ;;
         vs2l) what=("${sim[@]}" --iters 2 --warmup 1 --sweep 1G:1G:2) ;;
       esac
-      case $step in vs1s | vs1p | vs2s | vs2l) ;; *) what+=(--sweep 8:1G:134217728) ;; esac
+      case $step in vs1s | vs1p | vs2r | vs2s | vs2l) ;; *) what+=(--sweep 8:1G:134217728) ;; esac
       timeout -k 5 "$(left)" bash bench/vs_nccl_tests.sh "${tools[@]}" --out "$OUT/$step" "${what[@]}" \
         --no-nonblocking 2>&1 | grep -v "no data moves" | tail -40 ;;
     *) echo "gpu_call.sh: unknown step $step" >&2; exit 2 ;;

@@ -486,7 +486,7 @@ class ScriptWithStandIns(unittest.TestCase):
         out = os.path.join(d, "call")
         env = dict(os.environ, PATH=os.path.join(d, "bin") + os.pathsep + os.environ["PATH"], VS_PREBUILT=tarball,
                    OUT=out)
-        p = subprocess.run(["bash", os.path.join(HERE, "gpu_call.sh"), "--limit", "150", "vs1", "vs2a"],
+        p = subprocess.run(["bash", os.path.join(HERE, "gpu_call.sh"), "--limit", "150", "vs1", "vs2a", "vs2r", "vs2l"],
                            cwd=os.path.dirname(HERE), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            universal_newlines=True, timeout=170)
         self.assertEqual(p.returncode, 0, p.stdout)
@@ -497,6 +497,9 @@ class ScriptWithStandIns(unittest.TestCase):
         self.assertIn("./vs1/vs_nccl_tests.md", listing)
         self.assertIn("./vs2a/nccl-tests/all_reduce_perf.r5.log", listing)
         self.assertNotIn("./vs2a/nccl-tests/all_reduce_perf.cpu.r1.log", listing, "vs2 runs without -C 1")
+        self.assertIn("./vs2r/nccl-tests/reduce_perf.cpu.r7.log", listing, "vs2r: seven rounds with -C 1")
+        self.assertIn("./vs2l/nccl-tests/sendrecv_perf.r5.log", listing)
+        self.assertIn("sizes 1G:1G:2, -n 2 -w 1", p.stdout, "vs2l: 1 GiB alone, few calls")
 
     def test_pin_runs_both_tools_on_the_cpus_given(self):
         rc, text, out = self.run_script("--rounds", "1", "--sweep", "8:16:2", "--colls", "all_reduce", "--pin", "0",
