@@ -98,6 +98,11 @@ class Reading(unittest.TestCase):
         unsteady["nccl_tests_run_spread"], unsteady["modes"]["blocking"]["run_spread"] = 1.05, 1.4
         self.assertEqual(v.reading(unsteady),
                          "launch to launch: alone, nccl-tests' time spans 1.05x over its runs, gpucts' 1.40x")
+        unsteady["modes"]["blocking"].update(ratio_min=0.6, ratio_max=0.85)
+        self.assertEqual(v.reading(unsteady), "not the host between calls (enqueue 1.02x): the device side or the wait",
+                         "every round below the band: not the draw of each run")
+        unsteady["modes"]["blocking"].update(ratio_min=0.6, ratio_max=0.95)
+        self.assertIn("launch to launch", v.reading(unsteady))
         unsteady["modes"]["blocking"]["run_spread"] = 1.2
         self.assertEqual(v.reading(unsteady), "not the host between calls (enqueue 1.02x): the device side or the wait",
                          "a spread within the band's width explains nothing")
