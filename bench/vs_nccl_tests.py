@@ -354,13 +354,15 @@ def reading(e, mode="blocking"):
     # A tool whose own time moves more between its runs than the goal band is wide: one round's
     # ratio cannot tell 0.9x from 1.1x, and five rounds' median barely. Unless every round misses
     # on the same side: then the difference holds whatever each run drew.
-    spreads = (e.get("nccl_tests_run_spread") or 0, x.get("run_spread") or 0)
+    spreads = (e.get("nccl_tests_run_spread"), x.get("run_spread"))
     one_side = (x.get("ratio_min") or 0) > GOAL_HIGH or (x.get("ratio_max") or GOAL_LOW) < GOAL_LOW
-    if max(spreads) > GOAL_HIGH / GOAL_LOW and not one_side:
-        return "launch to launch: alone, nccl-tests' time spans %.2fx over its runs, gpucts' %.2fx" % spreads
+    if max(t or 0 for t in spreads) > GOAL_HIGH / GOAL_LOW and not one_side:
+        return "launch to launch: over each tool's own runs the time spans %s" % ", ".join(
+            "%.2fx (%s)" % (t, who) for who, t in zip(("nccl-tests", "gpucts"), spreads) if t)
     mine, theirs = x.get("enqueue_us"), e.get("nccl_tests_enqueue_us")
     if not mine or not theirs:
-        return "not read: no enqueue figure of %s" % ("nccl-tests (-C 1)" if mine else "gpucts")
+        return "not read: no enqueue figure of %s" % (
+            "nccl-tests (-C 1)" if mine else "gpucts" if theirs else "either tool")
     q = mine / theirs
     if not GOAL_LOW <= q <= GOAL_HIGH:
         return "the host between two calls: gpucts' enqueue %.2fx nccl-tests'" % q
@@ -473,8 +475,8 @@ def host_clock_section(table, mode="blocking"):
     for e in rows:
         x = e["modes"][mode]
         own = ""
-        if e.get("nccl_tests_run_spread") and x.get("run_spread"):
-            own = "%.2fx, %.2fx" % (e["nccl_tests_run_spread"], x["run_spread"])
+        if e.get("nccl_tests_run_spread") or x.get("run_spread"):
+            own = "%s, %s" % (fmt(e.get("nccl_tests_run_spread"), "%.2fx") or "-", fmt(x.get("run_spread"), "%.2fx") or "-")
         out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             e["collective"], size_str(e["bytes"]), fmt(e["nccl_tests_us"], "%.2f us"),
             fmt(e.get("nccl_tests_enqueue_us"), "%.2f us"), fmt(x.get("time_us"), "%.2f us"),
@@ -501,8 +503,13 @@ def merge(parts):
     in two runs is an error: one would hide the other. A goal point kept only as a miss (its
     collective's nccl-tests run failed) gives way to the run that measured it."""
     table, modes, runs, where = [], [], [], {}
+    # A run whose every collective failed knows no world size: its placeholders take the others'.
+    world = next((e["ranks"] for t, _, _ in parts for e in t if e.get("ranks")), 1)
     for part_table, part_modes, part_runs in parts:
         for e in part_table:
+            if e.get("ranks") is None and e.get("nccl_tests_failed"):
+                big = e["bytes"] == GOAL_SIZES[1]
+                e = dict(e, ranks=world, bytes=e["bytes"] if big else smallest_bytes(e["collective"], world))
             key = (e["collective"], e["bytes"], e["placement"])
             if key in where:
                 kept = table[where[key]]
@@ -518,6 +525,10 @@ def merge(parts):
         modes += [m for m in part_modes if m not in modes]
         runs += part_runs
     modes.sort(key=lambda m: (m != "blocking", m))
+    first = {}
+    for e in table:
+        first.setdefault(e["collective"], len(first))
+    table.sort(key=lambda e: (first[e["collective"]], e["bytes"], e["placement"] != "out_of_place"))
     return table, modes, runs
 
 
@@ -536,6 +547,9 @@ def main(argv):
     c.add_argument("--require", action="store_true", help="exit 1 when a blocking goal point misses 0.9-1.1x")
     a = ap.parse_args(argv)
     try:
+        if (a.gpucts or a.nccl_tests_cputime) and not a.nccl_tests:
+            raise ParseError("--gpucts and --nccl-tests-cputime pair with --nccl-tests logs; --from DIR takes "
+                             "the folder's own files")
         parts = []
         if a.nccl_tests:
             parts.append(compare(a.nccl_tests, a.gpucts, a.nccl_tests_cputime))

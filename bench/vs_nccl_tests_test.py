@@ -92,12 +92,19 @@ class Reading(unittest.TestCase):
                          "not the host between calls (enqueue 1.02x): the device side or the wait")
         self.assertEqual(v.reading(self.entry(0.6, ratio_host=0.62, mine=6.1)),
                          "not read: no enqueue figure of nccl-tests (-C 1)")
-        self.assertEqual(v.reading(self.entry(0.6, ratio_host=0.62)), "not read: no enqueue figure of gpucts")
+        self.assertEqual(v.reading(self.entry(0.6, ratio_host=0.62, theirs=6.0)), "not read: no enqueue figure of gpucts")
+        self.assertEqual(v.reading(self.entry(0.6, ratio_host=0.62)), "not read: no enqueue figure of either tool")
         self.assertEqual(v.reading(self.entry(None)), "")
         unsteady = self.entry(0.75, ratio_host=0.8, mine=6.1, theirs=6.0)
         unsteady["nccl_tests_run_spread"], unsteady["modes"]["blocking"]["run_spread"] = 1.05, 1.4
         self.assertEqual(v.reading(unsteady),
-                         "launch to launch: alone, nccl-tests' time spans 1.05x over its runs, gpucts' 1.40x")
+                         "launch to launch: over each tool's own runs the time spans 1.05x (nccl-tests), 1.40x (gpucts)")
+        unsteady["nccl_tests_run_spread"] = None
+        self.assertEqual(v.reading(unsteady), "launch to launch: over each tool's own runs the time spans 1.40x (gpucts)",
+                         "a tool with one run has no span to show")
+        unsteady["nccl_tests_run_spread"] = 1.05
+        unsteady["modes"]["blocking"].update(ratio_min=1.15, ratio_max=1.3)
+        self.assertIn("not the host between calls", v.reading(unsteady), "every round above the band")
         unsteady["modes"]["blocking"].update(ratio_min=0.6, ratio_max=0.85)
         self.assertEqual(v.reading(unsteady), "not the host between calls (enqueue 1.02x): the device side or the wait",
                          "every round below the band: not the draw of each run")
@@ -111,6 +118,7 @@ class Reading(unittest.TestCase):
         self.assertAlmostEqual(v.run_spread([5.0, 7.5, 6.0]), 1.5)
         self.assertIsNone(v.run_spread([5.0]))
         self.assertIsNone(v.run_spread([None, 5.0]))
+        self.assertAlmostEqual(v.run_spread([0, 5.0, 6.0]), 1.2, msg="a zero time is no run")
 
 
 class CputimeLogs(unittest.TestCase):
@@ -454,6 +462,29 @@ class ScriptWithStandIns(unittest.TestCase):
                          "a run given twice would replace its own rounds")
         self.assertEqual(v.main(["compare", "--out", merged]), 2, "nothing to compare")
 
+    def test_a_run_that_failed_gives_way_at_the_world_size_of_the_others(self):
+        self.executable(self.mp, 'exec python3 %s/gmp.py "$@"' % self.dir.name)
+        rc, text, large = self.run_script("--ranks", "2", "--rounds", "1", "--sweep", "1G:1G:2", "--colls", "gather")
+        self.assertEqual(rc, 0, text)
+        os.rename(large, large + "-large")
+        large += "-large"
+        rc, text, small = self.run_script("--ranks", "2", "--rounds", "1", "--sweep", "8:32:2", "--colls", "gather")
+        self.assertEqual(rc, 0, text)
+        with open(os.path.join(small, "nccl-tests", "gather_perf.r1.log"), "w") as f:
+            f.write("# nccl-tests version 2.19.6\nexit 1\n")  # the small run failed
+        merged = os.path.join(self.dir.name, "merged")
+        for order in ((small, large), (large, small)):
+            args = ["compare", "--from", order[0], "--from", order[1], "--out", merged, "--require"]
+            self.assertEqual(v.main(args), 1, "the small point is a miss")
+            with open(merged + ".md") as f:
+                md = f.read()
+            self.assertIn("Gather 32 B: nccl-tests gave no result rows (gather_perf.r1.log)", md,
+                          "at 2 ranks the small point is 32 B, whichever run comes first")
+            self.assertNotIn("Gather 16 B", md)
+            self.assertIn("| Gather | 1 GiB | out of place |", md, "the measured point kept")
+        self.assertEqual(v.main(["compare", "--from", small, "--gpucts", os.path.join(SAMPLES, "gpucts_bandwidth.bandwidth.json"),
+                                 "--out", merged]), 2, "--gpucts pairs with --nccl-tests, not with a folder")
+
     def test_one_table_over_runs_split_by_size(self):
         # The small goal points with many timed calls, 1 GiB with few: two runs, the same rounds.
         rc, text, out = self.run_script("--rounds", "2", "--sweep", "1G:1G:2", "--colls", "all_reduce,all_gather")
@@ -507,10 +538,20 @@ class ScriptWithStandIns(unittest.TestCase):
         self.assertIn("sizes 1G:1G:2, -n 2 -w 1", p.stdout, "vs2l: 1 GiB alone, few calls")
 
     def test_pin_runs_both_tools_on_the_cpus_given(self):
-        rc, text, out = self.run_script("--rounds", "1", "--sweep", "8:16:2", "--colls", "all_reduce", "--pin", "0",
+        d = self.dir.name
+        seen = os.path.join(d, "cpus")
+        record = "grep Cpus_allowed_list: /proc/self/status | sed 's/^/%s /' >>" + seen + "; "
+        self.executable(self.gpucts, record % "gpucts" + 'exec python3 %s/g.py "$@"' % d)
+        self.executable(os.path.join(d, "nt", "all_reduce_perf"),
+                        record % "nccl-tests" + 'FAKE_BINARY=all_reduce exec python3 %s/nt.py "$@"' % d)
+        cpu = str(min(os.sched_getaffinity(0)))  # one this process may use, whatever the container allows
+        rc, text, out = self.run_script("--rounds", "1", "--sweep", "8:16:2", "--colls", "all_reduce", "--pin", cpu,
                                         "--no-cputime")
         self.assertEqual(rc, 0, text)
-        self.assertIn("both tools on CPU(s) 0", text)
+        self.assertIn("both tools on CPU(s) " + cpu, text)
+        with open(seen) as f:
+            lines = sorted(set(" ".join(line.split()) for line in f))
+        self.assertEqual(lines, ["gpucts Cpus_allowed_list: " + cpu, "nccl-tests Cpus_allowed_list: " + cpu])
         rc, text, _ = self.run_script("--rounds", "1", "--pin", "4096")
         self.assertEqual(rc, 2, text)
         self.assertIn("--pin '4096': not CPUs this machine has", text)
