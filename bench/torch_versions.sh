@@ -52,7 +52,7 @@ for v in "${releases[@]}"; do
   rm -rf "$venv"
   python3 -m venv "$venv"
   if ! "$venv/bin/pip" install -q --no-cache-dir "torch==$v" lightning >"$out/pip-$v.log" 2>&1; then
-    echo "| $v | | | | pip failed: $(tail -1 "$out/pip-$v.log" | cut -c1-160) | | | | |" >>"$summary"
+    echo "| $v | | | | pip failed: $(grep -v "^[[:space:]]*$" "$out/pip-$v.log" | tail -1 | cut -c1-160) | | | | |" >>"$summary"
     rc=1
     rm -rf "$venv"
     continue
