@@ -80,6 +80,7 @@ for step in "$@"; do
       # round): vs2a, vs2b and vs2c split the collectives over three calls; vs_nccl_tests.py
       # compare --from joins them, and the rounds of a call cut short.
       sim=(--ranks 2 --rounds 5 --iters 5 --warmup 1 --reps 1 --no-cputime)
+      small1=(--rounds 5 --reps 1 --no-cputime --iters 2000 --warmup 100 --sweep 8:16:2)
       case $step in
         vs1) what=(--rounds 5 --require) ;;
         vs2) what=("${sim[@]}") ;;
@@ -89,20 +90,19 @@ for step in "$@"; do
         # The goal sizes apart, each with its own count of timed calls: a small point of 20 calls
         # lasts some 150 us, inside the host's jitter; a 1 GiB point over sockets lasts 0.6 s a call.
         # One repetition, as nccl-tests times one batch.
-        vs1s) what=(--rounds 5 --reps 1 --no-cputime --iters 2000 --warmup 100 --sweep 8:16:2) ;;
+        vs1s) what=("${small1[@]}") ;;
         # vs1s with both tools on one CPU: does the launch-to-launch change of a small point follow
         # where the process lands?
-        vs1p) what=(--rounds 5 --reps 1 --no-cputime --iters 2000 --warmup 100 --sweep 8:16:2 --pin 4
-          --colls all_reduce,all_gather,reduce_scatter,reduce,scatter,sendrecv) ;;
+        vs1p) what=("${small1[@]}" --pin 4 --colls all_reduce,all_gather,reduce_scatter,reduce,scatter,sendrecv) ;;
         # The rooted small points at two ranks again, with nccl-tests' -C 1 run: what runs between
         # two calls where nccl-tests' own time moves most between its runs.
         vs2r) what=(--ranks 2 --rounds 7 --reps 1 --iters 500 --warmup 50 --sweep 8:8:2 --colls reduce,broadcast) ;;
         vs2s) what=("${sim[@]}" --iters 500 --warmup 50 --sweep 8:32:2) ;;
         vs2l) what=("${sim[@]}" --iters 2 --warmup 1 --sweep 1G:1G:2) ;;
       esac
-      case $step in vs1s | vs1p | vs2r | vs2s | vs2l) ;; *) what+=(--sweep 8:1G:134217728) ;; esac
-      timeout -k 5 "$(left)" bash bench/vs_nccl_tests.sh "${tools[@]}" --out "$OUT/$step" "${what[@]}" \
-        --no-nonblocking 2>&1 | grep -v "no data moves" | tail -40 ;;
+      # The goal sizes alone unless the step names its own sweep (vs_nccl_tests.sh takes the last).
+      timeout -k 5 "$(left)" bash bench/vs_nccl_tests.sh "${tools[@]}" --out "$OUT/$step" --sweep 8:1G:134217728 \
+        "${what[@]}" --no-nonblocking 2>&1 | grep -v "no data moves" | tail -40 ;;
     *) echo "gpu_call.sh: unknown step $step" >&2; exit 2 ;;
   esac
 done

@@ -441,22 +441,32 @@ class ScriptWithStandIns(unittest.TestCase):
         with open(os.path.join(out, "nccl-tests", "all_reduce_perf.r1.log")) as f:
             self.assertIn("Rank  1", f.read())
 
-    def test_one_table_over_runs_split_by_collective(self):
-        rc, text, out = self.run_script("--rounds", "2", "--sweep", "8:1G:134217728", "--colls", "all_reduce")
+    def run_kept(self, name, *args):
+        """vs_nccl_tests.sh with args, its output folder kept as `name` for a later compare."""
+        rc, text, out = self.run_script(*args)
         self.assertEqual(rc, 0, text)
-        first = out + "-1"
-        os.rename(out, first)
-        rc, text, out = self.run_script("--rounds", "2", "--sweep", "8:1G:134217728", "--colls", "sendrecv")
-        self.assertEqual(rc, 0, text)
+        kept = os.path.join(self.dir.name, name)
+        os.rename(out, kept)
+        return kept
+
+    def compare_runs(self, folders, expected_rc, *extra):
+        """compare --from each folder; its exit code checked, the table's Markdown returned."""
         merged = os.path.join(self.dir.name, "merged")
-        self.assertEqual(v.main(["compare", "--from", first, "--from", out, "--out", merged, "--require"]), 0)
+        args = ["compare"] + [x for f in folders for x in ("--from", f)] + ["--out", merged] + list(extra)
+        self.assertEqual(v.main(args), expected_rc, args)
         with open(merged + ".md") as f:
-            md = f.read()
+            return f.read()
+
+    def test_one_table_over_runs_split_by_collective(self):
+        first = self.run_kept("first", "--rounds", "2", "--sweep", "8:1G:134217728", "--colls", "all_reduce")
+        out = self.run_kept("second", "--rounds", "2", "--sweep", "8:1G:134217728", "--colls", "sendrecv")
+        md = self.compare_runs((first, out), 0, "--require")
         self.assertIn("blocking: 4 of 4 goal points within 0.9-1.1x", md)
         self.assertIn("| SendRecvRing | 8 B | 7.00 us | 6.50 us |", md, "its -C 1 logs taken apart")
         self.assertIn("| 0.97x | 1.00x, 1.00x | within the goal |", md, "each tool's own change over two runs")
         self.assertIn("| AllReduce | 8 B | out of place | 7.00 us | 7.14 us | 0.98x ok | 0.98-0.98 (0%, 2) |", md,
                       "two rounds paired")
+        merged = os.path.join(self.dir.name, "merged")
         self.assertEqual(v.main(["compare", "--from", self.dir.name, "--out", merged]), 2, "no nccl-tests/ there")
         self.assertEqual(v.main(["compare", "--from", out, "--from", out, "--out", merged]), 2,
                          "a run given twice would replace its own rounds")
@@ -464,43 +474,30 @@ class ScriptWithStandIns(unittest.TestCase):
 
     def test_a_run_that_failed_gives_way_at_the_world_size_of_the_others(self):
         self.executable(self.mp, 'exec python3 %s/gmp.py "$@"' % self.dir.name)
-        rc, text, large = self.run_script("--ranks", "2", "--rounds", "1", "--sweep", "1G:1G:2", "--colls", "gather")
-        self.assertEqual(rc, 0, text)
-        os.rename(large, large + "-large")
-        large += "-large"
-        rc, text, small = self.run_script("--ranks", "2", "--rounds", "1", "--sweep", "8:32:2", "--colls", "gather")
-        self.assertEqual(rc, 0, text)
+        large = self.run_kept("large", "--ranks", "2", "--rounds", "1", "--sweep", "1G:1G:2", "--colls", "gather")
+        small = self.run_kept("small", "--ranks", "2", "--rounds", "1", "--sweep", "8:32:2", "--colls", "gather")
         with open(os.path.join(small, "nccl-tests", "gather_perf.r1.log"), "w") as f:
             f.write("# nccl-tests version 2.19.6\nexit 1\n")  # the small run failed
-        merged = os.path.join(self.dir.name, "merged")
         for order in ((small, large), (large, small)):
-            args = ["compare", "--from", order[0], "--from", order[1], "--out", merged, "--require"]
-            self.assertEqual(v.main(args), 1, "the small point is a miss")
-            with open(merged + ".md") as f:
-                md = f.read()
+            md = self.compare_runs(order, 1, "--require")  # the small point is a miss
             self.assertIn("Gather 32 B: nccl-tests gave no result rows (gather_perf.r1.log)", md,
                           "at 2 ranks the small point is 32 B, whichever run comes first")
             self.assertNotIn("Gather 16 B", md)
             self.assertIn("| Gather | 1 GiB | out of place |", md, "the measured point kept")
+        merged = os.path.join(self.dir.name, "merged")
         self.assertEqual(v.main(["compare", "--from", small, "--gpucts", os.path.join(SAMPLES, "gpucts_bandwidth.bandwidth.json"),
                                  "--out", merged]), 2, "--gpucts pairs with --nccl-tests, not with a folder")
 
     def test_one_table_over_runs_split_by_size(self):
         # The small goal points with many timed calls, 1 GiB with few: two runs, the same rounds.
-        rc, text, out = self.run_script("--rounds", "2", "--sweep", "1G:1G:2", "--colls", "all_reduce,all_gather")
-        self.assertEqual(rc, 0, text)
-        large = out + "-large"
-        os.rename(out, large)
-        rc, text, small = self.run_script("--rounds", "2", "--sweep", "8:16:2", "--colls", "all_reduce,all_gather",
-                                          "--iters", "500")
-        self.assertEqual(rc, 0, text)
-        merged = os.path.join(self.dir.name, "merged")
-        self.assertEqual(v.main(["compare", "--from", small, "--from", large, "--out", merged, "--require"]), 0)
-        with open(merged + ".md") as f:
-            md = f.read()
+        large = self.run_kept("large", "--rounds", "2", "--sweep", "1G:1G:2", "--colls", "all_reduce,all_gather")
+        small = self.run_kept("small", "--rounds", "2", "--sweep", "8:16:2", "--colls", "all_reduce,all_gather",
+                              "--iters", "500")
+        md = self.compare_runs((small, large), 0, "--require")
         self.assertIn("blocking: 4 of 4 goal points within 0.9-1.1x", md)
         self.assertIn("| AllGather | 16 B | out of place |", md)
         self.assertIn("| AllReduce | 1 GiB | out of place |", md)
+        merged = os.path.join(self.dir.name, "merged")
         self.assertEqual(v.main(["compare", "--from", small, "--from", large, "--from", small, "--out", merged]), 2,
                          "the small points twice")
 
