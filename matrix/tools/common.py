@@ -9,6 +9,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 
 TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
 # GPUCTS_MATRIX_SNAPSHOTS: another snapshot directory (a test's edited copy); default snapshot/.
@@ -39,14 +40,36 @@ def load_snapshot(name):
         fail(path, "line %d column %d: %s" % (e.lineno, e.colno, e.msg))
 
 
+def write_files(files):
+    """[(path, text)], all or none: each text goes to a new file beside its target, created
+    exclusively under a random name (a file or link already there is never opened) and flushed;
+    only when every one is ready are they renamed into place. A failure: one line, exit 2."""
+    mask = os.umask(0)
+    os.umask(mask)
+    ready = []
+    try:
+        for path, text in files:
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix="." + os.path.basename(path) + ".")
+            ready.append(tmp)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                os.fchmod(fd, 0o666 & ~mask)  # mkstemp's 0600 would hide the data from other users
+                f.write(text)
+                f.flush()
+                os.fsync(fd)
+        for tmp, (path, _) in zip(ready, files):
+            os.replace(tmp, path)  # replaces a link at the target itself, never follows it
+    except OSError as e:
+        for tmp in ready:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+        fail(e.filename or path, "cannot write (%s)" % e.strerror)
+
+
 def write_snapshot(name, obj):
     """Sorted keys, one item a line where short: small diffs when a release is added."""
     os.makedirs(SNAPSHOT_DIR, exist_ok=True)
     path = os.path.join(SNAPSHOT_DIR, name)
-    text = json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
+    write_files([(path, json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n")])
     return path
 
 

@@ -477,11 +477,8 @@ def main(argv):
         print("%d of %d generated files differ" % (bad, len(files)) if bad else "all %d generated files match" % len(files))
         return 1 if bad else 0
     os.makedirs(args.out, exist_ok=True)
-    for name, text in sorted(files.items()):
-        with open(os.path.join(args.out, name + ".tmp"), "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+    common.write_files([(os.path.join(args.out, name), text) for name, text in sorted(files.items())])
     for name in sorted(files):
-        os.replace(os.path.join(args.out, name + ".tmp"), os.path.join(args.out, name))
         print("wrote " + os.path.join(args.out, name))
     return 0
 

@@ -3,6 +3,7 @@
 as variables, what is refused as bad input. Standard library only; no network, no NCCL."""
 import hashlib
 import io
+import json
 import os
 import struct
 import subprocess
@@ -141,6 +142,38 @@ class Wheels(unittest.TestCase):
             finally:
                 sys.stderr = stderr
         self.assertEqual(e.exception.code, 2)
+
+    def test_snapshot_never_writes_through_a_placed_link(self):
+        # A link where a predictable temporary name would be, and one at the target itself: the
+        # snapshot lands in its folder and neither file outside is touched.
+        snaps = os.path.join(self.dir, "snapshot")
+        os.mkdir(snaps)
+        for name, obj in (("nccl_source.json", {"releases": [{"version": "9.1.2", "tag": "v9.1.2-1"}]}),
+                          ("torch_wheels.json", {"nccl_wheels": []})):
+            with open(os.path.join(snaps, name), "w", encoding="utf-8") as f:
+                json.dump(obj, f)
+        outside = os.path.join(self.dir, "outside")
+        os.mkdir(outside)
+        victims = []
+        for k, link in enumerate(("nccl_wheels.json.tmp", ".nccl_wheels.json.tmp")):
+            victims.append(os.path.join(outside, "victim%d" % k))
+            with open(victims[-1], "w", encoding="utf-8") as f:
+                f.write("keep me\n")
+            os.symlink(victims[-1], os.path.join(snaps, link))
+        r = subprocess.run([sys.executable, TOOL, "snapshot", "--wheels", self.dir], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True,
+                           env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", GPUCTS_MATRIX_SNAPSHOTS=snaps))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for victim in victims:
+            with open(victim, encoding="utf-8") as f:
+                self.assertEqual(f.read(), "keep me\n")
+        with open(os.path.join(snaps, "nccl_wheels.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["newest_tag"], "9.1.2")
+        self.assertFalse(os.path.islink(os.path.join(snaps, "nccl_wheels.json")))
+        # Only the links placed before, the inputs and the snapshot: no temporary file left.
+        self.assertEqual(sorted(os.listdir(snaps)), [".nccl_wheels.json.tmp", "nccl_source.json",
+                                                     "nccl_wheels.json", "nccl_wheels.json.tmp",
+                                                     "torch_wheels.json"])
 
 
 if __name__ == "__main__":
