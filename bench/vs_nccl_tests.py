@@ -13,7 +13,7 @@ reads, and pastes into bench/RESULTS.md) and PREFIX.csv. The ratio is nccl-tests
 time (= gpucts' algbw over nccl-tests'): 1.0 means the same, below 1 gpucts is slower. The goal is
 0.9-1.1 out of place at 8 B (16 B per rank for the collectives nccl-tests rounds to 16 B per rank)
 and at 1 GiB; --require exits 1 when a goal point of the blocking runs
-misses it (or is absent from one side).
+misses it (or is absent from one side), or when a row failed (below).
 
 Rounds: a file name with ".rN." (all_reduce_perf.r3.log, gpucts_blocking.r3.all_reduce.json) is
 round N of an interleaved run, the two tools alternating so that clock and load drift reach both.
@@ -26,12 +26,23 @@ What runs between two timed calls: gpucts' points carry the host clock's figures
 logs (nccl-tests -C 1) give nccl-tests' enqueue time. A section of the table sets them side by side
 at the small goal points and reads where a difference comes from. Python 3 standard library only
 (the GPU machine has no packages to install).
+
+What it refuses (one line, exit 2): inputs of two world sizes (nccl-tests' "#  Rank N" lines,
+gpucts' world_size; a ratio between them means nothing, and a vs_nccl_tests.sh run is of one world
+size, so the runs of one table are too), anything but a regular file (a FIFO, a directory, a device),
+a field of the wrong type or out of range (a string for a number, NaN, a negative size), a log that
+is not nccl-tests' output at all. A log of nccl-tests' that failed or was cut short costs its round,
+not the table. A nccl-tests row with #wrong > 0 is a failed row: no ratio, a miss where it is a goal
+point, and --require fails. gpucts' bandwidth files record no check of the results (their verdict
+is the bandwidth threshold's), so only nccl-tests can report wrong results here.
 """
 import argparse
 import csv
 import json
+import math
 import os
 import re
+import stat
 import sys
 
 # nccl-tests binary -> the gpucts collective-table row measuring the same thing. sendrecv_perf
@@ -53,10 +64,83 @@ GOAL_SIZES = (8, 1 << 30)
 PER_RANK_16B = {"AllGather", "ReduceScatter", "AlltoAll", "Scatter", "Gather"}
 GOAL_LOW, GOAL_HIGH = 0.9, 1.1
 LATENCY_BELOW = 64 << 10  # below this a point reads as a time (us), above as GB/s
+MAX_INPUT_BYTES = 64 << 20  # far above any log or results file of these tools
 
 
 class ParseError(Exception):
     pass
+
+
+def read_input(path):
+    """The bytes of an input file. Only a regular file is opened: a FIFO would block the read, a
+    directory or a device is no tool's output."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise ParseError("%s: %s" % (path, e.strerror))
+    if not stat.S_ISREG(st.st_mode):
+        raise ParseError("%s: not a regular file" % path)
+    if st.st_size > MAX_INPUT_BYTES:
+        raise ParseError("%s: %d bytes, more than any output of these tools" % (path, st.st_size))
+    chunks, total = [], 0
+    try:
+        # Nonblocking: a file swapped for a FIFO after the stat cannot block either. Read in chunks
+        # to the end: /proc files say size 0 and give a page per read.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            while total <= MAX_INPUT_BYTES:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise ParseError("%s: %s" % (path, e.strerror or e))
+    if total > MAX_INPUT_BYTES:
+        raise ParseError("%s: more than %d bytes, more than any output of these tools" % (path, MAX_INPUT_BYTES))
+    return b"".join(chunks)
+
+
+def _whole(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+# What an input field may hold: (how an error says it, the test).
+KINDS = {
+    "text": ("a string", lambda x: isinstance(x, str)),
+    "flag": ("true or false", lambda x: isinstance(x, bool)),
+    "list": ("a list", lambda x: isinstance(x, list)),
+    "object": ("an object", lambda x: isinstance(x, dict)),
+    "count": ("a whole number >= 0", lambda x: _whole(x) and x >= 0),
+    "ranks": ("a whole number >= 1", lambda x: _whole(x) and x >= 1),
+    "amount": ("a finite number >= 0",
+               lambda x: (_whole(x) or isinstance(x, float)) and math.isfinite(x) and x >= 0),
+}
+
+
+def checked(value, kind, where, optional=False):
+    """value when it is of `kind` (KINDS), None for an absent one where optional; else a ParseError
+    naming where. The one check of every field read from an input."""
+    if value is None and optional:
+        return None
+    name, ok = KINDS[kind]
+    if not ok(value):
+        shown = "missing" if value is None else json.dumps(value)[:40]
+        raise ParseError("%s is %s, expected %s" % (where, shown, name))
+    return value
+
+
+def same_world(seen, world, path, tool):
+    """Notes in `seen` that `path` (`tool`'s) ran at `world` ranks: a second world size is refused,
+    naming both, since a ratio between two world sizes means nothing."""
+    if world is None:
+        raise ParseError("%s: no '#  Rank N' lines, so its world size is unknown" % path)
+    first = seen.setdefault("world", (world, tool, path))
+    if first[0] != world:
+        raise ParseError("world sizes differ: %s at %d rank(s) (%s), %s at %d (%s); compare runs of one world size"
+                         % (first[1], first[0], first[2], tool, world, path))
 
 
 def round_of(path):
@@ -81,19 +165,30 @@ def row_of_log(path):
     return BINARY_ROWS[m.group(1)]
 
 
-def _number(text, where):
+def _value(text):
+    """A column of a result row as a value for checked(): None for N/A, an int or a float where it
+    reads as one, else the text (which checked() then refuses)."""
     if text == "N/A":
         return None
+    if text.isascii() and text.isdigit():
+        return int(text)
     try:
         return float(text)
     except ValueError:
-        raise ParseError("%s: '%s' is not a number" % (where, text))
+        return text
+
+
+def looks_like_nccl_tests(text):
+    """Whether a log without result rows is still nccl-tests' output (its banner, or the exit line
+    vs_nccl_tests.sh adds): a run that failed, not some other file."""
+    return re.search(r"^# (nccl-tests version|nThread)\b|^exit \d+$", text, re.M) is not None
 
 
 def parse_nccl_tests(text, origin="nccl-tests"):
     """The result rows of one nccl-tests run: dicts with bytes, count, type, redop, root and, per
-    placement ("out_of_place", "in_place"), time_us, algbw_gbps, busbw_gbps, wrong. Also the
-    versions of its banner ("nccl-headers=22803 nccl-library=22803") when present."""
+    placement ("out_of_place", "in_place"), time_us, algbw_gbps, busbw_gbps, wrong (None where N/A).
+    Also the versions of its banner ("nccl-headers=22803 nccl-library=22803") and its number of
+    ranks ("#  Rank N" lines) when present."""
     rows = []
     meta = {}
     for n, line in enumerate(text.splitlines(), 1):
@@ -104,16 +199,18 @@ def parse_nccl_tests(text, origin="nccl-tests"):
         if m:
             meta["nccl_header"], meta["nccl_library"] = int(m.group(1)), int(m.group(2))
         fields = line.split()
-        if not fields or line.lstrip().startswith("#") or not fields[0].isdigit():
+        if not fields or line.lstrip().startswith("#") or not (fields[0].isascii() and fields[0].isdigit()):
             continue
         # size count type redop root | time algbw busbw #wrong (out of place) | the same in place
         if len(fields) < 13:
             raise ParseError("%s: a result row with %d fields, expected 13: %s" % (where, len(fields), line.strip()))
-        row = {"bytes": int(fields[0]), "count": int(fields[1]), "type": fields[2], "redop": fields[3],
-               "root": fields[4]}
+        row = {"bytes": checked(_value(fields[0]), "count", where + ": size"),
+               "count": checked(_value(fields[1]), "count", where + ": count"),
+               "type": fields[2], "redop": fields[3], "root": fields[4]}
         for i, placement in ((5, "out_of_place"), (9, "in_place")):
-            row[placement] = {"time_us": _number(fields[i], where), "algbw_gbps": _number(fields[i + 1], where),
-                              "busbw_gbps": _number(fields[i + 2], where), "wrong": _number(fields[i + 3], where)}
+            row[placement] = {key: checked(_value(fields[i + k]), "amount", "%s: %s %s" % (where, placement, key),
+                                           optional=True)
+                              for k, key in enumerate(("time_us", "algbw_gbps", "busbw_gbps", "wrong"))}
         rows.append(row)
     if not rows:
         raise ParseError("%s: no result rows (did the run fail? its output is the file)" % origin)
@@ -121,22 +218,36 @@ def parse_nccl_tests(text, origin="nccl-tests"):
 
 
 def load_gpucts(path):
-    """The points of a gpucts bandwidth file, each (collective, bytes, placement, comm) -> point."""
-    with open(path) as f:
-        try:
-            j = json.load(f)
-        except ValueError as e:
-            raise ParseError("%s: malformed JSON: %s" % (path, e))
+    """The points of a gpucts bandwidth file, each (collective, bytes, placement, comm) -> point, and
+    the file's top level. Every field read is checked (checked())."""
+    try:
+        j = json.loads(read_input(path).decode("utf-8"))
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+        raise ParseError("%s: malformed JSON: %s" % (path, str(e).splitlines()[0] if str(e) else type(e).__name__))
+    checked(j, "object", path + ": the top level")
     if j.get("schema") != "gpucts.bandwidth/1":
         raise ParseError("%s: schema is not gpucts.bandwidth/1" % path)
+    world = checked(j.get("world_size"), "ranks", path + ": world_size")
+    for key in ("gpu", "nccl", "host"):
+        checked(j.get(key), "text", "%s: %s" % (path, key), optional=True)
     out = {}
-    for p in j.get("points", []):
+    for i, p in enumerate(checked(j.get("points"), "list", path + ": points")):
+        where = "%s: points[%d]" % (path, i)
+        checked(p, "object", where)
+        for key, kind, optional in (("collective", "text", False), ("dtype", "text", False), ("op", "text", True),
+                                    ("comm", "text", True), ("graph", "flag", True), ("in_place", "flag", False),
+                                    ("bytes", "count", False), ("ranks", "ranks", True), ("time_us", "amount", False),
+                                    ("algbw_gbps", "amount", False), ("spread_pct", "amount", True),
+                                    ("host_time_us", "amount", True), ("enqueue_us", "amount", True)):
+            checked(p.get(key), kind, "%s.%s" % (where, key), optional)
+        if p.get("ranks", world) != world:
+            raise ParseError("%s.ranks is %d, the file's world_size %d" % (where, p["ranks"], world))
         if p.get("graph"):
             continue
-        if p.get("dtype") != "f32" or p.get("op", "") not in ("", "sum"):
+        if p["dtype"] != "f32" or p.get("op") not in (None, "", "sum"):
             continue  # nccl-tests' default run is float sum
         placement = "in_place" if p["in_place"] else "out_of_place"
-        out[(p["collective"], int(p["bytes"]), placement, p.get("comm", "blocking"))] = p
+        out[(p["collective"], p["bytes"], placement, p.get("comm") or "blocking")] = p
     return out, j
 
 
@@ -144,24 +255,25 @@ def warn(text):
     print("vs_nccl_tests.py: " + text, file=sys.stderr)
 
 
-def load_cputime(logs, warn=warn):
+def load_cputime(logs, warn=warn, seen=None):
     """nccl-tests runs with -C 1: their time column is the host time per call of the calls alone,
     before the stream wait. (collective, bytes, placement) -> median over the rounds. These figures
     only explain the table: a log without them (a failed run, a build without -C) is left out with
-    a warning, never the table."""
+    a warning, never the table; a log of another world size than `seen`'s is refused."""
     cpu = {}
+    seen = {} if seen is None else seen
     for log in logs:
         coll = row_of_log(log)
-        with open(log, errors="replace") as f:
-            text = f.read()
+        text = read_input(log).decode(errors="replace")
         if not re.search(r"^#\s+size\s+count\s+type\s+redop\s+root\s+cputime\b", text, re.M):
             warn("%s left out: no cputime column (the run failed, or this nccl-tests has no -C)" % log)
             continue
         try:
-            rows, _ = parse_nccl_tests(text, log)
+            rows, meta = parse_nccl_tests(text, log)
         except ParseError as e:
             warn("%s left out: %s" % (log, e))
             continue
+        same_world(seen, meta.get("ranks"), log, "nccl-tests -C 1")
         for r in rows:
             for placement in ("out_of_place", "in_place"):
                 if r[placement]["time_us"]:
@@ -180,15 +292,18 @@ def run_spread(times):
     return max(times) / min(times) if len(times) > 1 else None
 
 
-def compare(logs, gpucts_files, cputime_logs=()):
+def compare(logs, gpucts_files, cputime_logs=(), seen=None):
     """One row per (collective, size, placement) nccl-tests measured, with each gpucts mode found:
     the median over rounds of the times and of the per-round ratios, and the ratios' range. With
-    the host clock's figures (gpucts' host_time_us and enqueue_us, nccl-tests -C 1 logs) beside."""
-    enqueue = load_cputime(cputime_logs)
+    the host clock's figures (gpucts' host_time_us and enqueue_us, nccl-tests -C 1 logs) beside.
+    Every input is of one world size, that of `seen` where given (the runs of one table)."""
+    seen = {} if seen is None else seen
+    enqueue = load_cputime(cputime_logs, seen=seen)
     ours = {}  # (collective, bytes, placement, comm) -> {round: point}
     runs = []
     for g in gpucts_files:
         pts, j = load_gpucts(g)
+        same_world(seen, j["world_size"], g, "gpucts")
         for k, p in pts.items():
             ours.setdefault(k, {})[round_of(g)] = p
         runs.append(j)
@@ -199,16 +314,18 @@ def compare(logs, gpucts_files, cputime_logs=()):
     failed = {}  # collective -> its logs without result rows (a run that failed or was cut short)
     for log in logs:
         coll = row_of_log(log)
-        with open(log, errors="replace") as f:
-            text = f.read()
+        text = read_input(log).decode(errors="replace")
         try:
             rows, meta = parse_nccl_tests(text, log)
         except ParseError as e:
+            if not looks_like_nccl_tests(text):
+                raise ParseError("%s: not nccl-tests' output (no banner, no result row)" % log)
             # One failed round costs that round, not the table; a collective with no round at all
             # keeps its goal points, as misses.
             warn("%s left out: %s" % (log, e))
             failed.setdefault(coll, []).append(log)
             continue
+        same_world(seen, meta.get("ranks"), log, "nccl-tests")
         ranks[coll] = meta.get("ranks")
         for r in rows:
             for placement in ("out_of_place", "in_place"):
@@ -240,13 +357,17 @@ def compare(logs, gpucts_files, cputime_logs=()):
                  "nccl_tests_enqueue_us": enqueue.get(key),
                  # Each round is a new process of each tool: its highest time over its lowest.
                  "nccl_tests_run_spread": run_spread(times),
-                 "nccl_tests_failed": failed.get(coll) if coll not in ranks else None}
+                 "nccl_tests_failed": failed.get(coll) if coll not in ranks else None,
+                 # Wrong results over its rounds: the times of a wrong answer are no comparison.
+                 "nccl_tests_wrong": sum(x["wrong"] or 0 for x in rounds.values())}
         for m in modes:
             mine = ours.get((coll, nbytes, placement, m))
             if not mine:
                 continue
             ratios, host_ratios = [], []
             for rnd, x in rounds.items():
+                if entry["nccl_tests_wrong"]:
+                    break  # a failed row: no ratio against a wrong answer
                 # The same round's gpucts point; a run without rounds pairs with every round.
                 p = mine.get(rnd, mine.get(0)) if len(mine) > 1 or 0 not in mine else mine[0]
                 if p is not None and x["time_us"] and p["time_us"] > 0:
@@ -331,7 +452,9 @@ def misses(table, mode="blocking"):
         if not is_goal(e):
             continue
         m = e["modes"].get(mode)
-        if e.get("nccl_tests_failed"):
+        if e.get("nccl_tests_wrong"):
+            out.append("%s %s: %s" % (e["collective"], size_str(e["bytes"]), wrong_results(e)))
+        elif e.get("nccl_tests_failed"):
             out.append("%s %s: nccl-tests gave no result rows (%s)" % (
                 e["collective"], size_str(e["bytes"]), ", ".join(os.path.basename(x) for x in e["nccl_tests_failed"])))
         elif m is None or m["ratio"] is None:
@@ -341,10 +464,22 @@ def misses(table, mode="blocking"):
     return out
 
 
+def wrong_results(e):
+    return "nccl-tests reported %d wrong results" % e["nccl_tests_wrong"]
+
+
+def failed_rows(table):
+    """The rows whose nccl-tests run reported wrong results, goal points or not, as text."""
+    return ["%s %s %s: %s" % (e["collective"], size_str(e["bytes"]), e["placement"].replace("_", " "),
+                              wrong_results(e)) for e in table if e.get("nccl_tests_wrong")]
+
+
 def reading(e, mode="blocking"):
     """Where a goal point's difference comes from (text; "" without a ratio): the timing method,
     each tool's own change between its runs, the host's work between two calls, or the device side."""
     x = e["modes"].get(mode) or {}
+    if e.get("nccl_tests_wrong"):
+        return "failed: " + wrong_results(e)
     if x.get("ratio") is None:
         return ""
     if GOAL_LOW <= x["ratio"] <= GOAL_HIGH:
@@ -384,7 +519,7 @@ def write(table, modes, runs, prefix, title):
     with open(prefix + ".csv", "w", newline="") as f:
         w = csv.writer(f)
         head = ["collective", "bytes", "placement", "nccl_tests_time_us", "nccl_tests_algbw_gbps",
-                "nccl_tests_enqueue_us"]
+                "nccl_tests_enqueue_us", "nccl_tests_wrong"]
         for m in modes:
             head += ["gpucts_%s_time_us" % m, "gpucts_%s_algbw_gbps" % m, "ratio_%s" % m,
                      "ratio_%s_min" % m, "ratio_%s_max" % m, "rounds_%s" % m, "gpucts_%s_host_time_us" % m,
@@ -392,7 +527,8 @@ def write(table, modes, runs, prefix, title):
         w.writerow(head)
         for e in table:
             row = [e["collective"], e["bytes"], e["placement"], fmt(e["nccl_tests_us"], "%.3f"),
-                   fmt(e["nccl_tests_algbw"], "%.2f"), fmt(e.get("nccl_tests_enqueue_us"), "%.3f")]
+                   fmt(e["nccl_tests_algbw"], "%.2f"), fmt(e.get("nccl_tests_enqueue_us"), "%.3f"),
+                   fmt(e.get("nccl_tests_wrong"), "%d")]
             for m in modes:
                 x = e["modes"].get(m, {})
                 row += [fmt(x.get("time_us"), "%.3f"), fmt(x.get("algbw_gbps"), "%.3f"), fmt(x.get("ratio"), "%.3f"),
@@ -425,7 +561,9 @@ def write(table, modes, runs, prefix, title):
                  val(e["nccl_tests_us"], e["nccl_tests_algbw"])]
         if e.get("nccl_tests_failed"):
             cells[3] = "no result rows (%s)" % ", ".join(os.path.basename(x) for x in e["nccl_tests_failed"])
-        if e["no_data"]:
+        if e.get("nccl_tests_wrong"):
+            cells[3] = "**failed: %s**" % wrong_results(e)
+        elif e["no_data"]:
             cells[3] = "no data moves (1 rank, in place)"
             lines.append("| " + " | ".join(cells + ["", "", ""] * len(modes)) + " |")
             continue
@@ -447,6 +585,9 @@ def write(table, modes, runs, prefix, title):
         goal_n = sum(1 for e in table if is_goal(e)) + sum(1 for x in miss if x.endswith("run by neither tool"))
         lines += ["", "%s: %d of %d goal points within %.1f-%.1fx%s" %
                   (m, goal_n - len(miss), goal_n, GOAL_LOW, GOAL_HIGH, (": outside " + "; ".join(miss)) if miss else "")]
+    failed = failed_rows(table)
+    if failed:
+        lines += ["", "failed rows (no ratio): " + "; ".join(failed)]
     lines += host_clock_section(table)
     if not modes:
         lines += ["", "no gpucts points to compare (nccl-tests only)"]
@@ -544,29 +685,31 @@ def main(argv):
                    help="a nccl-tests run with -C 1 (its time column: the calls alone, before the wait)")
     c.add_argument("--out", required=True, metavar="PREFIX")
     c.add_argument("--title", default="gpucts_bandwidth beside nccl-tests")
-    c.add_argument("--require", action="store_true", help="exit 1 when a blocking goal point misses 0.9-1.1x")
+    c.add_argument("--require", action="store_true", help="exit 1 when a blocking goal point misses 0.9-1.1x or a row failed")
     a = ap.parse_args(argv)
     try:
         if (a.gpucts or a.nccl_tests_cputime) and not a.nccl_tests:
             raise ParseError("--gpucts and --nccl-tests-cputime pair with --nccl-tests logs; --from DIR takes "
                              "the folder's own files")
         parts = []
+        seen = {}  # one world size over every run of the table
         if a.nccl_tests:
-            parts.append(compare(a.nccl_tests, a.gpucts, a.nccl_tests_cputime))
+            parts.append(compare(a.nccl_tests, a.gpucts, a.nccl_tests_cputime, seen))
         for d in a.folders:
             # Rounds pair within one run: two runs split by collective or by size each keep theirs.
             logs, cpu, ours = files_of(d)
             if not logs:
                 raise ParseError("%s: no nccl-tests log in it" % d)
-            parts.append(compare(logs, ours, cpu))
+            parts.append(compare(logs, ours, cpu, seen))
         if not parts:
             raise ParseError("no nccl-tests log given (--nccl-tests LOG or --from DIR)")
         table, modes, runs = merge(parts)
+        text = write(table, modes, runs, a.out, a.title)
     except (ParseError, OSError) as e:
         print("vs_nccl_tests.py: %s" % e, file=sys.stderr)
         return 2
-    print(write(table, modes, runs, a.out, a.title))
-    if a.require and misses(table, "blocking"):
+    print(text)
+    if a.require and (misses(table, "blocking") or failed_rows(table)):
         return 1
     return 0
 

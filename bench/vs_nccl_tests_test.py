@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """CPU test of vs_nccl_tests.py on the samples in bench/samples/, and of vs_nccl_tests.sh with stand-ins
 for nccl-tests and gpucts_bandwidth (CTest entry gpucts_vs_nccl_tests)."""
+import csv
 import json
 import os
 import re
@@ -271,6 +272,218 @@ class Interleaved(unittest.TestCase):
                 md = f.read()
             self.assertIn("| AllReduce | 8 B | out of place | 6.31 us | 6.00 us | 1.05x ok | 1.00-1.10 (10%, 5) |", md)
             self.assertIn("each the median over 5 round(s)", md)
+
+
+def edited_json(d, name, edit):
+    """The sample gpucts file changed in place by `edit(j)`, written to d/name; its path."""
+    with open(OURS) as f:
+        j = json.load(f)
+    edit(j)
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        json.dump(j, f)  # NaN and Infinity written as JSON's extension spells them
+    return path
+
+
+def edited_log(d, name, old, new, source=LOGS[0]):
+    """A sample nccl-tests log with its first `old` replaced by `new`, written to d/name; its path."""
+    with open(source) as f:
+        text = f.read()
+    assert old in text, old
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(text.replace(old, new, 1))
+    return path
+
+
+class WhatItCannotJudge(unittest.TestCase):
+    """Inputs compare refuses (one line on stderr, exit 2) and rows it fails."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.d = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_compare(self, *args, own_process=False):
+        """compare's exit code, stderr and stdout; in a process of its own where it might hang, so
+        that a hang is a timeout here, not a stuck test."""
+        args = ["compare", "--out", os.path.join(self.d, "vs")] + list(args)
+        if own_process:
+            import subprocess
+            p = subprocess.run([sys.executable, os.path.join(HERE, "vs_nccl_tests.py")] + args,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=20)
+            return p.returncode, p.stderr, p.stdout
+        import contextlib
+        import io
+        err, out = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            rc = v.main(args)
+        return rc, err.getvalue(), out.getvalue()
+
+    def assertRefused(self, args, *fragments, own_process=False):
+        rc, err, _ = self.run_compare(*args, own_process=own_process)
+        self.assertEqual(rc, 2, "%s: %s" % (args, err))
+        self.assertEqual(len(err.splitlines()), 1, err)
+        self.assertNotIn("Traceback", err)
+        for text in fragments:
+            self.assertIn(text, err)
+        return err
+
+    @staticmethod
+    def at_world(ranks):
+        """An edit of a gpucts file: its run and every point at `ranks`."""
+        def edit(j):
+            j["world_size"] = ranks
+            for p in j["points"]:
+                p["ranks"] = ranks
+        return edit
+
+    def test_runs_of_two_world_sizes_are_refused_naming_both(self):
+        w8 = edited_json(self.d, "w8.json", self.at_world(8))
+        err = self.assertRefused(["--nccl-tests", LOGS[0], "--gpucts", w8, "--require"], LOGS[0], w8)
+        self.assertRegex(err, r"world sizes differ: gpucts at 8 rank\(s\) .*, nccl-tests at 1 ")
+        # A point of another world size than its file's.
+        odd = edited_json(self.d, "odd.json", lambda j: j["points"][0].update(ranks=2))
+        self.assertRefused(["--nccl-tests", LOGS[0], "--gpucts", odd], "points[0].ranks is 2, the file's world_size 1")
+        # An -C 1 log of two ranks beside a one-rank run.
+        two = edited_log(self.d, "all_reduce_perf.cpu.log", "#\n# Collective",
+                         "#  Rank  1 Group  0 Pid 4243 on gpuhost device  0 [0000:18:00] NVIDIA H200\n#\n# Collective")
+        with open(two) as f:
+            text = f.read()
+        with open(two, "w") as f:
+            f.write(re.sub(r"(root\s+)time(\s+algbw\s+busbw\s+#wrong\s+)time", r"\1cputime\2cputime", text))
+        self.assertRefused(["--nccl-tests", LOGS[0], "--gpucts", OURS, "--nccl-tests-cputime", two],
+                           "nccl-tests -C 1 at 2", two)
+        # Two runs of a table, one of one rank, one of two.
+        runs = []
+        for name, ranks in (("one", 1), ("two", 2)):
+            folder = os.path.join(self.d, name)
+            os.makedirs(os.path.join(folder, "nccl-tests"))
+            os.makedirs(os.path.join(folder, "gpucts"))
+            src = LOGS[0] if name == "one" else LOGS[1]
+            lines = "".join("#  Rank %2d Group  0 Pid 1 on h device  0 [0000:18:00] NVIDIA H200\n" % r
+                            for r in range(ranks))
+            edited_log(os.path.join(folder, "nccl-tests"), os.path.basename(src),
+                       "#  Rank  0 Group  0 Pid   4242 on   gpuhost device  0 [0000:18:00] NVIDIA H200\n", lines, src)
+            edited_json(os.path.join(folder, "gpucts"), "blocking.json", self.at_world(ranks))
+            runs += ["--from", folder]
+        self.assertRefused(runs, "world sizes differ", "at 1 rank(s)", "at 2 (")
+        # A log whose ranks it does not say.
+        anonymous = edited_log(self.d, "all_reduce_perf.log", "#  Rank  0", "#  Device  0")
+        self.assertRefused(["--nccl-tests", anonymous, "--gpucts", OURS], "world size is unknown")
+
+    def test_wrong_results_fail_their_row_never_the_goal(self):
+        # 5 wrong results at the AllReduce 8 B goal point, in exponent form at 16 B (not a goal point).
+        wrong = edited_log(self.d, "all_reduce_perf.log", "6.31    0.00    0.00     N/A", "6.31    0.00    0.00       5")
+        with open(wrong) as f:
+            text = f.read()
+        with open(wrong, "w") as f:
+            f.write(text.replace("6.40    0.00    0.00     N/A", "6.40    0.00    0.00   1.2e+06"))
+        rc, err, out = self.run_compare("--nccl-tests", wrong, "--gpucts", OURS, "--require")
+        self.assertEqual(rc, 1, err)
+        with open(os.path.join(self.d, "vs.md")) as f:
+            md = f.read()
+        self.assertIn("| AllReduce | 8 B | out of place | **failed: nccl-tests reported 5 wrong results** | 6.00 us |  |  |",
+                      md, "gpucts' figure kept, no ratio")
+        self.assertIn("blocking: 1 of 2 goal points within 0.9-1.1x: outside AllReduce 8 B: nccl-tests reported 5 "
+                      "wrong results", md)
+        self.assertIn("failed rows (no ratio): AllReduce 8 B out of place: nccl-tests reported 5 wrong results; "
+                      "AllReduce 16 B out of place: nccl-tests reported 1200000 wrong results", md)
+        self.assertNotIn("within the goal", md)
+        with open(os.path.join(self.d, "vs.csv")) as f:
+            row = next(r for r in csv.DictReader(f) if r["bytes"] == "8" and r["placement"] == "out_of_place")
+        self.assertEqual((row["nccl_tests_wrong"], row["ratio_blocking"]), ("5", ""))
+        # Wrong results off the goal points still fail --require.
+        off_goal = edited_log(self.d, "all_reduce_perf.r1.log", "6.40    0.00    0.00     N/A",
+                              "6.40    0.00    0.00       2")
+        rc, err, out = self.run_compare("--nccl-tests", off_goal, "--gpucts", OURS, "--require")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("blocking: 2 of 2 goal points within", out)
+        self.assertEqual(self.run_compare("--nccl-tests", off_goal, "--gpucts", OURS)[0], 0,
+                         "without --require the table is written, the run passes")
+
+    def test_only_regular_files_are_read(self):
+        fifo = os.path.join(self.d, "all_reduce_perf.log")
+        os.mkfifo(fifo)  # no writer: opening it blocks, reading it would never end
+        self.assertRefused(["--nccl-tests", fifo, "--gpucts", OURS], fifo, "not a regular file", own_process=True)
+        self.assertRefused(["--nccl-tests", LOGS[0], "--gpucts", fifo], "not a regular file", own_process=True)
+        folder = os.path.join(self.d, "run")
+        os.makedirs(os.path.join(folder, "nccl-tests"))
+        os.symlink(fifo, os.path.join(folder, "nccl-tests", "sendrecv_perf.log"))
+        self.assertRefused(["--from", folder], "sendrecv_perf.log: not a regular file", own_process=True)
+        os.mkdir(os.path.join(self.d, "sendrecv_perf.log"))
+        self.assertRefused(["--nccl-tests", os.path.join(self.d, "sendrecv_perf.log"), "--gpucts", OURS],
+                           "not a regular file")
+        self.assertRefused(["--nccl-tests", LOGS[0], "--gpucts", os.devnull], os.devnull, "not a regular file")
+        self.assertRefused(["--nccl-tests", os.path.join(self.d, "gather_perf.log"), "--gpucts", OURS],
+                           "gather_perf.log: No such file or directory")
+        if os.path.exists("/proc/self/status"):
+            self.assertRefused(["--nccl-tests", LOGS[0], "--gpucts", "/proc/self/status"], "malformed JSON")
+            os.unlink(os.path.join(folder, "nccl-tests", "sendrecv_perf.log"))
+            os.symlink("/proc/self/status", os.path.join(folder, "nccl-tests", "all_reduce_perf.log"))
+            self.assertRefused(["--from", folder], "not nccl-tests' output")
+
+    def test_fields_of_the_wrong_type_name_the_file_and_field(self):
+        def point(key, value):
+            return lambda j: j["points"][1].__setitem__(key, value)
+        cases = [
+            ("world_size '8'", lambda j: j.update(world_size="8"), "world_size is \"8\", expected a whole number >= 1"),
+            ("world_size 0", lambda j: j.update(world_size=0), "world_size is 0"),
+            ("points an object", lambda j: j.update(points={}), "points is {}, expected a list"),
+            ("a point a list", lambda j: j["points"].__setitem__(0, []), "points[0] is [], expected an object"),
+            ("bytes a string", point("bytes", "8"), "points[1].bytes is \"8\", expected a whole number >= 0"),
+            ("bytes negative", point("bytes", -8), "points[1].bytes is -8"),
+            ("bytes a fraction", point("bytes", 8.5), "points[1].bytes is 8.5"),
+            ("time NaN", point("time_us", float("nan")), "points[1].time_us is NaN, expected a finite number >= 0"),
+            ("time inf", point("time_us", float("inf")), "points[1].time_us is Infinity"),
+            ("time negative", point("time_us", -1.0), "points[1].time_us is -1.0"),
+            ("time a bool", point("time_us", True), "points[1].time_us is true"),
+            ("algbw a list", point("algbw_gbps", [1]), "points[1].algbw_gbps is [1]"),
+            ("host time a string", point("host_time_us", "6.1"), "points[1].host_time_us is \"6.1\""),
+            ("in_place a string", point("in_place", "no"), "points[1].in_place is \"no\", expected true or false"),
+            ("collective a number", point("collective", 5), "points[1].collective is 5, expected a string"),
+            ("dtype missing", lambda j: j["points"][1].pop("dtype"), "points[1].dtype is missing"),
+            ("the top a list", None, "the top level is [{}], expected an object"),
+        ]
+        for what, edit, message in cases:
+            with self.subTest(what):
+                path = os.path.join(self.d, "bad.json")
+                if edit:
+                    edited_json(self.d, "bad.json", edit)
+                else:
+                    with open(path, "w") as f:
+                        f.write("[{}]")
+                self.assertRefused(["--nccl-tests", LOGS[0], "--gpucts", path], path + ": " + message)
+        # nccl-tests' columns: a number that is none is the row's error, naming it.
+        for bad in ("nan", "inf", "1e999", "-6.31"):
+            with self.subTest(bad), self.assertRaisesRegex(v.ParseError, r"^log:1: out_of_place time_us is "):
+                v.parse_nccl_tests("8 2 float sum -1 %s 0 0 0 1 1 1 0\n" % bad, "log")
+        with self.assertRaisesRegex(v.ParseError, r"^log:1: in_place wrong is \"x\""):
+            v.parse_nccl_tests("8 2 float sum -1 1 0 0 0 1 1 1 x\n", "log")
+
+    def test_broken_files_one_line_and_exit_2(self):
+        import random
+        garbage = random.Random(7).randbytes(4096)
+        with open(OURS) as f:
+            whole = f.read()
+        for name, data in (("truncated.json", whole[:len(whole) // 2].encode()), ("garbage.json", garbage),
+                           ("empty.json", b""), ("deep.json", b"[" * 100000), ("latin1.json", b'{"schema": "\xe9"}')):
+            with self.subTest(name):
+                path = os.path.join(self.d, name)
+                with open(path, "wb") as f:
+                    f.write(data)
+                self.assertRefused(["--nccl-tests", LOGS[0], "--gpucts", path], path + ": malformed JSON")
+        for name, data in (("garbage", garbage), ("empty", b""), ("text", b"hello\n8 bytes later\n")):
+            with self.subTest(name):
+                path = os.path.join(self.d, "all_reduce_perf.%s.log" % name)
+                with open(path, "wb") as f:
+                    f.write(data)
+                self.assertRefused(["--nccl-tests", path, "--gpucts", OURS], path + ": not nccl-tests' output")
+        rc, err, _ = self.run_compare("--nccl-tests", LOGS[0], "--gpucts", OURS, "--out",
+                                      os.path.join(self.d, "no", "such", "folder", "vs"))
+        self.assertEqual((rc, len(err.splitlines())), (2, 1), err)
 
 
 # Stand-ins for nccl-tests' binaries and gpucts_bandwidth: each prints or writes what the real one
