@@ -2,7 +2,10 @@
 the CPU): every dtype of payloads.DTYPES, payloads exact by construction, counts that are not
 multiples of the world size; each rank checks its own result. One table row per collective."""
 import contextlib
+import inspect
+import itertools
 import re
+import warnings
 
 from . import nccl_data
 from .nccl_library import decode_nccl_version, mapped_libnccl, nccl_version_of
@@ -14,9 +17,15 @@ FLOAT_OPS = FLOAT_OPS_CHECKED
 INT_OPS = ("sum", "min", "max")
 REDUCE_COUNTS = (1, 1021, 1048575)
 MOVE_COUNTS = (61, 65537)
+# A coalesced all-reduce: one call over tensors of these counts (case names: "3tensors").
+COALESCED_COUNTS = (1021, 1, 65537)
+COALESCED = "%dtensors" % len(COALESCED_COUNTS)
+# An all-to-all count: rank r sends UNEVEN_BASE + (r + 2*peer) % 3 elements to each peer.
+UNEVEN = "uneven"
+UNEVEN_BASE = 1021
 # What a backend says when it refuses an argument before running anything (every rank alike).
 _REFUSAL = re.compile(r"not supported|does not support|unsupported|not currently supported|cannot use|"
-                      r"not implemented|no support|invalid scalar type|data type must be", re.I)
+                      r"not implemented|no support|only supports|invalid scalar type|data type must be", re.I)
 
 
 def _ops(dt):
@@ -82,17 +91,20 @@ def _loaded_nccl(ctx):
     return _LOADED["v"]
 
 
-def _reduction(ctx, collective, dt, op, in_place, what, call, check):
-    """Runs one reducing collective and checks it, with what the data predicts: a refusal
-    (nccl_ops.csv) makes an NCCL error a skip and a run a failure; a known defect whose condition
-    and range hold (nccl_defects.csv for the loaded NCCL, torch_defects.csv for this torch and
-    process group) is named on the case (gpucts.known_defect when it fails the way the defect
-    does, gpucts.known_defect_not_seen when it passes), as the C++ suites name it."""
+def _collective(ctx, collective, dt, op, in_place, what, call, check, device_sync=True):
+    """Runs one collective case (`collective`: its family in api_map.CALLS) and checks it, with
+    what the data predicts: a refusal (nccl_ops.csv) makes an NCCL error a skip and a run a
+    failure; a known defect whose condition and range hold (nccl_defects.csv for the loaded NCCL,
+    torch_defects.csv for this torch and process group) is named on the case (gpucts.known_defect
+    when it fails the way the defect does, gpucts.known_defect_not_seen when it passes), as the
+    C++ suites name it. `device_sync` False leaves the ordering to the call (work.wait()): a
+    device-wide synchronize would hide a wait that does not order the result."""
     nccl = _loaded_nccl(ctx)
-    expected = nccl_data.refusal(dt, op, ctx.size, nccl) if nccl else None
+    expected = nccl_data.refusal(dt, op, ctx.size, nccl) if nccl and op else None
     with _refusal(ctx, what, expected):
         call()
-    _sync(ctx)
+    if device_sync:
+        _sync(ctx)
     defects = nccl_data.known_defects(collective, dt, op, in_place, ctx.size, nccl) if nccl else []
     torch_defects = nccl_data.torch_known_defects(collective, dt, op, in_place, ctx.size,
                                                   nccl_data.torch_release(_torch_version()), ctx.backend)
@@ -116,6 +128,9 @@ def _reduction(ctx, collective, dt, op, in_place, what, call, check):
                  "ran it and the result is right" % (_dotted(nccl), what, ctx.size))
     if defects or torch_defects:
         ctx.prop("gpucts.known_defect_not_seen", ",".join(defects + torch_defects))
+
+
+_reduction = _collective  # the name selfcheck.py drives it by
 
 
 def _pg_name(ctx):
@@ -161,151 +176,340 @@ def _check(ctx, what, got, expected, dt, op=None):
         raise AssertionError("%s: %s" % (what, bad))
 
 
-def _all_reduce(dt, op, count):
+# The prepare functions: prepare(ctx, dt, op, count, root, in_place) -> (call, result, expected,
+# what). call(async_op) makes the torch call (returning its Work where async_op is True), result()
+# is this rank's output to check (None where the call defines none here: a root's collective on
+# another rank), expected its value in closed form, what the call in words.
+
+def _all_reduce(ctx, dt, op, count, root, in_place):
+    import torch.distributed as dist
+    x = payload(dt, ctx.seed, ctx.rank, count, ctx.device)
+    return (lambda a: dist.all_reduce(x, op=_torch_op(op), async_op=a), lambda: x,
+            reduce_expected(dt, op, ctx.seed, ctx.size, count, ctx.device),
+            "all_reduce %s of %s x%d (in place)" % (op, dt, count))
+
+
+def _coalesced_tensors(ctx, dt, op):
+    """One tensor per COALESCED_COUNTS, each a different stretch of the payload, and their
+    expected values one after the other."""
+    import torch
+    offsets = [sum(COALESCED_COUNTS[:k]) for k in range(len(COALESCED_COUNTS))]
+    tensors = [payload(dt, ctx.seed, ctx.rank, n, ctx.device, offset=o) for n, o in zip(COALESCED_COUNTS, offsets)]
+    expected = torch.cat([reduce_expected(dt, op, ctx.seed, ctx.size, n, ctx.device, offset=o)
+                          for n, o in zip(COALESCED_COUNTS, offsets)])
+    return tensors, expected
+
+
+def _all_reduce_coalesced(ctx, dt, op, count, root, in_place):
+    import torch
+    import torch.distributed as dist
+    tensors, expected = _coalesced_tensors(ctx, dt, op)
+
+    def call(a):
+        with warnings.catch_warnings():  # its deprecation notice on every call (a User- or FutureWarning)
+            warnings.simplefilter("ignore")
+            return dist.all_reduce_coalesced(tensors, op=_torch_op(op), async_op=a)
+    return (call, lambda: torch.cat(tensors), expected,
+            "all_reduce_coalesced %s of %s over %s elements (in place)" % (op, dt, list(COALESCED_COUNTS)))
+
+
+class _Works:
+    """The Works of torch's first _coalescing_manager form, waited as one."""
+
+    def __init__(self, works):
+        self.works = works
+
+    def wait(self):
+        for w in self.works:
+            w.wait()
+
+
+def _coalescing_manager_all_reduce(ctx, dt, op, count, root, in_place):
+    """all_reduce calls inside torch's _coalescing_manager. Its forms: (group, reqs) in 1.13,
+    (group, device, reqs) in 2.0, each all_reduce async and its Work in reqs; (group, device,
+    async_ops) from 2.1, which turns the all_reduces into one allreduce_coalesced."""
+    import torch
+    import torch.distributed as dist
+    from torch.distributed import distributed_c10d
+    manager = distributed_c10d._coalescing_manager
+    params = inspect.signature(manager).parameters
+    if "async_ops" not in params and "reqs" not in params:
+        ctx.skip("torch %s's _coalescing_manager takes (%s), a form these cases do not know"
+                 % (torch.__version__, ", ".join(params)))
+    tensors, expected = _coalesced_tensors(ctx, dt, op)
+
+    def call(a):
+        if "async_ops" in params:
+            with manager(async_ops=a) as cm:
+                for t in tensors:
+                    dist.all_reduce(t, op=_torch_op(op))
+            return cm
+        reqs = []
+        with manager(None, reqs=reqs, **({"device": ctx.device} if "device" in params else {})):
+            for t in tensors:
+                reqs.append(dist.all_reduce(t, op=_torch_op(op), async_op=True))
+        works = _Works(reqs)
+        if not a:
+            works.wait()
+        return works
+    return (call, lambda: torch.cat(tensors), expected,
+            "all_reduce %s of %s over %s elements in one _coalescing_manager (in place)"
+            % (op, dt, list(COALESCED_COUNTS)))
+
+
+def _reduce(ctx, dt, op, count, root, in_place):
+    import torch.distributed as dist
+    x = payload(dt, ctx.seed, ctx.rank, count, ctx.device)
+    return (lambda a: dist.reduce(x, dst=root, op=_torch_op(op), async_op=a),
+            lambda: x if ctx.rank == root else None,
+            reduce_expected(dt, op, ctx.seed, ctx.size, count, ctx.device),
+            "reduce %s of %s x%d to rank %d (in place)" % (op, dt, count, root))
+
+
+def _broadcast(ctx, dt, op, count, root, in_place):
+    import torch.distributed as dist
+    # Non-roots start from other values, so a broadcast that does nothing is seen.
+    x = payload(dt, ctx.seed if ctx.rank == root else ctx.seed + 1, ctx.rank, count, ctx.device)
+    return (lambda a: dist.broadcast(x, src=root, async_op=a), lambda: x, payload(dt, ctx.seed, root, count, ctx.device),
+            "broadcast of %s x%d from rank %d" % (dt, count, root))
+
+
+def _gathered(ctx, dt, count):
+    """Every rank's payload of `count` elements, rank after rank."""
+    import torch
+    return torch.cat([values(dt, ctx.seed, r, torch.arange(count, device=ctx.device)) for r in range(ctx.size)])
+
+
+def _placement(in_place):
+    return "in place" if in_place else "out of place"
+
+
+def _all_gather_into_tensor(ctx, dt, op, count, root, in_place):
+    import torch
+    import torch.distributed as dist
+    out = torch.empty(count * ctx.size, dtype=torch_dtype(dt), device=ctx.device)
+    mine = payload(dt, ctx.seed, ctx.rank, count, ctx.device)
+    if in_place:  # the input is this rank's block of the output, as NCCL's in-place AllGather
+        x = out.narrow(0, ctx.rank * count, count)
+        x.copy_(mine)
+    else:
+        x = mine
+    return (lambda a: dist.all_gather_into_tensor(out, x, async_op=a), lambda: out, _gathered(ctx, dt, count),
+            "all_gather_into_tensor of %s x%d per rank (%s)" % (dt, count, _placement(in_place)))
+
+
+def _all_gather(ctx, dt, op, count, root, in_place):
+    import torch
+    import torch.distributed as dist
+    x = payload(dt, ctx.seed, ctx.rank, count, ctx.device)
+    outs = [torch.empty_like(x) for _ in range(ctx.size)]
+    return (lambda a: dist.all_gather(outs, x, async_op=a), lambda: torch.cat(outs), _gathered(ctx, dt, count),
+            "all_gather (list) of %s x%d per rank" % (dt, count))
+
+
+def _reduce_scatter_tensor(ctx, dt, op, count, root, in_place):
+    import torch
+    import torch.distributed as dist
+    x = payload(dt, ctx.seed, ctx.rank, count * ctx.size, ctx.device)
+    # In place: the output is this rank's block of the input, as NCCL's in-place ReduceScatter.
+    out = x.narrow(0, ctx.rank * count, count) if in_place else torch.empty(count, dtype=x.dtype, device=ctx.device)
+    return (lambda a: dist.reduce_scatter_tensor(out, x, op=_torch_op(op), async_op=a), lambda: out,
+            reduce_expected(dt, op, ctx.seed, ctx.size, count, ctx.device, offset=ctx.rank * count),
+            "reduce_scatter_tensor %s of %s x%d per rank (%s)" % (op, dt, count, _placement(in_place)))
+
+
+def _reduce_scatter(ctx, dt, op, count, root, in_place):
+    """The list form: another code path in a process group (Gloo took them in different releases)."""
+    import torch
+    import torch.distributed as dist
+    x = payload(dt, ctx.seed, ctx.rank, count * ctx.size, ctx.device)
+    out = torch.empty(count, dtype=x.dtype, device=ctx.device)
+    return (lambda a: dist.reduce_scatter(out, list(x.chunk(ctx.size)), op=_torch_op(op), async_op=a), lambda: out,
+            reduce_expected(dt, op, ctx.seed, ctx.size, count, ctx.device, offset=ctx.rank * count),
+            "reduce_scatter (list) %s of %s x%d per rank" % (op, dt, count))
+
+
+def _splits(count, world, rank):
+    """What `rank` sends to each peer: `count` elements each, or UNEVEN's sizes."""
+    return split_sizes(world, rank, UNEVEN_BASE) if count == UNEVEN else [count] * world
+
+
+def _exchange(ctx, dt, count):
+    """An all-to-all's input on this rank, its send and receive sizes per peer, and the expected
+    output: from each rank r, r's block for this rank."""
+    import torch
+    w, me = ctx.size, ctx.rank
+    send = _splits(count, w, me)
+    recv = [_splits(count, w, r)[me] for r in range(w)]
+    parts = []
+    for r in range(w):
+        start = sum(_splits(count, w, r)[:me])
+        parts.append(values(dt, ctx.seed, r, torch.arange(start, start + recv[r], device=ctx.device)))
+    return payload(dt, ctx.seed, me, sum(send), ctx.device), send, recv, torch.cat(parts)
+
+
+def _exchange_words(dt, count, send, recv):
+    if count == UNEVEN:
+        return "of %s, uneven splits %s in, %s out" % (dt, send, recv)
+    return "of %s x%d per peer" % (dt, count)
+
+
+def _all_to_all_single(ctx, dt, op, count, root, in_place):
+    import torch
+    import torch.distributed as dist
+    x, send, recv, expected = _exchange(ctx, dt, count)
+    out = torch.empty(sum(recv), dtype=x.dtype, device=ctx.device)
+    # Equal splits are passed as none: torch's equal-split path (ncclAlltoAll where torch has it).
+    sizes = {"output_split_sizes": recv, "input_split_sizes": send} if count == UNEVEN else {}
+    return (lambda a: dist.all_to_all_single(out, x, async_op=a, **sizes), lambda: out, expected,
+            "all_to_all_single " + _exchange_words(dt, count, send, recv))
+
+
+def _all_to_all(ctx, dt, op, count, root, in_place):
+    import torch
+    import torch.distributed as dist
+    x, send, recv, expected = _exchange(ctx, dt, count)
+    outs = [torch.empty(n, dtype=x.dtype, device=ctx.device) for n in recv]
+    return (lambda a: dist.all_to_all(outs, list(x.split(send)), async_op=a), lambda: torch.cat(outs), expected,
+            "all_to_all (lists) " + _exchange_words(dt, count, send, recv))
+
+
+def _gather(ctx, dt, op, count, root, in_place):
+    import torch
+    import torch.distributed as dist
+    x = payload(dt, ctx.seed, ctx.rank, count, ctx.device)
+    outs = [torch.empty_like(x) for _ in range(ctx.size)] if ctx.rank == root else None
+    return (lambda a: dist.gather(x, outs, dst=root, async_op=a), lambda: torch.cat(outs) if outs else None,
+            _gathered(ctx, dt, count), "gather of %s x%d per rank to rank %d" % (dt, count, root))
+
+
+def _scatter(ctx, dt, op, count, root, in_place):
+    import torch
+    import torch.distributed as dist
+    blocks = None
+    if ctx.rank == root:
+        blocks = list(payload(dt, ctx.seed, root, count * ctx.size, ctx.device).chunk(ctx.size))
+    # Every rank starts from other values, so a scatter that does nothing is seen.
+    out = payload(dt, ctx.seed + 1, ctx.rank, count, ctx.device)
+    expected = values(dt, ctx.seed, root, torch.arange(ctx.rank * count, (ctx.rank + 1) * count, device=ctx.device))
+    return (lambda a: dist.scatter(out, blocks, src=root, async_op=a), lambda: out, expected,
+            "scatter of %s x%d per rank from rank %d" % (dt, count, root))
+
+
+def _send_recv_ring(ctx, dt, op, count, root, in_place):
+    import torch
+    import torch.distributed as dist
+    nxt, prv = (ctx.rank + 1) % ctx.size, (ctx.rank - 1) % ctx.size
+    x = payload(dt, ctx.seed, ctx.rank, count, ctx.device)
+    y = payload(dt, ctx.seed + 1, ctx.rank, count, ctx.device)
+
+    def call(a):
+        for q in dist.batch_isend_irecv([dist.P2POp(dist.isend, x, nxt), dist.P2POp(dist.irecv, y, prv)]):
+            q.wait()
+    return (call, lambda: y, values(dt, ctx.seed, prv, torch.arange(count, device=ctx.device)),
+            "send/recv ring of %s x%d, received from rank %d" % (dt, count, prv))
+
+
+class Row:
+    """One torch.distributed call: its case family (api_map.CALLS, the case name's prefix), the
+    torch.distributed attribute it needs, whether it reduces and has a root, its counts, the
+    placements torch offers (False: out of place, True: in place), whether it has an async_op
+    form, the fewest ranks it needs, and its prepare function."""
+
+    def __init__(self, family, prepare, api=None, reduces=False, rooted=False, counts=MOVE_COUNTS,
+                 placements=(False,), async_form=True, min_ranks=1):
+        self.family, self.prepare, self.api = family, prepare, api or family
+        self.reduces, self.rooted, self.counts, self.placements = reduces, rooted, counts, placements
+        self.async_form, self.min_ranks = async_form, min_ranks
+
+
+# One row per torch.distributed call; adding a call is adding a row.
+ROWS = [
+    Row("all_reduce", _all_reduce, reduces=True, counts=REDUCE_COUNTS, placements=(True,)),
+    Row("all_reduce_coalesced", _all_reduce_coalesced, reduces=True, counts=(COALESCED,), placements=(True,)),
+    Row("coalescing_manager_all_reduce", _coalescing_manager_all_reduce, api="distributed_c10d._coalescing_manager",
+        reduces=True, counts=(COALESCED,), placements=(True,)),
+    Row("reduce", _reduce, reduces=True, rooted=True, counts=REDUCE_COUNTS, placements=(True,)),
+    Row("broadcast", _broadcast, rooted=True, placements=(True,)),
+    Row("all_gather_into_tensor", _all_gather_into_tensor, placements=(False, True)),
+    Row("all_gather", _all_gather),
+    Row("reduce_scatter_tensor", _reduce_scatter_tensor, reduces=True, placements=(False, True)),
+    Row("reduce_scatter", _reduce_scatter, reduces=True, counts=MOVE_COUNTS[:1]),
+    Row("all_to_all_single", _all_to_all_single, counts=(UNEVEN, 1021)),
+    Row("all_to_all", _all_to_all, counts=(UNEVEN,)),
+    Row("gather", _gather, rooted=True),
+    Row("scatter", _scatter, rooted=True),
+    Row("send_recv_ring", _send_recv_ring, api="batch_isend_irecv", counts=MOVE_COUNTS[:1], async_form=False,
+        min_ranks=2),
+]
+
+
+def _missing(row):
+    """Why this torch has no torch.distributed.<row.api>, or None."""
+    import torch
+    import torch.distributed as dist
+    obj = dist
+    for part in row.api.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return "torch %s has no torch.distributed.%s" % (torch.__version__, row.api)
+    return None
+
+
+def _body(row, dt, op, count, root, in_place, async_op):
     def body(ctx):
-        import torch.distributed as dist
-        why = _common_skip(ctx, dt, op)
+        why = _common_skip(ctx, dt, op) or _missing(row)
         if why:
             ctx.skip(why)
-        x = payload(dt, ctx.seed, ctx.rank, count, ctx.device)
-        expected = reduce_expected(dt, op, ctx.seed, ctx.size, count, ctx.device)
-        _reduction(ctx, "all_reduce", dt, op, True, "all_reduce %s of %s" % (op, dt),
-                   lambda: dist.all_reduce(x, op=_torch_op(op)),
-                   lambda: _check(ctx, "all_reduce %s of %s x%d (in place)" % (op, dt, count), x, expected, dt, op))
+        if ctx.size < row.min_ranks:
+            ctx.skip("%s needs %d ranks or more; this world has %d" % (row.family, row.min_ranks, ctx.size))
+        call, result, expected, what = row.prepare(ctx, dt, op, count, root, in_place)
+        if async_op:
+            what += ", async_op=True then wait()"
+
+        def run():
+            work = call(async_op)
+            if async_op:
+                work.wait()
+
+        def check():
+            got = result()
+            if got is not None:
+                _check(ctx, what, got, expected, dt, op)
+        _collective(ctx, row.family, dt, op, in_place, what, run, check, device_sync=not async_op)
+    body.family = row.family  # what tests/py_api_map_test.py reads of a registered case
     return body
 
 
-def _all_gather(dt, count):
-    def body(ctx):
-        import torch
-        import torch.distributed as dist
-        why = _common_skip(ctx, dt)
-        if why:
-            ctx.skip(why)
-        if not hasattr(dist, "all_gather_into_tensor"):
-            ctx.skip("torch %s has no all_gather_into_tensor" % torch.__version__)
-        x = payload(dt, ctx.seed, ctx.rank, count, ctx.device)
-        out = torch.empty(count * ctx.size, dtype=x.dtype, device=ctx.device)
-        with _refusal(ctx, "all_gather_into_tensor of %s" % dt):
-            dist.all_gather_into_tensor(out, x)
-        _sync(ctx)
-        expected = torch.cat([values(dt, ctx.seed, r, torch.arange(count, device=ctx.device))
-                              for r in range(ctx.size)])
-        _check(ctx, "all_gather_into_tensor of %s x%d per rank" % (dt, count), out, expected, dt)
-    return body
-
-
-def _reduce_scatter(dt, op, count, api="reduce_scatter_tensor"):
-    """reduce_scatter_tensor (one input tensor of every rank's chunk), or reduce_scatter (a list of
-    chunks): two code paths in a process group (Gloo took them in different releases)."""
-    def body(ctx):
-        import torch
-        import torch.distributed as dist
-        why = _common_skip(ctx, dt, op)
-        if why:
-            ctx.skip(why)
-        if not hasattr(dist, api):
-            ctx.skip("torch %s has no %s" % (torch.__version__, api))
-        x = payload(dt, ctx.seed, ctx.rank, count * ctx.size, ctx.device)
-        out = torch.empty(count, dtype=x.dtype, device=ctx.device)
-        expected = reduce_expected(dt, op, ctx.seed, ctx.size, count, ctx.device, offset=ctx.rank * count)
-        if api == "reduce_scatter":
-            call = lambda: dist.reduce_scatter(out, list(x.chunk(ctx.size)), op=_torch_op(op))  # noqa: E731
-        else:
-            call = lambda: dist.reduce_scatter_tensor(out, x, op=_torch_op(op))  # noqa: E731
-        _reduction(ctx, api, dt, op, False, "%s %s of %s" % (api, op, dt), call,
-                   lambda: _check(ctx, "%s %s of %s x%d per rank" % (api, op, dt, count), out, expected, dt, op))
-    return body
-
-
-def _broadcast(dt, count, root):
-    def body(ctx):
-        import torch.distributed as dist
-        why = _common_skip(ctx, dt)
-        if why:
-            ctx.skip(why)
-        # Non-roots start from other values, so a broadcast that does nothing is seen.
-        x = payload(dt, ctx.seed if ctx.rank == root else ctx.seed + 1, ctx.rank, count, ctx.device)
-        with _refusal(ctx, "broadcast of %s" % dt):
-            dist.broadcast(x, src=root)
-        _sync(ctx)
-        expected = payload(dt, ctx.seed, root, count, ctx.device)
-        _check(ctx, "broadcast of %s x%d from rank %d" % (dt, count, root), x, expected, dt)
-    return body
-
-
-def _all_to_all(dt, base):
-    def body(ctx):
-        import torch
-        import torch.distributed as dist
-        why = _common_skip(ctx, dt)
-        if why:
-            ctx.skip(why)
-        w, me = ctx.size, ctx.rank
-        send_splits = split_sizes(w, me, base)
-        recv_splits = [split_sizes(w, r, base)[me] for r in range(w)]
-        x = payload(dt, ctx.seed, me, sum(send_splits), ctx.device)
-        out = torch.empty(sum(recv_splits), dtype=x.dtype, device=ctx.device)
-        with _refusal(ctx, "all_to_all_single of %s" % dt):
-            dist.all_to_all_single(out, x, output_split_sizes=recv_splits, input_split_sizes=send_splits)
-        _sync(ctx)
-        parts = []
-        for r in range(w):
-            start = sum(split_sizes(w, r, base)[:me])
-            parts.append(values(dt, ctx.seed, r, torch.arange(start, start + recv_splits[r], device=ctx.device)))
-        _check(ctx, "all_to_all_single of %s, uneven splits %s in, %s out" % (dt, send_splits, recv_splits),
-               out, torch.cat(parts), dt)
-    return body
-
-
-def _send_recv(dt, count):
-    def body(ctx):
-        import torch
-        import torch.distributed as dist
-        why = _common_skip(ctx, dt)
-        if why:
-            ctx.skip(why)
-        if ctx.size < 2:
-            ctx.skip("send/recv pairs need 2 ranks or more; this world has 1")
-        nxt, prv = (ctx.rank + 1) % ctx.size, (ctx.rank - 1) % ctx.size
-        x = payload(dt, ctx.seed, ctx.rank, count, ctx.device)
-        y = payload(dt, ctx.seed + 1, ctx.rank, count, ctx.device)
-        with _refusal(ctx, "send/recv of %s" % dt):
-            reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, x, nxt), dist.P2POp(dist.irecv, y, prv)])
-            for q in reqs:
-                q.wait()
-        _sync(ctx)
-        _check(ctx, "recv of %s x%d from rank %d" % (dt, count, prv), y,
-               values(dt, ctx.seed, prv, torch.arange(count, device=ctx.device)), dt)
-    return body
+def _name(row, dt, op, count, root, in_place, async_op):
+    parts = [row.family] + ([op] if op else []) + [dt, str(count)]
+    if row.rooted:
+        parts.append("root%d" % root)
+    if in_place and len(row.placements) > 1:
+        parts.append("inplace")
+    if async_op:
+        parts.append("async")
+    return "_".join(parts)
 
 
 @family("Collectives")
 def collective_cases(world):
-    names = [row[0] for row in DTYPES]
-    for dt in names:
-        for op in _ops(dt):
-            for n in REDUCE_COUNTS:
-                yield "all_reduce_%s_%s_%d" % (op, dt, n), _all_reduce(dt, op, n)
-    for dt in names:
-        for n in MOVE_COUNTS:
-            yield "all_gather_into_tensor_%s_%d" % (dt, n), _all_gather(dt, n)
-    for dt in names:
-        for op in _ops(dt):
-            for n in MOVE_COUNTS:
-                yield "reduce_scatter_tensor_%s_%s_%d" % (op, dt, n), _reduce_scatter(dt, op, n)
-    for dt in names:
-        for op in _ops(dt):
-            yield "reduce_scatter_%s_%s_%d" % (op, dt, MOVE_COUNTS[0]), _reduce_scatter(dt, op, MOVE_COUNTS[0],
-                                                                                       "reduce_scatter")
-    for dt in names:
-        for n in MOVE_COUNTS:
-            for root in sorted({0, world.size - 1}):
-                yield "broadcast_%s_%d_root%d" % (dt, n, root), _broadcast(dt, n, root)
-    for dt in names:
-        yield "all_to_all_single_%s_uneven" % dt, _all_to_all(dt, 1021)
-    for dt in names:
-        yield "send_recv_ring_%s_%d" % (dt, MOVE_COUNTS[0]), _send_recv(dt, MOVE_COUNTS[0])
+    """Every row at every dtype, op, count, root (0 and the last rank) and placement; then its
+    async_op=True form at every dtype, the first op, the largest count, the last rank as root and
+    the first placement."""
+    dtypes = [row[0] for row in DTYPES]
+    roots = sorted({0, world.size - 1})
+    for row in ROWS:
+        for dt in dtypes:
+            for op, count, root, in_place in itertools.product(_ops(dt) if row.reduces else (None,), row.counts,
+                                                               roots if row.rooted else (0,), row.placements):
+                yield _name(row, dt, op, count, root, in_place, False), _body(row, dt, op, count, root, in_place,
+                                                                               False)
+        if not row.async_form:
+            continue
+        for dt in dtypes:
+            args = (_ops(dt)[0] if row.reduces else None, row.counts[-1], roots[-1], row.placements[0], True)
+            yield _name(row, dt, *args), _body(row, dt, *args)
 
 
 @case("Collectives", "barrier")

@@ -8,16 +8,10 @@ import csv
 import os
 import re
 
+from . import api_map
+
 # The suites' op names -> the data's.
 _OP = {"premul_sum": "premulsum"}
-# The suites' collective names -> the collective table's rows.
-COLLECTIVE = {"all_reduce": "AllReduce", "reduce_scatter_tensor": "ReduceScatter",
-              "all_gather_into_tensor": "AllGather", "broadcast": "Broadcast",
-              "all_to_all_single": "AlltoAll", "send_recv": "SendRecv"}
-# The suites' collective names -> c10d's ProcessGroup names (torch_defects.csv).
-C10D = {"all_reduce": "allreduce", "reduce_scatter_tensor": "reduce_scatter", "reduce_scatter": "reduce_scatter",
-        "all_gather_into_tensor": "allgather", "broadcast": "broadcast", "all_to_all_single": "alltoall",
-        "send_recv": "sendrecv"}
 
 
 def _data_dir():
@@ -77,6 +71,10 @@ def _listed(cell, value):
     return not items or "*" in items or value in items
 
 
+def _any_listed(cell, values):
+    return any(_listed(cell, v) for v in values)
+
+
 def _op_holds(cell, op):
     """ops cells: empty or "*" any case; else the case must reduce with a listed op."""
     if cell in ("", "*"):
@@ -97,12 +95,15 @@ def refusal(dtype, op, nranks, nccl):
 
 def known_defects(collective, dtype, op, in_place, nranks, nccl):
     """The ids of nccl_defects.csv rows whose range holds NCCL `nccl` and whose condition holds
-    for this case (rows with an `other` condition are matched to no case), in file order."""
+    for this case (rows with an `other` condition are matched to no case), in file order.
+    `collective` is a case family of api_map.CALLS (api_map.UnmappedCall where it is none): the
+    rows name the C++ collective-table rows its torch call reaches."""
+    rows_reached = api_map.nccl_rows(collective)
     ids = []
     for r in rows("nccl_defects.csv"):
         if r["other"] or not _in_range(nccl, r["first"], r["fixed"]):
             continue
-        if not _nranks_hold(r["nranks"], nranks) or not _listed(r["collectives"], COLLECTIVE.get(collective)):
+        if not _nranks_hold(r["nranks"], nranks) or not _any_listed(r["collectives"], rows_reached):
             continue
         if not _listed(r["dtypes"], dtype) or not _op_holds(r["ops"], op):
             continue
@@ -116,12 +117,14 @@ def known_defects(collective, dtype, op, in_place, nranks, nccl):
 
 def torch_known_defects(collective, dtype, op, in_place, nranks, torch, backend, strided=False):
     """The ids of torch_defects.csv rows whose range holds torch `torch` (a version tuple), whose
-    backend is `backend` (nccl | gloo) and whose condition holds for this case, in file order."""
+    backend is `backend` (nccl | gloo) and whose condition holds for this case, in file order.
+    `collective` is a case family of api_map.CALLS (api_map.UnmappedCall where it is none)."""
+    c10d = api_map.c10d_name(collective)
     ids = []
     for r in rows("torch_defects.csv"):
         if r["other"] or r["backend"] != backend or not _in_range(torch, r["first"], r["fixed"]):
             continue
-        if not _nranks_hold(r["nranks"], nranks) or not _listed(r["collectives"], C10D.get(collective)):
+        if not _nranks_hold(r["nranks"], nranks) or not _listed(r["collectives"], c10d):
             continue
         if not _listed(r["dtypes"], dtype) or not _op_holds(r["ops"], op):
             continue
