@@ -7,8 +7,10 @@
 Exit 0 when every case that ran passed, 1 on any failure, 77 when every case skipped, 2 on bad
 input."""
 import argparse
+import math
 import os
 import sys
+import tempfile
 
 from .inject import InjectError, plan_from_env
 
@@ -26,7 +28,7 @@ def parse(argv):
     p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
     p.add_argument("--launcher", default="auto", choices=["auto", "torchrun", "subprocess"])
     p.add_argument("--filter", default=None, help="regex searched in Suite/name")
-    p.add_argument("--deadline", type=float, default=float(os.environ.get("GPUCTS_PY_DEADLINE", "540")),
+    p.add_argument("--deadline", type=float, default=None,
                    help="seconds the whole world may take (default 540, or GPUCTS_PY_DEADLINE)")
     p.add_argument("--junit-output", default="", help="write JUnit XML (GoogleTest's layout) here")
     p.add_argument("--list", action="store_true", help="print the case names of the world and exit")
@@ -44,7 +46,15 @@ def parse(argv):
                    "collective its peers wait in); then the world is ended and a new one runs the cases "
                    "after it. 0: wait for the deadline (default 60)")
     args = p.parse_args(argv)
-    if not args.deadline > 0:
+    if args.deadline is None:
+        text = os.environ.get("GPUCTS_PY_DEADLINE", "540")
+        try:
+            args.deadline = float(text)
+        except ValueError:
+            p.error("GPUCTS_PY_DEADLINE=%s: expected seconds > 0" % text)
+        if not 0 < args.deadline < math.inf:
+            p.error("GPUCTS_PY_DEADLINE=%s: expected seconds > 0" % text)
+    if not 0 < args.deadline < math.inf:
         p.error("--deadline=%s: expected seconds > 0" % args.deadline)
     if not (args.case_timeout == 0 or 1 <= args.case_timeout < float("inf")):
         p.error("--case-timeout=%s: expected 0 (off) or seconds >= 1" % args.case_timeout)
@@ -57,12 +67,56 @@ def parse(argv):
             re.compile(args.filter)
         except re.error as e:
             p.error("--filter=%s: %s" % (args.filter, e))
+    if not args.worker and not args.list:
+        # Found now, not after every case ran: where the results go must take them.
+        if args.junit_output:
+            args.junit_output = os.path.abspath(args.junit_output)
+            problem = output_file_problem(args.junit_output)
+            if problem:
+                p.error("--junit-output=%s: %s" % (args.junit_output, problem))
+        jdir = os.environ.get("GPUCTS_JOURNAL_DIR", "")
+        problem = folder_problem(os.path.abspath(jdir)) if jdir else ""
+        if problem:
+            p.error("GPUCTS_JOURNAL_DIR=%s: %s" % (jdir, problem))
     return args
+
+
+def folder_problem(folder):
+    """Why files cannot be written in `folder`, or "". A missing folder is judged by the nearest
+    folder above it that exists (where it will be created). A file is created there exclusively and
+    removed at once, which no permission bit or mount flag can fake; nothing stays behind."""
+    there = folder
+    while not os.path.lexists(there) and os.path.dirname(there) != there:
+        there = os.path.dirname(there)
+    if not os.path.isdir(there):
+        return "%s is not a folder" % there
+    try:
+        fd, probe = tempfile.mkstemp(dir=there, prefix=".gpucts-probe-")
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        return "cannot write in %s: %s" % (there, e.strerror or e)
+    return ""
+
+
+def output_file_problem(path):
+    """Why `path` cannot take an output file, or "". It is written as report.write_atomic writes:
+    a file created exclusively beside it, renamed over it; never through a symbolic link."""
+    if os.path.islink(path):
+        return "is a symbolic link; not writing through it"
+    if os.path.isdir(path):
+        return "is a folder; expected the path of a file"
+    if os.path.lexists(path) and not os.path.isfile(path):
+        return "exists and is not a regular file"
+    return folder_problem(os.path.dirname(path))
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse(argv)
+    if args.worker:
+        from .launch import die_with_parent
+        die_with_parent()
     try:
         plan_from_env()
     except InjectError as e:
@@ -91,9 +145,7 @@ def main(argv=None):
     if args.filter:
         passed.append("--filter=" + args.filter)
     if args.junit_output:
-        passed.append("--junit-output=" + os.path.abspath(args.junit_output))
-    if args.junit_output:
-        args.junit_output = os.path.abspath(args.junit_output)
+        passed.append("--junit-output=" + args.junit_output)
     return run_world(args, passed)
 
 

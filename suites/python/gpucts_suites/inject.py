@@ -13,7 +13,9 @@ all-reduce. `raise` makes the rank leave the case before its first collective, a
 that raises on one rank does: its peers wait in that collective, and the launcher ends the world
 and starts a new one for the cases after it. `hang` keeps the rank in the case for good, as a
 collective that never completes does (on every rank: the launcher's --case-timeout ends it). A
-malformed value is one line and exit 2 before the first case."""
+malformed value, a rank outside the world or a regex that selects none of its cases is one line
+and exit 2 before the first case; a case it selects that then changes nothing on a rank (an index
+beyond the result) fails saying so."""
 import os
 import re
 
@@ -66,6 +68,19 @@ class InjectPlan:
             self.regex = re.compile(pattern)
         except re.error as e:
             raise InjectError("GPUCTS_INJECT='%s': case regex does not compile: %s%s" % (spec, e, usage))
+
+    def check_world(self, size, cases):
+        """Raises InjectError unless this plan can act in a world of `size` ranks running `cases`
+        (runner.Case): its rank is one of the world's and its regex selects one of the cases. A plan
+        that reaches nothing would let a self-test pass without injecting."""
+        if not self.spec:
+            return
+        if self.rank >= size:
+            raise InjectError("GPUCTS_INJECT='%s': rank %d is not in this world of %d rank(s) (0 to %d)"
+                              % (self.spec, self.rank, size, size - 1))
+        if not any(self.regex.search(c.suite + "." + c.name) for c in cases):
+            raise InjectError("GPUCTS_INJECT='%s': the case regex selects none of this world's %d case(s) "
+                              "(it is searched in <Suite>.<name>, e.g. Collectives.barrier)" % (self.spec, len(cases)))
 
     def _matches(self, suite, name, rank):
         if self.regex is None or not self.regex.search(suite + "." + name):

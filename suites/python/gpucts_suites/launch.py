@@ -8,7 +8,11 @@ subprocesses with the torchrun variables set.
 
 Rendezvous cannot race: this process creates the TCPStore server itself on port 0 and keeps it
 open for the world's life; the ranks (and torchrun's c10d rendezvous, as a client) connect to the
-port it was given. No port is ever picked by binding and releasing it."""
+port it was given. No port is ever picked by binding and releasing it.
+
+No rank outlives the launcher, even one killed with SIGKILL: every process it starts (a rank, or a
+torchrun agent, whose ranks do the same towards it) asks the kernel for SIGKILL when its parent
+ends (die_with_parent)."""
 import datetime
 import json
 import os
@@ -21,6 +25,7 @@ import time
 import uuid
 
 from . import report
+from .inject import InjectError, plan_from_env
 from .runner import WorldInfo, plan, print_result
 
 _DROP_PREFIXES = ("SLURM_", "TORCHELASTIC_", "LSB_", "PMI_", "PMIX_", "OMPI_COMM_WORLD_")
@@ -124,6 +129,36 @@ def rank_env(world, rank, port, base_env):
     return env
 
 
+_PARENT_PID = "GPUCTS_PY_PARENT_PID"  # the process that started this one, set by whoever started it
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent():
+    """Makes this process get SIGKILL when the process that started it ends (Linux prctl
+    PR_SET_PDEATHSIG), so that a launcher killed with SIGKILL leaves no rank behind. The kernel sends
+    it when the *thread* that forked this process ends: the launcher starts ranks from its main
+    thread only. A parent that ended before the call left this process to another one: it exits."""
+    parent = os.environ.get(_PARENT_PID, "")
+    if not parent.isdigit() or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
+        print("gpucts_python_suites: prctl(PR_SET_PDEATHSIG) failed: %s: this process may outlive its launcher"
+              % os.strerror(ctypes.get_errno()), file=sys.stderr, flush=True)
+    if os.getppid() != int(parent):  # the launcher was gone before the call could take effect
+        print("gpucts_python_suites: the launcher (pid %s) is gone: exiting" % parent, file=sys.stderr, flush=True)
+        os._exit(1)
+
+
+def torchrun_agent(argv):
+    """torchrun (torch.distributed.run) with `argv`, dying with the launcher, and its ranks with it."""
+    die_with_parent()
+    os.environ[_PARENT_PID] = str(os.getpid())
+    from torch.distributed.run import main
+    main(argv)
+
+
 def _kill_world(procs, workdir):
     """SIGTERM every process group and every rank that left its pid, then SIGKILL what is left."""
     pids = set()
@@ -192,6 +227,11 @@ def run_world(args, worker_args):
     if not cases:
         print("gpucts_python_suites: --filter=%s selects no case of world %s" % (args.filter, args.world),
               file=sys.stderr)
+        return 2
+    try:
+        plan_from_env().check_world(size, cases)
+    except InjectError as e:
+        print("gpucts_python_suites: %s" % e, file=sys.stderr)
         return 2
     deadline_at = time.time() + args.deadline
     print("gpucts_python_suites: world %s: %d rank(s), backend %s, launcher %s, %d case(s), deadline %d s"
@@ -269,6 +309,7 @@ def _start_world(args, worker_args, world, kind, size, launcher, first, deadline
     base["GPUCTS_PY_STORE"] = "127.0.0.1:%d" % port
     base["GPUCTS_PY_JOURNAL_DIR"] = jdir or workdir
     base["GPUCTS_TEST_NAME"] = test
+    base[_PARENT_PID] = str(os.getpid())
     worker = [sys.executable, "-m", "gpucts_suites", "--worker", "--world=" + args.world,
               "--backend=" + world.backend, "--launcher=" + launcher, "--workdir=" + workdir,
               "--deadline-at=%d" % deadline_at, "--first-case=%d" % first] + worker_args
@@ -285,7 +326,7 @@ def _start_world(args, worker_args, world, kind, size, launcher, first, deadline
                 env["NCCL_HOSTID"] = "%s-simhost%d" % (socket.gethostname(), a)
                 env.setdefault("NCCL_SOCKET_IFNAME", "lo")
                 env.setdefault("NCCL_IB_DISABLE", "1")
-            cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes=%d" % agents,
+            cmd = [sys.executable, "-m", "gpucts_suites.launch", "--nnodes=%d" % agents,
                    "--nproc_per_node=%d" % per_agent, "--rdzv_backend=c10d",
                    "--rdzv_endpoint=127.0.0.1:%d" % port, "--rdzv_id=" + run_id, "--rdzv_conf=is_host=false",
                    "--max_restarts=0", "--module"] + worker[2:]
@@ -328,13 +369,17 @@ class StallWatch:
     finds a case that some ranks have left while the others stay in it for `limit` seconds: a rank
     that raised before a collective leaves its peers waiting in that collective until the process
     group's timeout, and every case after it would go unrun. With `case_limit`, also a case that no
-    rank leaves for that long (a collective that hangs everywhere). 0 turns either off."""
+    rank leaves for that long after every rank entered it (a collective that hangs everywhere). 0
+    turns either off."""
 
     _PREFIX = "gpucts/results/"
 
     def __init__(self, store, size, limit, case_limit=0):
         self.store, self.size, self.limit, self.case_limit = store, size, limit, case_limit
-        self.case, self.since, self.progress_at = 0, None, time.time()
+        # entered_at: when every rank was seen in the case (runner.run_cases: started/<case>). Timing a
+        # case from the world's start instead would count the ranks' start-up (importing torch,
+        # joining the group), seconds on a loaded machine, against the first case of each world.
+        self.case, self.since, self.entered_at = 0, None, None
 
     def _has(self, key):
         return self.store.add(self._PREFIX + key, 0) > 0
@@ -343,14 +388,16 @@ class StallWatch:
         now = time.time()
         done = self.store.add(self._PREFIX + "cases_done", 0)
         if done != self.case:
-            self.case, self.since, self.progress_at = done, None, now
+            self.case, self.since, self.entered_at = done, None, None
+        if self.entered_at is None and self.store.add(self._PREFIX + "started/%d" % self.case, 0) >= self.size:
+            self.entered_at = now
         posted = [k for k in range(self.size) if self._has("posted/%d/%d" % (self.case, k))]
         if self.limit and posted and len(posted) < self.size:
             if self.since is None:
                 self.since = now
             return (self.case, posted) if now - self.since >= self.limit else None
         self.since = None
-        if self.case_limit and not posted and now - self.progress_at >= self.case_limit:
+        if self.case_limit and not posted and self.entered_at is not None and now - self.entered_at >= self.case_limit:
             return self.case, []
         return None
 
@@ -379,8 +426,12 @@ class StallWatch:
         for i, c in enumerate(cases):
             posted = {k: self._posted(i, k) for k in range(self.size) if self._has("posted/%d/%d" % (i, k))}
             # A rank that stayed in the case was in it from about when the others started it until now.
-            start = min((p["start_ms"] for p in posted.values()), default=self.progress_at * 1000.0)
+            start = min((p["start_ms"] for p in posted.values()), default=(self.entered_at or time.time()) * 1000.0)
             stayed = {"status": "failed", "message": unfinished, "detail": "", "start_ms": start,
                       "time_s": max(0.0, (report.now_ms() - start) / 1000.0), "props": {}}
             out.append(merge(c, [posted.get(k, stayed) for k in range(self.size)]))
         return out
+
+
+if __name__ == "__main__":  # a torchrun agent of _start_world
+    torchrun_agent(sys.argv[1:])

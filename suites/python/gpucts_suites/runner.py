@@ -150,6 +150,9 @@ def _run_body(c, ctx):
         while ctx.inject.hangs_in(c.suite, c.name, ctx.rank):
             time.sleep(1)
         c.body(ctx)
+        if ctx.injects_here() and "gpucts.injected" not in ctx.props:
+            raise AssertionError("GPUCTS_INJECT selects this case on rank %d but changed nothing there (the element "
+                                 "it names lies beyond the result, or the case has no value to change)" % ctx.rank)
     except Skip as s:
         status, message = "skipped", report.one_line(s)
     except AssertionError as e:
@@ -223,6 +226,9 @@ def run_cases(cases, ctx, journal, store=None, resumed=False):
     for i, c in enumerate(cases):
         ctx.case, ctx.props = c, {}
         journal.start(c.suite, c.name)
+        if store is not None:
+            # The launcher times a case from when every rank is in it, not from the world's start.
+            store.add("started/%d" % i, 1)
         if ctx.world.skip_reason:
             status, message, detail, start, t = "skipped", ctx.world.skip_reason, "", report.now_ms(), 0.0
         else:

@@ -86,20 +86,46 @@ def nccl_library_names(ctx):
     ctx.prop("gpucts.checked", len(rows))
 
 
-def _world_env(tmp, name, env=None):
+def _world_env(tmp, name, env=None, path_first=""):
+    """The environment of a world run by a check; `path_first`: a folder put before the package."""
     e = dict(os.environ)
     e.pop("GPUCTS_INJECT", None)
+    e.pop("GPUCTS_PYTHON", None)
+    path = [d for d in (path_first, _PKG_ROOT, e.get("PYTHONPATH")) if d]
     e.update({"GPUCTS_JOURNAL_DIR": os.path.join(tmp, "journal"), "GPUCTS_TEST_NAME": name,
-              "PYTHONPATH": _PKG_ROOT + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")})
+              "PYTHONPATH": os.pathsep.join(path)})
     e.update(env or {})
     return e
 
 
-def _world(tmp, name, args, env=None):
+def _slow_start(tmp, seconds):
+    """A folder whose sitecustomize makes every rank (a process with RANK set) sleep as Python
+    starts: the start-up of a loaded machine, made certain."""
+    folder = os.path.join(tmp, "slow-start")
+    os.makedirs(folder)
+    with open(os.path.join(folder, "sitecustomize.py"), "w") as f:
+        f.write("import os, time\nif 'RANK' in os.environ:\n    time.sleep(%g)\n" % seconds)
+    return folder
+
+
+def _processes_naming(text):
+    """The pids of live processes whose command line holds `text` (a zombie's is empty)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                if pid.isdigit() and text.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def _world(tmp, name, args, env=None, path_first=""):
     """Runs a world of this package; returns (exit code, output, JUnit root or None)."""
     junit = os.path.join(tmp, name + ".xml")
     p = subprocess.run([sys.executable, "-m", "gpucts_suites", "--junit-output=" + junit] + args,
-                       env=_world_env(tmp, name, env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       env=_world_env(tmp, name, env, path_first), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        universal_newlines=True, timeout=300)
     root = ET.parse(junit).getroot() if os.path.exists(junit) else None
     return p.returncode, p.stdout, root
@@ -117,8 +143,9 @@ def _journal(tmp, name):
 def world2_results(ctx):
     _torch()
     with tempfile.TemporaryDirectory() as tmp:
-        rc, out, root = _world(tmp, "two", ["--world=2", "--backend=gloo", "--launcher=subprocess",
-                                            "--filter=all_reduce_sum_i32_1021$|broadcast_f32_61|^DDP/fp32"])
+        rc, out, root = _world(tmp, "two", ["--world=2", "--backend=gloo", "--launcher=subprocess", "--filter=^("
+                                            "Collectives/(all_reduce_sum_i32_1021|broadcast_f32_61_root[01])|"
+                                            "DDP/fp32_parity_w2)$"])
         if rc != 0 or root is None:
             raise AssertionError("a passing 2-rank world exited %d: %s" % (rc, out[-600:]))
         if root.tag != "testsuites" or [ts.get("name") for ts in root.findall("testsuite")] != ["Collectives", "DDP"]:
@@ -155,8 +182,9 @@ def inject_names_rank(ctx):
     _torch()
     with tempfile.TemporaryDirectory() as tmp:
         spec = r"rank=1:corrupt:^(Collectives\.all_reduce_sum_i32_1021|DDP\.fp32_parity_w2)$:7"
-        rc, out, root = _world(tmp, "inject", ["--world=2", "--backend=gloo", "--launcher=subprocess",
-                                               "--filter=all_reduce_sum_i32_1021$|broadcast_f32_61_root0|^DDP/fp32"],
+        rc, out, root = _world(tmp, "inject", ["--world=2", "--backend=gloo", "--launcher=subprocess", "--filter=^("
+                                               "Collectives/(all_reduce_sum_i32_1021|broadcast_f32_61_root0)|"
+                                               "DDP/fp32_parity_w2)$"],
                                {"GPUCTS_INJECT": spec})
         if rc != 1 or root is None:
             raise AssertionError("a corrupted world exited %d: %s" % (rc, out[-600:]))
@@ -171,6 +199,10 @@ def inject_names_rank(ctx):
             raise AssertionError("the DDP case with a corrupted gradient: %s" % (ddp is not None and ddp.get("message")))
 
 
+# all_reduce_sum_i32_1021 (the case made to stall or hang) with one case before it and two after.
+_AROUND_ONE_CASE = "^Collectives/(all_reduce_sum_i32_(1|1021)|broadcast_f32_61_root[01])$"
+
+
 def stalled_case_resumes(ctx):
     """A rank that leaves a case before its collective (it raised) leaves its peer waiting in that
     collective: the launcher ends the world after --stall seconds, the case fails naming both
@@ -180,7 +212,7 @@ def stalled_case_resumes(ctx):
     with tempfile.TemporaryDirectory() as tmp:
         start = time.time()
         rc, out, root = _world(tmp, "stall", ["--world=2", "--backend=gloo", "--launcher=subprocess", "--stall=3",
-                                              "--filter=all_reduce_sum_i32_(1|1021)$|broadcast_f32_61"],
+                                              "--filter=" + _AROUND_ONE_CASE],
                                {"GPUCTS_INJECT": r"rank=1:raise:^Collectives\.all_reduce_sum_i32_1021$"})
         took = time.time() - start
         if rc != 1 or root is None:
@@ -207,18 +239,25 @@ def stalled_case_resumes(ctx):
 
 def hung_case_resumes(ctx):
     """A case no rank comes out of (a collective that hangs everywhere) ends its world after
-    --case-timeout, fails naming it, and a new world runs the cases after it."""
+    --case-timeout, fails naming it, and a new world runs the cases after it. The ranks start slower
+    than the timeout (as on a loaded machine): a case is timed from when every rank is in it, so the
+    first case of each world still passes."""
     _torch()
     import time
     with tempfile.TemporaryDirectory() as tmp:
         start = time.time()
         rc, out, root = _world(tmp, "hang", ["--world=2", "--backend=gloo", "--launcher=subprocess",
-                                             "--case-timeout=3", "--filter=all_reduce_sum_i32_(1|1021)$|broadcast_f32_61"],
-                               {"GPUCTS_INJECT": r"hang:^Collectives\.all_reduce_sum_i32_1021$"})
+                                             "--case-timeout=3", "--filter=" + _AROUND_ONE_CASE],
+                               {"GPUCTS_INJECT": r"hang:^Collectives\.all_reduce_sum_i32_1021$"},
+                               path_first=_slow_start(tmp, 4))
         took = time.time() - start
         if rc != 1 or root is None:
             raise AssertionError("a world with a hung case exited %d: %s" % (rc, out[-600:]))
         got = {"%s/%s" % (s, tc.get("name")): tc for s, tc in _cases(root)}
+        first = got.get("Collectives/all_reduce_sum_i32_1")
+        if first is None or first.find("failure") is not None:
+            raise AssertionError("the case before the hung one: %s" % (
+                first is not None and first.find("failure").get("message")))
         hung = got.get("Collectives/all_reduce_sum_i32_1021")
         failure = hung.find("failure") if hung is not None else None
         if failure is None or "no rank came out of the case within 3 s" not in failure.get("message", ""):
@@ -249,14 +288,7 @@ def interrupt_ends_world(ctx):
             time.sleep(0.05)
         p.send_signal(signal.SIGTERM)
         out, _ = p.communicate(timeout=60)
-        left = []
-        for pid in os.listdir("/proc"):
-            try:
-                with open("/proc/%s/cmdline" % pid, "rb") as f:
-                    if junit.encode() in f.read():
-                        left.append(pid)
-            except OSError:
-                pass
+        left = _processes_naming(junit)
         if left:
             raise AssertionError("rank processes outlived the interrupted launcher: %s" % left)
         if p.returncode != 1 or not os.path.exists(junit):
@@ -265,6 +297,49 @@ def interrupt_ends_world(ctx):
                     if tc.find("failure") is not None]
         if not any("interrupted by SIGTERM" in m for m in messages):
             raise AssertionError("no case names the interruption: %s" % messages[:3])
+
+
+def killed_launcher_takes_ranks(ctx):
+    """SIGKILL of the launcher (the OOM killer, a cancelled CI job) can run no handler, yet no rank
+    outlives it: each rank, and a torchrun agent between them, dies with the process that started
+    it. The ranks are held in a case (GPUCTS_INJECT=hang) when the launcher is killed."""
+    _torch()
+    import signal
+    import time
+    from .launch import torchrun_problem
+    launchers = ["subprocess"] + ([] if torchrun_problem() else ["torchrun"])
+    for launcher in launchers:
+        with tempfile.TemporaryDirectory() as tmp:
+            junit = os.path.join(tmp, "kill.xml")
+            env = _world_env(tmp, "kill", {"GPUCTS_INJECT": r"hang:^Collectives\.all_reduce_sum_i32_1$"})
+            p = subprocess.Popen([sys.executable, "-m", "gpucts_suites", "--junit-output=" + junit, "--world=2",
+                                  "--backend=gloo", "--launcher=" + launcher,
+                                  "--filter=^Collectives/all_reduce_sum_i32_1$"],
+                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            journals = [os.path.join(tmp, "journal", "kill.rank%d.jsonl" % r) for r in (0, 1)]
+            until = time.time() + 120
+            while time.time() < until and p.poll() is None and not all(
+                    os.path.exists(j) and '"start"' in open(j).read() for j in journals):
+                time.sleep(0.1)
+            ranks = [pid for pid in _processes_naming(junit) if pid != p.pid]
+            p.kill()
+            p.wait()
+            until = time.time() + 10
+            while time.time() < until and _processes_naming(junit):
+                time.sleep(0.1)
+            left = _processes_naming(junit)
+            for pid in left:  # this check's own clean-up: they would hang for good
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            if len(ranks) < 2:
+                raise AssertionError("--launcher=%s: the ranks never got into the case (%d process(es) seen)"
+                                     % (launcher, len(ranks)))
+            if left:
+                raise AssertionError("--launcher=%s: %d of %d process(es) of the world outlived the launcher's "
+                                     "SIGKILL by 10 s: %s" % (launcher, len(left), len(ranks), left))
+    ctx.prop("gpucts.launchers", ",".join(launchers))
 
 
 def skipped_world(ctx):
@@ -292,6 +367,60 @@ def deadline_ends_world(ctx):
                 raise AssertionError("%s after the deadline: %s" % (tc.get("name"), f is not None and f.get("message")))
 
 
+def _launcher(tmp):
+    """The launcher script that started this check (GPUCTS_PY_LAUNCHER), else the source tree's
+    template configured into `tmp` as CMake would; None where neither is there."""
+    named = os.environ.get("GPUCTS_PY_LAUNCHER", "")
+    if named and os.access(named, os.X_OK):
+        return named
+    template = os.path.join(_PKG_ROOT, "gpucts_python_suites.in")
+    if not os.path.isfile(template):
+        return None
+    with open(template) as f:
+        text = f.read().replace("@GPUCTS_PY_PACKAGE_DIR@", _PKG_ROOT).replace("@GPUCTS_PY_WHERE@", "in " + _PKG_ROOT)
+    path = os.path.join(tmp, "gpucts_python_suites")
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o755)
+    return path
+
+
+def launcher_refuses_python(ctx):
+    """GPUCTS_PYTHON names the interpreter: one that is not a Python importing torch (a program that
+    is no Python at all, a missing file, a Python without torch) is bad input, exit 2 with one line
+    naming it, before any case; never a pass or a skip."""
+    with tempfile.TemporaryDirectory() as tmp:
+        launcher = _launcher(tmp)
+        if launcher is None:
+            raise Skip("neither GPUCTS_PY_LAUNCHER nor gpucts_python_suites.in beside the package")
+        no_torch = os.path.join(tmp, "no-torch", "torch")
+        os.makedirs(no_torch)
+        with open(os.path.join(no_torch, "__init__.py"), "w") as f:
+            f.write("raise ImportError('no torch in this test')\n")
+        junit = os.path.join(tmp, "py.xml")
+        args = [launcher, "--junit-output=" + junit, "--world=1", "--backend=gloo", "--filter=^Collectives/barrier$"]
+        tries = [("/bin/true", "", "it printed nothing"), (os.path.join(tmp, "no-such-python"), "", "not found"),
+                 (sys.executable, os.path.dirname(no_torch), "ImportError: no torch in this test")]
+        for python, path_first, why in tries:
+            if not os.path.exists(python) and python == "/bin/true":
+                continue
+            p = subprocess.run(args, env=_world_env(tmp, "py", {"GPUCTS_PYTHON": python}, path_first),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
+            want = "gpucts_python_suites: GPUCTS_PYTHON=%s is not a Python with torch: " % python
+            lines = p.stdout.strip().splitlines()
+            if p.returncode != 2 or len(lines) != 1 or not lines[0].startswith(want) or why not in lines[0]:
+                raise AssertionError("GPUCTS_PYTHON=%s: exit %d, output %r" % (python, p.returncode, p.stdout[-300:]))
+            if os.path.exists(junit):
+                raise AssertionError("GPUCTS_PYTHON=%s: a JUnit was written" % python)
+        _torch()
+        p = subprocess.run([launcher, "--list", "--world=1", "--filter=^Collectives/barrier$"],
+                           env=_world_env(tmp, "py", {"GPUCTS_PYTHON": sys.executable}), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
+        if p.returncode != 0 or p.stdout.strip() != "Collectives/barrier":
+            raise AssertionError("GPUCTS_PYTHON=%s (with torch): exit %d, output %r"
+                                 % (sys.executable, p.returncode, p.stdout[-300:]))
+
+
 def bad_input(ctx):
     with tempfile.TemporaryDirectory() as tmp:
         for args, words in ((["--world=sim0"], "--world=sim0"), (["--filter=("], "--filter=("),
@@ -302,6 +431,66 @@ def bad_input(ctx):
         rc, out, _ = _world(tmp, "bad", ["--world=1"], {"GPUCTS_INJECT": "corrupt:x"})
         if rc != 2 or "GPUCTS_INJECT='corrupt:x'" not in out:
             raise AssertionError("a malformed GPUCTS_INJECT: exit %d, %r" % (rc, out[-300:]))
+
+
+def _one_line_exit_2(what, rc, out, words):
+    lines = out.strip().splitlines()
+    if rc != 2 or len(lines) != 1 or words not in lines[0]:
+        raise AssertionError("%s: exit %d, output %r (expected exit 2 and one line with %r)"
+                             % (what, rc, out[-400:], words))
+
+
+def outputs_checked_first(ctx):
+    """Where the results go is checked before the first case: a JUnit path that is a folder, lies
+    under /proc or under a file, a journal folder that is a file, a deadline that is no number: one
+    line naming it, exit 2, no case run and nothing left behind."""
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = os.path.join(tmp, "plain-file")
+        with open(plain, "w") as f:
+            f.write("x")
+        ok = os.path.join(tmp, "ok.xml")
+        tries = [(tmp, {}, "--junit-output=%s: is a folder" % tmp),
+                 ("/proc/gpucts-none/o.xml", {}, "--junit-output=/proc/gpucts-none/o.xml: cannot write in /proc"),
+                 (os.path.join(plain, "o.xml"), {}, "%s is not a folder" % plain),
+                 (ok, {"GPUCTS_JOURNAL_DIR": plain}, "GPUCTS_JOURNAL_DIR=%s: %s is not a folder" % (plain, plain)),
+                 (ok, {"GPUCTS_PY_DEADLINE": "soon"}, "GPUCTS_PY_DEADLINE=soon")]
+        run = ["--world=1", "--backend=gloo", "--filter=^Collectives/barrier$"]
+        for junit, env, words in tries:
+            what = "--junit-output=%s %s" % (junit, env)
+            before = sorted(os.listdir(tmp))
+            p = subprocess.run([sys.executable, "-m", "gpucts_suites", "--junit-output=" + junit] + run,
+                               env=_world_env(tmp, "out", env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               universal_newlines=True, timeout=300)
+            _one_line_exit_2(what, p.returncode, p.stdout, words)
+            if sorted(os.listdir(tmp)) != before:
+                raise AssertionError("%s left %s" % (what, sorted(set(os.listdir(tmp)) - set(before))))
+        for bad in ("--deadline=inf", "--deadline=nan"):
+            rc, out, _ = _world(tmp, "out", run + [bad])
+            _one_line_exit_2(bad, rc, out, bad)
+
+
+def inject_checked_against_world(ctx):
+    """GPUCTS_INJECT must be able to act in the world it is given, or a self-test passes without
+    injecting: a rank outside the world, or a regex that selects none of its cases, is one line and
+    exit 2 before the first case; an element beyond a selected case's result fails that case."""
+    _torch()
+    one = "--filter=^Collectives/all_reduce_sum_i32_1$"
+    with tempfile.TemporaryDirectory() as tmp:
+        tries = ((r"rank=5:corrupt:^Collectives\.all_reduce_sum_i32_1$:0", "rank 5 is not in this world of 2"),
+                 (r"rank=2:raise:all_reduce", "rank 2 is not in this world of 2"),
+                 (r"corrupt:^Collectives\.no_such_case$:0", "the case regex selects none of this world's 1 case(s)"))
+        for spec, words in tries:
+            rc, out, root = _world(tmp, "inj", ["--world=2", "--backend=gloo", "--launcher=subprocess", one],
+                                   {"GPUCTS_INJECT": spec})
+            _one_line_exit_2("GPUCTS_INJECT=" + spec, rc, out, "GPUCTS_INJECT='%s': %s" % (spec, words))
+            if root is not None:
+                raise AssertionError("GPUCTS_INJECT=%s: a JUnit was written" % spec)
+        rc, out, root = _world(tmp, "inj", ["--world=1", "--backend=gloo", one],
+                               {"GPUCTS_INJECT": r"corrupt:^Collectives\.all_reduce_sum_i32_1$:5"})
+        failure = root.find("testsuite/testcase/failure") if root is not None else None
+        if rc != 1 or failure is None or "changed nothing" not in failure.get("message", ""):
+            raise AssertionError("an index beyond a 1-element result: exit %d, %s" % (
+                rc, failure.get("message") if failure is not None else out[-400:]))
 
 
 class _FakeCase:
@@ -392,9 +581,13 @@ CHECKS = [("payloads_exact", payloads_exact), ("mismatch_report", mismatch_repor
           ("world2_results", world2_results), ("inject_names_rank", inject_names_rank),
           ("stalled_case_resumes", stalled_case_resumes), ("hung_case_resumes", hung_case_resumes),
           ("interrupt_ends_world", interrupt_ends_world),
+          ("killed_launcher_takes_ranks", killed_launcher_takes_ranks),
           ("skipped_world", skipped_world),
           ("deadline_ends_world", deadline_ends_world),
-          ("bad_input", bad_input)]
+          ("bad_input", bad_input),
+          ("launcher_refuses_python", launcher_refuses_python),
+          ("outputs_checked_first", outputs_checked_first),
+          ("inject_checked_against_world", inject_checked_against_world)]
 
 
 def selfcheck_main(args):
@@ -406,7 +599,9 @@ def selfcheck_main(args):
     ctx = Context(WorldInfo("1", 1, "", "subprocess"), 0, 0, None, None)
     start = report.now_ms()
     results = run_cases(cases, ctx, journal)
-    if args.junit_output:
-        report.write_atomic(args.junit_output, report.junit_xml(results, start_ms=start))
+    from .worker import write_junit
+    code = report.exit_code(results)
+    if args.junit_output and not write_junit(args.junit_output, results, start):
+        code = 1
     print(summary_line(results), flush=True)
-    return report.exit_code(results)
+    return code

@@ -14,10 +14,21 @@ def _journal_rank(rank, size):
     return rank if size > 1 else -1
 
 
+def write_junit(path, results, start_ms):
+    """Writes the JUnit of `results` to `path`; False, said in one line, where that fails after all
+    (the path was checked before the first case, but a disk fills or a folder goes meanwhile)."""
+    try:
+        report.write_atomic(path, report.junit_xml(results, start_ms=start_ms))
+        return True
+    except OSError as e:
+        print("gpucts_python_suites: the JUnit was not written: %s" % e, file=sys.stderr, flush=True)
+        return False
+
+
 def write_outcome(results, args, workdir, start_ms):
-    if args.junit_output:
-        report.write_atomic(args.junit_output, report.junit_xml(results, start_ms=start_ms))
     code = report.exit_code(results)
+    if args.junit_output and not write_junit(args.junit_output, results, start_ms):
+        code = 1
     if workdir:
         report.write_atomic(os.path.join(workdir, "result.json"), json.dumps({"code": code}))
     print(summary_line(results), flush=True)
