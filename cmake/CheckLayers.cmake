@@ -98,7 +98,7 @@ foreach(layer IN LISTS _layers)
 endforeach()
 
 # READMEs: every tracked-looking file of a layer folder named by the nearest README.md above it.
-foreach(top IN ITEMS kernels matrix results report fixtures suites tests cli bench cmake ci preflight)
+foreach(top IN ITEMS kernels matrix results report fixtures suites tests cli bench cmake ci preflight python)
   file(GLOB_RECURSE files RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/${top}/*")
   foreach(f IN LISTS files)
     get_filename_component(name "${f}" NAME)
