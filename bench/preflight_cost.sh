@@ -27,7 +27,7 @@ run_ranks() {
   for ((r = 0; r < n; r++)); do
     env RANK=$r WORLD_SIZE=$n LOCAL_RANK=0 NODE_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
         NCCL_HOSTID="$(hostname)-simhost$r" NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 \
-        PYTHONPATH="$here/preflight${PYTHONPATH:+:$PYTHONPATH}" "$@" >"$logs/r$r.log" 2>&1 &
+        PYTHONPATH="$here/preflight:$here/python${PYTHONPATH:+:$PYTHONPATH}" "$@" >"$logs/r$r.log" 2>&1 &
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p" || rc=$?; done

@@ -10,20 +10,27 @@
 # journal and log folders, NVLink multicast off), SKIP_RETURN_CODE 77, TIMEOUT and GPU resource
 # groups (GPUS n). The launcher is installed into libexec/gpucts beside the C++ suites and finds the
 # package under share/gpucts/python, so `gpucts qualify` runs the entries from an install tree.
+# The package stands on gpucts_common (python/): the launcher puts both on PYTHONPATH.
 include_guard(GLOBAL)
 include(GpuctsAddSuite)
 
 set(GPUCTS_PY_SOURCE_DIR "${PROJECT_SOURCE_DIR}/suites/python")
 set(GPUCTS_PY_LAUNCHER "${PROJECT_BINARY_DIR}/suites/gpucts_python_suites")
+# The folder holding gpucts_common in the build tree; every CTest entry that runs Python from the
+# source tree puts it on PYTHONPATH (python/CMakeLists.txt installs it beside the packages).
+set(GPUCTS_PY_COMMON_DIR "${PROJECT_SOURCE_DIR}/python")
 
-# Build tree: the launcher finds the package in the source tree. Install tree: relative to libexec.
+# Build tree: the launcher finds the packages in the source tree. Install tree: relative to libexec,
+# both in share/gpucts/python.
 function(_gpucts_python_launchers)
   set(GPUCTS_PY_PACKAGE_DIR "${GPUCTS_PY_SOURCE_DIR}")
+  set(GPUCTS_PY_COMMON_PACKAGE_DIR "${GPUCTS_PY_COMMON_DIR}")
   set(GPUCTS_PY_WHERE "in the source tree")
   configure_file("${GPUCTS_PY_SOURCE_DIR}/gpucts_python_suites.in" "${GPUCTS_PY_LAUNCHER}" @ONLY
                  FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
   file(RELATIVE_PATH rel "${CMAKE_INSTALL_FULL_LIBEXECDIR}/gpucts" "${CMAKE_INSTALL_FULL_DATADIR}/gpucts/python")
   set(GPUCTS_PY_PACKAGE_DIR "${rel}")
+  set(GPUCTS_PY_COMMON_PACKAGE_DIR "${rel}")
   set(GPUCTS_PY_WHERE "under share/gpucts/python of the install tree")
   configure_file("${GPUCTS_PY_SOURCE_DIR}/gpucts_python_suites.in"
                  "${PROJECT_BINARY_DIR}/python-install/gpucts_python_suites" @ONLY)

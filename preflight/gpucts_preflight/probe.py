@@ -7,10 +7,13 @@ What matters is what THIS process will run the job with: the libnccl mapped into
 import ctypes
 import fcntl
 import os
-import re
 import socket
 import struct
 import sys
+
+from gpucts_common.files import stable_hash
+# is_nccl_library stays importable from here: the preflight's tests read probe.is_nccl_library.
+from gpucts_common.nccl import is_nccl_library, loaded_nccl, torch_nccl_version  # noqa: F401
 
 # Per-rank or per-host by nature: never compared across ranks (the same set as gpucts' C++ preflight).
 PER_RANK_ENV = {"RANK", "LOCAL_RANK", "CUDA_VISIBLE_DEVICES", "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA",
@@ -31,11 +34,7 @@ def compared_env(env, text=False):
 
 def env_hash(env):
     """FNV-1a over "name=value\\n" in name order, as gpucts' C++ preflight computes it."""
-    h = 1469598103934665603
-    for k in sorted(compared_env(env)):
-        for b in ("%s=%s\n" % (k, env[k])).encode("utf-8", "surrogateescape"):
-            h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-    return "%016x" % h
+    return "%016x" % stable_hash("".join("%s=%s\n" % (k, env[k]) for k in sorted(compared_env(env))))
 
 
 def hostid_bytes():
@@ -46,49 +45,6 @@ def hostid_bytes():
 def printable(raw):
     """Bytes as a person reads them: UTF-8 where valid, \\xNN where not (sim\\xff and sim\\xfe differ)."""
     return raw.decode("utf-8", "backslashreplace")
-
-
-# NCCL itself by its file name in any folder (libnccl.so, libnccl.so.2, libnccl.so.2.28.9), never one
-# of its plugins (libnccl-net*, -profiler*, -tuner*, -env*): the rule of gpucts' C++ probe and of its
-# Python suites, all tested against the one table suites/data/nccl_library_names.csv.
-NCCL_LIBRARY_NAME = re.compile(r"libnccl\.so(\.[0-9]+)*")
-
-
-def is_nccl_library(path):
-    return NCCL_LIBRARY_NAME.fullmatch(os.path.basename(path)) is not None
-
-
-def loaded_nccl():
-    """[(path, version)] of every NCCL library mapped into this process, in map order."""
-    paths = []
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                parts = line.split(None, 5)
-                p = parts[5].strip() if len(parts) == 6 else ""
-                if is_nccl_library(p) and p not in paths:
-                    paths.append(p)
-    except OSError:
-        return []
-    out = []
-    for p in paths:
-        out.append((os.path.realpath(p), nccl_version_of(p)))
-    return out
-
-
-def nccl_version_of(path):
-    """ncclGetVersion of a library already mapped (RTLD_NOLOAD: never loads a second copy)."""
-    try:
-        lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 4) | os.RTLD_LOCAL)
-        code = ctypes.c_int(0)
-        if lib.ncclGetVersion(ctypes.byref(code)) != 0:
-            return None
-    except (OSError, AttributeError):
-        return None
-    c = code.value
-    if c >= 10000:  # 2.9 on: major*10000 + minor*100 + patch
-        return "%d.%d.%d" % (c // 10000, c // 100 % 100, c % 100)
-    return "%d.%d.%d" % (c // 1000, c // 100 % 10, c % 100)
 
 
 def interfaces():
@@ -142,8 +98,7 @@ def _torch_part(fp, local_rank):
         return
     t = {"version": torch.__version__, "cuda": torch.version.cuda}
     try:
-        v = torch.cuda.nccl.version()
-        t["nccl"] = ".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
+        t["nccl"] = "%d.%d.%d" % torch_nccl_version(torch.cuda.nccl.version())
     except Exception:
         pass
     try:
