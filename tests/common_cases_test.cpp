@@ -29,7 +29,9 @@ struct Row {
   int line = 0;
   std::string kind, input, expected;  // as written in the table (escapes not yet decoded)
 };
-void PrintTo(const Row& r, std::ostream* os) { *os << "line " << r.line << ": " << r.kind << " " << excerpt(r.input, 60); }
+void PrintTo(const Row& r, std::ostream* os) {
+  *os << "line " << r.line << ": " << r.kind << " " << excerpt(r.input, 60);
+}
 
 // The bytes of a UTF-8 character starting with `lead`.
 std::size_t utf8_length(unsigned char lead) {
@@ -98,7 +100,7 @@ std::string answer(const std::string& kind, const std::string& input) {
     if (kind == "nccl_version") return Version::from_code(std::stoll(input), VersionKind::Nccl).release_str();
     if (kind == "nccl_library") return is_nccl_library(input) ? "yes" : "no";
     if (kind == "message_cut") return cap_report_text(input);  // what the JUnit writer keeps of a message
-  } catch (const std::invalid_argument&) {  // file_name_for of an empty name
+  } catch (const std::invalid_argument&) {                     // file_name_for of an empty name
     return kRefused;
   } catch (const VersionError&) {
     return kRefused;
@@ -118,8 +120,11 @@ TEST(CommonCasesTable, ReadsWithEveryKind) {
 }
 
 TEST(CommonCasesTable, CellEscapes) {
-  EXPECT_EQ(decode_cell(R"(a\{3}\n\\\xff\{2}é\{2})"), "aaa\n\\\xff\xff" "éé");
-  for (const char* bad : {R"(\{2})", R"(a\q)", R"(a\{0})"}) EXPECT_THROW(decode_cell(bad), std::invalid_argument) << bad;
+  EXPECT_EQ(decode_cell(R"(a\{3}\n\\\xff\{2}é\{2})"),
+            "aaa\n\\\xff\xff"
+            "éé");
+  for (const char* bad : {R"(\{2})", R"(a\q)", R"(a\{0})"})
+    EXPECT_THROW(decode_cell(bad), std::invalid_argument) << bad;
 }
 
 class CommonCase : public ::testing::TestWithParam<Row> {};

@@ -75,7 +75,8 @@ def junit_xml(results: List[Result], name: str = "AllTests", start_ms: Optional[
         rs = groups[suite]
         n, f, s, t = counts(rs)
         out.append('  <testsuite name=%s tests="%d" failures="%d" disabled="0" skipped="%d" errors="0" '
-                   'time=%s timestamp=%s>' % (q(suite), n, f, s, q(seconds(t)), q(iso_time(rs[0].start_ms or start_ms))))
+                   'time=%s timestamp=%s>'
+                   % (q(suite), n, f, s, q(seconds(t)), q(iso_time(rs[0].start_ms or start_ms))))
         for r in rs:
             result = "skipped" if r.status == "skipped" else "completed"
             out.append('    <testcase name=%s status="run" result="%s" time=%s timestamp=%s classname=%s>'

@@ -1,7 +1,8 @@
 """Which NCCL this process runs, for the suites' cases: gpucts_common.nccl (the libnccl files mapped
 into this process, each one's ncclGetVersion) with versions as (major, minor, patch) and a case's
 AssertionError where a mapped library gives none."""
-from gpucts_common.nccl import NcclVersionError, is_nccl_library, mapped_libnccl, torch_nccl_version, version_code_of  # noqa: F401,E501
+from gpucts_common.nccl import (NcclVersionError, is_nccl_library, mapped_libnccl,  # noqa: F401
+                                 torch_nccl_version, version_code_of)
 
 
 def nccl_version_of(path):
