@@ -131,6 +131,7 @@ json to_json(const Fingerprint& fp) {
     put_version(t, "nccl", fp.torch->nccl);
     put_version(t, "cudnn", fp.torch->cudnn);
     put_version(t, "cudnn_build", fp.torch->cudnn_build);
+    if (fp.torch->cudnn_error) t["cudnn_error"] = *fp.torch->cudnn_error;
     put_version(t, "nccl_loaded", fp.torch->nccl_loaded);
     if (fp.torch->nccl_library) t["nccl_library"] = *fp.torch->nccl_library;
     if (fp.torch->nccl_static) t["nccl_static"] = *fp.torch->nccl_static;
@@ -208,6 +209,7 @@ Fingerprint fingerprint_from_json(const json& j, const std::string& origin) {
     ti.nccl = version_field(*t, "nccl", VersionKind::TorchNccl, origin, "torch");
     ti.cudnn = version_field(*t, "cudnn", VersionKind::Cudnn, origin, "torch");
     ti.cudnn_build = version_field(*t, "cudnn_build", VersionKind::Cudnn, origin, "torch");
+    ti.cudnn_error = string_field(*t, "cudnn_error", origin, "torch");
     ti.nccl_loaded = version_field(*t, "nccl_loaded", VersionKind::Nccl, origin, "torch");
     ti.nccl_library = string_field(*t, "nccl_library", origin, "torch");
     if (auto it = t->find("nccl_static"); it != t->end() && !it->is_null()) {

@@ -41,6 +41,9 @@ struct TorchInfo {
   // the cuDNN torch loads at run time.
   std::optional<Version> version, cuda, nccl, cudnn;
   std::optional<Version> cudnn_build;  // cudnn_build: the cuDNN torch was compiled against
+  // cudnn_error: what torch raised when it initialized cuDNN (torch.backends.cudnn.version()), one line:
+  // it refuses a runtime cuDNN of another major or an older minor, or one too new for a visible GPU.
+  std::optional<std::string> cudnn_error;
   // nccl_loaded: the NCCL torch's process LOADED (ncclGetVersion of the libnccl mapped after import and
   // CUDA init), nccl_library its path; nccl_static: no libnccl was mapped, NCCL is linked into libtorch.
   std::optional<Version> nccl_loaded;

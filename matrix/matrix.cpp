@@ -286,7 +286,8 @@ void load_nccl(Matrix& m, const std::map<std::string, std::string>& files) {
 }
 
 void load_lightning(Matrix& m, const std::map<std::string, std::string>& files) {
-  auto t = table(files, "lightning.csv", {"first", "last", "torch_min", "torch_tested_below", "python_min"});
+  auto t = table(files, "lightning.csv", {"first", "last", "torch_min", "torch_tested_below", "python_min"},
+                 {"pytorch_lightning_python_min"});
   KeySet keys(t.file);
   for (const auto& r : t.rows) {
     RowReader rd(t, r);
@@ -299,6 +300,8 @@ void load_lightning(Matrix& m, const std::map<std::string, std::string>& files) 
     row.torch_min = rd.version("torch_min");
     row.torch_tested_below = rd.opt_version("torch_tested_below");
     row.python_min = rd.version("python_min");
+    row.pytorch_lightning_python_min =
+        rd.opt_version("pytorch_lightning_python_min").value_or(row.python_min);
     m.lightning.push_back(std::move(row));
   }
   // Ranges must not overlap: a release maps to one row.
@@ -334,7 +337,7 @@ void load_nccl_algos(Matrix& m, const std::map<std::string, std::string>& files)
 void load_driver_tables(Matrix& m, const std::map<std::string, std::string>& files) {
   {
     auto t = table(files, "gpu_families.csv", {"family", "cc_min", "cc_max", "min_driver", "first_cuda"},
-                   {"last_driver"});
+                   {"last_driver", "gpu_names"});
     KeySet keys(t.file);
     for (const auto& r : t.rows) {
       RowReader rd(t, r);
@@ -351,6 +354,7 @@ void load_driver_tables(Matrix& m, const std::map<std::string, std::string>& fil
         if (*last < row.min_driver.major()) rd.fail("last_driver is below min_driver");
         row.last_driver = static_cast<long>(*last);
       }
+      row.gpu_names = split_list(rd.text("gpu_names"));
       m.gpu_families.push_back(std::move(row));
     }
   }
@@ -367,11 +371,14 @@ void load_driver_tables(Matrix& m, const std::map<std::string, std::string>& fil
     keys.add(row.meta.key, r.line);
     row.designation = rd.required("designation");
     const std::string& status = rd.required("status");
-    if (status != "supported" && status != "eol") rd.fail("status must be supported or eol");
+    if (status != "supported" && status != "eol" && status != "unlisted")
+      rd.fail("status must be supported, eol or unlisted");
     row.listed_eol = status == "eol";
+    row.unlisted = status == "unlisted";
     row.eol = rd.text("eol");
     if (!row.eol.empty() && !std::regex_match(row.eol, month))
       rd.fail("eol '" + row.eol + "' is not YYYY-MM");
+    if (row.unlisted && !row.eol.empty()) rd.fail("an unlisted branch has no eol month (else it is eol)");
     m.driver_branches.push_back(std::move(row));
   }
 }
@@ -640,10 +647,17 @@ const NcclEnvVar* Matrix::find_env(const std::string& name) const {
   return nullptr;
 }
 
-const GpuFamily* Matrix::find_gpu_family(const Version& cc) const {
-  for (const auto& r : gpu_families)
-    if (r.cc_min.compare_release(cc, 2) <= 0 && cc.compare_release(r.cc_max, 2) <= 0) return &r;
-  return nullptr;
+const GpuFamily* Matrix::find_gpu_family(const Version& cc, const std::optional<std::string>& name) const {
+  const GpuFamily* family = nullptr;
+  for (const auto& r : gpu_families) {
+    if (r.cc_min.compare_release(cc, 2) > 0 || cc.compare_release(r.cc_max, 2) > 0) continue;
+    if (r.gpu_names.empty()) {
+      if (!family) family = &r;
+    } else if (name && std::find(r.gpu_names.begin(), r.gpu_names.end(), *name) != r.gpu_names.end()) {
+      return &r;
+    }
+  }
+  return family;
 }
 
 const DriverBranch* Matrix::find_driver_branch(long branch) const {
@@ -695,6 +709,7 @@ DataReach data_reach(const Matrix& m) {
   long branch = 0;
   for (const auto& b : m.driver_branches) branch = std::max(branch, b.branch);
   if (branch) r.driver_branch = "R" + std::to_string(branch);
+  r.lightning = newest(m.lightning, [](const LightningRow& l) { return &l.last; });
   return r;
 }
 

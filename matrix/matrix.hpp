@@ -83,7 +83,8 @@ struct LightningRow {
   Version first, last;                        // lightning releases this row covers (inclusive)
   Version torch_min;                          // inclusive
   std::optional<Version> torch_tested_below;  // CI cap (exclusive); wheels drop it on install
-  Version python_min;
+  Version python_min;                         // of the lightning package
+  Version pytorch_lightning_python_min;       // of pytorch_lightning (2.4.0 still takes 3.8)
 };
 
 struct NcclEnvVar {
@@ -109,14 +110,16 @@ struct NcclAlgo {
   std::optional<Version> until;  // exclusive
 };
 
-// A GPU family (compute-capability range) and the oldest driver branch that drives it.
+// A GPU family (compute-capability range) and the oldest driver that drives it. A row limited to
+// GPU names (a platform NVIDIA gives its own floor, HGX B200) takes precedence over its family's.
 struct GpuFamily {
   RowMeta meta;
   std::string family;
   Version cc_min, cc_max;  // inclusive
-  Version min_driver;      // 570 (= R570)
+  Version min_driver;      // a branch (570 = R570) or a driver (570.133.20)
   Version first_cuda;
-  std::optional<long> last_driver;  // the newest branch that drives it (580 for Volta); unset = no end
+  std::optional<long> last_driver;     // the newest branch that drives it (580 for Volta); unset = no end
+  std::vector<std::string> gpu_names;  // NVML names ("NVIDIA B200"); empty = every GPU of the range
 };
 
 // A cuDNN release range built for one CUDA major (cudnn.csv, NVIDIA's cuDNN Support Matrix): the
@@ -139,6 +142,7 @@ struct DriverBranch {
   long branch = 0;
   std::string designation;  // LTSB | PB | NFB | unknown
   bool listed_eol = false;  // NVIDIA lists it as end of life
+  bool unlisted = false;    // gone from NVIDIA's supported table, no end-of-life month given
   std::string eol;          // "2026-06"; empty = no month given
 };
 
@@ -204,18 +208,19 @@ struct Matrix {
   const LightningRow* find_lightning(const Version& lightning) const;
   const NcclEnvVar* find_env(const std::string& name) const;
   const NcclFeature* find_feature(const std::string& name) const;
-  const GpuFamily* find_gpu_family(const Version& cc) const;
+  // The row for a GPU: one limited to its NVML name first, else its compute capability's family.
+  const GpuFamily* find_gpu_family(const Version& cc, const std::optional<std::string>& name = {}) const;
   const DriverBranch* find_driver_branch(long branch) const;
   // The row of a cuDNN release for a CUDA major; nullptr if none covers it.
   const CudnnRow* find_cudnn(const Version& cudnn, long cuda_major) const;
 };
 
-// How far the data reaches: the newest release of each source it knows (empty = none).
-// The newest release of each source the rows know. nccl_env: the newest NCCL whose variable names
-// were read (a release tag's source, or the libnccl.so.2 of a release's wheel); nccl_algos: the
-// newest tag, which bounds what only the source shows (algorithms, source markers).
+// How far the data reaches: the newest release of each source the rows know (empty = none).
+// nccl_env: the newest NCCL whose variable names were read (a release tag's source, or the
+// libnccl.so.2 of a release's wheel); nccl_algos: the newest tag, which bounds what only the source
+// shows (algorithms, source markers).
 struct DataReach {
-  std::string torch, nccl, nccl_env, nccl_algos, cudnn, cuda, driver_branch;
+  std::string torch, nccl, nccl_env, nccl_algos, cudnn, cuda, driver_branch, lightning;
 };
 DataReach data_reach(const Matrix& m);
 

@@ -18,14 +18,23 @@ struct Ctx {
   std::vector<Finding>& out;
   std::string who;  // fp.label()
   const CheckOptions& opts;
+  const DataReach& reach;
+  bool lacks_data = false;  // set by no_data(): the inputs were there, the data had no row for them
   void add(std::string id, std::string severity, std::string subject, std::string message, std::string source,
            std::string fix) {
     out.push_back({std::move(id), std::move(severity), std::move(subject), std::move(message),
                    std::move(source), std::move(fix)});
   }
+  // What a rule returns when its inputs are present but outside the data (a release newer than the
+  // rows, or one between them): not evaluated, and not for want of inputs.
+  bool no_data() {
+    lacks_data = true;
+    return false;
+  }
 };
 
-// A rule returns false when its inputs are absent (reported in not_evaluated, never as passed).
+// A rule returns false when it could not judge (reported in not_evaluated, never as passed): its
+// inputs were absent, or, after no_data(), outside the data.
 struct Rule {
   std::vector<std::string> ids;  // every id it can raise (and that count as not evaluated)
   std::function<bool(Ctx&)> run;
@@ -110,7 +119,7 @@ bool rule_driver_runtime(Ctx& c) {
   const Version& rt = *c.fp.cuda_runtime;
   const CudaRow* row = nullptr;
   auto why = driver_cannot_run(c.m, c.fp, rt, &row);
-  if (!why) return false;
+  if (!why) return c.no_data();  // a CUDA major the data has no row of
   std::string src = row ? row->meta.evidence() : "rule:driver-cuda-major";
   if (!why->empty()) {
     c.add("driver-too-old-for-cuda-runtime", row ? severity("error", row->meta, "min_driver") : "error",
@@ -163,7 +172,7 @@ bool rule_driver_torch(Ctx& c) {
   if (!tc) return false;  // a CPU build: nothing to check
   const CudaRow* row = nullptr;
   auto why = driver_cannot_run(c.m, c.fp, *tc, &row);
-  if (!why) return false;
+  if (!why) return c.no_data();
   if (!why->empty()) {
     std::string wheel = wheel_for_driver(c.m, c.fp, *c.fp.torch->version);
     const TorchRow* trow = c.m.find_torch(*c.fp.torch->version, tc, platform_of(c.fp));
@@ -294,9 +303,12 @@ const TorchRow* torch_row(const Ctx& c) {
   return c.m.find_torch(*c.fp.torch->version, c.fp.torch->cuda, platform_of(c.fp));
 }
 
+bool beyond_torch_data(const Ctx& c);
+
 bool rule_torch_known(Ctx& c) {
   if (!c.fp.torch || !c.fp.torch->version) return false;
   if (torch_row(c)) return true;
+  if (beyond_torch_data(c)) return c.no_data();  // data-beyond-reach names it
   const Version& t = *c.fp.torch->version;
   auto rows = c.m.torch_rows_of(t, platform_of(c.fp));
   std::string variants;
@@ -312,8 +324,9 @@ bool rule_torch_known(Ctx& c) {
 }
 
 bool rule_nccl_below_matrix(Ctx& c) {
+  if (!c.fp.torch || !c.fp.torch->version || !c.fp.torch->nccl_used()) return false;
   const TorchRow* row = torch_row(c);
-  if (!row || !row->nccl || !c.fp.torch->nccl_used()) return false;
+  if (!row || !row->nccl) return c.no_data();
   const Version& tn = *c.fp.torch->nccl_used();
   if (tn.compare_release(*row->nccl) >= 0) return true;
   c.add("nccl-below-matrix", "warning", c.who,
@@ -341,7 +354,11 @@ bool rule_gpu_arch_torch(Ctx& c) {
     src = row->meta.evidence();
     from_row = true;
   }
-  if (!list) return false;
+  if (!list) {  // a CUDA torch the data has no row of, or a CPU build (nothing to judge)
+    const bool cuda_build =
+        c.fp.torch->cuda || (c.fp.torch->version && c.fp.torch->version->torch_cuda_tag());
+    return cuda_build ? c.no_data() : false;
+  }
   for (const auto& g : *c.fp.gpus) {
     if (!g.cc) continue;
     bool ptx = false;
@@ -364,7 +381,7 @@ bool rule_gpu_arch_cuda(Ctx& c) {
   if (!cuda && c.fp.torch) cuda = c.fp.torch->cuda;
   if (!cuda) return false;
   const CudaRow* row = c.m.find_cuda(*cuda);
-  if (!row) return false;
+  if (!row) return c.no_data();
   const Version& lo = *std::min_element(row->sms.begin(), row->sms.end());
   const Version& hi = *std::max_element(row->sms.begin(), row->sms.end());
   for (const auto& g : *c.fp.gpus) {
@@ -407,11 +424,12 @@ bool rule_cudnn(Ctx& c) {
 // row, which describes that wheel only: then it warns.
 bool rule_cudnn_torch_build(Ctx& c) {
   if (!c.fp.torch || !c.fp.torch->cudnn) return false;
+  if (c.fp.torch->cudnn_error) return true;  // torch-cudnn-refused gives torch's own words
   const Version& rt = *c.fp.torch->cudnn;
   std::optional<Version> build = c.fp.torch->cudnn_build;
   const TorchRow* row = build ? nullptr : torch_row(c);
   if (!build && row && row->cudnn) build = row->cudnn;
-  if (!build) return false;
+  if (!build) return c.fp.torch->version ? c.no_data() : false;
   const bool other_major = rt.major() != build->major();
   if (!other_major && rt.compare_release(*build, 2) >= 0) return true;
   c.add("cudnn-older-than-torch-build", row ? "warning" : "error", c.who,
@@ -426,6 +444,35 @@ bool rule_cudnn_torch_build(Ctx& c) {
             (c.fp.torch->cuda ? std::to_string(c.fp.torch->cuda->major()) : std::string("XX")) +
             ">=" + build->release_str(2) + ",<" + std::to_string(build->major() + 1) +
             " (or drop the older libcudnn from the library path)");
+  return true;
+}
+
+// What torch itself raised when it initialized cuDNN (the probe records it as torch.cudnn_error): torch
+// then runs no cuDNN operation at all, whatever the data says. Judged where the probe looked at cuDNN.
+bool rule_torch_cudnn_refused(Ctx& c) {
+  if (!c.fp.torch || (!c.fp.torch->cudnn && !c.fp.torch->cudnn_build && !c.fp.torch->cudnn_error))
+    return false;
+  if (!c.fp.torch->cudnn_error) return true;
+  const TorchInfo& t = *c.fp.torch;
+  std::string versions;
+  if (t.cudnn_build) versions += "compiled against cuDNN " + t.cudnn_build->release_str(3);
+  if (t.cudnn)
+    versions += std::string(versions.empty() ? "" : ", ") + "loads cuDNN " + t.cudnn->release_str(3);
+  c.add("torch-cudnn-refused", "error", c.who + " torch",
+        "torch" + (t.version ? " " + v(*t.version) : std::string()) +
+            (versions.empty() ? "" : " (" + versions + ")") +
+            " refused cuDNN when it initialized it, so every cuDNN operation (convolutions, RNNs, "
+            "attention) fails: " +
+            *t.cudnn_error,
+        "rule:torch-cudnn-refused (torch/backends/cudnn/__init__.py: another major or an older minor than "
+        "the build, or cuDNN >= 9.11 with a GPU below sm_75)",
+        "install the cuDNN torch was built for (nvidia-cudnn-cu" +
+            (t.cuda ? std::to_string(t.cuda->major()) : std::string("XX")) +
+            (t.cudnn_build
+                 ? ">=" + t.cudnn_build->release_str(2) + ",<" + std::to_string(t.cudnn_build->major() + 1)
+                 : std::string()) +
+            ") and drop other libcudnn from LD_LIBRARY_PATH; on a GPU below sm_75 use a torch that bundles "
+            "cuDNN 9.10 or older");
   return true;
 }
 
@@ -475,7 +522,8 @@ std::string ccs_text(const CudnnRow& row) {
 bool rule_cudnn_gpu(Ctx& c) {
   if (!c.fp.gpus || c.fp.gpus->empty()) return false;
   bool judged = false;
-  for (const CudnnLib& lib : cudnn_libs(c.fp)) {
+  const auto libs = cudnn_libs(c.fp);
+  for (const CudnnLib& lib : libs) {
     auto rows = cudnn_rows(c.m, lib);
     if (rows.empty()) continue;
     judged = true;
@@ -495,13 +543,14 @@ bool rule_cudnn_gpu(Ctx& c) {
                 " (see matrix/data/cudnn.csv), e.g. the one the torch wheel pins");
     }
   }
-  return judged;
+  return judged || (libs.empty() ? false : c.no_data());
 }
 
 bool rule_cudnn_driver(Ctx& c) {
   if (!c.fp.driver_version) return false;
   bool judged = false;
-  for (const CudnnLib& lib : cudnn_libs(c.fp)) {
+  const auto libs = cudnn_libs(c.fp);
+  for (const CudnnLib& lib : libs) {
     auto rows = cudnn_rows(c.m, lib);
     // The rows that serve every visible GPU decide the floor (Blackwell needs the 12.8+ row's).
     std::vector<const CudnnRow*> serving;
@@ -529,12 +578,12 @@ bool rule_cudnn_driver(Ctx& c) {
               std::to_string(floor->min_driver.major()) + " or newer)" +
               supported_branch_hint(c.m, floor->min_driver.major(), check_month(c.fp)));
   }
-  return judged;
+  return judged || (libs.empty() ? false : c.no_data());
 }
 
 bool rule_lightning(Ctx& c) {
   if (!c.fp.torch || !c.fp.torch->version) return false;
-  bool any = false;
+  bool any = false, unknown = false;
   for (const auto& [pkg, ver] :
        {std::pair<const char*, const std::optional<Version>*>{"lightning", &c.fp.lightning},
         {"pytorch_lightning", &c.fp.pytorch_lightning}}) {
@@ -542,6 +591,7 @@ bool rule_lightning(Ctx& c) {
     // One finding when both packages are the same release (they share the ranges).
     if (ver == &c.fp.pytorch_lightning && c.fp.lightning && c.fp.lightning->same_release(**ver)) continue;
     const LightningRow* row = c.m.find_lightning(**ver);
+    unknown |= !row;
     if (!row) continue;
     any = true;
     const Version& t = *c.fp.torch->version;
@@ -562,7 +612,43 @@ bool rule_lightning(Ctx& c) {
             "use a newer Lightning release or torch < " + row->torch_tested_below->str());
     }
   }
-  return any;
+  return any || (unknown ? c.no_data() : false);
+}
+
+// pip refuses a Lightning release on a Python below its python_requires; an installed pair means a
+// forced install (--ignore-requires-python, a copied site-packages) that runs outside its support.
+bool rule_lightning_python(Ctx& c) {
+  auto py = c.fp.extra.find("python");
+  if (py == c.fp.extra.end() || !py->is_object() || !py->contains("version") || !(*py)["version"].is_string())
+    return false;
+  const auto python = Version::try_parse((*py)["version"].get<std::string>(), VersionKind::Generic);
+  if (!python || (!c.fp.lightning && !c.fp.pytorch_lightning)) return false;
+  bool judged = false, unknown = false;
+  std::optional<Version> refused;  // the lightning release already reported
+  for (const auto& [pkg, ver] :
+       {std::pair<const char*, const std::optional<Version>*>{"lightning", &c.fp.lightning},
+        {"pytorch_lightning", &c.fp.pytorch_lightning}}) {
+    if (!*ver) continue;
+    const LightningRow* row = c.m.find_lightning(**ver);
+    unknown |= !row;
+    if (!row) continue;
+    judged = true;
+    const bool is_pl = ver == &c.fp.pytorch_lightning;
+    const Version& floor = is_pl ? row->pytorch_lightning_python_min : row->python_min;
+    if (python->compare_release(floor, 2) >= 0) continue;
+    if (is_pl && refused && refused->same_release(**ver)) continue;  // one finding for the pair
+    refused = **ver;
+    c.add("lightning-python-incompatible", severity("error", row->meta, "python_min"),
+          c.who + " " + pkg + " " + v(**ver),
+          std::string(pkg) + " " + v(**ver) + " requires Python >= " + floor.str() + "; this Python is " +
+              v(*python) +
+              ": pip refuses that install on this Python, so it was forced and runs outside what "
+              "the release supports",
+          row->meta.evidence(),
+          "use Python >= " + floor.str() + ", or a Lightning release whose Python floor is at most " +
+              python->release_str(2));
+  }
+  return judged || (unknown ? c.no_data() : false);
 }
 
 // fp.extra["python"]["packages"] (the probe reads the interpreter's dist-info): numpy beside torch.
@@ -696,7 +782,7 @@ bool rule_nccl_algo_coverage(Ctx& c) {
                     : std::nullopt;  // nullopt: a release not modelled
       },
       &judged);
-  return judged;
+  return judged || c.no_data();
 }
 
 // The month of the check (YYYY-MM): the fingerprint's "probed_at" (ISO 8601), else this machine's clock.
@@ -711,7 +797,7 @@ std::string check_month(const Fingerprint& fp) {
 }
 
 bool branch_ended(const DriverBranch& b, const std::string& month) {
-  return b.listed_eol || (!b.eol.empty() && b.eol < month);
+  return b.listed_eol || b.unlisted || (!b.eol.empty() && b.eol < month);
 }
 
 // The oldest branch at or above `floor` that NVIDIA still supports in `month`, preferring an LTSB.
@@ -732,9 +818,14 @@ std::string supported_branch_hint(const Matrix& m, long floor, const std::string
 bool rule_driver_gpu_family(Ctx& c) {
   if (!c.fp.driver_version || !c.fp.gpus || c.fp.gpus->empty()) return false;
   const Version& drv = *c.fp.driver_version;
+  bool judged = false, unknown = false;
   for (const auto& g : *c.fp.gpus) {
     if (!g.cc) continue;
-    const GpuFamily* fam = c.m.find_gpu_family(*g.cc);
+    const GpuFamily* fam = c.m.find_gpu_family(*g.cc, g.name);
+    if (fam)
+      judged = true;
+    else
+      unknown = true;
     if (fam && fam->last_driver && drv.major() > *fam->last_driver) {
       const long last = *fam->last_driver;
       c.add("driver-drops-gpu", severity("error", fam->meta, "last_driver"),
@@ -749,30 +840,40 @@ bool rule_driver_gpu_family(Ctx& c) {
     }
     if (!fam || drv.compare_release(fam->min_driver) >= 0) continue;
     const long floor = fam->min_driver.major();
+    // A floor of a whole branch (570) or of one driver in it (570.133.20, a platform's own).
+    const bool branch_floor = fam->min_driver.raw.find('.') == std::string::npos;
+    const std::string needs = branch_floor ? "an R" + std::to_string(floor) + " or newer driver"
+                                           : "driver " + v(fam->min_driver) + " or newer";
     c.add("driver-too-old-for-gpu", severity("error", fam->meta, "min_driver"),
           c.who + " GPU " + std::to_string(g.index),
-          (g.name ? *g.name + " " : std::string()) + "(" + cc_str(*g.cc) + ", " + fam->family +
-              ") needs an R" + std::to_string(floor) +
-              " or newer driver (its architecture first came with CUDA " + fam->first_cuda.release_str(2) +
+          (g.name ? *g.name + " " : std::string()) + "(" + cc_str(*g.cc) + ", " + fam->family + ") needs " +
+              needs + " (its architecture first came with CUDA " + fam->first_cuda.release_str(2) +
               "); driver " + v(drv) + " predates it" + unconfirmed_note(fam->meta, "min_driver"),
           fam->meta.evidence(),
-          "install a Linux driver of branch R" + std::to_string(floor) + " or newer" +
+          (branch_floor ? "install a Linux driver of branch R" + std::to_string(floor) + " or newer"
+                        : "install Linux driver " + v(fam->min_driver) + " or newer (R" +
+                              std::to_string(floor) + " or a newer branch)") +
               supported_branch_hint(c.m, floor, check_month(c.fp)));
   }
-  return true;
+  return judged || (unknown ? c.no_data() : false);
 }
 
 // A driver of a branch NVIDIA no longer supports (listed as end of life, or past its EOL month).
 bool rule_driver_branch_eol(Ctx& c) {
   if (!c.fp.driver_version) return false;
   const DriverBranch* b = c.m.find_driver_branch(c.fp.driver_version->major());
+  if (!b) return c.no_data();  // a branch the table does not list (data-beyond-reach names a newer one)
   const std::string month = check_month(c.fp);
-  if (!b || !branch_ended(*b, month)) return true;
+  if (!branch_ended(*b, month)) return true;
+  // An unlisted branch has no end-of-life month to give: say so rather than invent one.
+  const std::string status =
+      b->unlisted ? "which NVIDIA's table of supported branches no longer lists and gives no end-of-life "
+                    "month (a new feature branch is short-lived)"
+                  : "which NVIDIA lists as end of life" + (b->eol.empty() ? "" : " since " + b->eol);
   c.add("driver-branch-eol", "warning", c.who,
         "driver " + v(*c.fp.driver_version) + " is of branch R" + std::to_string(b->branch) +
-            (b->designation == "unknown" ? "" : " (" + b->designation + ")") +
-            ", which NVIDIA lists as end of life" + (b->eol.empty() ? "" : " since " + b->eol) +
-            " (checked " + month + "): no more bug or security fixes",
+            (b->designation == "unknown" ? "" : " (" + b->designation + ")") + ", " + status + " (checked " +
+            month + "): not a supported branch, no more bug or security fixes promised",
         b->meta.evidence(), "move to a supported branch" + supported_branch_hint(c.m, b->branch, month));
   return true;
 }
@@ -846,6 +947,90 @@ bool rule_visible_devices(Ctx& c) {
   return true;
 }
 
+// A component's release newer than the newest of its kind the data knows. Each such release is
+// named once per component, with the newest the data has, so a stack that outran the data reads
+// as that and not as rules without their inputs.
+struct Outran {
+  std::string component;          // "NCCL"
+  std::vector<std::string> seen;  // "2.33.1 (loaded NCCL)"
+  std::string newest, file;
+};
+
+std::optional<Version> reach_version(const std::string& newest) {
+  return Version::try_parse(newest.size() > 1 && newest[0] == 'R' ? newest.substr(1) : newest);
+}
+
+// The newest release of `newest` compared on `parts` components (13.6 beyond 13.5; 2.15.1 within 2.15).
+bool beyond(const Version& seen, const std::string& newest, size_t parts) {
+  auto n = reach_version(newest);
+  return n && seen.compare_release(*n, parts) > 0;
+}
+
+std::vector<Outran> outran_data(const Ctx& c) {
+  struct Input {
+    std::string component, what;
+    const std::optional<Version>* version;
+    size_t parts;
+    std::string newest, file;
+  };
+  const Fingerprint& fp = c.fp;
+  const DataReach& r = c.reach;
+  std::optional<Version> driver_branch;
+  if (fp.driver_version) driver_branch = Version::parse(std::to_string(fp.driver_version->major()));
+  const std::optional<Version> none;
+  const TorchInfo* t = fp.torch ? &*fp.torch : nullptr;
+  const std::vector<Input> inputs = {
+      {"driver", "driver branch", &driver_branch, 1, r.driver_branch, "driver_branches.csv"},
+      {"CUDA", "CUDA runtime", &fp.cuda_runtime, 2, r.cuda, "cuda.csv"},
+      {"CUDA", "torch's CUDA", t ? &t->cuda : &none, 2, r.cuda, "cuda.csv"},
+      {"NCCL", "loaded NCCL", &fp.nccl_runtime, 3, r.nccl, "nccl_releases.csv"},
+      {"NCCL", "NCCL header", &fp.nccl_header, 3, r.nccl, "nccl_releases.csv"},
+      {"NCCL", "torch's NCCL", t ? &t->nccl_used() : &none, 3, r.nccl, "nccl_releases.csv"},
+      {"cuDNN", "loaded cuDNN", &fp.cudnn, 3, r.cudnn, "cudnn.csv"},
+      {"cuDNN", "torch's cuDNN", t ? &t->cudnn : &none, 3, r.cudnn, "cudnn.csv"},
+      {"cuDNN", "torch's build cuDNN", t ? &t->cudnn_build : &none, 3, r.cudnn, "cudnn.csv"},
+      {"torch", "torch", t ? &t->version : &none, 2, r.torch, "torch.csv"},
+      {"Lightning", "lightning", &fp.lightning, 3, r.lightning, "lightning.csv"},
+      {"Lightning", "pytorch_lightning", &fp.pytorch_lightning, 3, r.lightning, "lightning.csv"},
+  };
+  std::vector<Outran> out;
+  for (const auto& in : inputs) {
+    if (!*in.version || !beyond(**in.version, in.newest, in.parts)) continue;
+    const Version& seen = **in.version;
+    const std::string shown =
+        in.component == "driver" ? "R" + seen.release_str(1) + " (" + v(*fp.driver_version) + ")"
+        : in.component == "torch" || in.component == "Lightning" ? v(seen)
+                                                                 : seen.release_str(in.parts);
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const Outran& o) { return o.component == in.component; });
+    if (it == out.end()) it = out.insert(out.end(), Outran{in.component, {}, in.newest, in.file});
+    it->seen.push_back(in.component == "driver" ? shown : shown + " (" + in.what + ")");
+  }
+  return out;
+}
+
+bool beyond_torch_data(const Ctx& c) {
+  return c.fp.torch && c.fp.torch->version && beyond(*c.fp.torch->version, c.reach.torch, 2);
+}
+
+bool rule_data_beyond_reach(Ctx& c) {
+  const Fingerprint& fp = c.fp;
+  const bool any_input = fp.driver_version || fp.cuda_runtime || fp.nccl_runtime || fp.nccl_header ||
+                         fp.cudnn || fp.lightning || fp.pytorch_lightning || (fp.torch && fp.torch->version);
+  if (!any_input) return false;
+  for (const Outran& o : outran_data(c)) {
+    std::string seen;
+    for (const auto& s : o.seen) seen += (seen.empty() ? "" : ", ") + s;
+    c.add("data-beyond-reach", "warning", c.who + " " + o.component,
+          o.component + " " + seen + " is newer than the newest " + o.component + " the data knows, " +
+              o.newest + " (" + o.file + "): the rules that need its facts were not evaluated, not passed",
+          "rule:data-beyond-reach (matrix " + o.file + ", newest " + o.newest + ")",
+          "check with matrix data that reaches it (a newer gpucts, or --matrix DIR), or judge " +
+              o.component + " " + o.seen.front() + " by its own release notes");
+  }
+  return true;
+}
+
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> r = {
       {{"driver-too-old-for-cuda-runtime", "driver-cuda-minor-older"}, rule_driver_runtime},
@@ -861,9 +1046,11 @@ const std::vector<Rule>& rules() {
       {{"gpu-arch-unsupported-by-cuda"}, rule_gpu_arch_cuda},
       {{"cudnn-differs-from-torch"}, rule_cudnn},
       {{"cudnn-older-than-torch-build"}, rule_cudnn_torch_build},
+      {{"torch-cudnn-refused"}, rule_torch_cudnn_refused},
       {{"gpu-unsupported-by-cudnn"}, rule_cudnn_gpu},
       {{"driver-too-old-for-cudnn"}, rule_cudnn_driver},
       {{"lightning-torch-incompatible", "lightning-torch-untested"}, rule_lightning},
+      {{"lightning-python-incompatible"}, rule_lightning_python},
       {{"torch-numpy-abi"}, rule_torch_numpy},
       {{"nccl-socket-ifname-no-match"}, rule_ifname},
       {{"nccl-env-invalid-value", "nccl-env-unknown", "nccl-socket-threads-product", "nccl-p2p-disabled",
@@ -877,6 +1064,7 @@ const std::vector<Rule>& rules() {
       {{"nccl-debug-file-unwritable"}, rule_nccl_debug_file},
       {{"shm-too-small"}, rule_shm},
       {{"cuda-visible-devices-odd"}, rule_visible_devices},
+      {{"data-beyond-reach"}, rule_data_beyond_reach},
   };
   return r;
 }
@@ -966,6 +1154,13 @@ const std::vector<std::string>& finding_ids() {
   return ids;
 }
 
+std::vector<std::string> CheckResult::inputs_absent() const {
+  std::vector<std::string> out;
+  for (const auto& id : not_evaluated)
+    if (std::find(outside_data.begin(), outside_data.end(), id) == outside_data.end()) out.push_back(id);
+  return out;
+}
+
 bool CheckResult::failed() const {
   return std::any_of(findings.begin(), findings.end(),
                      [](const Finding& f) { return f.severity == "error"; });
@@ -985,13 +1180,15 @@ nlohmann::json CheckResult::to_json() const {
     if (!f.defect.empty()) j["findings"].back()["defect"] = f.defect;
   }
   j["not_evaluated"] = not_evaluated;
+  j["not_evaluated_outside_data"] = outside_data;
   j["data_reach"] = {{"torch", reach.torch},
                      {"nccl", reach.nccl},
                      {"nccl_env", reach.nccl_env},
                      {"nccl_algos", reach.nccl_algos},
                      {"cudnn", reach.cudnn},
                      {"cuda", reach.cuda},
-                     {"driver_branch", reach.driver_branch}};
+                     {"driver_branch", reach.driver_branch},
+                     {"lightning", reach.lightning}};
   j["rules_total"] = finding_ids().size();
   j["rules_evaluated"] = finding_ids().size() - not_evaluated.size();
   return j;
@@ -1001,16 +1198,26 @@ CheckResult check_fingerprints(const Matrix& m, const std::vector<Fingerprint>& 
                                const CheckOptions& opts) {
   CheckResult res;
   res.reach = data_reach(m);
-  std::set<std::string> skipped;
+  std::set<std::string> skipped, outside;
   for (size_t i = 0; i < fps.size(); ++i) {
-    Ctx c{m, fps[i], res.findings,
-          fps[i].label(fps.size() > 1 ? "input " + std::to_string(i + 1) : "this host"), opts};
-    for (const auto& r : rules())
-      if (!r.run(c)) skipped.insert(r.ids.begin(), r.ids.end());
+    Ctx c{m,
+          fps[i],
+          res.findings,
+          fps[i].label(fps.size() > 1 ? "input " + std::to_string(i + 1) : "this host"),
+          opts,
+          res.reach};
+    for (const auto& r : rules()) {
+      c.lacks_data = false;
+      if (r.run(c)) continue;
+      skipped.insert(r.ids.begin(), r.ids.end());
+      if (c.lacks_data) outside.insert(r.ids.begin(), r.ids.end());
+    }
   }
   if (!cross_host(fps, res.findings)) skipped.insert("cross-host-mismatch");
-  for (const auto& id : finding_ids())
+  for (const auto& id : finding_ids()) {
     if (skipped.count(id)) res.not_evaluated.push_back(id);
+    if (outside.count(id)) res.outside_data.push_back(id);
+  }
   std::stable_sort(res.findings.begin(), res.findings.end(), [](const Finding& a, const Finding& b) {
     return rank_of(a.severity) < rank_of(b.severity);
   });

@@ -25,10 +25,14 @@ struct Finding {
 
 struct CheckResult {
   std::vector<Finding> findings;           // sorted: errors, then warnings, then info
-  std::vector<std::string> not_evaluated;  // rule ids whose inputs were absent (for some input)
-  DataReach reach;                         // the newest releases the matrix knows (JSON "data_reach")
-  bool failed() const;                     // any error finding
-  nlohmann::json to_json() const;          // the contract's --json object
+  std::vector<std::string> not_evaluated;  // rule ids that could not judge (for some input)
+  // The part of not_evaluated whose inputs were there but outside the data: a release newer than its
+  // rows (data-beyond-reach names it) or between them (JSON "not_evaluated_outside_data").
+  std::vector<std::string> outside_data;
+  DataReach reach;                                 // the newest releases the matrix knows (JSON "data_reach")
+  std::vector<std::string> inputs_absent() const;  // not_evaluated less outside_data
+  bool failed() const;                             // any error finding
+  nlohmann::json to_json() const;                  // the contract's --json object
 };
 
 // Every finding id this engine can produce (the contract's table plus additions).

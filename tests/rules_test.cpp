@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
 #include "fixtures/probe/paths.hpp"
+#include "fixtures/probe/probe.hpp"
 #include "matrix/matrix.hpp"
 #include "matrix/nccl_defects.hpp"
 #include "matrix/nccl_support.hpp"
@@ -97,7 +100,9 @@ const RuleCase kCases[] =
          R"({"nccl": {"header": "2.27.5", "runtime": "2.27.5"}, "torch": {"nccl": "2.27.5"}})", "warning",
          "2.28.9"},
         {"torch_nccl_as_shipped", "nccl-below-matrix", false, "{}"},
-        {"torch_3_0", "torch-release-unknown", true, R"({"torch": {"version": "3.0.0+cu130"}})", "info"},
+        // A torch newer than every row is beyond the data: one warning, not an unknown-release info.
+        {"torch_3_0_beyond_the_data", "data-beyond-reach", true, R"({"torch": {"version": "3.0.0+cu130"}})",
+         "warning", "torch 3.0.0+cu130 (torch) is newer than the newest torch the data knows, 2.15"},
         {"torch_2_11_cu129", "torch-release-unknown", true,
          R"({"torch": {"version": "2.11.0+cu129", "cuda": "12.9"}})", "info", "cu126"},
         {"torch_2_11_cu130", "torch-release-unknown", false, "{}"},
@@ -295,6 +300,39 @@ const RuleCase kCases[] =
         {"r535_before_its_eol", "driver-branch-eol", false,
          R"({"probed_at": "2026-05-15", "driver": {"version": "535.274.02", "cuda": "12.2"}, "cuda_runtime": "12.2", "torch": null})"},
         {"r580_supported", "driver-branch-eol", false, R"({"probed_at": "2026-12-02"})"},
+        // R590 and R615: new feature branches absent from NVIDIA's supported table, no end-of-life month.
+        {"r590_unlisted", "driver-branch-eol", true,
+         R"({"probed_at": "2026-12-02", "driver": {"version": "590.48.01", "cuda": "13.1"}})", "warning",
+         "no longer lists and gives no end-of-life month"},
+        {"r615_unlisted", "driver-branch-eol", true,
+         R"({"probed_at": "2026-12-02", "driver": {"version": "615.34.02", "cuda": "13.4"}, "cuda_runtime": "13.4", "torch": null})",
+         "warning", "R615 (NFB)"},
+        {"r620_supported", "driver-branch-eol", false,
+         R"({"probed_at": "2026-12-02", "driver": {"version": "620.70.06", "cuda": "13.5"}})"},
+        // HGX B200 needs 570.133.20 (NVIDIA's GPU Operator notes); GB200 keeps the R570 floor.
+        {"hgx_b200_on_570_86_15", "driver-too-old-for-gpu", true,
+         R"({"driver": {"version": "570.86.15", "cuda": "12.8"}, "cuda_runtime": "12.8", "torch": null, "gpus": [{"index": 0, "name": "NVIDIA B200", "cc": "10.0"}]})",
+         "error", "needs driver 570.133.20 or newer"},
+        {"hgx_b200_on_570_133_20", "driver-too-old-for-gpu", false,
+         R"({"driver": {"version": "570.133.20", "cuda": "12.8"}, "cuda_runtime": "12.8", "torch": null, "gpus": [{"index": 0, "name": "NVIDIA B200", "cc": "10.0"}]})"},
+        {"gb200_on_570_86_15", "driver-too-old-for-gpu", false, R"({"driver": {"version": "570.86.15", "cuda": "12.8"}, "cuda_runtime": "12.8", "torch": null, "gpus": [{"index": 0, "name": "NVIDIA GB200", "cc": "10.0"}]})"},
+        // Releases newer than the data: one warning per component, naming the newest the data knows.
+        {"driver_r625_beyond", "data-beyond-reach", true,
+         R"({"driver": {"version": "625.20.01", "cuda": "13.6"}})", "warning",
+         "driver R625 (625.20.01) is newer than the newest driver the data knows, R620"},
+        {"cuda_13_6_beyond", "data-beyond-reach", true, R"({"cuda_runtime": "13.6", "torch": null})",
+         "warning", "CUDA 13.6 (CUDA runtime) is newer than the newest CUDA the data knows, 13.5"},
+        {"nccl_2_33_beyond", "data-beyond-reach", true,
+         R"({"nccl": {"header": "2.33.1", "runtime": "2.33.1"}, "torch": null})", "warning",
+         "NCCL 2.33.1 (loaded NCCL), 2.33.1 (NCCL header) is newer than the newest NCCL the data knows, "
+         "2.32.6"},
+        {"cudnn_9_29_beyond", "data-beyond-reach", true, R"({"cudnn": "9.29.0", "torch": null})", "warning",
+         "cuDNN 9.29.0 (loaded cuDNN) is newer than the newest cuDNN the data knows, 9.28.1"},
+        {"lightning_2_7_beyond", "data-beyond-reach", true, R"({"lightning": {"lightning": "2.7.0"}})",
+         "warning", "Lightning 2.7.0 (lightning) is newer than the newest Lightning the data knows, 2.6.6"},
+        {"torch_2_15_1_within", "data-beyond-reach", false,
+         R"({"torch": {"version": "2.15.1+cu132", "cuda": "13.2", "nccl": "2.30.7", "cudnn": "9.26.0"}, "cuda_runtime": "13.2", "cudnn": "9.26.0", "nccl": {"header": "2.30.7", "runtime": "2.30.7"}})"},
+        {"gpu_machine_within", "data-beyond-reach", false, "{}"},
         // Known NCCL defects (nccl_defects.csv): the loaded library and torch's own.
         {"defect_1950_on_2_28_9", "nccl-known-defect", true,
          R"({"nccl": {"header": "2.28.9", "runtime": "2.28.9"}, "torch": null})", nullptr, "nccl-1950"},
@@ -323,8 +361,8 @@ const RuleCase kCases[] =
         {"shm_64mib", "shm-too-small", true, R"({"shm_bytes": 67108864})", "warning", "64 MiB"},
         {"shm_128gib", "shm-too-small", false,
          "{}"},  // CUDA_VISIBLE_DEVICES as fixtures/visible_devices resolved it (fp "visible_devices").
-        {"cvd_7_0_expecting_1",
-         "cuda-visible-devices-odd", true, R"({"visible_devices": {"spec": "7,0", "resolved": [], "problems": [{"kind": "invalid-entry", "position": 1, "message": "entry 1 '7': no GPU 7 on this host (1 GPU(s)): CUDA stops the list there; entry 2 after it is ignored too"}], "expected": 1, "expected_from": "GPUCTS_EXPECT_GPUS", "one_per_rank_ok": false}})",
+        {"cvd_7_0_expecting_1", "cuda-visible-devices-odd", true,
+         R"({"visible_devices": {"spec": "7,0", "resolved": [], "problems": [{"kind": "invalid-entry", "position": 1, "message": "entry 1 '7': no GPU 7 on this host (1 GPU(s)): CUDA stops the list there; entry 2 after it is ignored too"}], "expected": 1, "expected_from": "GPUCTS_EXPECT_GPUS", "one_per_rank_ok": false}})",
          "error", "resolves to 0 GPU(s), fewer than the 1 expected by GPUCTS_EXPECT_GPUS"},
         {"cvd_duplicate_warns", "cuda-visible-devices-odd", true,
          R"({"visible_devices": {"spec": "0,0", "resolved": [], "problems": [{"kind": "duplicate", "position": 2, "message": "entry 2 '0' names GPU 0 again: with a device named twice CUDA shows NO device"}]}})",
@@ -382,6 +420,28 @@ const RuleCase kCases[] =
         {"cudnn_cu13_on_r580", "driver-too-old-for-cudnn", false, "{}"},
         {"cudnn_differs_says_runtime", "cudnn-differs-from-torch", true, R"({"cudnn": "9.20.0"})", "warning",
          "runtime cuDNN"},
+        // cuDNN 9.11 dropped GPUs below sm_75 for CUDA 12 too (cudnn.csv 9.11.0-9.16.0 rows).
+        {"cudnn_9_13_cu12_on_v100", "gpu-unsupported-by-cudnn", true,
+         R"({"torch": {"version": "2.11.0+cu126", "cuda": "12.6", "nccl": "2.28.9", "cudnn": "9.13.0", "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}, "cuda_runtime": "12.6", "cudnn": null, "gpus": [{"index": 0, "name": "Tesla V100-SXM2-32GB", "cc": "7.0"}]})",
+         "error", "cuDNN 9.13.0 for CUDA 12 does not support"},
+        {"cudnn_9_13_cu12_on_t4", "gpu-unsupported-by-cudnn", false,
+         R"({"torch": {"version": "2.11.0+cu126", "cuda": "12.6", "nccl": "2.28.9", "cudnn": "9.13.0", "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}, "cuda_runtime": "12.6", "cudnn": null, "gpus": [{"index": 0, "name": "Tesla T4", "cc": "7.5"}]})"},
+        // torch's own refusal, as the probe records it: an error whatever the data says.
+        {"torch_refused_older_cudnn", "torch-cudnn-refused", true,
+         R"({"torch": {"cudnn": "9.10.2", "cudnn_build": "9.20.0", "cudnn_error": "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (9, 20, 0) but found runtime version (9, 10, 2)."}})",
+         "error", "compiled against cuDNN 9.20.0, loads cuDNN 9.10.2"},
+        {"torch_refused_cudnn_on_sm70", "torch-cudnn-refused", true,
+         R"({"torch": {"cudnn": "9.13.0", "cudnn_build": "9.13.0", "cudnn_error": "RuntimeError: cuDNN version 91300 is not compatible with devices with SM < 7.5."}})",
+         "error", "SM < 7.5"},
+        {"torch_took_its_cudnn", "torch-cudnn-refused", false, R"({"torch": {"cudnn_build": "9.19.0"}})"},
+        // The lightning package needs Python 3.9 from 2.4.0; pytorch_lightning 2.4.0 still takes 3.8.
+        {"lightning_2_4_on_python_3_8", "lightning-python-incompatible", true,
+         R"({"python": {"version": "3.8.10"}, "lightning": {"lightning": "2.4.0"}})", "error",
+         "Python >= 3.9"},
+        {"pytorch_lightning_2_4_on_python_3_8", "lightning-python-incompatible", false,
+         R"({"python": {"version": "3.8.10"}, "lightning": {"pytorch_lightning": "2.4.0"}})"},
+        {"lightning_2_4_on_python_3_9", "lightning-python-incompatible", false,
+         R"({"python": {"version": "3.9.18"}, "lightning": {"lightning": "2.4.0", "pytorch_lightning": "2.4.0"}})"},
         // Maxwell, Pascal and Volta are driven up to R580 (gpu_families.csv last_driver).
         {"v100_on_r590", "driver-drops-gpu", true,
          R"({"driver": {"version": "590.44.01", "cuda": "13.1"}, "gpus": [{"index": 0, "name": "Tesla V100", "cc": "7.0"}]})",
@@ -549,9 +609,10 @@ const FixtureCase kFixtures[] = {
     // 450.36.06.
     {"a100_cuda_11_0_driver_450_51_05.json", "driver-too-old-for-cuda-runtime", false, nullptr},
     {"a100_cuda_11_0_driver_450_36_06.json", "driver-too-old-for-cuda-runtime", true, "error"},
-    // CUDA 12.8 GA needs 570.26 (NVIDIA Table 3), not the 570.86.10 of the 12.8.0 runfile.
+    // CUDA 12.8 GA needs 570.26 (NVIDIA Table 3), not the 570.86.10 of the 12.8.0 runfile; the B200 of
+    // an HGX B200 itself needs 570.133.20 (NVIDIA's GPU Operator notes).
     {"b200_cuda_12_8_driver_570_26.json", "driver-cuda-minor-older", false, nullptr},
-    {"b200_cuda_12_8_driver_570_26.json", "driver-too-old-for-gpu", false, nullptr},
+    {"b200_cuda_12_8_driver_570_26.json", "driver-too-old-for-gpu", true, "error"},
     {"b200_cuda_12_8_driver_560_35_03.json", "driver-cuda-minor-older", true, "warning"},
     {"b200_cuda_12_8_driver_560_35_03.json", "driver-too-old-for-gpu", true, "error"},
     // Lightning CI caps: 1.6.4-1.6.5 <= 1.11.0, 1.8.2-1.8.5 <= 1.13.0.
@@ -672,6 +733,72 @@ TEST(RulesNotEvaluated, NoDriverSkipsDriverRules) {
     EXPECT_NE(std::find(r.not_evaluated.begin(), r.not_evaluated.end(), id), r.not_evaluated.end()) << id;
   EXPECT_EQ(std::find(r.not_evaluated.begin(), r.not_evaluated.end(), "nccl-below-matrix"),
             r.not_evaluated.end());
+}
+
+// A stack newer than the data in every component: each component named once as beyond the data, and
+// the rules that needed its facts listed as outside the data, not as lacking inputs.
+TEST(RulesNotEvaluated, InputsOutsideTheDataAreNotCalledAbsent) {
+  CheckResult r = check_fingerprints(
+      builtin_matrix(),
+      {load_fingerprint_file(test_data_dir() + "/check/h200_every_component_beyond_the_data.json")});
+  std::map<std::string, int> beyond;
+  for (const auto& f : r.findings)
+    if (f.id == "data-beyond-reach") ++beyond[f.subject.substr(f.subject.rfind(' ') + 1)];
+  const std::map<std::string, int> each_once = {{"driver", 1}, {"CUDA", 1},  {"NCCL", 1},
+                                                {"cuDNN", 1},  {"torch", 1}, {"Lightning", 1}};
+  EXPECT_EQ(beyond, each_once);
+  const auto absent = r.inputs_absent();
+  for (const char* id :
+       {"torch-release-unknown", "nccl-below-matrix", "gpu-unsupported-by-cudnn", "driver-too-old-for-cudnn",
+        "lightning-torch-incompatible", "driver-branch-eol", "lightning-python-incompatible"}) {
+    EXPECT_NE(std::find(r.outside_data.begin(), r.outside_data.end(), id), r.outside_data.end()) << id;
+    EXPECT_EQ(std::find(absent.begin(), absent.end(), id), absent.end()) << id << " had its inputs";
+  }
+  EXPECT_EQ(r.to_json()["not_evaluated_outside_data"], r.outside_data);
+  EXPECT_EQ(r.to_json()["data_reach"]["lightning"], "2.6.6");
+  Fingerprint empty = fingerprint_from_json(json{{"schema", kFingerprintSchema}}, "empty");
+  CheckResult none = check_fingerprints(builtin_matrix(), {empty});
+  EXPECT_TRUE(none.outside_data.empty());
+  EXPECT_EQ(none.inputs_absent(), finding_ids());
+}
+
+// torch refuses a runtime cuDNN older than its build from torch.backends.cudnn.version(); the probe
+// must keep what torch raised (and both versions, read beside it), so the check fails on the real
+// machine. A stand-in torch package behaves as torch/backends/cudnn/__init__.py does there.
+TEST(TorchCudnnRefusal, ProbeRecordsItAndTheCheckFails) {
+  const ScratchDir scratch("cudnn_refusal");
+  const std::filesystem::path dir = scratch.path();
+  std::filesystem::create_directories(dir / "site" / "torch");
+  std::ofstream(dir / "site" / "torch" / "__init__.py") << R"(import types
+__version__ = "2.12.0+cu130"
+version = types.SimpleNamespace(cuda="13.0")
+def _refuse():
+    raise RuntimeError("cuDNN version incompatibility: PyTorch was compiled  against (9, 20, 0) but found "
+                       "runtime version (9, 10, 2). PyTorch already comes bundled with cuDNN.")
+backends = types.SimpleNamespace(cudnn=types.SimpleNamespace(version=_refuse))
+_C = types.SimpleNamespace(_GLIBCXX_USE_CXX11_ABI=True, _cudnn=types.SimpleNamespace(
+    getCompileVersion=lambda: (9, 20, 0), getRuntimeVersion=lambda: (9, 10, 2)))
+cuda = types.SimpleNamespace(is_available=lambda: False, nccl=types.SimpleNamespace(version=lambda: (2, 29, 7)),
+                             get_arch_list=lambda: ["sm_90"])
+)";
+  const std::filesystem::path python = dir / "python3";
+  std::ofstream(python) << "#!/bin/sh\nPYTHONPATH='" << (dir / "site").string() << "' exec python3 \"$@\"\n";
+  std::filesystem::permissions(python, std::filesystem::perms::owner_all);
+  ProbeOptions o;
+  o.toolkit = false;
+  o.python_exe = python.string();
+  const nlohmann::json probed = to_json(probe_fingerprint(o));
+  ASSERT_TRUE(probed.contains("torch")) << "python3 with the stand-in torch did not run: " << probed.dump();
+  const nlohmann::json& t = probed["torch"];
+  EXPECT_NE(t.value("cudnn_error", "").find("cuDNN version incompatibility"), std::string::npos) << t.dump();
+  EXPECT_EQ(t.value("cudnn", ""), "9.10.2") << t.dump();
+  EXPECT_EQ(t.value("cudnn_build", ""), "9.20.0") << t.dump();
+  CheckResult r = check_fingerprints(builtin_matrix(), {fingerprint_from_json(probed, "probe")});
+  const auto refused = std::find_if(r.findings.begin(), r.findings.end(),
+                                    [](const Finding& f) { return f.id == "torch-cudnn-refused"; });
+  ASSERT_NE(refused, r.findings.end()) << probed.dump();
+  EXPECT_EQ(refused->severity, "error");
+  EXPECT_TRUE(r.failed());
 }
 
 TEST(RulesOrder, ErrorsFirstThenWarningsThenInfo) {
