@@ -4,7 +4,8 @@ Runs the preflight on this rank, then (when it passed, or with --warn-only) cont
 process into the training script or module with its arguments, as `python SCRIPT.py ARGS` or
 `python -m MODULE ARGS` would. Without a target it only checks and exits with the report's status.
 The `--` is optional: torchrun drops it from a module's arguments, so the first argument that is not
-one of the options above (a script path, or -m) starts the target.
+one of the options above (a script path, or -m) starts the target. The target's own exit status (its
+sys.exit, or 1 for an exception it raised) is this process's: nothing here catches it.
 """
 import os
 import runpy
@@ -43,7 +44,7 @@ def main(argv):
         sys.stderr.write("gpucts preflight: -m needs a module name\n" + USAGE + "\n")
         return EXIT_BAD_INPUT
     rep = check(exit=False)
-    if rep is not None and not rep.ok and os.environ.get("GPUCTS_PREFLIGHT_WARN_ONLY") != "1":
+    if rep is not None and rep.stop:
         return rep.status
     if not target:
         return rep.status if rep is not None else 0

@@ -3,6 +3,9 @@
 Pure functions over the gathered fingerprints (dicts of gpucts.fingerprint/1 with the gpucts_rank
 annotation), so they run and are tested anywhere; rank 0 calls them, the report goes to every rank.
 """
+import csv
+import itertools
+import os
 
 
 class Problem:
@@ -77,23 +80,73 @@ def groups(fps, values):
     return "; ".join(parts)
 
 
-# (id, what, getter, fix): fields every rank must agree on.
-STACK = (
-    ("cross-host-mismatch", "NCCL runtime (loaded libnccl's ncclGetVersion)", lambda f: _get(f, "nccl", "runtime"),
-     "load the same NCCL on every rank: one image, no LD_PRELOAD/LD_LIBRARY_PATH of another libnccl.so.2"),
-    ("nccl-library-differs", "loaded libnccl", lambda f: _get(f, "nccl", "library"),
-     "load the same libnccl.so.2 on every rank (check LD_PRELOAD, LD_LIBRARY_PATH and the venv)"),
-    ("cross-host-mismatch", "torch", lambda f: _get(f, "torch", "version"),
-     "install the same torch on every host of the job (one image for all)"),
-    ("cross-host-mismatch", "torch's NCCL (compiled against)", lambda f: _get(f, "torch", "nccl"),
-     "install the same torch on every host of the job"),
-    ("cross-host-mismatch", "CUDA runtime", lambda f: f.get("cuda_runtime"),
-     "install the same CUDA runtime (torch build) on every host"),
-    ("cross-host-mismatch", "driver", lambda f: _get(f, "driver", "version"),
-     "install the same NVIDIA driver on every host"),
-    ("cross-host-mismatch", "cuDNN", lambda f: f.get("cudnn"),
-     "install the same cuDNN on every host"),
-)
+FIELDS_CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cross_rank_fields.csv")
+
+
+def read_fields(path=FIELDS_CSV):
+    """The fields every rank must agree on (cross_rank_fields.csv: the C++ side's two lists, as data)."""
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+FIELDS = read_fields()
+
+
+def field_value(fp, row):
+    """The row's value of one fingerprint as the C++ compares it; None where unknown."""
+    v = None
+    for path in row["path"].split("|"):
+        v = _get(fp, *path.split("."))
+        if v is not None:
+            break
+    how = row["normalize"]
+    if how == "presence":
+        return "loaded" if v is not None else "absent"
+    if v is None:
+        return None
+    if how.startswith("release"):
+        numbers = []
+        for part in str(v).split("."):
+            digits = "".join(itertools.takewhile(str.isdigit, part))
+            if not digits:
+                break
+            numbers.append(str(int(digits)))
+        want = int(how[len("release"):])
+        return ".".join((numbers + ["0"] * want)[:want]) if numbers else str(v)
+    return str(v)
+
+
+def _env_differences(fps):
+    """'NCCL_PROTO=Simple on rank 0 (s0); NCCL_PROTO unset on rank 1 (s1) | ...': the variables that differ."""
+    names = sorted(set(k for f in fps for k in (info(f).get("env") or {})))
+    diffs = []
+    for n in names:
+        vs = ["%s=%s" % (n, info(f)["env"][n]) if n in (info(f).get("env") or {}) else n + " unset" for f in fps]
+        if len(set(vs)) > 1:
+            diffs.append(groups(fps, vs))
+    return " | ".join(diffs)
+
+
+def compare_fields(fps, fields=None):
+    """A problem per field of the table whose value differs between the ranks."""
+    probs = []
+    for row in FIELDS if fields is None else fields:
+        vals = [field_value(f, row) for f in fps]
+        if row["absent"] == "skip":
+            known = [(f, v) for f, v in zip(fps, vals) if v is not None]
+        else:
+            known = [(f, v if v is not None else "absent") for f, v in zip(fps, vals)]
+            if all(v is None for v in vals):
+                continue
+        if len(set(v for _, v in known)) < 2:
+            continue
+        if row["normalize"] == "env":
+            cause = "NCCL_*/TORCH_* settings differ between ranks: " + _env_differences(fps)
+        else:
+            cause = "%s differs: %s" % (row["field"], groups([f for f, _ in known], [v for _, v in known]))
+        probs.append(Problem(row["id"], cause, [rank_of(f) for f, _ in known], [host_name(f) for f, _ in known],
+                             row["fix"], row["severity"]))
+    return probs
 
 
 def _version_tuple(s):
@@ -190,24 +243,8 @@ def compare(fps, world_size=None, missing=(), claimed_twice=None, master_port_ta
                                  "CUDA %s" % (tc, drv), [rank_of(f)], [host_name(f)],
                                  "install a driver for CUDA %s or a torch built for CUDA %s" % (tc, drv)))
 
-    # The stack and the settings.
-    for pid, what, get, fix in STACK:
-        vals = [get(f) for f in fps]
-        if len(set(v for v in vals)) > 1 and any(v is not None for v in vals):
-            vs = [v if v is not None else "absent" for v in vals]
-            probs.append(Problem(pid, "%s differs: %s" % (what, groups(fps, vs)), [rank_of(f) for f in fps],
-                                 [host_name(f) for f in fps], fix))
-    hashes = [info(f).get("env_hash") for f in fps]
-    if len(set(hashes)) > 1:
-        names = sorted(set(k for f in fps for k in (info(f).get("env") or {})))
-        diffs = []
-        for n in names:
-            vs = ["%s=%s" % (n, info(f)["env"][n]) if n in (info(f).get("env") or {}) else n + " unset" for f in fps]
-            if len(set(vs)) > 1:
-                diffs.append(groups(fps, vs))
-        probs.append(Problem("env-differs", "NCCL_*/TORCH_* settings differ between ranks: " + " | ".join(diffs),
-                             [rank_of(f) for f in fps], [host_name(f) for f in fps],
-                             "set the same NCCL_*/TORCH_* variables on every rank (the job's launcher env)"))
+    # The stack and the settings, as the C++ side compares them (cross_rank_fields.csv).
+    probs += compare_fields(fps)
 
     # Interfaces and placement.
     for f in fps:

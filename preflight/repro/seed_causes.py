@@ -162,7 +162,7 @@ CAUSES = {
     "socket-ifname": (2, _ifname, r"no socket interface found|HANG", "nccl-socket-ifname-no-match"),
     "env-differs": (2, _env_differs, None, "env-differs"),
     "same-gpu-no-hostid": (2, _same_gpu, r"Duplicate GPU detected|HANG", "gpu-shared-by-ranks"),
-    "node-rank-twice": (2, _node_rank, r"HANG|EADDRINUSE|address already in use", "node-rank-reused|rank-claimed-twice"),
+    "node-rank-twice": (2, _node_rank, r"HANG|EADDRINUSE|address already in use", "rank-0-not-reached"),
     "master-port-taken": (2, _port_taken, r"EADDRINUSE|address already in use|HANG", "master-port-in-use"),
     "rank-missing": (2, _rank_missing, r"HANG", "rank-not-joined"),
     "driver-older-than-torch-cuda": (2, _driver_cuda, None, "driver-too-old-for-torch-cuda"),

@@ -1,13 +1,24 @@
 """The preflight's comparisons, launcher audit and probe on this machine, without a GPU or torch."""
+import contextlib
 import csv
+import io
+import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
+from unittest import mock
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gpucts_preflight import compare, launcher, probe  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_ROOT = os.path.dirname(os.path.dirname(HERE))
+PYTHONPATH = os.path.dirname(HERE) + os.pathsep + os.path.join(SOURCE_ROOT, "python")
+sys.path[:0] = PYTHONPATH.split(os.pathsep)
+import gpucts_preflight  # noqa: E402
+from gpucts_common import launcher  # noqa: E402
+from gpucts_preflight import compare, entries, probe, settings  # noqa: E402
 
 
 def fp(rank, host="vm", hostid=None, nccl="2.28.9", lib="/venv/nvidia/nccl/lib/libnccl.so.2", env=None,
@@ -32,6 +43,42 @@ def fp(rank, host="vm", hostid=None, nccl="2.28.9", lib="/venv/nvidia/nccl/lib/l
 
 def ids(problems):
     return sorted(set(p.id for p in problems))
+
+
+def clean_env(**extra):
+    """This environment without any launcher's or the preflight's variables, the package on the path."""
+    names = set(launcher.LAUNCHER_VARS)
+    env = {k: v for k, v in os.environ.items() if k not in names and not k.startswith("GPUCTS_PREFLIGHT")}
+    env.update(PYTHONPATH=PYTHONPATH, PYTHONDONTWRITEBYTECODE="1")
+    env.update(extra)
+    return env
+
+
+# Launcher and preflight variables that are not what they must be: each stops with status 2 and one
+# line naming the variable, whichever way the preflight is called.
+BAD_INPUT = (
+    ({"RANK": "abc", "WORLD_SIZE": "2"}, "RANK='abc' is not an integer"),
+    ({"RANK": "0", "WORLD_SIZE": "two"}, "WORLD_SIZE='two' is not an integer"),
+    ({"MASTER_PORT": "70000"}, "MASTER_PORT=70000 is out of range (1 to 65535)"),
+    ({"MASTER_PORT": "0"}, "MASTER_PORT=0 is out of range"),
+    ({"MASTER_PORT": "-1"}, "MASTER_PORT=-1 is out of range"),
+    ({"LOCAL_RANK": "-3"}, "LOCAL_RANK=-3 is out of range"),
+    ({"WORLD_SIZE": "0"}, "WORLD_SIZE=0 is out of range (1 to 65536)"),
+    ({"WORLD_SIZE": "1000000000", "RANK": "0"}, "WORLD_SIZE=1000000000 is out of range"),
+    ({"RANK": "2", "WORLD_SIZE": "2"}, "RANK=2 is not below WORLD_SIZE=2"),
+    ({"SLURM_PROCID": "-1", "SLURM_NTASKS": "2"}, "SLURM_PROCID=-1 is out of range"),
+    ({"GPUCTS_PREFLIGHT_TIMEOUT_S": "nan"}, "GPUCTS_PREFLIGHT_TIMEOUT_S='nan' is not a number of seconds"),
+    ({"GPUCTS_PREFLIGHT_TIMEOUT_S": "inf"}, "GPUCTS_PREFLIGHT_TIMEOUT_S='inf' is not a number of seconds"),
+    ({"GPUCTS_PREFLIGHT_TIMEOUT_S": "-1"}, "GPUCTS_PREFLIGHT_TIMEOUT_S='-1' is not a number of seconds"),
+    ({"GPUCTS_PREFLIGHT_TIMEOUT_S": "abc"}, "GPUCTS_PREFLIGHT_TIMEOUT_S='abc' is not a number of seconds"),
+    ({"GPUCTS_PREFLIGHT_TIMEOUT_S": "1e300"}, "GPUCTS_PREFLIGHT_TIMEOUT_S='1e300' is not a number of seconds"),
+    ({"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500",
+      "GPUCTS_PREFLIGHT_PORT": "70000"}, "GPUCTS_PREFLIGHT_PORT=70000 is out of range (1 to 65535)"),
+    ({"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500",
+      "GPUCTS_PREFLIGHT_PORT": "0"}, "GPUCTS_PREFLIGHT_PORT=0 is out of range (1 to 65535)"),
+    ({"GPUCTS_PREFLIGHT": "yes"}, "GPUCTS_PREFLIGHT='yes' is neither 0 nor 1"),
+    ({"GPUCTS_PREFLIGHT_WARN_ONLY": "true"}, "GPUCTS_PREFLIGHT_WARN_ONLY='true' is neither 0 nor 1"),
+)
 
 
 class Compare(unittest.TestCase):
@@ -126,8 +173,8 @@ class Launcher(unittest.TestCase):
     def test_contradicting_variables(self):
         i = launcher.Identity({"RANK": "1", "WORLD_SIZE": "4", "SLURM_PROCID": "2", "SLURM_NTASKS": "4"})
         self.assertEqual(i.contradictions, ["RANK=1 but SLURM_PROCID=2"])
-        self.assertEqual(launcher.Identity({"RANK": "5", "WORLD_SIZE": "4"}).contradictions,
-                         ["rank 5 is outside WORLD_SIZE=4"])
+        self.assertEqual(launcher.Identity({"NODE_RANK": "1", "GROUP_RANK": "0"}).contradictions,
+                         ["NODE_RANK=1 but GROUP_RANK=0"])
 
     def test_a_word_where_a_number_belongs(self):
         with self.assertRaisesRegex(launcher.LauncherError, "RANK='x' is not an integer"):
@@ -156,8 +203,7 @@ class Probe(unittest.TestCase):
         self.assertIn("lo", names)
 
     def test_one_process_without_torch_reports_and_exits_by_status(self):
-        env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}
-        env["PYTHONPATH"] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+        env = clean_env()
         r = subprocess.run([sys.executable, "-m", "gpucts_preflight"], env=env, capture_output=True, text=True,
                            timeout=60)
         self.assertIn("gpucts preflight: 1 rank(s)", r.stderr)
@@ -171,8 +217,7 @@ class Probe(unittest.TestCase):
     def test_target_starts_with_or_without_the_double_dash(self):
         # torchrun drops the "--" from a module's arguments: `torchrun -m gpucts_preflight -- train.py`
         # reaches the preflight as `train.py`.
-        env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}
-        env["PYTHONPATH"] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+        env = clean_env()
         with tempfile.TemporaryDirectory() as d:
             script = os.path.join(d, "train.py")
             with open(script, "w") as f:
@@ -182,6 +227,244 @@ class Probe(unittest.TestCase):
                                    [script, "--lr", "3"], env=env, capture_output=True, text=True, timeout=60)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertIn("target argv ['--lr', '3']", r.stdout)
+
+class BadInput(unittest.TestCase):
+    """Every bad launcher or preflight variable: one line naming it and status 2, never a traceback."""
+
+    def one_line(self, text, want):
+        self.assertEqual(text.count("\n"), 1, text)
+        self.assertTrue(text.startswith("gpucts preflight: "), text)
+        self.assertIn(want, text)
+
+    def test_python_m_gpucts_preflight(self):
+        for env, want in BAD_INPUT:
+            with self.subTest(env=env):
+                # --warn-only too: a variable the preflight cannot run with is never only a warning.
+                warn = [] if "GPUCTS_PREFLIGHT_WARN_ONLY" in env else ["--warn-only"]
+                r = subprocess.run([sys.executable, "-m", "gpucts_preflight"] + warn, env=clean_env(**env),
+                                   capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.one_line(r.stderr, want)
+
+    def test_check_raises_preflight_failed_2_after_the_line(self):
+        for env, want in BAD_INPUT:
+            with self.subTest(env=env), mock.patch.dict(os.environ, clean_env(**env), clear=True):
+                err = io.StringIO()
+                with contextlib.redirect_stderr(err), self.assertRaises(gpucts_preflight.PreflightFailed) as c:
+                    gpucts_preflight.check()
+                self.assertEqual(c.exception.code, 2)
+                self.one_line(err.getvalue(), want)
+
+    def test_lightning_callback(self):
+        calls = []
+        callbacks = types.ModuleType("lightning.pytorch.callbacks")
+        callbacks.Callback = type("Callback", (), {})
+        dist = types.ModuleType("torch.distributed")
+        dist.init_process_group = lambda *a, **k: calls.append((a, k))
+        torch = types.ModuleType("torch")
+        torch.distributed = dist
+        stubs = {"lightning": types.ModuleType("lightning"), "lightning.pytorch": types.ModuleType("lightning.pytorch"),
+                 "lightning.pytorch.callbacks": callbacks, "torch": torch, "torch.distributed": dist}
+        trainer = types.SimpleNamespace(global_rank=0, world_size=2)
+        for env, want in BAD_INPUT:
+            with self.subTest(env=env), mock.patch.dict(sys.modules, stubs), \
+                    mock.patch.dict(os.environ, clean_env(**env), clear=True):
+                sys.modules.pop("gpucts_preflight.lightning", None)
+                from gpucts_preflight import lightning
+                cb = lightning.GpuctsPreflight()
+                for hook in (lambda: dist.init_process_group(backend="nccl", rank=-1, world_size=-1),
+                             lambda: cb.setup(trainer, None, "fit")):
+                    lightning._state["done"] = False
+                    err = io.StringIO()
+                    with contextlib.redirect_stderr(err), self.assertRaises(gpucts_preflight.PreflightFailed) as c:
+                        hook()
+                    self.assertEqual(c.exception.code, 2)
+                    self.one_line(err.getvalue(), want)
+        self.assertEqual(calls, [])  # NCCL's init never reached
+        sys.modules.pop("gpucts_preflight.lightning", None)
+
+    def test_a_caller_s_rank_and_world_size_are_checked(self):
+        for rank, world, want in ((0, 0, "world_size=0 is out of range"), ("1", 2, "rank='1' is not an integer"),
+                                  (3, 2, "rank 3 is not below the world size 2"), (True, 2, "rank=True")):
+            with self.subTest(rank=rank, world=world), self.assertRaisesRegex(launcher.LauncherError, re.escape(want)):
+                launcher.Identity({}, rank, world)
+
+
+class Settings(unittest.TestCase):
+    def test_timeout(self):
+        self.assertEqual(settings.timeout_s({}), settings.DEFAULT_TIMEOUT_S)
+        self.assertEqual(settings.timeout_s({"GPUCTS_PREFLIGHT_TIMEOUT_S": "2.5"}), 2.5)
+        for bad in ("0", "-0", "nan", "-inf", "86401", "", " "):
+            if bad.strip():
+                with self.subTest(bad=bad), self.assertRaises(settings.SettingsError):
+                    settings.timeout_s({"GPUCTS_PREFLIGHT_TIMEOUT_S": bad})
+
+    def test_store_port(self):
+        self.assertEqual(settings.store_port(29500, {}), 30500)
+        self.assertEqual(settings.store_port(65000, {}), 64000)  # beyond 65535 upwards: downwards
+        self.assertEqual(settings.store_port(29500, {"GPUCTS_PREFLIGHT_PORT": "1234"}), 1234)
+        self.assertEqual(settings.store_port(29500, {"GPUCTS_PREFLIGHT_PORT_OFFSET": "7"}), 29507)
+        with self.assertRaisesRegex(settings.SettingsError, "out of the port range either way"):
+            settings.store_port(40000, {"GPUCTS_PREFLIGHT_PORT_OFFSET": "40000"})
+        with self.assertRaisesRegex(settings.SettingsError, "GPUCTS_PREFLIGHT_PORT_OFFSET='x' is not an integer"):
+            settings.store_port(29500, {"GPUCTS_PREFLIGHT_PORT_OFFSET": "x"})
+
+
+class Entries(unittest.TestCase):
+    """What a reader believes of the store: the job's signature, the size, each field."""
+
+    KEY = "gpucts_preflight/job/fp/1/0"
+
+    def setUp(self):
+        self.token = entries.new_token()
+
+    def unseal(self, raw, rank=1):
+        return entries.unseal(self.token, self.KEY, raw, entries.fingerprint_check(rank))
+
+    def test_a_signed_fingerprint_reads_back(self):
+        f = fp(1, hostid="s1")
+        self.assertEqual(self.unseal(entries.seal(self.token, self.KEY, f)), f)
+
+    def test_an_entry_without_the_job_s_signature_is_named_foreign(self):
+        for raw in (b'{"gpucts_rank":{"world_size":1e9}}', b"", b"x" * (2 << 20),
+                    entries.seal(entries.new_token(), self.KEY, fp(1)),  # another run's token
+                    entries.seal(self.token, "gpucts_preflight/job/fp/2/0", fp(1))):  # moved from another key
+            with self.subTest(raw=raw[:40]), self.assertRaises(entries.EntryError) as c:
+                self.unseal(raw)
+            self.assertTrue(c.exception.foreign)
+            self.assertIn("the key %s was written by a process outside this job" % self.KEY, c.exception.sentence())
+
+    def test_a_signed_entry_with_a_bad_field_is_named_with_the_field(self):
+        cases = (({"gpucts_rank": {"rank": 1, "world_size": 1e9}}, "gpucts_rank.world_size is 1000000000.0, not an integer"),
+                 ({"gpucts_rank": {"rank": 1, "world_size": 10 ** 9}}, "gpucts_rank.world_size=1000000000 is out of range"),
+                 ({"gpucts_rank": {"rank": 1, "world_size": 0}}, "gpucts_rank.world_size=0 is out of range"),
+                 ({"gpucts_rank": {"rank": 1}}, "gpucts_rank.world_size is missing"),
+                 ({"gpucts_rank": {"rank": 2, "world_size": 3}}, "gpucts_rank.rank=2 under the key of rank 1"),
+                 ({"gpucts_rank": {"rank": True, "world_size": 3}}, "gpucts_rank.rank is true, not an integer"),
+                 ({"gpucts_rank": {"rank": 1, "world_size": 3, "env": {"NCCL_ALGO": 3}}}, "gpucts_rank.env.NCCL_ALGO is 3"),
+                 ({"gpucts_rank": {"rank": 1, "world_size": 3}, "gpus": [{"uuid": ["GPU-a"]}]}, "gpus[0].uuid"),
+                 ({"gpucts_rank": {"rank": 1, "world_size": 3}, "nccl": "2.28.9"}, "nccl is \"2.28.9\", not an object"),
+                 ([1, 2], "the value is [1, 2], not an object"))
+        for value, want in cases:
+            with self.subTest(value=value), self.assertRaises(entries.EntryError) as c:
+                self.unseal(entries.seal(self.token, self.KEY, value))
+            self.assertFalse(c.exception.foreign)
+            self.assertIn(want, c.exception.sentence())
+
+    def test_size_is_capped_on_both_sides(self):
+        big = fp(1)
+        big["env"] = {"NCCL_X%d" % i: "v" * 1000 for i in range(1100)}
+        with self.assertRaisesRegex(entries.EntryError, "above the limit"):
+            entries.seal(self.token, self.KEY, big)
+
+    def test_the_token_is_32_hex_digits(self):
+        self.assertEqual(entries.token_from("t", self.token.encode()), self.token)
+        for raw in (b"", b"x" * 32, self.token.upper().encode(), self.token.encode() + b"0"):
+            with self.subTest(raw=raw), self.assertRaises(entries.EntryError):
+                entries.token_from("t", raw)
+
+    def test_a_report_is_checked_too(self):
+        ok = {"status": 0, "text": "PASS", "processes": 2, "members": [[0, 0], [1, 0]], "problems": [],
+              "printer_pid": 10, "seconds": 1.5}
+        entries.report_check("r", ok)
+        for bad in (dict(ok, status=7), dict(ok, members=[[0, "x"]]), dict(ok, seconds=math.inf),
+                    dict(ok, processes=0), {k: v for k, v in ok.items() if k != "members"}):
+            with self.subTest(bad=bad), self.assertRaises(entries.EntryError):
+                entries.report_check("r", bad)
+
+
+def cpp_list(path, function, pattern):
+    """The matches of `pattern` in the body of the C++ function `function` of `path`."""
+    with open(os.path.join(SOURCE_ROOT, path)) as f:
+        src = f.read()
+    start = src.index(function)
+    body = src[start:src.index("\n}\n", start)]
+    return re.findall(pattern, body)
+
+
+class CrossRankFields(unittest.TestCase):
+    """compare.py's table is the C++ side's two lists, as data: the same fields, ids and order."""
+
+    def test_the_table_lists_what_the_matrix_rule_compares(self):
+        names = cpp_list("matrix/rules.cpp", "const std::vector<CrossField>& cross_fields()",
+                         r'\{"([^"]+)",\s*\[\]\(const Fingerprint')
+        rule_ids = cpp_list("matrix/rules.cpp", "bool cross_host(", r'\{"([a-z-]+)", "(?:error|warning)", field\.name')
+        self.assertTrue(names and len(set(rule_ids)) == 1, (names, rule_ids))
+        rows = [r for r in compare.FIELDS if r["engine"] == "rules"]
+        self.assertEqual([(r["field"], r["id"]) for r in rows], [(n, rule_ids[0]) for n in names])
+
+    def test_the_table_lists_what_the_mpi_preflight_compares(self):
+        pairs = cpp_list("fixtures/reliability/preflight.cpp", "std::vector<Field> compared_fields()",
+                         r'\{"([a-z-]+)",\s*"([^"]+)",')
+        self.assertTrue(pairs)
+        rows = [r for r in compare.FIELDS if r["engine"] == "preflight"]
+        self.assertEqual([(r["id"], r["field"]) for r in rows], pairs)
+
+    def test_every_row_is_well_formed(self):
+        for r in compare.FIELDS:
+            with self.subTest(row=r["field"]):
+                self.assertIn(r["engine"], ("rules", "preflight"))
+                self.assertRegex(r["normalize"], r"^(text|presence|env|release[1-9])$")
+                self.assertIn(r["absent"], ("skip", "value"))
+                self.assertIn(r["severity"], ("error", "warning"))
+                self.assertTrue(r["path"] and r["fix"] and r["id"])
+
+    def test_values_as_the_cpp_side_writes_them(self):
+        row = next(r for r in compare.FIELDS if r["field"] == "CUDA runtime")
+        self.assertEqual(compare.field_value({"cuda_runtime": "13.0.88"}, row), "13.0")
+        self.assertEqual(compare.field_value({"cuda_runtime": "13"}, row), "13.0")
+        row = next(r for r in compare.FIELDS if r["field"] == "torch NCCL")
+        self.assertEqual(compare.field_value({"torch": {"nccl": "2.27.3", "nccl_loaded": "2.28.9"}}, row), "2.28.9")
+        self.assertEqual(compare.field_value({"torch": {"nccl": "2.27.3"}}, row), "2.27.3")
+
+    def test_the_fields_of_the_mpi_preflight_are_compared_too(self):
+        a, b = fp(0, hostid="s0"), fp(1, hostid="s1")
+        a["nccl"]["header"], b["nccl"]["header"] = "2.28.9", "2.27.3"
+        self.assertIn("nccl-header-differs", ids(compare.compare([a, b], 2)))
+        a, b = fp(0, hostid="s0"), fp(1, hostid="s1")
+        b["driver"]["cuda"] = "12.9"
+        probs = compare.compare([a, b], 2)
+        self.assertIn("driver CUDA version (cudaDriverGetVersion) differs: 13.0 on rank 0 (s0); 12.9 on rank 1 (s1)",
+                      [p.cause for p in probs])
+        a, b = fp(0, hostid="s0"), fp(1, hostid="s1")
+        del b["nccl"]
+        self.assertIn("NCCL runtime presence differs: loaded on rank 0 (s0); absent on rank 1 (s1)",
+                      [p.cause for p in probs + compare.compare([a, b], 2)])
+
+    def test_a_rank_without_the_value_is_left_out_of_the_rule_s_fields(self):
+        a, b, c = fp(0, hostid="s0"), fp(1, hostid="s1"), fp(2, hostid="s2")
+        del c["torch"]
+        self.assertEqual(ids(compare.compare([a, b, c], 3)), [])
+
+
+class TargetExitStatus(unittest.TestCase):
+    """The training script's own exit status is the process's, through `python -m gpucts_preflight --`."""
+
+    def run_target(self, body):
+        with tempfile.TemporaryDirectory() as d:
+            script = os.path.join(d, "train.py")
+            with open(script, "w") as f:
+                f.write(body)
+            # --warn-only: this machine may fail the one-process check (no torch, no GPU); the target runs.
+            return subprocess.run([sys.executable, "-m", "gpucts_preflight", "--warn-only", "--", script],
+                                  env=clean_env(), capture_output=True, text=True, timeout=120)
+
+    def test_exit_3(self):
+        self.assertEqual(self.run_target("import sys\nsys.exit(3)\n").returncode, 3)
+
+    def test_an_exception(self):
+        r = self.run_target("raise RuntimeError('boom in train')\n")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("RuntimeError: boom in train", r.stderr)
+
+    def test_sys_exit_with_a_message(self):
+        r = self.run_target("import sys\nsys.exit('stopped by train')\n")
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr.strip().splitlines()[-1], "stopped by train")
+
+    def test_success(self):
+        self.assertEqual(self.run_target("print('trained')\n").returncode, 0)
+
 
 class SeedLaunchers(unittest.TestCase):
     """How the seed entries start a rank under each launcher (the runs themselves need a GPU)."""
