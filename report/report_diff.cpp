@@ -451,63 +451,72 @@ Comparison compare(bundle::Bundle baseline, std::vector<bundle::Bundle> candidat
   return std::move(d.c);
 }
 
-doc::Doc to_doc(const Comparison& c, bool link_plots) {
-  doc::Doc d;
-  const size_t n = c.candidates.size();
-  // Column and legend names: what differs between the runs, with the run's role.
-  auto name = [&](size_t k) { return k < c.names.size() ? c.names[k] : std::string(); };
-  auto column = [&](size_t k) {
+namespace {
+
+// Column and legend names: what differs between the runs (c.names), with the run's role.
+struct RunNames {
+  const Comparison& c;
+  std::string name(size_t k) const { return k < c.names.size() ? c.names[k] : std::string(); }
+  std::string column(size_t k) const {
     const std::string role = k == 0 ? "baseline" : "candidate " + std::to_string(k);
     return name(k).empty() ? role : role + ": " + name(k);
-  };
-  auto legend = [&](size_t k) {
+  }
+  std::string legend(size_t k) const {
     const bool unique = !name(k).empty() && std::count(c.names.begin(), c.names.end(), name(k)) == 1;
     return unique ? name(k) : column(k);
-  };
-  d.title =
-      "gpucts regression report: " + std::to_string(n) + " candidate(s) against " + run_label(c.baseline);
-  int bad = 0;
-  for (const auto& r : c.regressions) bad += !r.empty();
-  d.verdict(bad ? "REGRESSED: " + std::to_string(bad) + " of " + std::to_string(n) + " candidate(s)"
-                : "NO REGRESSION",
-            bad ? "fail" : "pass");
+  }
+  // `first` followed by a column per run.
+  std::vector<std::string> header(std::vector<std::string> first) const {
+    for (size_t k = 0; k <= c.candidates.size(); ++k) first.push_back(column(k));
+    return first;
+  }
+};
 
-  for (const auto& w : c.warnings) d.paragraph(w);
-  // The first screen: floors crossed, bands of moves, and what else regressed, one line each.
-  d.heading("What changed against " + legend(0));
+std::string tolerance_text(const Comparison& c) {
+  char tol[32];
+  std::snprintf(tol, sizeof tol, "%g%%", c.tolerance_pct);
+  return tol;
+}
+
+// The first screen: floors crossed, bands of moves, and what else regressed, one line each.
+void first_screen(doc::Doc& d, const Comparison& c, const RunNames& rn) {
+  const size_t n = c.candidates.size();
+  d.heading("What changed against " + rn.legend(0));
   std::vector<std::string> story = c.story.lines();
   for (size_t i = 0; i < n; ++i) {
     std::map<std::string, int> failing;  // binary -> cases newly failing
     for (const auto& r : c.cases)
       if (r.change[i] == "newly failing") ++failing[r.key.substr(0, r.key.find('/'))];
     for (const auto& [binary, k] : failing)
-      story.push_back(legend(i + 1) + ": " + std::to_string(k) + " case(s) of " + binary + " newly failing");
+      story.push_back(rn.legend(i + 1) + ": " + std::to_string(k) + " case(s) of " + binary +
+                      " newly failing");
     for (const auto& r : c.regressions[i])
       if (r.rfind("missing", 0) == 0 || r.rfind("newly skipped", 0) == 0 || r.rfind("interrupted", 0) == 0 ||
           r.rfind("verdict", 0) == 0)
-        story.push_back(legend(i + 1) + ": " + r);
-    for (const auto& o : c.only_in_candidate[i]) story.push_back(legend(i + 1) + ": " + o);
+        story.push_back(rn.legend(i + 1) + ": " + r);
+    for (const auto& o : c.only_in_candidate[i]) story.push_back(rn.legend(i + 1) + ": " + o);
   }
-  char tol_text[32];
-  std::snprintf(tol_text, sizeof tol_text, "%g%%", c.tolerance_pct);
+  const std::string tol = tolerance_text(c);
   if (story.empty())
-    d.paragraph("nothing moved beyond " + std::string(tol_text) +
+    d.paragraph("nothing moved beyond " + tol +
                 " and the spread either run recorded; no case changed for the worse");
   else
     d.list(story);
-  d.paragraph("bands: points beyond " + std::string(tol_text) +
+  d.paragraph("bands: points beyond " + tol +
               " and beyond the spread either run recorded, against the baseline; latency under 64 KiB, "
               "busbw (algbw with one rank) at and above; every point is under Details and in the JSON");
   for (size_t i = 0; i < n; ++i)
-    if (!c.left_out[i].empty() || !same_scope(c.scopes[0], c.scopes[i + 1]))
-      d.paragraph("compared on what both ran: " + legend(i + 1) + " (" + scope_text(c.scopes[i + 1]) +
+    if (!c.left_out[i].empty() || !same_scope(c.scopes[0], c.scopes[i + 1])) {
+      std::string t;
+      for (const auto& l : c.left_out[i]) t += (t.empty() ? "" : "; ") + l;
+      d.paragraph("compared on what both ran: " + rn.legend(i + 1) + " (" + scope_text(c.scopes[i + 1]) +
                   ") and the baseline (" + scope_text(c.scopes[0]) +
-                  ") ran different selections; left out: " + [&] {
-                    std::string t;
-                    for (const auto& l : c.left_out[i]) t += (t.empty() ? "" : "; ") + l;
-                    return t.empty() ? std::string("nothing, both ran the same cases and points") : t;
-                  }());
+                  ") ran different selections; left out: " +
+                  (t.empty() ? std::string("nothing, both ran the same cases and points") : t));
+    }
+}
 
+void runs_table(doc::Doc& d, const Comparison& c, const RunNames& rn) {
   doc::Table runs{{"run", "bundle", "verdict", "cases (pass/fail/err/skip)", "regressions"}, {}, {}};
   auto run_row = [&](const std::string& label, const bundle::Bundle& b,
                      const std::vector<std::string>* regs) {
@@ -518,32 +527,31 @@ doc::Doc to_doc(const Comparison& c, bool link_plots) {
                          regs ? std::to_string(regs->size()) : ""});
     runs.row_class.push_back(regs ? (regs->empty() ? "pass" : "fail") : "");
   };
-  run_row(column(0), c.baseline, nullptr);
-  for (size_t i = 0; i < n; ++i) run_row(column(i + 1), c.candidates[i], &c.regressions[i]);
+  run_row(rn.column(0), c.baseline, nullptr);
+  for (size_t i = 0; i < c.candidates.size(); ++i)
+    run_row(rn.column(i + 1), c.candidates[i], &c.regressions[i]);
   d.table(std::move(runs));
+}
 
-  // Plots before the long tables: each run against the baseline, then the values.
-  if (!c.baseline.bandwidth.empty()) {
-    std::vector<const bundle::Bundle*> seq{&c.baseline};
-    for (const auto& b : c.candidates) seq.push_back(&b);
-    std::vector<std::string> legends;
-    for (size_t k = 0; k <= n; ++k) legends.push_back(legend(k));
-    d.heading("Bandwidth by run");
-    d.paragraph(
-        "first each run against the baseline (speed = the baseline's time over the run's, out of "
-        "place; the shaded band is the tolerance), then the values with the threshold floors dashed "
-        "and the crossings ringed");
-    for (const auto& plot : bands::plots(seq, legends, c.story, c.tolerance_pct))
-      d.svg(plot.svg, plot.title, link_plots ? plot.file : "");
-  }
+// Plots before the long tables: each run against the baseline, then the values.
+void plots_section(doc::Doc& d, const Comparison& c, const RunNames& rn, bool link_plots) {
+  if (c.baseline.bandwidth.empty()) return;
+  std::vector<const bundle::Bundle*> seq{&c.baseline};
+  for (const auto& b : c.candidates) seq.push_back(&b);
+  std::vector<std::string> legends;
+  for (size_t k = 0; k <= c.candidates.size(); ++k) legends.push_back(rn.legend(k));
+  d.heading("Bandwidth by run");
+  d.paragraph(
+      "first each run against the baseline (speed = the baseline's time over the run's, out of "
+      "place; the shaded band is the tolerance), then the values with the threshold floors dashed "
+      "and the crossings ringed");
+  for (const auto& plot : bands::plots(seq, legends, c.story, c.tolerance_pct))
+    d.svg(plot.svg, plot.title, link_plots ? plot.file : "");
+}
 
-  auto header = [&](std::vector<std::string> first) {
-    for (size_t k = 0; k <= n; ++k) first.push_back(column(k));
-    return first;
-  };
-
+void environment_section(doc::Doc& d, const Comparison& c, const RunNames& rn) {
   d.heading("Environment");
-  doc::Table env{header({"what"}), {}, {}};
+  doc::Table env{rn.header({"what"}), {}, {}};
   for (const auto& r : c.environment) {
     std::vector<std::string> row{r.what + (r.changed ? " (changed)" : ""), r.baseline};
     row.insert(row.end(), r.candidates.begin(), r.candidates.end());
@@ -551,22 +559,26 @@ doc::Doc to_doc(const Comparison& c, bool link_plots) {
     env.row_class.push_back(r.changed ? "skip" : "");
   }
   d.table(std::move(env));
+}
 
+// Each candidate's regressions, the points where no data moves, and per binary what each run holds
+// (so a vanished or new suite shows at a glance).
+void details_section(doc::Doc& d, const Comparison& c, const RunNames& rn) {
+  const size_t n = c.candidates.size();
   d.heading("Details");
   for (size_t i = 0; i < n; ++i)
     if (!c.regressions[i].empty()) {
-      d.heading("Regressions of " + column(i + 1) + " (" + std::to_string(c.regressions[i].size()) + ")", 3);
+      d.heading("Regressions of " + rn.column(i + 1) + " (" + std::to_string(c.regressions[i].size()) + ")",
+                3);
       d.list(c.regressions[i]);
     }
   if (!c.no_data.empty()) {
     d.heading("Points where no data moves (" + std::to_string(c.no_data.size()) + "): no bandwidth shown", 3);
     d.list(c.no_data);
   }
-
-  // Per binary: what each run holds, so a vanished or new suite shows at a glance.
   d.heading("Cases per suite");
-  doc::Table per{{"suite", column(0)}, {}, {}};
-  for (size_t i = 0; i < n; ++i) per.header.push_back(column(i + 1) + " (new / missing)");
+  doc::Table per{{"suite", rn.column(0)}, {}, {}};
+  for (size_t i = 0; i < n; ++i) per.header.push_back(rn.column(i + 1) + " (new / missing)");
   for (const auto& sd : c.suites) {
     std::vector<std::string> row{sd.binary, std::to_string(sd.baseline)};
     bool lost = false;
@@ -579,14 +591,17 @@ doc::Doc to_doc(const Comparison& c, bool link_plots) {
     per.row_class.push_back(lost ? "fail" : "");
   }
   d.table(std::move(per));
+}
 
-  char tol[32];
-  std::snprintf(tol, sizeof tol, "%g%%", c.tolerance_pct);
+// Bandwidth between adjacent runs (with more than one candidate), then against the baseline.
+void bandwidth_sections(doc::Doc& d, const Comparison& c, const RunNames& rn) {
+  const size_t n = c.candidates.size();
+  const std::string tol = tolerance_text(c);
   if (n > 1) {
     std::vector<std::string> names;
-    for (size_t k = 0; k <= n; ++k) names.push_back(legend(k));
+    for (size_t k = 0; k <= n; ++k) names.push_back(rn.legend(k));
     d.heading("Bandwidth between adjacent runs (" + std::to_string(c.adjacent.size()) + " point(s) moved)");
-    d.paragraph("each run against the one before it: points beyond " + std::string(tol) +
+    d.paragraph("each run against the one before it: points beyond " + tol +
                 " and beyond the spread either run recorded; latency under 64 KiB, GB/s at and above");
     if (c.adjacent.empty())
       d.paragraph("no point moved between adjacent runs");
@@ -598,92 +613,122 @@ doc::Doc to_doc(const Comparison& c, bool link_plots) {
       d.table(across::change_table(ordered, names, kMaxRows));
     }
   }
-  d.heading("Bandwidth points that moved more than " + std::string(tol) + " against the baseline (" +
+  d.heading("Bandwidth points that moved more than " + tol + " against the baseline (" +
             std::to_string(c.bandwidth.size()) + ")");
   if (c.bandwidth.empty()) {
     d.paragraph(c.baseline.bandwidth.empty() ? "the baseline has no bandwidth results"
                                              : "no point moved beyond the tolerance");
-  } else {
-    doc::Table t{header({"point", "metric"}), {}, {}};
-    for (const auto& r : c.bandwidth) {
-      if (t.rows.size() == kMaxRows) break;
-      std::vector<std::string> row{r.label, across::metric_text(r.metric), value_str(r.baseline, r.metric)};
-      bool slower = false;
-      for (size_t i = 0; i < n; ++i) {
-        row.push_back(value_str(r.candidates[i], r.metric) +
-                      (std::isnan(r.change_pct[i]) ? "" : " (" + pct(r.change_pct[i]) + ")"));
-        slower |= r.change[i] == "slower";
-      }
-      t.rows.push_back(std::move(row));
-      t.row_class.push_back(slower ? "fail" : "pass");
-    }
-    d.table(std::move(t));
+    return;
   }
-  // Changed cases grouped by suite, collective and the same change in every run; each case after.
+  doc::Table t{rn.header({"point", "metric"}), {}, {}};
+  for (const auto& r : c.bandwidth) {
+    if (t.rows.size() == kMaxRows) break;
+    std::vector<std::string> row{r.label, across::metric_text(r.metric), value_str(r.baseline, r.metric)};
+    bool slower = false;
+    for (size_t i = 0; i < n; ++i) {
+      row.push_back(value_str(r.candidates[i], r.metric) +
+                    (std::isnan(r.change_pct[i]) ? "" : " (" + pct(r.change_pct[i]) + ")"));
+      slower |= r.change[i] == "slower";
+    }
+    t.rows.push_back(std::move(row));
+    t.row_class.push_back(slower ? "fail" : "pass");
+  }
+  d.table(std::move(t));
+}
+
+// Changed cases grouped by suite, collective and the same change in every run.
+void changed_cases_section(doc::Doc& d, const Comparison& c, const RunNames& rn) {
+  const size_t n = c.candidates.size();
   d.heading("Cases that changed (" + std::to_string(c.cases.size()) + ")");
   if (c.cases.empty()) {
     d.paragraph("every case has the same result in every run");
-  } else {
-    struct Group {
-      std::vector<std::string> cells;  // suite, collective, baseline, each candidate
-      int cases = 0;
-      std::string example, message;
-      bool fail = false;
-    };
-    std::vector<Group> groups;
-    std::map<std::string, size_t> index;
-    for (const auto& r : c.cases) {
-      const auto slash = r.key.find('/');
-      const std::string binary = r.key.substr(0, slash);
-      const std::string rest = slash == std::string::npos ? "" : r.key.substr(slash + 1);
-      Group g{{binary, rest.substr(0, rest.find('.')), r.baseline}, 0, r.key, r.message, false};
-      for (size_t i = 0; i < n; ++i) {
-        g.cells.push_back(r.candidates[i] + (r.change[i].empty() ? "" : " (" + r.change[i] + ")"));
-        g.fail |= r.change[i] == "newly failing";
-      }
-      std::string k;
-      for (const auto& x : g.cells) k += x + "|";
-      auto [it, fresh] = index.emplace(k, groups.size());
-      if (fresh) groups.push_back(std::move(g));
-      ++groups[it->second].cases;
-    }
-    std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
-      return std::tie(a.cells[0], a.cells[1]) < std::tie(b.cells[0], b.cells[1]);
-    });
-    doc::Table t{{"suite", "collective"}, {}, {}};
-    for (size_t k = 0; k <= n; ++k) t.header.push_back(column(k));
-    for (const char* h : {"cases", "example", "latest message"}) t.header.push_back(h);
-    for (const auto& g : groups) {
-      if (t.rows.size() == kMaxRows) break;
-      std::vector<std::string> row = g.cells;
-      row.insert(row.end(), {std::to_string(g.cases), g.example, g.message});
-      t.rows.push_back(std::move(row));
-      t.row_class.push_back(g.fail ? "fail" : "skip");
-    }
-    d.table(std::move(t));
+    return;
   }
+  struct Group {
+    std::vector<std::string> cells;  // suite, collective, baseline, each candidate
+    int cases = 0;
+    std::string example, message;
+    bool fail = false;
+  };
+  std::vector<Group> groups;
+  std::map<std::string, size_t> index;
+  for (const auto& r : c.cases) {
+    const auto slash = r.key.find('/');
+    const std::string binary = r.key.substr(0, slash);
+    const std::string rest = slash == std::string::npos ? "" : r.key.substr(slash + 1);
+    Group g{{binary, rest.substr(0, rest.find('.')), r.baseline}, 0, r.key, r.message, false};
+    for (size_t i = 0; i < n; ++i) {
+      g.cells.push_back(r.candidates[i] + (r.change[i].empty() ? "" : " (" + r.change[i] + ")"));
+      g.fail |= r.change[i] == "newly failing";
+    }
+    std::string k;
+    for (const auto& x : g.cells) k += x + "|";
+    auto [it, fresh] = index.emplace(k, groups.size());
+    if (fresh) groups.push_back(std::move(g));
+    ++groups[it->second].cases;
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    return std::tie(a.cells[0], a.cells[1]) < std::tie(b.cells[0], b.cells[1]);
+  });
+  doc::Table t{{"suite", "collective"}, {}, {}};
+  for (size_t k = 0; k <= n; ++k) t.header.push_back(rn.column(k));
+  for (const char* h : {"cases", "example", "latest message"}) t.header.push_back(h);
+  for (const auto& g : groups) {
+    if (t.rows.size() == kMaxRows) break;
+    std::vector<std::string> row = g.cells;
+    row.insert(row.end(), {std::to_string(g.cases), g.example, g.message});
+    t.rows.push_back(std::move(row));
+    t.row_class.push_back(g.fail ? "fail" : "skip");
+  }
+  d.table(std::move(t));
+}
 
-  if (!c.cases.empty()) {
-    d.heading("Every changed case (" + std::to_string(c.cases.size()) + ")");
-    doc::Table t{header({"case"}), {}, {}};
-    t.header.push_back("latest message");
-    for (const auto& r : c.cases) {
-      if (t.rows.size() == kMaxRows) break;
-      std::vector<std::string> row{r.key, r.baseline};
-      bool fail = false;
-      for (size_t i = 0; i < n; ++i) {
-        row.push_back(r.candidates[i] + (r.change[i].empty() ? "" : " (" + r.change[i] + ")"));
-        fail |= r.change[i] == "newly failing";
-      }
-      row.push_back(r.message);
-      t.rows.push_back(std::move(row));
-      t.row_class.push_back(fail ? "fail" : "skip");
+// Each changed case, one row each.
+void every_changed_case(doc::Doc& d, const Comparison& c, const RunNames& rn) {
+  if (c.cases.empty()) return;
+  d.heading("Every changed case (" + std::to_string(c.cases.size()) + ")");
+  doc::Table t{rn.header({"case"}), {}, {}};
+  t.header.push_back("latest message");
+  for (const auto& r : c.cases) {
+    if (t.rows.size() == kMaxRows) break;
+    std::vector<std::string> row{r.key, r.baseline};
+    bool fail = false;
+    for (size_t i = 0; i < c.candidates.size(); ++i) {
+      row.push_back(r.candidates[i] + (r.change[i].empty() ? "" : " (" + r.change[i] + ")"));
+      fail |= r.change[i] == "newly failing";
     }
-    d.table(std::move(t));
-    if (c.cases.size() > kMaxRows)
-      d.paragraph("... and " + std::to_string(c.cases.size() - kMaxRows) +
-                  " more: every change is in report.json");
+    row.push_back(r.message);
+    t.rows.push_back(std::move(row));
+    t.row_class.push_back(fail ? "fail" : "skip");
   }
+  d.table(std::move(t));
+  if (c.cases.size() > kMaxRows)
+    d.paragraph("... and " + std::to_string(c.cases.size() - kMaxRows) +
+                " more: every change is in report.json");
+}
+
+}  // namespace
+
+doc::Doc to_doc(const Comparison& c, bool link_plots) {
+  doc::Doc d;
+  const size_t n = c.candidates.size();
+  const RunNames rn{c};
+  d.title =
+      "gpucts regression report: " + std::to_string(n) + " candidate(s) against " + run_label(c.baseline);
+  int bad = 0;
+  for (const auto& r : c.regressions) bad += !r.empty();
+  d.verdict(bad ? "REGRESSED: " + std::to_string(bad) + " of " + std::to_string(n) + " candidate(s)"
+                : "NO REGRESSION",
+            bad ? "fail" : "pass");
+  for (const auto& w : c.warnings) d.paragraph(w);
+  first_screen(d, c, rn);
+  runs_table(d, c, rn);
+  plots_section(d, c, rn, link_plots);
+  environment_section(d, c, rn);
+  details_section(d, c, rn);
+  bandwidth_sections(d, c, rn);
+  changed_cases_section(d, c, rn);
+  every_changed_case(d, c, rn);
   return d;
 }
 

@@ -417,30 +417,32 @@ Skips group_skips(const bundle::Bundle& b) {
   return out;
 }
 
-doc::Doc build(const bundle::Bundle& b) {
-  const auto& m = b.manifest;
-  doc::Doc d;
-  d.title = "gpucts qualification: " + m.host + ", " + m.created;
-  auto counts = junit::count(b.cases);
-  const verdict::Verdict v = verdict::decide(b);
+namespace {
+
+std::string n(int x) { return std::to_string(x); }
+
+// The verdict, what it rests on, then the known defects matched by version alone and the notes.
+void verdict_section(doc::Doc& d, const bundle::Bundle& b, const verdict::Verdict& v) {
   std::string headline = v.text();
-  if (m.interrupted) headline += " (interrupted: incomplete run)";
+  if (b.manifest.interrupted) headline += " (interrupted: incomplete run)";
   d.verdict(headline, verdict::kind_name(v.kind));
-  // Right under the verdict: what it rests on, then the known defects matched by version alone.
   if (!v.reasons.empty()) d.list(v.reasons);
   if (auto warnings = defect_warnings(b, true); !warnings.empty()) {
     for (auto& w : warnings) w = "warning: " + w;
     d.list(std::move(warnings));
   }
-  if (const std::string nvls = nvls_note(m.settings); !nvls.empty()) d.list({"note: " + nvls});
+  if (const std::string nvls = nvls_note(b.manifest.settings); !nvls.empty()) d.list({"note: " + nvls});
   if (auto notes = run_mode_notes(b); !notes.empty()) {
     for (auto& x : notes) x = "note: " + x;
     d.list(std::move(notes));
   }
-  // The headline: suites, then cases, each split by outcome.
-  // A suite that failed only through waived cases passed with waivers.
-  int waived_cases = 0;
-  for (const auto& c : b.cases) waived_cases += !c.property("gpucts.waived").empty();
+}
+
+// The headline counts: suites, then cases, each split by outcome. A suite that failed only
+// through waived cases passed with waivers.
+void counts_section(doc::Doc& d, const bundle::Bundle& b, int waived_cases) {
+  const auto& m = b.manifest;
+  const auto counts = junit::count(b.cases);
   int s_pass = 0, s_fail = 0, s_waived = 0, s_skip = 0, s_run = 0;
   for (const auto& s : m.suites) {
     s_run += s.status != bundle::SuiteStatus::not_run;
@@ -453,7 +455,6 @@ doc::Doc build(const bundle::Bundle& b) {
     else
       ++s_fail;
   }
-  auto n = [](int x) { return std::to_string(x); };
   d.paragraph(n(static_cast<int>(m.suites.size())) + " suites: " + n(s_pass) + " passed, " + n(s_fail) +
               " failed, " + (s_waived ? n(s_waived) + " passed with waivers, " : std::string()) + n(s_skip) +
               " skipped whole; " + n(counts.total()) + " cases: " + n(counts.passed) + " passed, " +
@@ -462,49 +463,41 @@ doc::Doc build(const bundle::Bundle& b) {
               (waived_cases ? ", " + n(waived_cases) + " waived" : std::string()));
   d.paragraph(n(s_run) + " of " + n(static_cast<int>(m.suites.size())) + " suites run in " +
               duration(m.elapsed_s) + " on " + m.host + "; gpucts " + m.gpucts_version + " from " + m.tree);
+}
 
-  // Failures a known NCCL defect explains, by defect, ahead of the unexplained ones.
-  auto all_failures = failures_of(b);
-  std::vector<Failure> failures;
-  for (auto& f : all_failures)
-    if (f.known_defect.empty()) failures.push_back(std::move(f));
-  known_defects_section(d, b);
-  waived_section(d, b);
-
-  // What failed: per suite, the failures grouped by their message with the numbers taken out.
+// What failed: per suite, the failures grouped by their message with the numbers taken out.
+void what_failed_section(doc::Doc& d, const std::vector<Failure>& failures) {
   auto grouped = group_failures(failures);
-  if (!grouped.empty()) {
-    d.heading("What failed, unexplained (" + n(static_cast<int>(failures.size())) + " in " +
-              n(static_cast<int>(grouped.size())) + " suite" + (grouped.size() > 1 ? "s" : "") + ")");
-    std::vector<std::string> lines;
-    for (const auto& s : grouped) {
-      std::string line = s.suite + ": " + n(s.count) + " failed";
-      for (size_t i = 0; i < s.groups.size() && i < 3; ++i)
-        line +=
-            std::string(i ? "; " : " \u2014 ") + n(s.groups[i].count) + " \u00d7 '" + s.groups[i].key + "'";
-      if (s.groups.size() > 3) line += "; " + n(static_cast<int>(s.groups.size() - 3)) + " more kinds";
-      lines.push_back(std::move(line));
-    }
-    d.list(std::move(lines));
-    for (const auto& s : grouped) {
-      d.heading(s.suite + ": " + n(s.count) + " failed, " + n(static_cast<int>(s.groups.size())) + " kind" +
-                    (s.groups.size() > 1 ? "s" : ""),
-                3);
-      doc::Table t{{"count", "failure (numbers as #)", "one of them", "for example"}, {}, {}};
-      for (size_t i = 0; i < s.groups.size() && i < kMaxGroupsPerSuite; ++i) {
-        const auto& g = s.groups[i];
-        t.rows.push_back({n(g.count), g.key, g.example, examples(g)});
-        t.row_class.push_back("fail");
-      }
-      d.table(std::move(t));
-      if (s.groups.size() > kMaxGroupsPerSuite)
-        d.paragraph("... and " + n(static_cast<int>(s.groups.size() - kMaxGroupsPerSuite)) + " more kinds");
-    }
+  if (grouped.empty()) return;
+  d.heading("What failed, unexplained (" + n(static_cast<int>(failures.size())) + " in " +
+            n(static_cast<int>(grouped.size())) + " suite" + (grouped.size() > 1 ? "s" : "") + ")");
+  std::vector<std::string> lines;
+  for (const auto& s : grouped) {
+    std::string line = s.suite + ": " + n(s.count) + " failed";
+    for (size_t i = 0; i < s.groups.size() && i < 3; ++i)
+      line += std::string(i ? "; " : " \u2014 ") + n(s.groups[i].count) + " \u00d7 '" + s.groups[i].key + "'";
+    if (s.groups.size() > 3) line += "; " + n(static_cast<int>(s.groups.size() - 3)) + " more kinds";
+    lines.push_back(std::move(line));
   }
+  d.list(std::move(lines));
+  for (const auto& s : grouped) {
+    d.heading(s.suite + ": " + n(s.count) + " failed, " + n(static_cast<int>(s.groups.size())) + " kind" +
+                  (s.groups.size() > 1 ? "s" : ""),
+              3);
+    doc::Table t{{"count", "failure (numbers as #)", "one of them", "for example"}, {}, {}};
+    for (size_t i = 0; i < s.groups.size() && i < kMaxGroupsPerSuite; ++i) {
+      const auto& g = s.groups[i];
+      t.rows.push_back({n(g.count), g.key, g.example, examples(g)});
+      t.row_class.push_back("fail");
+    }
+    d.table(std::move(t));
+    if (s.groups.size() > kMaxGroupsPerSuite)
+      d.paragraph("... and " + n(static_cast<int>(s.groups.size() - kMaxGroupsPerSuite)) + " more kinds");
+  }
+}
 
-  plots_section(d, b);
-
-  // Every failure, its message cleaned of gtest's boilerplate (junit.xml keeps the raw text).
+// Every failure, its message cleaned of gtest's boilerplate (junit.xml keeps the raw text).
+void failed_section(doc::Doc& d, const std::vector<Failure>& failures) {
   doc::Table fails{{"case", "message"}, {}, {}};
   for (const auto& f : failures) {
     if (fails.rows.size() == kMaxRows) break;  // a page a person can open; junit.xml has every case
@@ -519,12 +512,14 @@ doc::Doc build(const bundle::Bundle& b) {
   if (failures.size() > kMaxRows)
     d.paragraph("... and " + n(static_cast<int>(failures.size() - kMaxRows)) +
                 " more: every case is in junit.xml");
+}
 
-  // What was skipped and why: whole suites on one line each, then the cases grouped by reason.
+// What was skipped and why: whole suites on one line each, then the cases grouped by reason.
+void skipped_section(doc::Doc& d, const bundle::Bundle& b, int skipped_cases) {
   auto skips = group_skips(b);
-  d.heading("Skipped (" + n(counts.skipped - waived_cases) + " cases; " +
-            n(static_cast<int>(skips.whole.size())) + " suites whole, " +
-            n(static_cast<int>(skips.cases.size())) + " reasons for the other " + n(skips.case_count) + ")");
+  d.heading("Skipped (" + n(skipped_cases) + " cases; " + n(static_cast<int>(skips.whole.size())) +
+            " suites whole, " + n(static_cast<int>(skips.cases.size())) + " reasons for the other " +
+            n(skips.case_count) + ")");
   if (skips.whole.empty() && skips.cases.empty()) d.paragraph("nothing skipped");
   if (!skips.whole.empty()) {
     d.heading("Suites skipped whole (" + n(static_cast<int>(skips.whole.size())) + ")", 3);
@@ -543,11 +538,12 @@ doc::Doc build(const bundle::Bundle& b) {
     }
     d.table(std::move(t));
   }
+}
 
-  // Suites.
+void suites_section(doc::Doc& d, const bundle::Bundle& b) {
   d.heading("Suites");
   doc::Table st{{"suite", "labels", "status", "cases", "time", "note"}, {}, {}};
-  for (const auto& s : m.suites) {
+  for (const auto& s : b.manifest.suites) {
     std::string labels;
     for (const auto& l : s.labels) labels += (labels.empty() ? "" : " ") + l;
     std::string cases =
@@ -561,24 +557,51 @@ doc::Doc build(const bundle::Bundle& b) {
                                                                                                  : "fail");
   }
   d.table(std::move(st));
+}
 
-  // The path NCCL took, where a suite read it from NCCL's own log (its gpucts.transport case).
+// The path NCCL took, where a suite read it from NCCL's own log (its gpucts.transport case).
+void transport_section(doc::Doc& d, const bundle::Bundle& b) {
   doc::Table paths{{"suite", "transport NCCL took"}, {}, {}};
   for (const auto& c : b.cases)
     if (const std::string t = c.property("gpucts.transport"); !t.empty()) {
       paths.rows.push_back({c.binary, t});
       paths.row_class.push_back(junit::failing(c.status) ? "fail" : "pass");
     }
-  if (!paths.rows.empty()) {
-    d.heading("Transport");
-    d.table(std::move(paths));
-  }
+  if (paths.rows.empty()) return;
+  d.heading("Transport");
+  d.table(std::move(paths));
+}
 
+void environment_section(doc::Doc& d, const bundle::Bundle& b) {
   d.heading("Environment");
   doc::Table env{{"what", "value"}, {}, {}};
   for (auto& [k, val] : bundle::environment(b)) env.rows.push_back({k, val});
   d.table(std::move(env));
+}
 
+}  // namespace
+
+doc::Doc build(const bundle::Bundle& b) {
+  doc::Doc d;
+  d.title = "gpucts qualification: " + b.manifest.host + ", " + b.manifest.created;
+  const verdict::Verdict v = verdict::decide(b);
+  verdict_section(d, b, v);
+  int waived_cases = 0;
+  for (const auto& c : b.cases) waived_cases += !c.property("gpucts.waived").empty();
+  counts_section(d, b, waived_cases);
+  // Failures a known NCCL defect explains, by defect, ahead of the unexplained ones.
+  std::vector<Failure> failures;
+  for (auto& f : failures_of(b))
+    if (f.known_defect.empty()) failures.push_back(std::move(f));
+  known_defects_section(d, b);
+  waived_section(d, b);
+  what_failed_section(d, failures);
+  plots_section(d, b);
+  failed_section(d, failures);
+  skipped_section(d, b, junit::count(b.cases).skipped - waived_cases);
+  suites_section(d, b);
+  transport_section(d, b);
+  environment_section(d, b);
   check_section(d, b, v);
   bandwidth_section(d, b);
   return d;
