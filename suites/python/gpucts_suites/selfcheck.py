@@ -265,7 +265,8 @@ def hung_case_resumes(ctx):
         after = [n for n in got if n.startswith("Collectives/broadcast")]
         if len(after) != 2 or any(got[n].find("failure") is not None for n in after):
             raise AssertionError("the cases after the hung one: %s" % after)
-        if took > 60:
+        # Two worlds that start 4 s late on a loaded machine, against the 540 s deadline had it not been cut.
+        if took > 120:
             raise AssertionError("the world took %.0f s: the hang was not cut at 3 s" % took)
 
 
