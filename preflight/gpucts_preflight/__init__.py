@@ -199,6 +199,7 @@ def run(rank=None, world_size=None, env=None):
     if ident.rank == 0 and not ident.agent_store and not ident.vars.get("TORCHELASTIC_RUN_ID") \
             and gather.is_local_address(ident.master_addr):
         port_note = gather.port_taken(ident.master_addr, ident.master_port)
+    rdv = None
     try:
         rdv = gather.Rendezvous(ident.master_addr, port, _prefix(ident), timeout,
                                 ident.rank == 0 and not ident.agent_store)
@@ -221,6 +222,9 @@ def run(rank=None, world_size=None, env=None):
         return _stopped(ident, compare.Problem(e.id, str(e), [ident.rank], [], e.fix))
     except entries.EntryError as e:
         return _stopped(ident, _entry_problem(e, [ident.rank]))
+    finally:
+        if rdv is not None:
+            rdv.close()
 
 
 def _hostid_info():

@@ -12,7 +12,9 @@ random token, written by the checker), `claims/<rank>` (a counter: a second clai
 counters is signed with the token and checked on reading (entries.py). Every wait ends at a deadline.
 """
 import os
+import queue
 import socket
+import threading
 import time
 from datetime import timedelta
 
@@ -83,6 +85,47 @@ def _first_line(e):
     return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
+class _Caller:
+    """Runs the store's calls on a thread of its own and waits for each at most a bound: c10d's client
+    waits on its socket without one in some calls, so a port held by something that is not a store, or a
+    store host gone silent, would otherwise hang this process. A call past its bound is abandoned (the
+    daemon thread stays blocked in it; every later call fails at once)."""
+
+    def __init__(self):
+        self.calls = queue.Queue()
+        self.stuck = None
+        threading.Thread(target=self._serve, name="gpucts-preflight-store", daemon=True).start()
+
+    def _serve(self):
+        while True:
+            job = self.calls.get()
+            if job is None:
+                return
+            fn, args, box, done = job
+            try:
+                box.append((True, fn(*args)))
+            except Exception as e:
+                box.append((False, e))
+            done.set()
+
+    def call(self, fn, args, limit_s):
+        if self.stuck:
+            raise TimeoutError(self.stuck)
+        box, done = [], threading.Event()
+        self.calls.put((fn, args, box, done))
+        if not done.wait(limit_s):
+            self.stuck = "an earlier call got no answer within %g s" % limit_s
+            raise TimeoutError("no answer within %g s" % limit_s)
+        ok, value = box[0]
+        if ok:
+            return value
+        raise value
+
+    def close(self):
+        if not self.stuck:
+            self.calls.put(None)
+
+
 class Rendezvous:
     """A connection to the preflight's store. host=True: this process (rank 0) hosts it."""
 
@@ -96,6 +139,10 @@ class Rendezvous:
         self.server = False
         self.bind_problem = None
         self.token = None
+        self.caller = _Caller()
+        # One call of a working store takes milliseconds, even on a loaded machine; one that takes this long
+        # is a store that does not answer.
+        self.call_limit_s = max(timeout_s, 10.0)
         td = timedelta(seconds=timeout_s)
         if host:
             # Something already listening on the port: another process claiming rank 0, or not the
@@ -117,24 +164,35 @@ class Rendezvous:
             if left <= 0:
                 break
             try:
-                self.store = dist.TCPStore(addr, port, None, False, timedelta(seconds=max(left, 1.0)))
+                self.store = self.caller.call(dist.TCPStore, (addr, port, None, False,
+                                                              timedelta(seconds=max(left, 1.0))), left + 10)
                 self.store.set_timeout(td)
                 return
             except Exception as e:  # refused or timed out: rank 0 may still be starting
                 last = e
+                if self.caller.stuck:
+                    break
                 time.sleep(min(0.2, max(self.deadline - time.monotonic(), 0)))
+        self.caller.close()
         raise GatherError(NO_RANK_0[0], "the preflight's store at %s:%d did not answer within %g s (%s): the process "
                           "of rank 0, which hosts it, did not start or did not reach the preflight%s" % (
                               addr, port, timeout_s, _first_line(last) if last else "no time left",
                               "; " + self.bind_problem if self.bind_problem else ""), NO_RANK_0[1])
+
+    def close(self):
+        self.caller.close()
 
     def key(self, k):
         return self.prefix + k
 
     def _call(self, what, fn, *args):
         try:
-            return fn(*args)
+            return self.caller.call(fn, args, self.call_limit_s)
         except Exception as e:
+            if self.bind_problem:  # rank 0 joined what held the port, and it is no store of this job
+                raise GatherError("preflight-port-taken", "%s, and it failed on %s (%s)" % (
+                    self.bind_problem, what, _first_line(e)), "stop what holds the port, or set "
+                    "GPUCTS_PREFLIGHT_PORT (or GPUCTS_PREFLIGHT_PORT_OFFSET) to a port free on rank 0's host") from None
             raise GatherError(STORE_LOST[0], "the preflight's store at %s:%d failed on %s (%s)" % (
                 self.addr, self.port, what, _first_line(e)), STORE_LOST[1]) from None
 

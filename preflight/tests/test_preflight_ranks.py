@@ -237,6 +237,19 @@ class PreflightAcrossProcesses(unittest.TestCase):
         self.assertIn("stray writer: wrote ['gpucts_preflight/job/report']", text)
         self.assertEqual([r[1] for r in results], [0, 0], text)
 
+    def test_a_port_held_by_something_else_is_named_not_a_hang(self):
+        # The store's port is held by a process that accepts connections and never answers.
+        with socket.socket() as other:
+            other.bind(("", 0))
+            other.listen(8)
+            taken, started = other.getsockname()[1], time.monotonic()
+            procs, _ = start_ranks([0, 1], 2, timeout_s=TIMEOUT_S, ports=(free_port(), taken))
+            results = finish(procs, TIMEOUT_S + 90)
+        self.assertEqual([r[1] for r in results], [1, 1], report(results))
+        self.assertIn("ERROR   preflight-port-taken: port %d was already taken" % taken, results[0][2], report(results))
+        self.assertIn("ERROR   preflight-store-lost:", results[1][2], report(results))
+        self.assertLess(time.monotonic() - started, TIMEOUT_S + 60, report(results))
+
     def test_the_agent_store_is_the_rendezvous_under_torchrun(self):
         # Where torchrun's agent hosts the store (TORCHELASTIC_USE_AGENT_STORE=True) every rank is its client:
         # nobody hosts another, so the port beside MASTER_PORT may well be taken by something else.
