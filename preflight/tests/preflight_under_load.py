@@ -11,6 +11,7 @@ otherwise, 2 for bad arguments. GPUCTS_PYTHON names the interpreter with torch.
 import argparse
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -59,6 +60,8 @@ def main(argv):
         sys.stderr.write("preflight_under_load: no torch in %s (set GPUCTS_PYTHON)\n" % ranks.PYTHON)
         return 2
     order = random.Random(a.seed)
+    # A SIGTERM (a CTest or CI bound) unwinds through the finally below: no burner outlives the sweep.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(max(a.burners, 0))]
     passed, times = 0, []
     try:
