@@ -25,7 +25,11 @@ if importlib.util.find_spec("gpucts_common") is None:
     if os.path.isdir(os.path.join(_source_tree, "gpucts_common")):
         sys.path.append(_source_tree)
 
-from gpucts_common import launcher  # noqa: E402
+try:
+    from gpucts_common import launcher  # noqa: E402
+except ImportError as e:
+    raise ImportError("gpucts_preflight needs the package gpucts_common on PYTHONPATH (share/gpucts/python of the "
+                      "install tree holds both; python/ of the source tree): %s" % e) from None
 from . import compare, probe, settings  # noqa: E402
 
 __all__ = ["check", "Report", "PreflightFailed"]
