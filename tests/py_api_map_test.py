@@ -115,6 +115,20 @@ class BandwidthThresholds(unittest.TestCase):
         self.assertEqual(sorted(set(unjudged) - set(cpp_rows())), [], "unjudged lines name no collective row")
 
 
+class _FakeContext:
+    """What cases_collectives._collective reads of a case's context on no GPU."""
+    backend, size, on_gpu = "nccl", 2, False
+
+    def __init__(self):
+        self.props = {}
+
+    def prop(self, key, value):
+        self.props[key] = str(value)
+
+    def skip(self, reason):
+        raise runner.Skip(reason)
+
+
 class DefectSelection(unittest.TestCase):
     def setUp(self):
         self.saved = dict(nccl_data._CACHE)
@@ -149,6 +163,29 @@ class DefectSelection(unittest.TestCase):
                                               for f in api_map.CALLS])
         for fam in api_map.CALLS:
             self.assertIn("t-" + fam, nccl_data.torch_known_defects(fam, "f32", "sum", False, 2, (2, 11, 0), "nccl"))
+
+    def test_a_defect_that_ends_the_world_is_not_run(self):
+        from gpucts_suites import cases_collectives as cc
+        self._only_rows("nccl_defects.csv", [])
+        ctx, calls = _FakeContext(), []
+
+        def run(severity):
+            self._only_rows("torch_defects.csv", [{"id": "t-" + severity, "collectives": "reduce",
+                                                   "severity": severity, "title": "its title", "link": "its link"}])
+            cc._collective(ctx, "reduce", "f32", "sum", True, "reduce", lambda: calls.append(severity), lambda: None)
+        saved, cc._torch_version = cc._torch_version, lambda: "2.11.0"
+        try:
+            for severity in ("crash", "hang"):
+                with self.assertRaises(runner.Skip) as e:
+                    run(severity)
+                self.assertIn("not run: a known defect would end the world here: t-%s (its title" % severity,
+                              str(e.exception))
+            self.assertEqual(calls, [], "a case that meets a crash or hang row must not make its call")
+            run("corruption")
+        finally:
+            cc._torch_version = saved
+        self.assertEqual(calls, ["corruption"], "a corruption row lets the case run and names it on the result")
+        self.assertEqual(ctx.props, {"gpucts.known_defect_not_seen": "t-corruption"})
 
     def test_an_unmapped_family_raises(self):
         for lookup in (lambda f: nccl_data.known_defects(f, "f32", "sum", False, 2, (2, 28, 9)),

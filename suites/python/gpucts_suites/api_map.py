@@ -9,16 +9,17 @@ method behind it (torch_defects.csv selects by this). Where the NCCL call depend
 the arguments, every row it may reach is listed (torch/csrc/cuda/nccl.cpp: all_to_all_single with
 equal splits is ncclAlltoAll in a torch built against NCCL >= 2.28, grouped ncclSend/ncclRecv
 before and for uneven splits; gather, scatter and the all_to_all list form are always grouped
-ncclSend/ncclRecv). Coalesced all-reduces are AllReduce calls in one NCCL group, as the C++
-suites' grouped variant of the AllReduce row, so the defect data names them allreduce.
+ncclSend/ncclRecv). Coalesced all-reduces are ncclAllReduce calls in one NCCL group (the C++
+AllReduce row's grouped variant); c10d runs them as allreduce_coalesced (from 2.1 the
+_coalescing_manager spelling too), whose own defects torch_defects.csv names by that name.
 
 UNREACHED: the C++ rows no torch.distributed call reaches, each with the reason."""
 
 CALLS = {
     # family: (C++ rows reached, c10d name)
     "all_reduce": (("AllReduce",), "allreduce"),
-    "all_reduce_coalesced": (("AllReduce",), "allreduce"),
-    "coalescing_manager_all_reduce": (("AllReduce",), "allreduce"),
+    "all_reduce_coalesced": (("AllReduce",), "allreduce_coalesced"),
+    "coalescing_manager_all_reduce": (("AllReduce",), "allreduce_coalesced"),
     "reduce": (("Reduce",), "reduce"),
     "broadcast": (("Broadcast",), "broadcast"),
     "all_gather_into_tensor": (("AllGather",), "allgather"),

@@ -97,17 +97,21 @@ def _collective(ctx, collective, dt, op, in_place, what, call, check, device_syn
     failure; a known defect whose condition and range hold (nccl_defects.csv for the loaded NCCL,
     torch_defects.csv for this torch and process group) is named on the case (gpucts.known_defect
     when it fails the way the defect does, gpucts.known_defect_not_seen when it passes), as the
-    C++ suites name it. `device_sync` False leaves the ordering to the call (work.wait()): a
-    device-wide synchronize would hide a wait that does not order the result."""
+    C++ suites name it; one that crashes or hangs skips the case, naming it. `device_sync` False
+    leaves the ordering to the call (work.wait()): a device-wide synchronize would hide a wait
+    that does not order the result."""
     nccl = _loaded_nccl(ctx)
     expected = nccl_data.refusal(dt, op, ctx.size, nccl) if nccl and op else None
+    defects = nccl_data.known_defects(collective, dt, op, in_place, ctx.size, nccl) if nccl else []
+    torch_defects = nccl_data.torch_known_defects(collective, dt, op, in_place, ctx.size,
+                                                  nccl_data.torch_release(_torch_version()), ctx.backend)
+    severe = nccl_data.ending_the_world(defects + torch_defects)
+    if severe:
+        ctx.skip("not run: a known defect would end the world here: %s" % nccl_data.describe(severe))
     with _refusal(ctx, what, expected):
         call()
     if device_sync:
         _sync(ctx)
-    defects = nccl_data.known_defects(collective, dt, op, in_place, ctx.size, nccl) if nccl else []
-    torch_defects = nccl_data.torch_known_defects(collective, dt, op, in_place, ctx.size,
-                                                  nccl_data.torch_release(_torch_version()), ctx.backend)
     try:
         check()
     except AssertionError as e:

@@ -147,6 +147,15 @@ def explaining(nccl_ids, torch_ids, failure):
     return ids + [i for i in torch_ids if first]
 
 
+def ending_the_world(ids):
+    """The ids among `ids` (either table) whose severity is crash or hang: a case that meets one
+    would end its world and every case after it, so it is not run (as the libtorch suite skips
+    a known hang)."""
+    severe = {r["id"] for name in ("nccl_defects.csv", "torch_defects.csv") for r in rows(name)
+              if r["severity"] in ("crash", "hang")}
+    return [i for i in ids if i in severe]
+
+
 def describe(ids):
     """"nccl-1950 (title, link; fixed in NCCL 2.29.7)" for each id of either table."""
     out = []
