@@ -85,16 +85,21 @@ void print_check_table(const CheckResult& r, const Matrix& m, const std::vector<
                      ": " + f.message + "  -> " + f.fix + "  [" + f.source + "]")
         << "\n";
   }
-  if (!r.not_evaluated.empty()) {
-    out << "not evaluated (" << r.not_evaluated.size() << ", inputs absent):";
-    for (const auto& id : r.not_evaluated) out << " " << id;
+  // Two reasons a rule could not judge: its inputs were not recorded, or they lie outside the data.
+  const std::vector<std::string> absent = r.inputs_absent();
+  for (const auto& [ids, why] :
+       {std::pair{&absent, "inputs absent"}, {&r.outside_data, "inputs outside the data"}}) {
+    if (ids->empty()) continue;
+    out << "not evaluated (" << ids->size() << ", " << why << "):";
+    for (const auto& id : *ids) out << " " << id;
     out << "\n";
   }
   // How far the data reaches: a stack newer than this is judged on older facts.
   const DataReach& reach = r.reach;
   out << "data reaches: torch " << reach.torch << ", NCCL " << reach.nccl << " (variables read up to "
       << reach.nccl_env << ", algorithms up to " << reach.nccl_algos << "), cuDNN " << reach.cudnn
-      << ", CUDA " << reach.cuda << ", driver branch " << reach.driver_branch << "\n";
+      << ", CUDA " << reach.cuda << ", driver branch " << reach.driver_branch << ", Lightning "
+      << reach.lightning << "\n";
 }
 
 int run_check(const std::vector<Fingerprint>& fps, const Matrix& m, bool json, std::ostream& out,

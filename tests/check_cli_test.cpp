@@ -212,6 +212,42 @@ TEST(CheckCli, BlackwellOnPreR570DriverFails) {
   for (const auto& id : error_ids(ok.out)) EXPECT_EQ(id, "nccl-known-defect") << ok.out;
 }
 
+// A stack newer than the data in every component (driver R625, CUDA 13.6, NCCL 2.33, cuDNN 9.29, torch
+// 2.16, Lightning 2.7): each component is named once as beyond the data with the newest the data
+// knows, and the rules that needed those facts are "outside the data", not "inputs absent".
+TEST(CheckCli, EveryComponentBeyondTheDataIsNamed) {
+  CliRun r = gpucts("check --fingerprint " + kData + "h200_every_component_beyond_the_data.json");
+  EXPECT_TRUE(r.rc == 0 || r.rc == 1) << r.out << r.err;
+  const std::string who = "WARNING data-beyond-reach  h200-node rank 0 ";
+  for (const char* named :
+       {"driver: driver R625 (625.20.01) is newer than the newest driver the data knows, R620",
+        "CUDA: CUDA 13.6 (CUDA runtime), 13.6 (torch's CUDA) is newer than the newest CUDA the data knows, "
+        "13.5",
+        "NCCL: NCCL 2.33.1 (loaded NCCL), 2.33.1 (NCCL header), 2.33.1 (torch's NCCL) is newer than "
+        "the newest NCCL the data knows, 2.32.6",
+        "cuDNN: cuDNN 9.29.0 (loaded cuDNN), 9.29.0 (torch's cuDNN), 9.29.0 (torch's build cuDNN) is newer "
+        "than the newest cuDNN the data knows, 9.28.1",
+        "torch: torch 2.16.0+cu136 (torch) is newer than the newest torch the data knows, 2.15",
+        "Lightning: Lightning 2.7.0 (lightning), 2.7.0 (pytorch_lightning) is newer than the newest "
+        "Lightning the data knows, 2.6.6"})
+    EXPECT_NE(r.out.find(who + named), std::string::npos) << named << "\n" << r.out;
+  // The ids after "not evaluated (N, <why>):", blank-separated with a blank at each end.
+  const auto listed = [&](const std::string& why) {
+    std::smatch m;
+    const std::regex line("not evaluated \\([0-9]+, " + why + "\\):([^\n]*)");
+    return std::regex_search(r.out, m, line) ? m[1].str() + " " : std::string();
+  };
+  const std::string outside = listed("inputs outside the data"), absent = listed("inputs absent");
+  for (const char* id : {"torch-release-unknown", "gpu-unsupported-by-cudnn", "lightning-torch-incompatible",
+                         "driver-branch-eol"}) {
+    const std::string word = std::string(" ") + id + " ";
+    EXPECT_NE(outside.find(word), std::string::npos) << id << "\n" << r.out;
+    EXPECT_EQ(absent.find(word), std::string::npos) << id << " had its inputs\n" << r.out;
+  }
+  EXPECT_NE(r.out.find(", Lightning 2.6.6\n"), std::string::npos)
+      << "the reach line names Lightning: " << r.out;
+}
+
 // NCCL_ALGO=Tree on NCCL 2.28.9: NCCL refuses Broadcast, Reduce, AllGather and ReduceScatter (no
 // Ring fallback from 2.24). The line names them and cites the implementation rows and the fallback row.
 // The same setting on NCCL 2.18 (Ring kept for all but AllReduce) raises nothing.
