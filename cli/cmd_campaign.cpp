@@ -4,9 +4,11 @@
 // starts to fail.
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -76,8 +78,9 @@ const CommandSpec kCampaignSpec = {
     "selection, so multi-rank behaviour is compared across releases too (not bandwidth).\n"
     "Cases the matrix marks unsupported are run and must be rejected (GPUCTS_PROBE_UNSUPPORTED=1), so the\n"
     "report can hold nccl_ops.csv against each release; --no-probe skips them instead.\n"
-    "--resume reuses DIR/nccl-<version>/ bundles already there. --timeout: seconds per release (default "
-    "900).\n"
+    "--resume reuses DIR/nccl-<version>/ bundles already there (without it they are run again). Anything\n"
+    "else at DIR/nccl-<version> (not a bundle of gpucts qualify) is never deleted: refused, exit 2.\n"
+    "--timeout: seconds per release (default 900).\n"
     "--stop-after S: start no release once S seconds have passed (the rest are listed as not run).\n"
     "--bisect runs one case (binary default gpucts_collectives) on releases between --good (where it "
     "passes)\n"
@@ -162,10 +165,11 @@ struct Fetcher {
   std::string unpack(const fs::path& archive, const std::string& v, campaign::Timing& t) const {
     const auto t0 = Clock::now();
     const std::string log = (logs / ("unpack-" + v + ".log")).string();
-    const fs::path tmp = store / (".unpack-" + v + "-" + std::to_string(::getpid()));
+    // A fresh folder of a random name (mkdtemp): nothing already in the store is emptied or reused.
+    std::string tmpl = (store / (".unpack-" + v + "-XXXXXX")).string();
+    if (!::mkdtemp(tmpl.data())) return "cannot unpack into " + store.string() + ": " + std::strerror(errno);
+    const fs::path tmp = tmpl;
     std::error_code ec;
-    fs::remove_all(tmp, ec);
-    fs::create_directories(tmp, ec);
     const int rc =
         qualify::run_bounded({"tar", "-xf", archive.string(), "-C", tmp.string()}, {}, 600, log, true);
     t.unpack = seconds_since(t0);
@@ -254,6 +258,29 @@ std::vector<std::string> store_versions(const fs::path& store) {
   std::vector<std::string> out;
   for (const auto& v : vs) out.push_back(v.release_str());
   return out;
+}
+
+// Why the campaign may neither delete nor reuse what is at `dir` (OUT/nccl-<version>): "" where
+// nothing is there or it is a bundle gpucts qualify wrote (a folder, not a link, holding a
+// manifest.json of the bundle schema). Anything else (a user's file or folder, a link, a bundle
+// that never got its manifest) is not the campaign's to remove.
+std::string not_a_campaign_bundle(const fs::path& dir) {
+  struct stat st {};
+  const std::string shown = terminal_safe(dir.string(), 1024);
+  if (::lstat(dir.c_str(), &st) != 0) return errno == ENOENT ? "" : shown + ": " + std::strerror(errno);
+  const std::string keep = " (not deleting it: move it away or choose another --output)";
+  if (S_ISLNK(st.st_mode)) return shown + " is a symbolic link, not a bundle of gpucts qualify" + keep;
+  if (!S_ISDIR(st.st_mode)) return shown + " exists and is not a bundle of gpucts qualify" + keep;
+  const fs::path manifest = dir / "manifest.json";
+  try {
+    if (::lstat(manifest.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) throw bundle::BundleError("no file");
+    bundle::manifest_from_json(parse_json(bundle::read_text(manifest.string()), manifest.string()),
+                               manifest.string());
+  } catch (const std::exception&) {
+    return shown + " exists and holds no manifest.json of gpucts qualify (schema " +
+           std::string(bundle::kBundleSchema) + ")" + keep;
+  }
+  return "";
 }
 
 // One --bisect: the case, the releases between --good and --bad, what each run gave.
@@ -473,6 +500,9 @@ Campaign campaign_options(const Args& a) {
   for (const char* opt : {"label", "exclude-label", "tests", "exclude-tests"})
     if (auto v = a.value(opt)) compile_ctest_regex(std::string("--") + opt, *v);  // as qualify reads it
   c.out = *out_opt;
+  if (!c.bisect)
+    for (const auto& v : c.versions)
+      if (std::string why = not_a_campaign_bundle(c.out / ("nccl-" + v)); !why.empty()) throw UsageError(why);
   std::error_code ec;
   fs::create_directories(c.out / "logs", ec);
   if (ec) throw UsageError("cannot create " + c.out.string() + ": " + ec.message());
@@ -516,6 +546,8 @@ std::string qualify_release(const Args& a, const Campaign& c, const std::string&
                             campaign::Timing& t) {
   std::string err = c.fetcher.ensure(v, t);
   if (!err.empty()) return err;
+  // Checked before the campaign started; checked again here, where it would be deleted.
+  if (std::string why = not_a_campaign_bundle(dir); !why.empty()) return why;
   std::error_code ec;
   fs::remove_all(dir, ec);
   const auto t0 = Clock::now();
