@@ -322,7 +322,7 @@ void print_list(const Run& r) {
 // Step 3: a new or empty folder only, claimed atomically: a bundle never mixes two runs.
 void create_bundle_dir(Run& r) {
   try {
-    r.dir = claim_bundle_dir(r.out, {"gtest", "journal", "logs", "fingerprints", "bandwidth", "rank-logs"});
+    r.dir = claim_bundle_dir(r.out, qualify::kBundleFolders);
   } catch (const BundleDirError& e) {
     throw UsageError(e.what());
   }
@@ -416,14 +416,7 @@ void run_suites(Run& r) {
   const auto built_against = qualify::read_built_against(qualify::built_against_file(r.tree));
   for (size_t i = 0; i < r.selected.size(); ++i) {
     const auto& t = r.selected[i];
-    qualify::RunPaths p;
-    p.bundle = r.dir.string();
-    const std::string fname = file_name_for(t.name);  // any name from outside stays in the bundle
-    p.xml_prefix = (r.dir / "gtest" / fname).string();
-    p.journal_dir = (r.dir / "journal").string();
-    p.log = (r.dir / "logs" / (fname + ".log")).string();
-    p.bandwidth = (r.dir / "bandwidth" / fname).string();
-    p.fingerprints = (r.dir / "fingerprints").string();
+    const qualify::RunPaths p = qualify::run_paths(r.dir.string(), t.name);
     qualify::TestEntry e = qualify::relocate(t, r.tree, p);
     bool missed = false;
     if (std::string not_run = why_not_run(r, t, e, built_against, &missed); !not_run.empty()) {

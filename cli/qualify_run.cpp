@@ -9,6 +9,7 @@
 #include "results/file_names.hpp"
 #include "results/journal_report.hpp"
 #include "results/launch_causes.hpp"
+#include "results/output_file.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -21,9 +22,11 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -441,6 +444,19 @@ std::vector<TestEntry> select_tests(const std::vector<TestEntry>& all, const Sel
   return out;
 }
 
+RunPaths run_paths(const std::string& root, const std::string& name) {
+  const fs::path dir = root;
+  const std::string fname = file_name_for(name);  // any name from outside stays in the folder
+  RunPaths p;
+  p.bundle = root;
+  p.xml_prefix = (dir / "gtest" / fname).string();
+  p.journal_dir = (dir / "journal").string();
+  p.log = (dir / "logs" / (fname + ".log")).string();
+  p.bandwidth = (dir / "bandwidth" / fname).string();
+  p.fingerprints = (dir / "fingerprints").string();
+  return p;
+}
+
 TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p) {
   TestEntry r = e;
   r.command.clear();
@@ -755,6 +771,97 @@ void apply_expected_failures(const RunPaths& p, Outcome& o) {
   }
 }
 
+// A folder of one suite run beside the bundle (or, where the folder above the bundle is not
+// writable, in the temporary folder), with the bundle's layout: the suite's processes write only
+// there. Removed when this goes, after collect_into() has copied what the suite left.
+struct Staging {
+  std::string root;
+  explicit Staging(const std::string& bundle) {
+    const fs::path b = fs::path(bundle).lexically_normal();
+    std::string tmpl = (b.parent_path() / ("." + b.filename().string() + ".suite-XXXXXX")).string();
+    std::error_code ec;
+    if (!::mkdtemp(tmpl.data())) {
+      const int beside = errno;
+      tmpl = (fs::temp_directory_path(ec) / "gpucts-suite-XXXXXX").string();
+      if (!::mkdtemp(tmpl.data()))
+        throw std::runtime_error("cannot create a staging folder beside " + bundle + ": " +
+                                 std::strerror(beside) +
+                                 ", nor in the temporary folder: " + std::strerror(errno));
+    }
+    root = tmpl;
+    for (const auto& sub : kBundleFolders) fs::create_directories(fs::path(root) / sub, ec);
+  }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  ~Staging() {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+
+  // Every regular file the suite left, copied to the same place in the bundle: a copy, so that a
+  // process still holding a file open writes into the staging folder, never into the bundle. Links
+  // and other non-files are left out. Returns what could not be copied ("" when nothing).
+  std::string collect_into(const std::string& bundle) const {
+    std::string failed;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(root, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_symlink() || !it->is_regular_file()) continue;
+      const fs::path to = fs::path(bundle) / fs::relative(it->path(), root);
+      try {
+        fs::create_directories(to.parent_path());
+        copy_file_atomic(it->path().string(), to.string());
+      } catch (const std::exception& x) {
+        failed += (failed.empty() ? "" : "; ") + std::string(x.what());
+      }
+    }
+    return failed;
+  }
+};
+
+// The processes that carry `mark` (NAME=VALUE) in their environment, other than this one.
+std::vector<pid_t> processes_marked(const std::string& mark) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& d : fs::directory_iterator("/proc", ec)) {
+    const std::string name = d.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    const pid_t pid = static_cast<pid_t>(std::strtol(name.c_str(), nullptr, 10));
+    if (pid == ::getpid()) continue;
+    std::ifstream in(d.path() / "environ", std::ios::binary);  // another user's: unreadable, skipped
+    for (std::string kv; std::getline(in, kv, '\0');)
+      if (kv == mark) {
+        out.push_back(pid);
+        break;
+      }
+  }
+  return out;
+}
+
+// Processes of the suite that left its process group (setsid, a daemon, an MPI rank its launcher put
+// in a group of its own) outlive the end of the group: found by the suite's own environment (its
+// staging journal folder, unique to this run) and killed, again until none is left or 5 s have
+// passed (one that cannot be killed writes only into the staging folder).
+void end_strays(const std::string& mark) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::set<pid_t> killed;
+  for (;;) {
+    for (pid_t pid : processes_marked(mark)) {
+      ::kill(pid, SIGKILL);
+      killed.insert(pid);
+    }
+    // Those handed to this process (adopt_orphans) are reaped here; others' parents reap theirs.
+    for (auto it = killed.begin(); it != killed.end();) {
+      const pid_t w = ::waitpid(*it, nullptr, WNOHANG);
+      it = w == *it || (w < 0 && errno == ECHILD) ? killed.erase(it) : std::next(it);
+    }
+    if ((killed.empty() && processes_marked(mark).empty()) || std::chrono::steady_clock::now() > until)
+      return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 }  // namespace
 
 SuiteKind TestEntry::kind() const {
@@ -765,30 +872,30 @@ SuiteKind TestEntry::kind() const {
   return SuiteKind::exit_status;
 }
 
-Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
-                const std::function<void(int, int, double)>& on_progress) {
-  Outcome o;
+namespace {
+
+// A suite that cannot start is a failure of the tree under qualification, never "not run".
+void cannot_start(const TestEntry& e, const std::string& why, Outcome& o) {
+  o.run.status = SuiteStatus::failed;
+  o.run.reason = why;
+  o.cases.push_back(process_case(e.name, "start", why, 0));
+  o.run.cases_done = o.run.cases_total = 1;
+}
+
+// Runs the suite `e` (its paths `p`, in its staging folder), ends every process it started and
+// judges it from what it left there.
+void run_in(const TestEntry& e, const RunPaths& p, double grace_s,
+            const std::function<void(int, int, double)>& on_progress, Outcome& o) {
   auto& r = o.run;
-  r.name = e.name;
-  r.command = e.command;
-  r.labels = e.labels;
-  r.log = fs::relative(p.log, p.bundle).string();
-  clear_stale_results(e, p);
-  // A suite that cannot start is a failure of the tree under qualification, never "not run".
-  auto cannot_start = [&](const std::string& why) {
-    r.status = SuiteStatus::failed;
-    r.reason = why;
-    o.cases.push_back(process_case(e.name, "start", why, 0));
-    r.cases_done = r.cases_total = 1;
-    return o;
-  };
   // The launcher as recorded (an mpiexec path from the build machine), else its name on PATH.
   const auto exe = e.command.empty() ? std::nullopt : find_program(e.command[0]);
   if (!exe)
-    return cannot_start(e.command.empty() ? "empty command" : "cannot start: " + e.command[0] + " not found");
+    return cannot_start(
+        e, e.command.empty() ? "empty command" : "cannot start: " + e.command[0] + " not found", o);
   std::string spawn_error;
   const auto end = supervise(e, p, *exe, grace_s, on_progress, &spawn_error);
-  if (!end) return cannot_start("cannot start " + *exe + ": " + spawn_error);
+  end_strays("GPUCTS_JOURNAL_DIR=" + p.journal_dir);
+  if (!end) return cannot_start(e, "cannot start " + *exe + ": " + spawn_error, o);
   r.status = end->status;
   r.duration_s = end->duration_s;
   r.exit_code = end->exit_code;
@@ -798,7 +905,7 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
   if (e.kind() == SuiteKind::exit_status) {
     judge_by_exit_status(e, ending, o);
     r.cases_done = r.cases_total = 1;
-    return o;
+    return;
   }
   read_own_results(e, p, ending, o);
   if (r.status == SuiteStatus::passed && o.cases.empty()) {
@@ -813,6 +920,33 @@ Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
   r.cases_done = junit::count(o.cases).total();
   r.cases_total = std::max(end->cases_total, r.cases_done);
   if (r.status == SuiteStatus::skipped && r.reason.empty()) r.reason = "every case skipped";
+}
+
+}  // namespace
+
+Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
+                const std::function<void(int, int, double)>& on_progress) {
+  Outcome o;
+  auto& r = o.run;
+  r.name = e.name;
+  r.command = e.command;
+  r.labels = e.labels;
+  r.log = fs::relative(p.log, p.bundle).string();
+  clear_stale_results(e, p);
+  // The suite's processes write into a staging folder of their own; the bundle gets copies of what
+  // they left only once every one of them is gone, so nothing they started writes into it later.
+  std::optional<Staging> stage;
+  try {
+    stage.emplace(p.bundle);
+  } catch (const std::exception& x) {
+    cannot_start(e, x.what(), o);
+    return o;
+  }
+  const RunPaths staged = run_paths(stage->root, e.name);
+  run_in(relocate(e, Tree{}, staged), staged, grace_s, on_progress, o);
+  if (const std::string failed = stage->collect_into(p.bundle); !failed.empty())
+    r.reason +=
+        (r.reason.empty() ? "" : "; ") + std::string("results not collected into the bundle: ") + failed;
   return o;
 }
 

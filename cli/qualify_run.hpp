@@ -60,6 +60,10 @@ std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::stri
 // gpucts_* executable found, run plainly.
 std::vector<TestEntry> discover(const Tree& t, std::string* how);
 
+// The folders of a bundle that suites write into (and of each suite's staging folder).
+inline const std::vector<std::string> kBundleFolders = {"gtest",        "journal",   "logs",
+                                                        "fingerprints", "bandwidth", "rank-logs"};
+
 struct RunPaths {
   std::string bundle;        // bundle root
   std::string xml_prefix;    // bundle/gtest/<name>   (gtest writes <name>.xml, MPI ranks may add a suffix)
@@ -101,6 +105,9 @@ std::vector<TestEntry> select_tests(const std::vector<TestEntry>& all, const Sel
 // Reads "<test>=<n>" lines (the build's gpucts_gpu_needs.txt) into the entries' `gpus`.
 void apply_gpu_needs(std::vector<TestEntry>& tests, const std::string& needs_file);
 
+// The files of the suite `name` under `root` (a bundle, or a suite's staging folder of the same layout).
+RunPaths run_paths(const std::string& root, const std::string& name);
+
 // Rewrites the entry's output paths (gtest XML, journal, logs) into the bundle.
 TestEntry relocate(const TestEntry& e, const Tree& t, const RunPaths& p);
 
@@ -134,7 +141,10 @@ void install_signal_handlers();
 // other as SIGTERM, the signal every suite journals as an interruption.
 int signal_to_forward(int received);
 
-// Runs one suite to completion, deadline or interruption, and gathers its cases.
+// Runs one suite to completion, deadline or interruption, and gathers its cases. The suite writes
+// into a staging folder beside the bundle; once its process group and every process of its that
+// left the group (found by its environment) are gone, what it wrote is copied into the bundle and
+// the staging folder removed: nothing the suite started writes into the bundle afterwards.
 Outcome run_one(const TestEntry& e, const RunPaths& p, double grace_s,
                 const std::function<void(int done, int total, double elapsed)>& on_progress);
 

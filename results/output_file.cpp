@@ -45,9 +45,22 @@ std::pair<std::string, std::string> checked_target(const std::string& path) {
   return {dir, base};
 }
 
-// Checks the target, writes `text` to a fresh hidden file beside it and flushes it; returns that
-// file's name. Nothing is at the target yet.
-std::string write_beside(const std::string& path, std::string_view text) {
+// write(2) of all of `n` bytes at `p`; false with errno set.
+bool write_all(int fd, const char* p, std::size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+// Checks the target, creates a fresh hidden file beside it, has `fill(fd)` write it (false with
+// errno set: `what` went wrong) and flushes it; returns that file's name. Nothing is at the target yet.
+template <class Fill>
+std::string write_beside(const std::string& path, const char* what, Fill fill) {
   const auto [dir, base] = checked_target(path);
   // The hidden temporary name stays within NAME_MAX: a long base is shortened for it.
   std::string tmpl = dir + "." + base.substr(0, 200) + ".XXXXXX";
@@ -59,22 +72,14 @@ std::string write_beside(const std::string& path, std::string_view text) {
     throw OutputError(shown(path) + ": cannot create a file beside it: " + cause);
   }
   std::string tmp(t.data());
-  auto give_up = [&](const std::string& what) {
+  auto give_up = [&](const std::string& failed) {
     int e = errno;
     ::close(fd);
     ::unlink(tmp.c_str());
-    throw OutputError(shown(path) + ": " + what + ": " + why(e));
+    throw OutputError(shown(path) + ": " + failed + ": " + why(e));
   };
   ::fchmod(fd, file_mode());
-  const char* p = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) give_up("write error");
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
+  if (!fill(fd)) give_up(what);
   if (::fsync(fd) != 0 && errno != EINVAL) give_up("cannot flush to disk");
   if (::close(fd) != 0) {
     int e = errno;
@@ -82,6 +87,10 @@ std::string write_beside(const std::string& path, std::string_view text) {
     throw OutputError(shown(path) + ": write error: " + why(e));
   }
   return tmp;
+}
+
+std::string write_text_beside(const std::string& path, std::string_view text) {
+  return write_beside(path, "write error", [&](int fd) { return write_all(fd, text.data(), text.size()); });
 }
 
 void move_into_place(const std::string& tmp, const std::string& path) {
@@ -110,13 +119,41 @@ void check_output_path(const std::string& path) {
 }
 
 void write_file_atomic(const std::string& path, std::string_view text) {
-  move_into_place(write_beside(path, text), path);
+  move_into_place(write_text_beside(path, text), path);
+}
+
+void copy_file_atomic(const std::string& from, const std::string& to) {
+  // O_NONBLOCK: a FIFO put at `from` is refused below, not waited on.
+  const int in = ::open(from.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  struct stat st {};
+  if (in < 0 || ::fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const int e = in < 0 ? errno : EINVAL;
+    if (in >= 0) ::close(in);
+    throw OutputError(shown(from) + ": cannot copy: " + (e == EINVAL ? "not a regular file" : why(e)));
+  }
+  std::string tmp;
+  try {
+    tmp = write_beside(to, "cannot copy from the source", [&](int fd) {
+      char buf[1 << 16];
+      for (;;) {
+        const ssize_t n = ::read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n == 0;
+        if (!write_all(fd, buf, static_cast<std::size_t>(n))) return false;
+      }
+    });
+  } catch (...) {
+    ::close(in);
+    throw;
+  }
+  ::close(in);
+  move_into_place(tmp, to);
 }
 
 void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files) {
   std::vector<std::string> ready;
   try {
-    for (const auto& [path, text] : files) ready.push_back(write_beside(path, text));
+    for (const auto& [path, text] : files) ready.push_back(write_text_beside(path, text));
   } catch (const OutputError&) {
     for (const auto& tmp : ready) ::unlink(tmp.c_str());
     throw;

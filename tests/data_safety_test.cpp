@@ -1,5 +1,7 @@
-// The user's data, end to end: `gpucts campaign` never deletes or reuses what it did not write at
-// OUT/nccl-<version>. Runs gpucts beside this binary.
+// The user's data and gpucts's own outputs, end to end: `gpucts campaign` never deletes or reuses
+// what it did not write at OUT/nccl-<version>; a sealed qualify bundle does not change once qualify
+// has exited, whatever a suite's processes do (interrupted or not, some of them outside its process
+// group); a file is copied whole and never through a link. Runs gpucts beside this binary.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -23,6 +25,7 @@
 #include "results/output_file.hpp"
 #include "results/xml.hpp"
 #include "results/xml_escape.hpp"
+#include "tests/process_wait.hpp"
 
 namespace fs = std::filesystem;
 
@@ -129,6 +132,106 @@ TEST(Campaign, NeverDeletesOrReusesWhatItDidNotWriteAtAReleaseFolder) {
       << text;
   EXPECT_NE(text.find(at.string()), std::string::npos) << text;
   EXPECT_EQ(files_under(at), bundle) << text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// gpucts qualify: once it has exited, its bundle does not change.
+
+// A suite whose process keeps writing into its journal folder and onto its output from outside
+// the suite's process group (setsid), and whose leader keeps writing too (or exits at once).
+const char* kStraySuite =
+    "setsid sh -c 'echo $$ > \"$STRAY_PID_FILE\"; "
+    "while :; do echo stray >> \"$GPUCTS_JOURNAL_DIR/stray.txt\"; echo stray; sleep 0.05; done' & "
+    "while [ ! -s \"$STRAY_PID_FILE\" ]; do sleep 0.05; done; "
+    "[ \"$LEADER_EXITS\" = 1 ] && exit 0; "
+    "while :; do echo leader >> \"$GPUCTS_JOURNAL_DIR/leader.txt\"; sleep 0.05; done";
+
+// The wait status of `pid` within `s` seconds, or nullopt (then it is killed).
+std::optional<int> wait_within(pid_t pid, double s) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(s);
+  int st = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    if (::waitpid(pid, &st, WNOHANG) == pid) return st;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &st, 0);
+  return std::nullopt;
+}
+
+class SealedBundle : public ::testing::TestWithParam<int> {};  // the signal sent to qualify, 0: none
+
+TEST_P(SealedBundle, NothingTheSuiteStartedWritesIntoItAfterQualifyExits) {
+  REQUIRE_CLI();
+  const int sig = GetParam();
+  ScratchDir tmp("data-safety");
+  const fs::path root = tmp.path(), out = root / "bundle", pid_file = root / "stray.pid";
+  put(root / "tests.json",
+      suite_list("stray", {"/bin/sh", "-c", kStraySuite},
+                 {"STRAY_PID_FILE=" + pid_file.string(), "LEADER_EXITS=" + std::string(sig == 0 ? "1" : "0")})
+          .dump());
+  proc::Options o;
+  o.out = o.err = proc::Output::File;
+  o.output_file = (root / "qualify.log").string();
+  std::string error;
+  const pid_t qualify = proc::start({gpucts(), "qualify", "--no-python", "--grace", "1", "--tests-json",
+                                     (root / "tests.json").string(), "--output", out.string()},
+                                    o, &error);
+  ASSERT_GT(qualify, 0) << error;
+  const pid_t stray = test::read_pid(pid_file, 60);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both are writing now
+  if (sig) ::kill(qualify, sig);
+  const auto status = wait_within(qualify, 60);
+  const auto sealed = files_under(out);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const auto a_second_later = files_under(out);
+  if (stray > 0 && !test::gone_within(stray, 0)) {
+    ADD_FAILURE() << "the suite's process outside its group outlived qualify";
+    ::kill(stray, SIGKILL);
+  }
+  ASSERT_GT(stray, 0) << slurp(root / "qualify.log");
+  ASSERT_TRUE(status && WIFEXITED(*status)) << slurp(root / "qualify.log");
+  EXPECT_EQ(WEXITSTATUS(*status), sig ? 1 : 0) << slurp(root / "qualify.log");
+  ASSERT_TRUE(fs::exists(out / "manifest.json")) << slurp(root / "qualify.log");
+  EXPECT_TRUE(a_second_later == sealed) << "the bundle changed after qualify exited";
+  // What the suite wrote before it ended is in the bundle; its staging folder is gone.
+  EXPECT_NE(slurp(out / "journal" / "stray.txt").find("stray\n"), std::string::npos);
+  EXPECT_NE(slurp(out / "logs" / "stray.log").find("stray\n"), std::string::npos);
+  for (const auto& e : fs::directory_iterator(root))
+    EXPECT_EQ(e.path().filename().string().find(".suite-"), std::string::npos) << e.path();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Signals, SealedBundle, ::testing::Values(SIGTERM, SIGINT, 0), [](const ::testing::TestParamInfo<int>& i) {
+      return std::string(i.param == SIGTERM ? "Sigterm" : i.param == SIGINT ? "Sigint" : "LeaderExits");
+    });
+
+// ---------------------------------------------------------------------------------------------
+// copy_file_atomic: how qualify moves a suite's files into the bundle.
+
+TEST(CopyFile, CopiesWholeAndRefusesLinksAndFifos) {
+  ScratchDir tmp("data-safety");
+  const fs::path root = tmp.path();
+  const std::string big(3 << 20, 'b');
+  put(root / "from", big);
+  copy_file_atomic((root / "from").string(), (root / "to").string());
+  EXPECT_EQ(slurp(root / "to"), big);
+  put(root / "victim", "keep\n");
+  fs::create_symlink(root / "victim", root / "link");
+  EXPECT_THROW(copy_file_atomic((root / "link").string(), (root / "to2").string()), OutputError);
+  EXPECT_THROW(copy_file_atomic((root / "from").string(), (root / "link").string()), OutputError);
+  ASSERT_EQ(::mkfifo((root / "fifo").c_str(), 0644), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    copy_file_atomic((root / "fifo").string(), (root / "to3").string());
+    ADD_FAILURE() << "a FIFO was copied";
+  } catch (const OutputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5);
+  EXPECT_EQ(slurp(root / "victim"), "keep\n");
+  EXPECT_FALSE(fs::exists(root / "to2"));
+  EXPECT_FALSE(fs::exists(root / "to3"));
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "cli/qualify_run.hpp"
 #include "fixtures/probe/paths.hpp"
 #include "fixtures/probe/spawn.hpp"
+#include "tests/process_wait.hpp"
 
 namespace fs = std::filesystem;
 
@@ -32,34 +33,8 @@ fs::path scratch(const std::string& name) {
   return p;
 }
 
-bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
-
-// Waits up to `s` seconds for `pid` to be gone (a zombie of another parent counts as gone only
-// once reaped; init reaps quickly).
-bool gone_within(pid_t pid, double s) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(s);
-  while (std::chrono::steady_clock::now() < until) {
-    if (!alive(pid)) return true;
-    std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    std::getline(st, line);
-    auto close = line.rfind(')');
-    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
-}
-
-pid_t read_pid(const fs::path& f, double wait_s) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
-  while (std::chrono::steady_clock::now() < until) {
-    std::ifstream in(f);
-    long v = 0;
-    if (in >> v && v > 0) return static_cast<pid_t>(v);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return -1;
-}
+using test::gone_within;
+using test::read_pid;
 
 TEST(BundleDir, OneOfManyConcurrentRunsGetsANewFolder) {
   for (bool pre_existing : {false, true}) {
