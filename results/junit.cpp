@@ -48,6 +48,9 @@ double to_seconds(const std::string& s, const std::string& where) {
 // The merged file keeps a case's properties in its <system-out> (a testcase holds no <properties>
 // in the JUnit schema CI servers validate against), one "name=value" line each under kPropertiesHead.
 constexpr const char* kPropertiesHead = "[gpucts properties]";
+// A <system-out> of properties holds many values (one per rank and case): each is cut at
+// kMaxReportText, and the whole at this, far below what a reader refuses.
+constexpr std::size_t kMaxSystemOut = 16 * kMaxReportText;
 
 void read_property_lines(const std::string& text, std::map<std::string, std::string>& props) {
   std::istringstream in(text);
@@ -226,12 +229,13 @@ std::string counts_attributes(const std::vector<const Case*>& v, bool with_skipp
 std::string property_lines(const PropertyMap& props) {
   std::string out = std::string(kPropertiesHead) + "\n";
   for (const auto& [pk, pv] : props) {
-    std::string flat = pv;  // one line per property
+    std::string flat = cap_report_text(pv);  // one line per property
     std::replace(flat.begin(), flat.end(), '\n', ' ');
     std::replace(flat.begin(), flat.end(), '\r', ' ');
-    out += pk + "=" + flat + "\n";
+    out += cap_report_name(pk) + "=" + flat + "\n";
   }
-  return out;
+  // Many ranks' values together stay within what a reader takes for one text node.
+  return cap_report_text(out, kMaxSystemOut);
 }
 
 void write_case(std::ostringstream& o, const Case& c, const std::string& classname) {
@@ -247,17 +251,20 @@ void write_case(std::ostringstream& o, const Case& c, const std::string& classna
     const char* tag = c.status == Status::failed  ? "failure"
                       : c.status == Status::error ? "error"
                                                   : "skipped";
-    const std::string message = failing(c.status) && !c.detail.empty() ? cause(c.detail) : c.message;
+    // Every text cut to kMaxReportText before it is read further: a 20 MB message stays readable.
+    const std::string detail = cap_report_text(c.detail);
+    const std::string message =
+        cap_report_text(failing(c.status) && !detail.empty() ? cause(detail) : std::string());
     o << "      <" << tag;
     if (waived)
       o << " type=\"" << kWaivedType << "\"";
     else if (failing(c.status))
       o << " type=\"" << xml::escape(failure_class(c)) << "\"";
-    o << " message=\"" << xml::escape(message.empty() ? c.message : message) << "\"";
-    if (c.detail.empty() || (c.status == Status::skipped && !waived))
+    o << " message=\"" << xml::escape(message.empty() ? cap_report_text(c.message) : message) << "\"";
+    if (detail.empty() || (c.status == Status::skipped && !waived))
       o << "/>\n";
     else
-      o << ">" << xml::escape(cap_report_text(c.detail)) << "</" << tag << ">\n";
+      o << ">" << xml::escape(detail) << "</" << tag << ">\n";
   }
   if (!c.properties.empty())
     o << "      <system-out>" << xml::escape(property_lines(c.properties)) << "</system-out>\n";
@@ -281,7 +288,8 @@ std::string write(const std::vector<Case>& cases, const std::string& name,
   for (const auto& c : cases) all.push_back(&c);
   std::ostringstream o;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  o << "<testsuites name=\"" << xml::escape(name) << "\"" << counts_attributes(all, false) << ">\n";
+  o << "<testsuites name=\"" << xml::escape(cap_report_name(name)) << "\"" << counts_attributes(all, false)
+    << ">\n";
   // The stack's properties once, in the first testsuite: readers that gather every testsuite's
   // properties into one table (xunitparser) refuse a name twice. The binary is the testsuite's
   // package; a binary's own properties go to the <system-out> of its testsuites.
@@ -289,12 +297,14 @@ std::string write(const std::vector<Case>& cases, const std::string& name,
   auto stack_properties = [&]() {
     o << "    <properties>";
     for (const auto& [pk, pv] : suite_properties)
-      o << "<property name=\"" << xml::escape(pk) << "\" value=\"" << xml::escape(pv) << "\"/>";
+      o << "<property name=\"" << xml::escape(cap_report_name(pk)) << "\" value=\""
+        << xml::escape(cap_report_text(pv)) << "\"/>";
     o << "</properties>\n";
     stack_written = true;
   };
   if (order.empty() && !stack_written) {
-    o << "  <testsuite name=\"" << xml::escape(name) << "\"" << counts_attributes({}, true) << ">\n";
+    o << "  <testsuite name=\"" << xml::escape(cap_report_name(name)) << "\"" << counts_attributes({}, true)
+      << ">\n";
     stack_properties();
     o << "  </testsuite>\n";
   }
@@ -302,7 +312,7 @@ std::string write(const std::vector<Case>& cases, const std::string& name,
     const auto& v = groups[k];
     const std::string classname = k.first.empty() ? k.second : k.first + "." + k.second;
     o << "  <testsuite name=\"" << xml::escape(cap_report_name(classname)) << "\"";
-    if (!k.first.empty()) o << " package=\"" << xml::escape(k.first) << "\"";
+    if (!k.first.empty()) o << " package=\"" << xml::escape(cap_report_name(k.first)) << "\"";
     o << counts_attributes(v, true) << ">\n";
     if (!stack_written) stack_properties();
     for (const auto* c : v) write_case(o, *c, classname);

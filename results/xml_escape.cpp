@@ -67,8 +67,7 @@ std::string cap_report_text(const std::string& text, std::size_t max) {
   if (text.size() <= max) return text;
   std::size_t cut = max;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
-  return text.substr(0, cut) + "\n... [" + std::to_string(text.size() - cut) +
-         " more bytes left out of this report]";
+  return text.substr(0, cut) + "\n[gpucts: message cut, " + std::to_string(text.size()) + " bytes in all]";
 }
 
 std::string cap_report_name(const std::string& name) {

@@ -1,7 +1,8 @@
 // The user's data and gpucts's own outputs, end to end: `gpucts campaign` never deletes or reuses
 // what it did not write at OUT/nccl-<version>; a sealed qualify bundle does not change once qualify
 // has exited, whatever a suite's processes do (interrupted or not, some of them outside its process
-// group); a file is copied whole and never through a link. Runs gpucts beside this binary.
+// group); a file is copied whole and never through a link; JUnit messages are cut so that every
+// reader takes the file. Runs gpucts beside this binary.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -232,6 +233,46 @@ TEST(CopyFile, CopiesWholeAndRefusesLinksAndFifos) {
   EXPECT_EQ(slurp(root / "victim"), "keep\n");
   EXPECT_FALSE(fs::exists(root / "to2"));
   EXPECT_FALSE(fs::exists(root / "to3"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// JUnit: a message of any size leaves a file every reader takes.
+
+TEST(Junit, AHugeJournalMessageIsCutAtACharacterAndEveryReaderTakesTheFile) {
+  REQUIRE_CLI();
+  ScratchDir tmp("data-safety");
+  const fs::path journals = fs::path(tmp.path()) / "journal", xml = fs::path(tmp.path()) / "junit.xml";
+  // 20 MB of two-byte characters after one ASCII byte: the limit falls inside a character.
+  std::string huge = "a";
+  while (huge.size() < (std::size_t{20} << 20)) huge += "\xc3\xa9";
+  put(journals / "big.jsonl",
+      "{\"event\":\"program_start\",\"cases\":1,\"time_ms\":1000}\n"
+      "{\"event\":\"start\",\"case\":\"S.big\",\"time_ms\":1001}\n"
+      "{\"event\":\"end\",\"case\":\"S.big\",\"result\":\"failed\",\"message\":\"" +
+          huge +
+          "\",\"time_ms\":1002}\n"
+          "{\"event\":\"program_end\",\"time_ms\":1003}\n");
+  std::string text;
+  ASSERT_EQ(
+      run_gpucts({"journal-to-junit", "--journal-dir", journals.string(), "--output", xml.string()}, &text),
+      0)
+      << text;
+  EXPECT_LT(fs::file_size(xml), std::size_t{1} << 20) << "each text is cut to 64 KiB";
+  if (const auto xmllint = find_program("xmllint")) {
+    int rc = -1;
+    const std::string said = proc::output_of({*xmllint, "--noout", xml.string()}, &rc);
+    EXPECT_EQ(rc, 0) << "libxml2 refuses the file: " << said.substr(0, 2000);
+  }
+  const auto cases = junit::read_file(xml.string(), "big");
+  ASSERT_EQ(cases.size(), 1u);
+  for (const std::string& t : {cases[0].detail, cases[0].property("gpucts.result")}) {
+    EXPECT_NE(t.find("[gpucts: message cut, "), std::string::npos) << t.substr(0, 100);
+    EXPECT_LE(t.size(), kMaxReportText + 64);
+    // Cut between characters: no byte of a split character became '?'.
+    EXPECT_EQ(t.find('?'), std::string::npos) << t.substr(t.size() - 100);
+  }
+  EXPECT_EQ(cap_report_text(huge).substr(65535),
+            "\n[gpucts: message cut, " + std::to_string(huge.size()) + " bytes in all]");
 }
 
 }  // namespace
