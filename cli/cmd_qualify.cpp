@@ -514,15 +514,16 @@ int finish(const Args& a, Run& r) {
   const nlohmann::json check = qualify::check_json(r.fps, &check_text, check_opts);
   bundle::write_text((r.dir / "check.json").string(), check.dump(2) + "\n");
   bundle::write_text((r.dir / "check.txt").string(), check_text);
-  bundle::apply_waivers(r.accepted, r.cases);
+  const auto bwruns = load_bandwidth(r.dir);
+  const verdict::Verdict v = verdict::decide({m, r.cases, check, bwruns});
+  // junit.xml for CI servers: the cases as they ran, each one the verdict waived as a typed skip.
+  const std::vector<junit::Case> shown = verdict::junit_cases(r.cases, v);
   std::map<std::string, junit::PropertyMap> per_binary;
   for (const auto& s : m.suites)
     if (!s.mode.empty()) per_binary[s.name][kSimulatedHostsProperty] = s.mode;
   bundle::write_text((r.dir / "junit.xml").string(),
-                     junit::write(r.cases, "gpucts qualify " + r.host,
+                     junit::write(shown, "gpucts qualify " + r.host,
                                   bundle::junit_properties(to_json(r.fps.front())), per_binary));
-  const auto bwruns = load_bandwidth(r.dir);
-  const verdict::Verdict v = verdict::decide({m, r.cases, check, bwruns});
   m.waivers = v.waivers;
   for (auto& w : m.waivers) describe_waiver(w);
   m.verdict = verdict::kind_name(v.kind);
@@ -540,7 +541,7 @@ int finish(const Args& a, Run& r) {
                  terminal_safe(e.what(), 4096).c_str());
     return 2;
   }
-  const auto n = junit::count(r.cases);
+  const auto n = junit::count(shown);
   int not_run = 0, waived = 0;
   for (const auto& s : m.suites) not_run += s.status == bundle::SuiteStatus::not_run;
   for (const auto& w : m.waivers) waived += w.cases;

@@ -278,6 +278,16 @@ nlohmann::json check_from_json(const nlohmann::json& j, const std::string& origi
 }
 
 namespace {
+// The cases as they ran: junit.xml gives a failure that --accept-known waived as a skip, with the
+// status it ran with in gpucts.waived_status (verdict::junit_cases); the verdict decides it again.
+std::vector<junit::Case> as_ran(std::vector<junit::Case> cases) {
+  for (auto& c : cases)
+    if (c.status == junit::Status::skipped && !c.property("gpucts.waived").empty())
+      if (auto ran = junit::parse_status(c.property("gpucts.waived_status")); ran && junit::failing(*ran))
+        c.status = *ran;
+  return cases;
+}
+
 // A path the bundle records, resolved inside it (no absolute path, "..", or link): else bad input.
 std::string in_bundle(const std::string& dir, const std::string& relative) {
   std::string why;
@@ -297,7 +307,7 @@ Bundle load(const std::string& dir) {
   std::string jpath = (fs::path(dir) / "junit.xml").string();
   if (!fs::exists(jpath)) throw BundleError(dir + ": bundle has no junit.xml");
   try {
-    b.cases = junit::read_file(jpath, "");
+    b.cases = as_ran(junit::read_file(jpath, ""));
     // Each binary's own XML must be readable too: a truncated file is bad input, not "no cases".
     for (const auto& s : b.manifest.suites)
       for (const auto& x : s.xml) xml::parse_file(in_bundle(dir, x));
@@ -473,41 +483,6 @@ Waiver& waiver_for(std::vector<Waiver>& waivers, const std::string& id) {
   waivers.push_back({});
   waivers.back().id = id;
   return waivers.back();
-}
-
-namespace {
-
-// Whose defects these are, by their ids' prefix: "NCCL", "torch", or "NCCL and torch".
-std::string defect_owner(const std::vector<std::string>& ids) {
-  bool nccl = false, torch = false;
-  for (const auto& id : ids) (id.rfind("torch-", 0) == 0 ? torch : nccl) = true;
-  return nccl && torch ? "NCCL and torch" : torch ? "torch" : "NCCL";
-}
-
-bool accepted_id(const std::vector<std::string>& accepted, const std::string& id) {
-  return std::find(accepted.begin(), accepted.end(), id) != accepted.end();
-}
-
-}  // namespace
-
-void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::Case>& cases) {
-  if (accepted.empty()) return;
-  for (auto& c : cases) {
-    if (c.status != junit::Status::failed && c.status != junit::Status::error) continue;
-    // Every defect the case matches must be accepted: accepting one defect never covers another.
-    const auto ids = split_ids(c.property("gpucts.known_defect"));
-    if (ids.empty() || !std::all_of(ids.begin(), ids.end(),
-                                    [&](const std::string& id) { return accepted_id(accepted, id); }))
-      continue;
-    std::string joined;
-    for (const auto& id : ids) joined += (joined.empty() ? "" : ",") + id;
-    c.properties["gpucts.waived"] = joined;
-    c.properties["gpucts.waived_status"] = junit::status_name(c.status);
-    c.status = junit::Status::skipped;
-    c.message =
-        junit::one_line("waived (known " + defect_owner(ids) + " defect " + joined +
-                        ", --accept-known): " + junit::cause(c.detail.empty() ? c.message : c.detail));
-  }
 }
 
 }  // namespace cts::bundle

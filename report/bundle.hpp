@@ -60,8 +60,8 @@ struct SuiteRun {
   bool missed = false;  // not_run, though it applies to this machine (a library it needs is absent)
 };
 
-// A known upstream defect accepted with `qualify --accept-known ID`: its failures are recorded
-// as waived (JUnit skipped, property gpucts.waived=ID), never dropped.
+// A known upstream defect accepted with `qualify --accept-known ID`: the failures it explains are
+// recorded as they ran and waived by the verdict (report/verdict.hpp), never dropped.
 struct Waiver {
   std::string id;  // nccl_defects.csv or torch_defects.csv id, e.g. nccl-1950, torch-190745
   std::string title, link, fix;
@@ -115,7 +115,8 @@ struct Bundle {
 // field the summary and the verdict read has its type. Throws BundleError("origin: field: ...").
 nlohmann::json check_from_json(const nlohmann::json& j, const std::string& origin);
 
-// Reads and validates a whole bundle; throws BundleError("DIR: ...") naming the bad file.
+// Reads and validates a whole bundle; throws BundleError("DIR: ...") naming the bad file. The cases
+// are read as they ran: a waived failure that junit.xml shows as a skip is a failure again.
 Bundle load(const std::string& dir);
 
 // A fingerprint as "what" -> "value" rows for the environment tables (driver, CUDA, NCCL, ...).
@@ -136,10 +137,6 @@ std::string defect_of_finding(const nlohmann::json& finding);
 // The waiver of `id` in `waivers`, added (with no counts) where there is none yet.
 Waiver& waiver_for(std::vector<Waiver>& waivers, const std::string& id);
 
-// Turns the failures that an accepted known defect explains (case property gpucts.known_defect)
-// into waived skips, marked with gpucts.waived (the ids) and gpucts.waived_status. A failure
-// without that property is never touched. The waivers are counted from those marks by the verdict.
-void apply_waivers(const std::vector<std::string>& accepted, std::vector<junit::Case>& cases);
 // Helpers shared by the writers.
 std::string read_text(const std::string& path);                     // throws BundleError
 void write_text(const std::string& path, const std::string& text);  // throws BundleError

@@ -80,6 +80,12 @@ std::string status_class(junit::Status s) {
   return "skip";
 }
 
+std::string status_class(verdict::Outcome o) {
+  if (o == verdict::Outcome::passed) return "pass";
+  if (verdict::failing(o)) return "fail";
+  return "skip";
+}
+
 CaseAxes case_axes(const junit::Case& k) {
   if (auto recorded = axes_from_properties(k.properties)) return *recorded;
   // An older bundle: the name says dtype, op and world ("bf16_avg_1048577_outofplace_w1").
@@ -144,7 +150,8 @@ void build_grid(Report& r) {
   const std::size_t n = r.releases.size();
   std::map<std::tuple<std::string, std::string, std::string>, std::size_t> index;
   for (std::size_t i = 0; i < n; ++i)
-    for (const auto& k : r.releases[i].bundle.cases) {
+    for (std::size_t j = 0; j < r.releases[i].bundle.cases.size(); ++j) {
+      const junit::Case& k = r.releases[i].bundle.cases[j];
       const CaseAxes a = case_axes(k);
       if (a.collective.empty()) continue;
       auto key = std::make_tuple(a.collective, a.dtype, a.op);
@@ -154,7 +161,7 @@ void build_grid(Report& r) {
         r.grid.push_back({a.collective, a.dtype, a.op, std::vector<Cell>(n)});
       }
       Cell& c = r.grid[it->second].cells[i];
-      const std::string cls = status_class(k.status);
+      const std::string cls = status_class(r.releases[i].decision.outcomes[j]);
       if (cls == "pass")
         ++c.pass;
       else if (cls == "fail")
@@ -167,12 +174,14 @@ void build_grid(Report& r) {
 void build_changes(Report& r) {
   const std::size_t n = r.releases.size();
   if (n < 2) return;
-  std::vector<std::map<std::string, const junit::Case*>> by_key(n);
+  // Per release: each case by key, with its class (what decide() says it means).
+  std::vector<std::map<std::string, std::pair<const junit::Case*, std::string>>> by_key(n);
   std::vector<std::string> order;
   std::set<std::string> seen;
   for (std::size_t i = 0; i < n; ++i)
-    for (const auto& k : r.releases[i].bundle.cases) {
-      by_key[i][k.key()] = &k;
+    for (std::size_t j = 0; j < r.releases[i].bundle.cases.size(); ++j) {
+      const junit::Case& k = r.releases[i].bundle.cases[j];
+      by_key[i][k.key()] = {&k, status_class(r.releases[i].decision.outcomes[j])};
       if (seen.insert(k.key()).second) order.push_back(k.key());
     }
   std::map<std::string, std::size_t> group;  // grouping key -> index in r.changes
@@ -180,13 +189,13 @@ void build_changes(Report& r) {
     for (std::size_t i = 0; i + 1 < n; ++i) {
       auto a = by_key[i].find(key), b = by_key[i + 1].find(key);
       if (a == by_key[i].end() || b == by_key[i + 1].end()) continue;
-      const std::string from = status_class(a->second->status), to = status_class(b->second->status);
+      const std::string &from = a->second.second, &to = b->second.second;
       if (from == to) continue;
-      const junit::Case& k = *b->second;
+      const junit::Case& k = *b->second.first;
       const CaseAxes ax = case_axes(k);
       // The failing or skipping side says what happened, and names the defect that explains it.
       const std::size_t told_side = to == "pass" ? i : i + 1;
-      const junit::Case& told = to == "pass" ? *a->second : k;
+      const junit::Case& told = to == "pass" ? *a->second.first : k;
       const std::string msg = junit::clean_message(told.message.empty() ? told.detail : told.message);
       const std::string defect =
           join(defect_ids(prop(r.releases[told_side], key, "gpucts.known_defect")), ", ");
@@ -265,9 +274,12 @@ void build_bandwidth(Report& r) {
 
 }  // namespace
 
+verdict::Verdict decide_release(const bundle::Bundle& b) {
+  return verdict::decide(b, std::vector<std::string>(kExpectedInCampaign.begin(), kExpectedInCampaign.end()));
+}
+
 std::string release_verdict(const bundle::Bundle& b, std::vector<std::string>* expected_seen) {
-  const verdict::Verdict v =
-      verdict::decide(b, std::vector<std::string>(kExpectedInCampaign.begin(), kExpectedInCampaign.end()));
+  const verdict::Verdict v = decide_release(b);
   if (expected_seen)
     for (const auto& id : v.set_aside)
       if (std::find(expected_seen->begin(), expected_seen->end(), id) == expected_seen->end())
@@ -289,8 +301,9 @@ Report build(std::vector<Release> releases, const Matrix& m, double tolerance_pc
                              rel.version.release_str() + " (" + rel.library + ")");
     }
     if (!rel.problem.empty()) r.problems.push_back(label(rel) + ": " + rel.problem);
-    rel.expected.clear();
-    rel.verdict = release_verdict(rel.bundle, &rel.expected);
+    rel.decision = decide_release(rel.bundle);
+    rel.verdict = verdict::kind_name(rel.decision.kind);
+    rel.expected = rel.decision.set_aside;
   }
   build_grid(r);
   build_changes(r);

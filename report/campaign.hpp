@@ -27,6 +27,7 @@
 #include "report/bands.hpp"
 #include "report/bundle.hpp"
 #include "report/doc.hpp"
+#include "report/verdict.hpp"
 #include "results/case_axes.hpp"
 #include "results/junit.hpp"
 
@@ -49,9 +50,11 @@ struct Release {
   Timing timing;
   std::string problem;  // e.g. the library loaded is not the one asked for
   // Filled by build(): the bundle's verdict once the findings a campaign expects are set aside
-  // (kExpectedInCampaign), and which of those the bundle's check had.
+  // (kExpectedInCampaign), which of those the bundle's check had, and the whole decision (what
+  // each case means: decision.outcomes follows bundle.cases).
   std::string verdict;
   std::vector<std::string> expected;
+  verdict::Verdict decision;
 };
 
 // Check findings every campaign has, since each release is loaded under one build of the suites:
@@ -64,8 +67,10 @@ Release load_release(const std::string& dir);
 // The properties of every case of a bundle's gtest XML files (manifest suites[].xml).
 std::map<std::string, std::map<std::string, std::string>> case_properties(const bundle::Bundle& b);
 
-// "pass" | "fail" | "skip" for a case status (error counts as fail).
+// "pass" | "fail" | "skip" for a case status (error counts as fail) or a case's outcome (a waived
+// failure counts as a skip, as junit.xml shows it).
 std::string status_class(junit::Status s);
+std::string status_class(verdict::Outcome o);
 
 // What a collective case is about: the gpucts.axis.* properties it recorded (results/case_axes.hpp)
 // or, for a case without them (an older bundle), its suite and name parsed ("AllReduce",
@@ -146,7 +151,9 @@ struct Report {
 // Orders the releases by version and builds every table. `m` is the matrix the claims come from;
 // a bandwidth point has moved when it changed by more than `tolerance_pct` and either run's spread.
 Report build(std::vector<Release> releases, const Matrix& m, double tolerance_pct = 5);
-// A release's verdict (verdict::decide) with kExpectedInCampaign set aside: "pass", "fail", ...
+// A release's verdict: verdict::decide with kExpectedInCampaign set aside; its kind's name
+// ("pass", "fail", ...) by release_verdict.
+verdict::Verdict decide_release(const bundle::Bundle& b);
 std::string release_verdict(const bundle::Bundle& b, std::vector<std::string>* expected_seen = nullptr);
 
 doc::Doc to_doc(const Report& r);

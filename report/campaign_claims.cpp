@@ -77,12 +77,13 @@ std::string runs_text(const std::vector<Release>& rel, const std::vector<std::st
 std::string op_observation(const Release& rel, const std::string& dtype, const std::string& op,
                            bool one_rank) {
   int rejected = 0, right = 0, wrong = 0, other_fail = 0;
-  for (const auto& k : rel.bundle.cases) {
+  for (std::size_t j = 0; j < rel.bundle.cases.size(); ++j) {
+    const junit::Case& k = rel.bundle.cases[j];
     const CaseAxes a = case_axes(k);
     if (a.dtype != dtype || a.op != op) continue;
     if (one_rank && a.world != 1) continue;
     const std::string probe = prop(rel, k.key(), "probe_result");
-    const std::string cls = status_class(k.status);
+    const std::string cls = status_class(rel.decision.outcomes[j]);
     if (probe.rfind("rejected", 0) == 0)
       ++rejected;
     else if (cls == "pass")

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "report/verdict.hpp"
 #include "results/output_file.hpp"
 
 namespace cts {
@@ -57,11 +58,12 @@ std::string prometheus_text(const bundle::Bundle& b, const std::string& verdict_
   for (const char* w : kStatusWords)
     o << "gpucts_verdict{kind=\"" << w << "\"} " << (kind == w ? 1 : 0) << "\n";
   family(o, "gpucts_cases", "Cases of the last qualification by result.");
-  const junit::Counts n = junit::count(b.cases);
+  // What each case means (verdict::decide); a waived failure counts as skipped, as junit.xml shows it.
+  const verdict::Tally n = verdict::decide(b).tally();
   o << "gpucts_cases{result=\"passed\"} " << n.passed << "\n"
     << "gpucts_cases{result=\"failed\"} " << n.failed << "\n"
     << "gpucts_cases{result=\"error\"} " << n.errors << "\n"
-    << "gpucts_cases{result=\"skipped\"} " << n.skipped << "\n";
+    << "gpucts_cases{result=\"skipped\"} " << n.skipped + n.waived << "\n";
   family(o, "gpucts_suites", "Suite entries of the last qualification by how they ended.");
   std::map<std::string, int> suites;
   for (const auto& s : b.manifest.suites) ++suites[bundle::suite_status_name(s.status)];

@@ -23,14 +23,15 @@ constexpr size_t kMaxRows = 500;  // per table in Markdown/HTML; JSON has every 
 
 bool is_fail(const std::string& s) { return s == "failed" || s == "error"; }
 
+// Between two decided statuses (verdict::outcome_name, or "absent").
 std::string change_of(const std::string& base, const std::string& cand) {
   if (base == cand) return "";
   if (cand == "absent") return "missing";
   if (base == "absent") return is_fail(cand) ? "newly failing" : "new";
   if (is_fail(cand) && !is_fail(base)) return "newly failing";
-  if (cand == "passed" && is_fail(base)) return "newly passing";
+  if (cand == "passed") return "newly passing";
+  if (cand == "waived") return "newly waived";
   if (cand == "skipped") return "newly skipped";
-  if (cand == "passed" && base == "skipped") return "newly passing";
   return "";  // failed <-> error: still failing
 }
 
@@ -102,6 +103,12 @@ struct Lost {
   std::string first, message;
 };
 
+// A case of one run and what decide() says it means there.
+struct Seen {
+  const junit::Case* c;
+  std::string status;  // verdict::outcome_name
+};
+
 // What compare() builds up on the way to its Comparison, one named step at a time.
 struct Diff {
   Comparison c;
@@ -109,12 +116,12 @@ struct Diff {
   std::vector<bool> narrowed;  // per candidate: compared on what both ran
   // Case keys in baseline order then new ones; each run's cases by key; the binary of each key.
   std::vector<std::string> order;
-  std::map<std::string, const junit::Case*> base;
-  std::vector<std::map<std::string, const junit::Case*>> cand;
+  std::map<std::string, Seen> base;
+  std::vector<std::map<std::string, Seen>> cand;
   std::map<std::string, std::string> binary_of;
   std::map<std::string, size_t> suite_index;  // binary -> its row of c.suites
-  // Per candidate, binary -> passed cases of the baseline now absent / now skipped.
-  std::vector<std::map<std::string, Lost>> lost, skipped;
+  // Per candidate, binary -> passed cases of the baseline now absent / now skipped / now waived.
+  std::vector<std::map<std::string, Lost>> lost, skipped, waived;
   // Where the runs' selections differ, what one ran and the other did not: per candidate,
   // binary -> (only in the baseline, only in the candidate).
   std::vector<std::map<std::string, std::pair<int, int>>> outside;
@@ -166,6 +173,7 @@ void take_runs(Diff& d, bundle::Bundle baseline, std::vector<bundle::Bundle> can
   d.cand.resize(d.n);
   d.lost.resize(d.n);
   d.skipped.resize(d.n);
+  d.waived.resize(d.n);
   d.outside.resize(d.n);
   d.gone.resize(d.n);
   d.cand_tests.resize(d.n);
@@ -208,11 +216,14 @@ void compare_environment(Comparison& c) {
   field("selection", [&](size_t k) { return or_not(c.scopes[k].selection); });
 }
 
-// Verdicts, and runs that did not finish.
+// Verdicts (each run decided once: the cases are compared by what it says they mean), and runs
+// that did not finish.
 void compare_verdicts(Comparison& c) {
-  const verdict::Verdict before = verdict::decide(c.baseline);
+  c.verdicts.push_back(verdict::decide(c.baseline));
+  for (const auto& b : c.candidates) c.verdicts.push_back(verdict::decide(b));
+  const verdict::Verdict& before = c.verdicts[0];
   for (size_t i = 0; i < c.candidates.size(); ++i) {
-    const verdict::Verdict after = verdict::decide(c.candidates[i]);
+    const verdict::Verdict& after = c.verdicts[i + 1];
     if (before.exit_code() == 0 && after.exit_code() != 0)
       c.regressions[i].push_back(std::string("verdict: ") + verdict::kind_name(before.kind) + " -> " +
                                  verdict::kind_name(after.kind));
@@ -223,19 +234,25 @@ void compare_verdicts(Comparison& c) {
 
 // Every run's cases by key, the order of the rows, and each binary's case counts.
 void index_cases(Diff& d) {
-  for (const auto& k : d.c.baseline.cases) {
-    if (!d.base.count(k.key())) d.order.push_back(k.key());
-    d.base[k.key()] = &k;
+  auto seen = [&](size_t run, size_t j) {
+    const auto& b = run == 0 ? d.c.baseline : d.c.candidates[run - 1];
+    return Seen{&b.cases[j], verdict::outcome_name(d.c.verdicts[run].outcomes[j])};
+  };
+  for (size_t j = 0; j < d.c.baseline.cases.size(); ++j) {
+    const std::string key = d.c.baseline.cases[j].key();
+    if (!d.base.count(key)) d.order.push_back(key);
+    d.base[key] = seen(0, j);
   }
   for (size_t i = 0; i < d.n; ++i)
-    for (const auto& k : d.c.candidates[i].cases) {
-      if (!d.base.count(k.key()) && std::find(d.order.begin(), d.order.end(), k.key()) == d.order.end())
-        d.order.push_back(k.key());
-      d.cand[i][k.key()] = &k;
+    for (size_t j = 0; j < d.c.candidates[i].cases.size(); ++j) {
+      const std::string key = d.c.candidates[i].cases[j].key();
+      if (!d.base.count(key) && std::find(d.order.begin(), d.order.end(), key) == d.order.end())
+        d.order.push_back(key);
+      d.cand[i][key] = seen(i + 1, j);
     }
-  for (const auto& [key, k] : d.base) d.binary_of[key] = k->binary;
+  for (const auto& [key, k] : d.base) d.binary_of[key] = k.c->binary;
   for (const auto& m : d.cand)
-    for (const auto& [key, k] : m) d.binary_of.emplace(key, k->binary);
+    for (const auto& [key, k] : m) d.binary_of.emplace(key, k.c->binary);
   for (const auto& k : d.c.baseline.cases) ++d.delta(k.binary).baseline;
   for (size_t i = 0; i < d.n; ++i)
     for (const auto& k : d.c.candidates[i].cases) ++d.delta(k.binary).candidates[i];
@@ -246,7 +263,7 @@ void compare_case_in(Diff& d, CaseRow& row, size_t i) {
   const std::string& binary = d.binary_of[row.key];
   auto it = d.cand[i].find(row.key);
   const bool present = it != d.cand[i].end();
-  const std::string s = present ? junit::status_name(it->second->status) : "absent";
+  const std::string s = present ? it->second.status : "absent";
   if (d.narrowed[i] && (s == "absent") != (row.baseline == "absent")) {
     auto& o = d.outside[i][binary];
     ++(s == "absent" ? o.first : o.second);
@@ -257,9 +274,10 @@ void compare_case_in(Diff& d, CaseRow& row, size_t i) {
   row.candidates.push_back(s);
   row.change.push_back(change_of(row.baseline, s));
   const std::string& change = row.change.back();
-  if (present && !it->second->message.empty()) row.message = it->second->message;
+  const junit::Case* k = present ? it->second.c : nullptr;
+  if (k && !k->message.empty()) row.message = k->message;
   if (change == "newly failing")
-    d.c.regressions[i].push_back("newly failing: " + row.key + (present ? " -- " + it->second->message : ""));
+    d.c.regressions[i].push_back("newly failing: " + row.key + (k ? " -- " + k->message : ""));
   if (change == "missing") {
     ++d.delta(binary).missing[i];
     if (row.baseline == "passed") {
@@ -267,11 +285,12 @@ void compare_case_in(Diff& d, CaseRow& row, size_t i) {
       if (l.count++ == 0) l.first = row.key;
     }
   }
-  if (change == "newly skipped" && row.baseline == "passed") {
-    auto& l = d.skipped[i][binary];
+  if ((change == "newly skipped" || change == "newly waived") && row.baseline == "passed") {
+    auto& l = (change == "newly waived" ? d.waived : d.skipped)[i][binary];
     if (l.count++ == 0) {
       l.first = row.key;
-      l.message = it->second->message;
+      l.message =
+          change == "newly waived" ? junit::cause(k->detail.empty() ? k->message : k->detail) : k->message;
     }
   }
   if (change == "new" || (row.baseline == "absent" && s != "absent")) ++d.delta(binary).added[i];
@@ -283,7 +302,7 @@ void compare_cases(Diff& d) {
     CaseRow row;
     row.key = key;
     auto b = d.base.find(key);
-    row.baseline = b == d.base.end() ? "absent" : junit::status_name(b->second->status);
+    row.baseline = b == d.base.end() ? "absent" : b->second.status;
     for (size_t i = 0; i < d.n; ++i) compare_case_in(d, row, i);
     if (std::any_of(row.change.begin(), row.change.end(), [](const std::string& x) { return !x.empty(); }))
       d.c.cases.push_back(std::move(row));
@@ -300,6 +319,10 @@ void report_coverage(Diff& d) {
       d.c.regressions[i].push_back("newly skipped: " + std::to_string(l.count) + " case(s) of " + binary +
                                    " that passed in the baseline (first: " + l.first +
                                    (l.message.empty() ? "" : " -- " + l.message) + ")");
+    for (const auto& [binary, l] : d.waived[i])
+      d.c.regressions[i].push_back("newly waived: " + std::to_string(l.count) + " case(s) of " + binary +
+                                   " that passed in the baseline fail, waived with --accept-known (first: " +
+                                   l.first + (l.message.empty() ? "" : " -- " + l.message) + ")");
     for (const auto& [binary, o] : d.outside[i]) {
       std::string t = binary + ": ";
       if (o.first) t += std::to_string(o.first) + " case(s) only the baseline ran";
@@ -491,8 +514,8 @@ void first_screen(doc::Doc& d, const Comparison& c, const RunNames& rn) {
       story.push_back(rn.legend(i + 1) + ": " + std::to_string(k) + " case(s) of " + binary +
                       " newly failing");
     for (const auto& r : c.regressions[i])
-      if (r.rfind("missing", 0) == 0 || r.rfind("newly skipped", 0) == 0 || r.rfind("interrupted", 0) == 0 ||
-          r.rfind("verdict", 0) == 0)
+      if (r.rfind("missing", 0) == 0 || r.rfind("newly skipped", 0) == 0 || r.rfind("newly waived", 0) == 0 ||
+          r.rfind("interrupted", 0) == 0 || r.rfind("verdict", 0) == 0)
         story.push_back(rn.legend(i + 1) + ": " + r);
     for (const auto& o : c.only_in_candidate[i]) story.push_back(rn.legend(i + 1) + ": " + o);
   }
@@ -518,18 +541,19 @@ void first_screen(doc::Doc& d, const Comparison& c, const RunNames& rn) {
 
 void runs_table(doc::Doc& d, const Comparison& c, const RunNames& rn) {
   doc::Table runs{{"run", "bundle", "verdict", "cases (pass/fail/err/skip)", "regressions"}, {}, {}};
-  auto run_row = [&](const std::string& label, const bundle::Bundle& b,
+  // A waived failure is counted with the skips, as junit.xml shows it.
+  auto run_row = [&](const std::string& label, const bundle::Bundle& b, const verdict::Verdict& v,
                      const std::vector<std::string>* regs) {
-    auto k = junit::count(b.cases);
-    runs.rows.push_back({label, run_label(b), verdict::kind_name(verdict::decide(b).kind),
+    const verdict::Tally k = v.tally();
+    runs.rows.push_back({label, run_label(b), verdict::kind_name(v.kind),
                          std::to_string(k.passed) + "/" + std::to_string(k.failed) + "/" +
-                             std::to_string(k.errors) + "/" + std::to_string(k.skipped),
+                             std::to_string(k.errors) + "/" + std::to_string(k.skipped + k.waived),
                          regs ? std::to_string(regs->size()) : ""});
     runs.row_class.push_back(regs ? (regs->empty() ? "pass" : "fail") : "");
   };
-  run_row(rn.column(0), c.baseline, nullptr);
+  run_row(rn.column(0), c.baseline, c.verdicts[0], nullptr);
   for (size_t i = 0; i < c.candidates.size(); ++i)
-    run_row(rn.column(i + 1), c.candidates[i], &c.regressions[i]);
+    run_row(rn.column(i + 1), c.candidates[i], c.verdicts[i + 1], &c.regressions[i]);
   d.table(std::move(runs));
 }
 
@@ -733,27 +757,29 @@ doc::Doc to_doc(const Comparison& c, bool link_plots) {
 }
 
 nlohmann::json to_json(const Comparison& c) {
-  auto run = [](const bundle::Bundle& b) {
-    auto k = junit::count(b.cases);
+  // A waived failure is counted with the skips, as junit.xml shows it, and on its own.
+  auto run = [](const bundle::Bundle& b, const verdict::Verdict& v) {
+    const verdict::Tally k = v.tally();
     return nlohmann::json{{"dir", b.dir},
                           {"host", b.manifest.host},
                           {"created", b.manifest.created},
                           {"gpucts_version", b.manifest.gpucts_version},
-                          {"verdict", verdict::kind_name(verdict::decide(b).kind)},
+                          {"verdict", verdict::kind_name(v.kind)},
                           {"passed", k.passed},
                           {"failed", k.failed},
                           {"errors", k.errors},
-                          {"skipped", k.skipped}};
+                          {"skipped", k.skipped + k.waived},
+                          {"waived", k.waived}};
   };
   auto num = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
   nlohmann::json j;
   j["schema"] = "gpucts.report/1";
   j["tolerance_pct"] = c.tolerance_pct;
   j["regressed"] = c.regressed();
-  j["baseline"] = run(c.baseline);
+  j["baseline"] = run(c.baseline, c.verdicts[0]);
   j["candidates"] = nlohmann::json::array();
   for (size_t i = 0; i < c.candidates.size(); ++i) {
-    auto r = run(c.candidates[i]);
+    auto r = run(c.candidates[i], c.verdicts[i + 1]);
     r["regressions"] = c.regressions[i];
     j["candidates"].push_back(r);
   }

@@ -18,15 +18,19 @@
 #include "report/bands.hpp"
 #include "report/bundle.hpp"
 #include "report/doc.hpp"
+#include "report/verdict.hpp"
 
 namespace cts::report {
 
+// A case's status in each run is what verdict::decide() says it means there (verdict::outcome_name:
+// passed, failed, error, skipped, waived), never the bare string a run recorded.
 struct CaseRow {
   std::string key;
   std::string baseline;                 // status or "absent"
   std::vector<std::string> candidates;  // status or "absent"
-  std::vector<std::string>
-      change;  // per candidate: "newly failing", "newly passing", "newly skipped", "missing", "new", ""
+  // Per candidate: "newly failing", "newly passing", "newly skipped", "newly waived", "missing",
+  // "new", "". A waived failure counts as a skip: no longer passing, not failing the run.
+  std::vector<std::string> change;
   std::string message;  // the newest failure / skip reason
 };
 
@@ -69,6 +73,7 @@ struct Comparison {
   double tolerance_pct = 5;
   bundle::Bundle baseline;
   std::vector<bundle::Bundle> candidates;
+  std::vector<verdict::Verdict> verdicts;  // verdict::decide() of the baseline, then of each candidate
   std::vector<EnvRow> environment;
   std::vector<CaseRow> cases;           // only rows where some candidate differs from the baseline
   std::vector<SuiteDelta> suites;       // every binary of any run

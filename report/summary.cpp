@@ -234,8 +234,8 @@ constexpr size_t kMaxGroupsPerSuite = 20;
 
 // Every known NCCL defect this bundle touches, its text once: what the check found for this NCCL
 // and what this run's cases showed of it (reproduced, waived, met and passed, or not tested here).
-void known_defects_section(doc::Doc& d, const bundle::Bundle& b) {
-  auto groups = group_known_defects(b);
+void known_defects_section(doc::Doc& d, const bundle::Bundle& b, const verdict::Verdict& v) {
+  auto groups = group_known_defects(b, v);
   std::map<std::string, std::string> check_severity;  // id -> "warning" | "error"
   if (b.check.is_object() && b.check.contains("findings") && b.check["findings"].is_array())
     for (const auto& f : b.check["findings"])
@@ -276,14 +276,15 @@ void known_defects_section(doc::Doc& d, const bundle::Bundle& b) {
 }
 
 // The failures --accept-known waived, each with its one-line cause (junit.xml keeps the full text).
-void waived_section(doc::Doc& d, const bundle::Bundle& b) {
+void waived_section(doc::Doc& d, const bundle::Bundle& b, const verdict::Verdict& v) {
   doc::Table t{{"case", "defect", "cause"}, {}, {}};
   int total = 0;
-  for (const auto& c : b.cases) {
-    const std::string id = c.property("gpucts.waived");
-    if (id.empty()) continue;
+  for (size_t i = 0; i < b.cases.size(); ++i) {
+    if (v.outcomes[i] != verdict::Outcome::waived) continue;
     if (++total > static_cast<int>(kMaxRows)) continue;
-    t.rows.push_back({c.key(), id, junit::cause(c.detail.empty() ? c.message : c.detail)});
+    const auto& c = b.cases[i];
+    t.rows.push_back(
+        {c.key(), c.property("gpucts.known_defect"), junit::cause(c.detail.empty() ? c.message : c.detail)});
     t.row_class.push_back("skip");
   }
   if (!total) return;
@@ -296,10 +297,12 @@ void waived_section(doc::Doc& d, const bundle::Bundle& b) {
 
 }  // namespace
 
-std::vector<Failure> failures_of(const bundle::Bundle& b) {
+std::vector<Failure> failures_of(const bundle::Bundle& b) { return failures_of(b, verdict::decide(b)); }
+
+std::vector<Failure> failures_of(const bundle::Bundle& b, const verdict::Verdict& v) {
   std::vector<Failure> out;
-  for (const auto& c : b.cases)
-    if (junit::failing(c.status))
+  for (size_t i = 0; i < b.cases.size(); ++i)
+    if (const auto& c = b.cases[i]; verdict::failing(v.outcomes[i]))
       out.push_back({c.binary, c.suite + "." + c.name, c.detail.empty() ? c.message : c.detail,
                      c.property("gpucts.known_defect")});
   for (const auto& s : b.manifest.suites)
@@ -316,6 +319,10 @@ std::vector<Failure> failures_of(const bundle::Bundle& b) {
 }
 
 std::vector<DefectGroup> group_known_defects(const bundle::Bundle& b) {
+  return group_known_defects(b, verdict::decide(b));
+}
+
+std::vector<DefectGroup> group_known_defects(const bundle::Bundle& b, const verdict::Verdict& v) {
   std::vector<DefectGroup> out;
   auto group = [&](const std::string& id) -> DefectGroup& {
     for (auto& g : out)
@@ -332,17 +339,12 @@ std::vector<DefectGroup> group_known_defects(const bundle::Bundle& b) {
     out.push_back(std::move(g));
     return out.back();
   };
-  for (const auto& c : b.cases) {
-    const bool failed = c.status == junit::Status::failed || c.status == junit::Status::error;
-    for (const auto& id : bundle::split_ids(c.property("gpucts.waived"))) {
-      auto& g = group(id);
-      ++g.waived;
-      if (g.examples.size() < 5) g.examples.push_back(c.key());
-    }
-    if (failed)
+  for (size_t i = 0; i < b.cases.size(); ++i) {
+    const auto& c = b.cases[i];
+    if (verdict::failing(v.outcomes[i]) || v.outcomes[i] == verdict::Outcome::waived)
       for (const auto& id : bundle::split_ids(c.property("gpucts.known_defect"))) {
         auto& g = group(id);
-        ++g.failed;
+        ++(v.outcomes[i] == verdict::Outcome::waived ? g.waived : g.failed);
         if (g.examples.size() < 5) g.examples.push_back(c.key());
       }
     for (const auto& id : bundle::split_ids(c.property("gpucts.known_defect_not_seen"))) ++group(id).passed;
@@ -368,7 +370,9 @@ std::vector<SuiteFailures> group_failures(const std::vector<Failure>& failures) 
   return out;
 }
 
-Skips group_skips(const bundle::Bundle& b) {
+Skips group_skips(const bundle::Bundle& b) { return group_skips(b, verdict::decide(b)); }
+
+Skips group_skips(const bundle::Bundle& b, const verdict::Verdict& v) {
   Skips out;
   // Per binary: how many cases, how many skipped, and the skip reasons.
   struct Tally {
@@ -377,8 +381,9 @@ Skips group_skips(const bundle::Bundle& b) {
   };
   std::map<std::string, Tally> tally;
   std::vector<std::string> order;
-  for (const auto& c : b.cases) {
-    if (!c.property("gpucts.waived").empty()) continue;  // listed under "Waived failures"
+  for (size_t i = 0; i < b.cases.size(); ++i) {
+    const auto& c = b.cases[i];
+    if (v.outcomes[i] == verdict::Outcome::waived) continue;  // listed under "Waived failures"
     auto [it, fresh] = tally.try_emplace(c.binary);
     if (fresh) order.push_back(c.binary);
     ++it->second.total;
@@ -409,7 +414,7 @@ Skips group_skips(const bundle::Bundle& b) {
                    [](const auto& x, const auto& y) { return x.cases > y.cases; });
   std::map<std::string, size_t> index;
   for (const auto& c : b.cases)
-    if (c.status == junit::Status::skipped && !whole.count(c.binary) && c.property("gpucts.waived").empty()) {
+    if (c.status == junit::Status::skipped && !whole.count(c.binary)) {
       add_to_groups(out.cases, index, junit::clean_message(c.message), c.key());
       ++out.case_count;
     }
@@ -440,9 +445,9 @@ void verdict_section(doc::Doc& d, const bundle::Bundle& b, const verdict::Verdic
 
 // The headline counts: suites, then cases, each split by outcome. A suite that failed only
 // through waived cases passed with waivers.
-void counts_section(doc::Doc& d, const bundle::Bundle& b, int waived_cases) {
+void counts_section(doc::Doc& d, const bundle::Bundle& b, const verdict::Verdict& v) {
   const auto& m = b.manifest;
-  const auto counts = junit::count(b.cases);
+  const verdict::Tally counts = v.tally();
   int s_pass = 0, s_fail = 0, s_waived = 0, s_skip = 0, s_run = 0;
   for (const auto& s : m.suites) {
     s_run += s.status != bundle::SuiteStatus::not_run;
@@ -450,7 +455,7 @@ void counts_section(doc::Doc& d, const bundle::Bundle& b, int waived_cases) {
       ++s_pass;
     else if (s.status == bundle::SuiteStatus::skipped || s.status == bundle::SuiteStatus::not_run)
       ++s_skip;
-    else if (verdict::suite_passed_with_waivers(b.cases, s))
+    else if (v.suite_passed_with_waivers(s.name))
       ++s_waived;
     else
       ++s_fail;
@@ -458,9 +463,8 @@ void counts_section(doc::Doc& d, const bundle::Bundle& b, int waived_cases) {
   d.paragraph(n(static_cast<int>(m.suites.size())) + " suites: " + n(s_pass) + " passed, " + n(s_fail) +
               " failed, " + (s_waived ? n(s_waived) + " passed with waivers, " : std::string()) + n(s_skip) +
               " skipped whole; " + n(counts.total()) + " cases: " + n(counts.passed) + " passed, " +
-              n(counts.failed) + " failed, " + n(counts.errors) + " errors, " +
-              n(counts.skipped - waived_cases) + " skipped" +
-              (waived_cases ? ", " + n(waived_cases) + " waived" : std::string()));
+              n(counts.failed) + " failed, " + n(counts.errors) + " errors, " + n(counts.skipped) +
+              " skipped" + (counts.waived ? ", " + n(counts.waived) + " waived" : std::string()));
   d.paragraph(n(s_run) + " of " + n(static_cast<int>(m.suites.size())) + " suites run in " +
               duration(m.elapsed_s) + " on " + m.host + "; gpucts " + m.gpucts_version + " from " + m.tree);
 }
@@ -515,9 +519,9 @@ void failed_section(doc::Doc& d, const std::vector<Failure>& failures) {
 }
 
 // What was skipped and why: whole suites on one line each, then the cases grouped by reason.
-void skipped_section(doc::Doc& d, const bundle::Bundle& b, int skipped_cases) {
-  auto skips = group_skips(b);
-  d.heading("Skipped (" + n(skipped_cases) + " cases; " + n(static_cast<int>(skips.whole.size())) +
+void skipped_section(doc::Doc& d, const bundle::Bundle& b, const verdict::Verdict& v) {
+  auto skips = group_skips(b, v);
+  d.heading("Skipped (" + n(v.tally().skipped) + " cases; " + n(static_cast<int>(skips.whole.size())) +
             " suites whole, " + n(static_cast<int>(skips.cases.size())) + " reasons for the other " +
             n(skips.case_count) + ")");
   if (skips.whole.empty() && skips.cases.empty()) d.paragraph("nothing skipped");
@@ -540,7 +544,7 @@ void skipped_section(doc::Doc& d, const bundle::Bundle& b, int skipped_cases) {
   }
 }
 
-void suites_section(doc::Doc& d, const bundle::Bundle& b) {
+void suites_section(doc::Doc& d, const bundle::Bundle& b, const verdict::Verdict& v) {
   d.heading("Suites");
   doc::Table st{{"suite", "labels", "status", "cases", "time", "note"}, {}, {}};
   for (const auto& s : b.manifest.suites) {
@@ -548,7 +552,7 @@ void suites_section(doc::Doc& d, const bundle::Bundle& b) {
     for (const auto& l : s.labels) labels += (labels.empty() ? "" : " ") + l;
     std::string cases =
         std::to_string(s.cases_done) + (s.cases_total ? "/" + std::to_string(s.cases_total) : "");
-    const bool waived = verdict::suite_passed_with_waivers(b.cases, s);
+    const bool waived = v.suite_passed_with_waivers(s.name);
     st.rows.push_back({s.name, labels, waived ? "passed with waivers" : bundle::suite_status_name(s.status),
                        cases, duration(s.duration_s), s.reason});
     st.row_class.push_back(
@@ -560,12 +564,12 @@ void suites_section(doc::Doc& d, const bundle::Bundle& b) {
 }
 
 // The path NCCL took, where a suite read it from NCCL's own log (its gpucts.transport case).
-void transport_section(doc::Doc& d, const bundle::Bundle& b) {
+void transport_section(doc::Doc& d, const bundle::Bundle& b, const verdict::Verdict& v) {
   doc::Table paths{{"suite", "transport NCCL took"}, {}, {}};
-  for (const auto& c : b.cases)
-    if (const std::string t = c.property("gpucts.transport"); !t.empty()) {
-      paths.rows.push_back({c.binary, t});
-      paths.row_class.push_back(junit::failing(c.status) ? "fail" : "pass");
+  for (size_t i = 0; i < b.cases.size(); ++i)
+    if (const std::string t = b.cases[i].property("gpucts.transport"); !t.empty()) {
+      paths.rows.push_back({b.cases[i].binary, t});
+      paths.row_class.push_back(verdict::failing(v.outcomes[i]) ? "fail" : "pass");
     }
   if (paths.rows.empty()) return;
   d.heading("Transport");
@@ -586,21 +590,19 @@ doc::Doc build(const bundle::Bundle& b) {
   d.title = "gpucts qualification: " + b.manifest.host + ", " + b.manifest.created;
   const verdict::Verdict v = verdict::decide(b);
   verdict_section(d, b, v);
-  int waived_cases = 0;
-  for (const auto& c : b.cases) waived_cases += !c.property("gpucts.waived").empty();
-  counts_section(d, b, waived_cases);
+  counts_section(d, b, v);
   // Failures a known NCCL defect explains, by defect, ahead of the unexplained ones.
   std::vector<Failure> failures;
-  for (auto& f : failures_of(b))
+  for (auto& f : failures_of(b, v))
     if (f.known_defect.empty()) failures.push_back(std::move(f));
-  known_defects_section(d, b);
-  waived_section(d, b);
+  known_defects_section(d, b, v);
+  waived_section(d, b, v);
   what_failed_section(d, failures);
   plots_section(d, b);
   failed_section(d, failures);
-  skipped_section(d, b, junit::count(b.cases).skipped - waived_cases);
-  suites_section(d, b);
-  transport_section(d, b);
+  skipped_section(d, b, v);
+  suites_section(d, b, v);
+  transport_section(d, b, v);
   environment_section(d, b);
   check_section(d, b, v);
   bandwidth_section(d, b);

@@ -7,6 +7,7 @@
 #include "report/bundle.hpp"
 #include "report/doc.hpp"
 #include "report/svg_plot.hpp"
+#include "report/verdict.hpp"
 
 namespace cts::summary {
 
@@ -29,7 +30,10 @@ struct DefectGroup {
   int failed = 0, waived = 0, passed = 0;  // passed: matched its condition and came out right
   std::vector<std::string> examples;
 };
+// Each function that reads the cases has a form that takes the bundle's verdict::decide() (what
+// each case means) and one that decides it.
 std::vector<DefectGroup> group_known_defects(const bundle::Bundle& b);
+std::vector<DefectGroup> group_known_defects(const bundle::Bundle& b, const verdict::Verdict& v);
 struct MessageGroup {
   std::string key;  // cleaned message, numbers as '#'
   int count = 0;
@@ -45,6 +49,7 @@ struct SuiteFailures {
 inline constexpr size_t kExamples = 3;
 std::vector<SuiteFailures> group_failures(const std::vector<Failure>& failures);
 std::vector<Failure> failures_of(const bundle::Bundle& b);
+std::vector<Failure> failures_of(const bundle::Bundle& b, const verdict::Verdict& v);
 
 struct WholeSkip {
   std::string suite;
@@ -57,6 +62,7 @@ struct Skips {
   int case_count = 0;               // skipped cases in `cases`
 };
 Skips group_skips(const bundle::Bundle& b);
+Skips group_skips(const bundle::Bundle& b, const verdict::Verdict& v);
 
 doc::Doc build(const bundle::Bundle& b);
 // Writes summary.md, summary.html and plots/*.svg into the bundle directory (or into `out_dir`).

@@ -10,6 +10,9 @@ namespace {
 
 constexpr Kind kKinds[] = {Kind::pass, Kind::waived, Kind::fail, Kind::no_gpu, Kind::not_run};
 constexpr const char* kKindNames[] = {"pass", "waived", "fail", "no_gpu", "not_run"};  // in Kind's order
+// In Outcome's order; the first four are junit::Status's, in its order.
+constexpr const char* kOutcomeNames[] = {"passed", "failed", "error", "skipped", "waived"};
+static_assert(static_cast<int>(Outcome::skipped) == static_cast<int>(junit::Status::skipped));
 
 std::string n(int x) { return std::to_string(x); }
 
@@ -17,14 +20,48 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-// The accepted defects, described as the manifest recorded them, with their counts from the cases.
-std::vector<bundle::Waiver> count_waivers(const Inputs& in) {
+// What each case means: the status it ran with, or waived where it failed and every known defect
+// it names was accepted (accepting one defect never covers another).
+std::vector<Outcome> outcomes_of(const Inputs& in) {
+  std::vector<Outcome> out;
+  out.reserve(in.cases.size());
+  for (const auto& c : in.cases) {
+    const auto ids = bundle::split_ids(c.property("gpucts.known_defect"));
+    const bool waived = junit::failing(c.status) && !ids.empty() &&
+                        std::all_of(ids.begin(), ids.end(), [&](const std::string& id) {
+                          return contains(in.manifest.accepted_known, id);
+                        });
+    out.push_back(waived ? Outcome::waived : static_cast<Outcome>(static_cast<int>(c.status)));
+  }
+  return out;
+}
+
+// The accepted defects with the cases they waived, described as the manifest recorded them.
+std::vector<bundle::Waiver> count_waivers(const Inputs& in, const std::vector<Outcome>& outcomes) {
   std::vector<bundle::Waiver> out;
-  for (const auto& c : in.cases)
-    for (const auto& id : bundle::split_ids(c.property("gpucts.waived"))) ++bundle::waiver_for(out, id).cases;
+  for (size_t i = 0; i < in.cases.size(); ++i)
+    if (outcomes[i] == Outcome::waived)
+      for (const auto& id : bundle::split_ids(in.cases[i].property("gpucts.known_defect")))
+        ++bundle::waiver_for(out, id).cases;
   for (auto& w : out)
     for (const auto& described : in.manifest.waivers)
       if (described.id == w.id) w.title = described.title, w.link = described.link, w.fix = described.fix;
+  return out;
+}
+
+// The failed suites whose failing cases were all waived (at least one).
+std::vector<std::string> passed_with_waivers(const Inputs& in, const std::vector<Outcome>& outcomes) {
+  std::vector<std::string> out;
+  for (const auto& s : in.manifest.suites) {
+    if (s.status != bundle::SuiteStatus::failed) continue;
+    bool waived = false, failed = false;
+    for (size_t i = 0; i < in.cases.size(); ++i)
+      if (in.cases[i].binary == s.name) {
+        failed |= failing(outcomes[i]);
+        waived |= outcomes[i] == Outcome::waived;
+      }
+    if (waived && !failed) out.push_back(s.name);
+  }
   return out;
 }
 
@@ -37,8 +74,17 @@ std::string text_field(const nlohmann::json& o, const char* key) {
   return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : "";
 }
 
+// Does this check finding count as an error of the run? Errors count, except a known defect that
+// was accepted (check.json's own verdict says fail for it all the same).
+bool finding_counts(const nlohmann::json& f, const std::vector<std::string>& accepted) {
+  if (text_field(f, "severity") != "error") return false;
+  const std::string defect = bundle::defect_of_finding(f);
+  return defect.empty() || !contains(accepted, defect);
+}
+
 // Fail: what failed, one line each, in the order a person should read them.
-std::vector<std::string> failures(const Inputs& in, const std::vector<std::string>& check_lines) {
+std::vector<std::string> failures(const Inputs& in, const Verdict& v,
+                                  const std::vector<std::string>& check_lines) {
   const auto& m = in.manifest;
   std::vector<std::string> out;
   if (m.interrupted) out.push_back("qualify was interrupted: the run is incomplete");
@@ -48,8 +94,8 @@ std::vector<std::string> failures(const Inputs& in, const std::vector<std::strin
   // Per binary: its failing cases and the first one's cause.
   std::map<std::string, std::pair<int, std::string>> failed;
   std::vector<std::string> order;
-  for (const auto& c : in.cases)
-    if (junit::failing(c.status)) {
+  for (size_t i = 0; i < in.cases.size(); ++i)
+    if (const auto& c = in.cases[i]; failing(v.outcomes[i])) {
       auto [it, fresh] = failed.try_emplace(
           c.binary, 0, c.suite + "." + c.name + ": " + junit::cause(c.detail.empty() ? c.message : c.detail));
       if (fresh) order.push_back(c.binary);
@@ -61,7 +107,7 @@ std::vector<std::string> failures(const Inputs& in, const std::vector<std::strin
     if (s.status == SuiteStatus::passed || s.status == SuiteStatus::skipped ||
         s.status == SuiteStatus::not_run)
       continue;
-    if (suite_passed_with_waivers(in.cases, s)) continue;
+    if (v.suite_passed_with_waivers(s.name)) continue;
     named.insert(s.name);
     std::string line = s.name + " " + bundle::suite_status_name(s.status);
     if (auto it = failed.find(s.name); it != failed.end())
@@ -145,27 +191,27 @@ std::string Verdict::text() const {
   return "PASS (waived: " + ids + ")";
 }
 
-bool suite_passed_with_waivers(const std::vector<junit::Case>& cases, const bundle::SuiteRun& s) {
-  if (s.status != bundle::SuiteStatus::failed) return false;
-  bool waived = false;
-  for (const auto& c : cases) {
-    if (c.binary != s.name) continue;
-    if (junit::failing(c.status)) return false;
-    waived |= !c.property("gpucts.waived").empty();
+const char* outcome_name(Outcome o) { return kOutcomeNames[static_cast<int>(o)]; }
+
+Tally Verdict::tally() const {
+  Tally t;
+  for (Outcome o : outcomes) {
+    int* counts[] = {&t.passed, &t.failed, &t.errors, &t.skipped, &t.waived};  // in Outcome's order
+    ++*counts[static_cast<int>(o)];
   }
-  return waived;
+  return t;
 }
 
-bool finding_counts(const nlohmann::json& f, const std::vector<std::string>& accepted) {
-  if (text_field(f, "severity") != "error") return false;
-  const std::string defect = bundle::defect_of_finding(f);
-  return defect.empty() || !contains(accepted, defect);
+bool Verdict::suite_passed_with_waivers(const std::string& suite) const {
+  return contains(passed_with_waivers, suite);
 }
 
 Verdict decide(const Inputs& in) {
   const auto& m = in.manifest;
   Verdict v;
-  v.waivers = count_waivers(in);
+  v.outcomes = outcomes_of(in);
+  v.waivers = count_waivers(in, v.outcomes);
+  v.passed_with_waivers = passed_with_waivers(in, v.outcomes);
   std::vector<std::string> check_lines;
   if (const auto* fs = findings_of(in.check))
     for (const auto& f : *fs) {
@@ -182,7 +228,7 @@ Verdict decide(const Inputs& in) {
       check_lines.push_back("check error " + (id.empty() ? "?" : id) + (defect.empty() ? "" : " " + defect) +
                             ": " + text_field(f, "subject"));
     }
-  if (auto failed = failures(in, check_lines); !failed.empty()) {
+  if (auto failed = failures(in, v, check_lines); !failed.empty()) {
     v.kind = Kind::fail;
     v.reasons = std::move(failed);
     return v;
@@ -217,6 +263,35 @@ Verdict decide(const Inputs& in) {
 
 Verdict decide(const bundle::Bundle& b, std::vector<std::string> set_aside_findings) {
   return decide(Inputs{b.manifest, b.cases, b.check, b.bandwidth, std::move(set_aside_findings)});
+}
+
+namespace {
+
+// Whose defects these are, by their ids' prefix: "NCCL", "torch", or "NCCL and torch".
+std::string defect_owner(const std::vector<std::string>& ids) {
+  bool nccl = false, torch = false;
+  for (const auto& id : ids) (id.rfind("torch-", 0) == 0 ? torch : nccl) = true;
+  return nccl && torch ? "NCCL and torch" : torch ? "torch" : "NCCL";
+}
+
+}  // namespace
+
+std::vector<junit::Case> junit_cases(const std::vector<junit::Case>& cases, const Verdict& v) {
+  std::vector<junit::Case> out = cases;
+  for (size_t i = 0; i < out.size() && i < v.outcomes.size(); ++i) {
+    if (v.outcomes[i] != Outcome::waived) continue;
+    auto& c = out[i];
+    const auto ids = bundle::split_ids(c.property("gpucts.known_defect"));
+    std::string joined;
+    for (const auto& id : ids) joined += (joined.empty() ? "" : ",") + id;
+    c.properties["gpucts.waived"] = joined;
+    c.properties["gpucts.waived_status"] = junit::status_name(c.status);
+    c.status = junit::Status::skipped;
+    c.message =
+        junit::one_line("waived (known " + defect_owner(ids) + " defect " + joined +
+                        ", --accept-known): " + junit::cause(c.detail.empty() ? c.message : c.detail));
+  }
+  return out;
 }
 
 }  // namespace cts::verdict

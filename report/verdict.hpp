@@ -38,24 +38,41 @@ struct Inputs {
   std::vector<std::string> set_aside_findings{};
 };
 
+// What a case means for the verdict: the status it ran with, or waived: it failed (or errored)
+// and every known defect it names (its gpucts.known_defect property) was accepted with
+// --accept-known. The bundle records what ran; decide() alone says what was waived.
+enum class Outcome { passed, failed, error, skipped, waived };
+// "passed", "failed", "error", "skipped", "waived".
+const char* outcome_name(Outcome o);
+inline bool failing(Outcome o) { return o == Outcome::failed || o == Outcome::error; }
+
+// Cases counted by outcome (a waived case is not counted as skipped).
+struct Tally {
+  int passed = 0, failed = 0, errors = 0, skipped = 0, waived = 0;
+  int total() const { return passed + failed + errors + skipped + waived; }
+};
+
 struct Verdict {
   Kind kind = Kind::pass;
   std::vector<std::string> reasons;     // what it rests on, most important first; none for a plain pass
   std::vector<bundle::Waiver> waivers;  // accepted defects that waived a case or a finding (ids, counts)
   int check_errors = 0;                 // error findings of `gpucts check` that count
   std::vector<std::string> set_aside;   // set_aside_findings that this check had as errors
+  std::vector<Outcome> outcomes;        // per case of the inputs, in their order
+  // Failed suites whose every failing case was waived: "passed with waivers".
+  std::vector<std::string> passed_with_waivers;
   int exit_code() const { return verdict::exit_code(kind); }
   std::string text() const;  // "PASS", "PASS (waived: nccl-1950)", "FAIL", "NO GPU: ...", "NOT RUN: ..."
+  Tally tally() const;
+  bool suite_passed_with_waivers(const std::string& suite) const;
 };
 
 Verdict decide(const Inputs& in);
 Verdict decide(const bundle::Bundle& b, std::vector<std::string> set_aside_findings = {});
 
-// A failed suite whose every failing case was waived with --accept-known: "passed with waivers".
-bool suite_passed_with_waivers(const std::vector<junit::Case>& cases, const bundle::SuiteRun& s);
-
-// Does this check finding count as an error of the run? Errors count, except a known NCCL defect
-// that was accepted (check.json's own verdict says fail for it all the same).
-bool finding_counts(const nlohmann::json& finding, const std::vector<std::string>& accepted);
+// The cases as junit.xml gives them to CI servers: each case decide() waived is a skip of type
+// gpucts.waived, the defect ids in its gpucts.waived property and the status it ran with in
+// gpucts.waived_status (bundle::load reads that status back). `v` is decide() of these cases.
+std::vector<junit::Case> junit_cases(const std::vector<junit::Case>& cases, const Verdict& v);
 
 }  // namespace cts::verdict

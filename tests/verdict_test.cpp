@@ -2,11 +2,14 @@
 // differs from a clean pass in one way and names the kind, the exit status and a reason it expects.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "fixtures/probe/paths.hpp"
 #include "report/bundle.hpp"
+#include "report/report_diff.hpp"
 #include "report/verdict.hpp"
 
 namespace cts {
@@ -126,8 +129,8 @@ const std::vector<Row>& rows() {
        [](Fixture& f) {
          f.b.manifest.accepted_known = {"nccl-1950"};
          f.b.check["findings"].push_back(finding("nccl-known-defect", "error", kDefectSource));
-         f.b.cases.push_back(one_case("gpucts_collectives", Status::skipped, "waived"));
-         f.b.cases.back().properties["gpucts.waived"] = "nccl-1950";
+         f.b.cases.push_back(one_case("gpucts_collectives", Status::failed, "wrong sum"));
+         f.b.cases.back().properties["gpucts.known_defect"] = "nccl-1950";
        },
        verdict::Kind::waived, 0,
        "waived with --accept-known: nccl-1950 (1 failed case(s), 1 check finding(s))"},
@@ -136,8 +139,8 @@ const std::vector<Row>& rows() {
        [](Fixture& f) {
          f.b.manifest.accepted_known = {"torch-190745"};
          f.b.check["findings"].push_back(finding("torch-known-defect", "error", kTorchDefectSource));
-         f.b.cases.push_back(one_case("gpucts_py_torch_sim2", Status::skipped, "waived"));
-         f.b.cases.back().properties["gpucts.waived"] = "torch-190745";
+         f.b.cases.push_back(one_case("gpucts_py_torch_sim2", Status::error, "hung"));
+         f.b.cases.back().properties["gpucts.known_defect"] = "torch-190745";
        },
        verdict::Kind::waived, 0,
        "waived with --accept-known: torch-190745 (1 failed case(s), 1 check finding(s))"},
@@ -151,8 +154,8 @@ const std::vector<Row>& rows() {
        [](Fixture& f) {
          f.b.manifest.accepted_known = {"nccl-1950"};
          f.b.manifest.suites[0].status = SuiteStatus::failed;
-         f.b.cases[0].status = Status::skipped;
-         f.b.cases[0].properties["gpucts.waived"] = "nccl-1950";
+         f.b.cases[0].status = Status::failed;
+         f.b.cases[0].properties["gpucts.known_defect"] = "nccl-1950";
        },
        verdict::Kind::waived, 0, "nccl-1950"},
       {"fewer GPUs than expected",
@@ -250,14 +253,31 @@ TEST(Verdict, KindNamesRoundTripAndUnknownIsRefused) {
 TEST(Verdict, TextNamesTheWaivedDefects) {
   Fixture f;
   f.b.manifest.accepted_known = {"nccl-1950"};
-  f.b.cases[0].status = Status::skipped;
-  f.b.cases[0].properties["gpucts.waived"] = "nccl-1950";
+  f.b.cases[0].status = Status::failed;
+  f.b.cases[0].properties["gpucts.known_defect"] = "nccl-1950";
   EXPECT_EQ(verdict::decide(f.b).text(), "PASS (waived: nccl-1950)");
 }
 
-// apply_waivers only marks the cases an accepted defect explains; decide counts the waivers from
-// those marks (one place), so the count is what the bundle's cases say.
-TEST(Verdict, ApplyWaiversMarksAndDecideCounts) {
+// The bundle records what ran; decide() alone says what a failure an accepted defect explains
+// means: the case stays failed, the suite failed, and the verdict is a pass with waivers.
+TEST(Verdict, AWaivedCaseKeepsTheStatusItRanWith) {
+  Fixture f;
+  f.b.manifest.accepted_known = {"nccl-1950"};
+  f.b.manifest.suites[0].status = SuiteStatus::failed;
+  f.b.cases[0].status = Status::failed;
+  f.b.cases[0].properties["gpucts.known_defect"] = "nccl-1950";
+  const verdict::Verdict v = verdict::decide(f.b);
+  EXPECT_EQ(v.kind, verdict::Kind::waived);
+  EXPECT_EQ(v.exit_code(), 0);
+  EXPECT_EQ(v.text(), "PASS (waived: nccl-1950)");
+  EXPECT_EQ(f.b.cases[0].status, Status::failed) << "the recorded status is what ran";
+  EXPECT_EQ(f.b.cases[0].property("gpucts.waived"), "") << "the bundle's cases are not marked";
+}
+
+// decide() waives the failures an accepted defect explains, and those only (every defect a case
+// names must be accepted); it counts the waivers from them; junit_cases shows them to CI servers as
+// typed skips that keep the status they ran with.
+TEST(Verdict, DecideWaivesOnlyWhatTheAcceptedDefectsExplain) {
   Fixture f;
   f.b.manifest.accepted_known = {"nccl-1950"};
   f.b.cases = {one_case("gpucts_collectives", Status::failed, "wrong sum"),
@@ -267,43 +287,104 @@ TEST(Verdict, ApplyWaiversMarksAndDecideCounts) {
                one_case("gpucts_collectives", Status::passed)};
   for (size_t i : {0, 1, 4}) f.b.cases[i].properties["gpucts.known_defect"] = "nccl-1950";
   f.b.cases[2].properties["gpucts.known_defect"] = "nccl-1950,nccl-788";  // nccl-788 is not accepted
-  bundle::apply_waivers(f.b.manifest.accepted_known, f.b.cases);
-  EXPECT_EQ(f.b.cases[0].status, Status::skipped);
-  EXPECT_EQ(f.b.cases[0].property("gpucts.waived"), "nccl-1950");
-  EXPECT_EQ(f.b.cases[0].property("gpucts.waived_status"), "failed");
-  EXPECT_NE(f.b.cases[0].message.find("waived (known NCCL defect nccl-1950"), std::string::npos)
-      << f.b.cases[0].message;
-  EXPECT_EQ(f.b.cases[1].status, Status::skipped);
-  EXPECT_EQ(f.b.cases[1].property("gpucts.waived_status"), "error");
-  EXPECT_EQ(f.b.cases[2].status, Status::failed);
-  EXPECT_EQ(f.b.cases[3].status, Status::failed);
-  EXPECT_EQ(f.b.cases[4].status, Status::passed);
-  EXPECT_EQ(f.b.cases[4].property("gpucts.waived"), "");
   const verdict::Verdict v = verdict::decide(f.b);
+  using verdict::Outcome;
+  EXPECT_EQ(v.outcomes, (std::vector<Outcome>{Outcome::waived, Outcome::waived, Outcome::failed,
+                                              Outcome::failed, Outcome::passed}));
   ASSERT_EQ(v.waivers.size(), 1u);
   EXPECT_EQ(v.waivers[0].id, "nccl-1950");
   EXPECT_EQ(v.waivers[0].cases, 2);
   EXPECT_EQ(v.kind, verdict::Kind::fail);  // the two failures no accepted defect explains
+  const verdict::Tally t = v.tally();
+  EXPECT_EQ(t.waived, 2);
+  EXPECT_EQ(t.failed, 2);
+  EXPECT_EQ(t.passed, 1);
+  EXPECT_EQ(t.skipped, 0);
+
+  const auto shown = verdict::junit_cases(f.b.cases, v);
+  ASSERT_EQ(shown.size(), f.b.cases.size());
+  EXPECT_EQ(shown[0].status, Status::skipped);
+  EXPECT_EQ(shown[0].property("gpucts.waived"), "nccl-1950");
+  EXPECT_EQ(shown[0].property("gpucts.waived_status"), "failed");
+  EXPECT_NE(shown[0].message.find("waived (known NCCL defect nccl-1950"), std::string::npos)
+      << shown[0].message;
+  EXPECT_EQ(shown[1].property("gpucts.waived_status"), "error");
+  EXPECT_EQ(shown[2].status, Status::failed);
+  EXPECT_EQ(shown[3].status, Status::failed);
+  EXPECT_EQ(shown[4].status, Status::passed);
+  EXPECT_EQ(shown[4].property("gpucts.waived"), "");
+  EXPECT_EQ(f.b.cases[0].status, Status::failed) << "the cases given are not changed";
 
   // A torch defect's failure: waived only by its own id, and the message says whose defect it is.
   Fixture torch;
   torch.b.cases[0].status = Status::failed;
   torch.b.cases[0].properties["gpucts.known_defect"] = "torch-190745";
-  bundle::apply_waivers({"nccl-1950"}, torch.b.cases);
-  EXPECT_EQ(torch.b.cases[0].status, Status::failed) << "another defect's waiver covers nothing here";
-  bundle::apply_waivers({"torch-190745"}, torch.b.cases);
-  EXPECT_EQ(torch.b.cases[0].status, Status::skipped);
-  EXPECT_EQ(torch.b.cases[0].property("gpucts.waived"), "torch-190745");
-  EXPECT_NE(torch.b.cases[0].message.find("waived (known torch defect torch-190745"), std::string::npos)
-      << torch.b.cases[0].message;
-  EXPECT_EQ(torch.b.cases[0].message.find("NCCL"), std::string::npos) << torch.b.cases[0].message;
+  torch.b.manifest.accepted_known = {"nccl-1950"};
+  EXPECT_EQ(verdict::decide(torch.b).outcomes[0], Outcome::failed)
+      << "another defect's waiver covers nothing";
+  torch.b.manifest.accepted_known = {"torch-190745"};
+  const auto torch_v = verdict::decide(torch.b);
+  EXPECT_EQ(torch_v.outcomes[0], Outcome::waived);
+  const auto torch_shown = verdict::junit_cases(torch.b.cases, torch_v);
+  EXPECT_EQ(torch_shown[0].property("gpucts.waived"), "torch-190745");
+  EXPECT_NE(torch_shown[0].message.find("waived (known torch defect torch-190745"), std::string::npos)
+      << torch_shown[0].message;
+  EXPECT_EQ(torch_shown[0].message.find("NCCL"), std::string::npos) << torch_shown[0].message;
 
-  Fixture none;
+  Fixture none;  // nothing accepted: nothing waived
   none.b.cases[0].status = Status::failed;
   none.b.cases[0].properties["gpucts.known_defect"] = "nccl-1950";
-  bundle::apply_waivers({}, none.b.cases);  // nothing accepted: nothing waived
-  EXPECT_EQ(none.b.cases[0].status, Status::failed);
+  EXPECT_EQ(verdict::decide(none.b).outcomes[0], Outcome::failed);
   EXPECT_TRUE(verdict::decide(none.b).waivers.empty());
+}
+
+// A bundle folder holding `f`'s manifest and its cases as junit.xml (no other file).
+std::string write_bundle(const std::string& dir, const Fixture& f) {
+  std::filesystem::create_directories(dir);
+  bundle::write_text(dir + "/manifest.json", bundle::to_json(f.b.manifest).dump(2));
+  bundle::write_text(dir + "/junit.xml", junit::write(f.b.cases, "test"));
+  return dir;
+}
+
+// One failure nccl-1950 explains, accepted: its suite failed.
+Fixture waived_run() {
+  Fixture f;
+  f.b.manifest.host = "node1";
+  f.b.manifest.verdict = "waived";
+  f.b.manifest.accepted_known = {"nccl-1950"};
+  f.b.manifest.suites[0].status = SuiteStatus::failed;
+  f.b.cases[0] = one_case("gpucts_collectives", Status::failed, "wrong sum");
+  f.b.cases[0].properties["gpucts.known_defect"] = "nccl-1950";
+  return f;
+}
+
+// `gpucts report` compares what decide() says of each case, not the string a run recorded: one
+// waived failure recorded two ways (the typed skip qualify writes into junit.xml for CI servers,
+// and the failure as it ran) is the same, and one recorded failure waived in one run and not in
+// the other is a change.
+TEST(DecidedStatus, ReportDiffComparesWhatDecideSays) {
+  ScratchDir tmp("decided-status");
+  Fixture as_skip = waived_run();
+  as_skip.b.cases[0].status = Status::skipped;
+  as_skip.b.cases[0].properties["gpucts.waived"] = "nccl-1950";
+  as_skip.b.cases[0].properties["gpucts.waived_status"] = "failed";
+  const auto a = bundle::load(write_bundle(tmp.path() + "/a", as_skip));
+  const auto b = bundle::load(write_bundle(tmp.path() + "/b", waived_run()));
+  ASSERT_EQ(a.cases.size(), 2u);
+  EXPECT_EQ(a.cases[0].status, Status::failed) << "the typed skip is read back as the failure it was";
+  const report::Comparison same = report::compare(a, {b}, 5);
+  EXPECT_TRUE(same.cases.empty()) << same.cases.front().key << ": " << same.cases.front().baseline << " -> "
+                                  << same.cases.front().candidates[0];
+  EXPECT_FALSE(same.regressed()) << same.regressions[0].front();
+
+  Fixture not_accepted = waived_run();
+  not_accepted.b.manifest.accepted_known.clear();
+  const report::Comparison changed = report::compare(waived_run().b, {not_accepted.b}, 5);
+  ASSERT_EQ(changed.cases.size(), 1u);
+  EXPECT_EQ(changed.cases[0].baseline, "waived");
+  EXPECT_EQ(changed.cases[0].candidates[0], "failed");
+  EXPECT_EQ(changed.cases[0].change[0], "newly failing");
+  EXPECT_TRUE(changed.regressed());
 }
 
 }  // namespace
