@@ -16,9 +16,7 @@ namespace fs = std::filesystem;
 namespace cts::campaign {
 namespace {
 
-using parts::collect_findings;
 using parts::label;
-using parts::str_field;
 
 constexpr std::size_t kMaxRows = 400;  // per table in Markdown/HTML; campaign.json has every row
 
@@ -100,16 +98,9 @@ void releases_table(doc::Doc& d, const Report& r) {
   for (const auto& rel : r.releases) {
     const verdict::Tally k = rel.decision.tally();
     const Timing& t = rel.timing;
-    std::vector<nlohmann::json> findings;
-    collect_findings(rel.bundle.check, findings);
-    std::vector<std::string> errors;
-    for (const auto& f : findings) {
-      const std::string id = str_field(f, "id");
-      if (str_field(f, "severity") == "error" &&
-          std::find(errors.begin(), errors.end(), id) == errors.end() &&
-          std::find(rel.expected.begin(), rel.expected.end(), id) == rel.expected.end())
-        errors.push_back(id);
-    }
+    std::vector<std::string> errors;  // the check errors the release's verdict counted
+    for (const auto& e : rel.decision.check_errors)
+      if (std::find(errors.begin(), errors.end(), e.id) == errors.end()) errors.push_back(e.id);
     runs.rows.push_back(
         {label(rel), rel.verdict,
          std::to_string(k.passed) + "/" + std::to_string(k.failed) + "/" + std::to_string(k.errors) + "/" +

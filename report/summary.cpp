@@ -62,13 +62,15 @@ void check_section(doc::Doc& d, const bundle::Bundle& b, const verdict::Verdict&
     return;
   }
   // The check's part of the verdict, as decide() counted it.
-  const int errors = v.check_errors;
+  const int errors = static_cast<int>(v.check_errors.size());
   std::string waived;
   for (const auto& w : v.waivers)
     if (w.findings) waived += (waived.empty() ? "" : ", ") + w.id;
   d.paragraph("verdict: " + (errors           ? "fail (" + std::to_string(errors) + " error finding(s))"
                              : waived.empty() ? std::string("pass")
                                               : "pass (waived: " + waived + ")"));
+  if (!v.set_aside.empty())
+    d.paragraph("set aside, not judged (every run of a campaign has them): " + join(v.set_aside, ", "));
   doc::Table t{{"severity", "id", "subject", "message", "source"}, {}, {}};
   if (check.contains("findings") && check["findings"].is_array())
     for (const auto& f : check["findings"]) {
@@ -82,6 +84,8 @@ void check_section(doc::Doc& d, const bundle::Bundle& b, const verdict::Verdict&
             }))
           sev = "error, waived";
       }
+      if (sev == "error" && std::count(v.set_aside.begin(), v.set_aside.end(), f.value("id", "")))
+        sev = "error, set aside";
       t.rows.push_back({sev, f.value("id", ""), f.value("subject", ""), msg, f.value("source", "")});
       t.row_class.push_back(sev == "error" ? "fail" : sev == "info" ? "" : "skip");
     }
@@ -309,12 +313,8 @@ std::vector<Failure> failures_of(const bundle::Bundle& b, const verdict::Verdict
     if (bundle::ended_early(s.status) && !s.synthesized)
       out.push_back(
           {s.name, "(suite)", std::string(bundle::suite_status_name(s.status)) + ": " + s.reason, ""});
-  std::set<std::string> accepted(b.manifest.accepted_known.begin(), b.manifest.accepted_known.end());
-  if (b.check.is_object() && b.check.contains("findings") && b.check["findings"].is_array())
-    for (const auto& f : b.check["findings"])
-      if (f.value("severity", "") == "error" && !accepted.count(bundle::defect_of_finding(f)))
-        out.push_back({"gpucts check", f.value("id", ""),
-                       f.value("subject", "") + ": " + f.value("message", ""), bundle::defect_of_finding(f)});
+  for (const auto& e : v.check_errors)  // the findings decide() counted
+    out.push_back({"gpucts check", e.id, e.subject + ": " + e.message, e.defect});
   return out;
 }
 
@@ -585,10 +585,10 @@ void environment_section(doc::Doc& d, const bundle::Bundle& b) {
 
 }  // namespace
 
-doc::Doc build(const bundle::Bundle& b) {
+doc::Doc build(const bundle::Bundle& b, const std::vector<std::string>& set_aside_findings) {
   doc::Doc d;
   d.title = "gpucts qualification: " + b.manifest.host + ", " + b.manifest.created;
-  const verdict::Verdict v = verdict::decide(b);
+  const verdict::Verdict v = verdict::decide(b, set_aside_findings);
   verdict_section(d, b, v);
   counts_section(d, b, v);
   // Failures a known NCCL defect explains, by defect, ahead of the unexplained ones.

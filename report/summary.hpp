@@ -64,7 +64,8 @@ struct Skips {
 Skips group_skips(const bundle::Bundle& b);
 Skips group_skips(const bundle::Bundle& b, const verdict::Verdict& v);
 
-doc::Doc build(const bundle::Bundle& b);
+// `set_aside_findings`: check finding ids not judged (a campaign's, verdict::Inputs); the page says so.
+doc::Doc build(const bundle::Bundle& b, const std::vector<std::string>& set_aside_findings = {});
 // Writes summary.md, summary.html and plots/*.svg into the bundle directory (or into `out_dir`).
 void write(const bundle::Bundle& b);
 void write(const bundle::Bundle& b, const std::string& out_dir);

@@ -224,7 +224,7 @@ Verdict decide(const Inputs& in) {
       if (!defect.empty() && contains(m.accepted_known, defect))
         ++bundle::waiver_for(v.waivers, defect).findings;
       if (!finding_counts(f, m.accepted_known)) continue;
-      ++v.check_errors;
+      v.check_errors.push_back({id, defect, text_field(f, "subject"), text_field(f, "message")});
       check_lines.push_back("check error " + (id.empty() ? "?" : id) + (defect.empty() ? "" : " " + defect) +
                             ": " + text_field(f, "subject"));
     }

@@ -52,13 +52,20 @@ struct Tally {
   int total() const { return passed + failed + errors + skipped + waived; }
 };
 
+// An error finding of `gpucts check` that counts against the run: an error, not set aside, and not
+// a known defect that was accepted with --accept-known (check.json's own verdict says fail for it
+// all the same). Pages list these; none of them judges a finding itself.
+struct CheckError {
+  std::string id, defect, subject, message;  // defect: the known defect it cites, "" for others
+};
+
 struct Verdict {
   Kind kind = Kind::pass;
-  std::vector<std::string> reasons;     // what it rests on, most important first; none for a plain pass
-  std::vector<bundle::Waiver> waivers;  // accepted defects that waived a case or a finding (ids, counts)
-  int check_errors = 0;                 // error findings of `gpucts check` that count
-  std::vector<std::string> set_aside;   // set_aside_findings that this check had as errors
-  std::vector<Outcome> outcomes;        // per case of the inputs, in their order
+  std::vector<std::string> reasons;      // what it rests on, most important first; none for a plain pass
+  std::vector<bundle::Waiver> waivers;   // accepted defects that waived a case or a finding (ids, counts)
+  std::vector<CheckError> check_errors;  // in check.json's order
+  std::vector<std::string> set_aside;    // set_aside_findings that this check had as errors
+  std::vector<Outcome> outcomes;         // per case of the inputs, in their order
   // Failed suites whose every failing case was waived: "passed with waivers".
   std::vector<std::string> passed_with_waivers;
   int exit_code() const { return verdict::exit_code(kind); }

@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "fixtures/probe/paths.hpp"
+#include "matrix/matrix.hpp"
 #include "report/bundle.hpp"
+#include "report/campaign.hpp"
 #include "report/report_diff.hpp"
+#include "report/summary.hpp"
 #include "report/verdict.hpp"
 
 namespace cts {
@@ -385,6 +388,71 @@ TEST(DecidedStatus, ReportDiffComparesWhatDecideSays) {
   EXPECT_EQ(changed.cases[0].candidates[0], "failed");
   EXPECT_EQ(changed.cases[0].change[0], "newly failing");
   EXPECT_TRUE(changed.regressed());
+}
+
+// The check-error rule lives in decide() alone: a finding the campaign sets aside neither fails
+// the summary nor is listed among its failures, and the page says it was set aside.
+TEST(DecidedStatus, ASetAsideCheckErrorDoesNotFailTheSummary) {
+  Fixture f;
+  f.b.check["findings"].push_back(finding("nccl-header-library-mismatch", "error"));
+  const std::string judged = doc::to_markdown(summary::build(f.b));
+  EXPECT_NE(judged.find("**FAIL**"), std::string::npos) << judged;
+  EXPECT_NE(judged.find("- gpucts check: 1 failed"), std::string::npos) << judged;
+
+  const std::vector<std::string> campaign = {"nccl-header-library-mismatch"};
+  const std::string md = doc::to_markdown(summary::build(f.b, campaign));
+  EXPECT_NE(md.find("**PASS**"), std::string::npos) << md;
+  EXPECT_EQ(md.find("What failed"), std::string::npos) << md;
+  EXPECT_NE(md.find("nothing failed"), std::string::npos) << md;
+  EXPECT_NE(md.find("verdict: pass"), std::string::npos) << md;
+  EXPECT_NE(md.find("set aside, not judged (every run of a campaign has them): nccl-header-library-mismatch"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| error, set aside | nccl-header-library-mismatch |"), std::string::npos) << md;
+  EXPECT_TRUE(summary::failures_of(f.b, verdict::decide(f.b, campaign)).empty());
+  // What decide() counts is what the pages list: an accepted defect's error is waived, not listed.
+  f.b.check["findings"].push_back(finding("nccl-known-defect", "error", kDefectSource));
+  f.b.manifest.accepted_known = {"nccl-1950"};
+  const verdict::Verdict v = verdict::decide(f.b, campaign);
+  EXPECT_TRUE(v.check_errors.empty());
+  EXPECT_TRUE(summary::failures_of(f.b, v).empty());
+  f.b.manifest.accepted_known.clear();
+  const verdict::Verdict strict = verdict::decide(f.b, campaign);
+  ASSERT_EQ(strict.check_errors.size(), 1u);
+  EXPECT_EQ(strict.check_errors[0].id, "nccl-known-defect");
+  EXPECT_EQ(strict.check_errors[0].defect, "nccl-1950");
+  ASSERT_EQ(summary::failures_of(f.b, strict).size(), 1u);
+  EXPECT_EQ(summary::failures_of(f.b, strict)[0].item, "nccl-known-defect");
+}
+
+// The cell of the campaign's Releases table in the row of release `v`, column `col` (0: NCCL).
+std::string releases_cell(const std::string& md, const std::string& v, size_t col) {
+  const auto at = md.find("\n| " + v + " | ");
+  if (at == std::string::npos) return "(no row)";
+  std::string row = md.substr(at + 3, md.find('\n', at + 1) - at - 3);
+  for (size_t i = 0; i < col; ++i) row = row.substr(row.find(" | ") + 3);
+  return row.substr(0, row.find(" | "));
+}
+
+// The campaign's Releases table lists the check errors each release's verdict counted, not its own
+// reading of check.json: an accepted known defect's error is waived there, not listed.
+TEST(DecidedStatus, TheCampaignListsTheCheckErrorsTheVerdictCounts) {
+  std::vector<campaign::Release> releases(2);
+  for (size_t i = 0; i < 2; ++i) {
+    Fixture f;
+    f.b.check["findings"].push_back(finding("nccl-known-defect", "error", kDefectSource));
+    f.b.check["findings"].push_back(finding("nccl-header-library-mismatch", "error"));
+    if (i == 1) f.b.manifest.accepted_known = {"nccl-1950"};
+    releases[i].version = Version::parse(i == 0 ? "2.27.7" : "2.28.9");
+    releases[i].bundle = f.b;
+  }
+  const campaign::Report r = campaign::build(releases, builtin_matrix());
+  const std::string md = doc::to_markdown(campaign::to_doc(r));
+  EXPECT_EQ(releases_cell(md, "2.27.7", 1), "fail") << md;
+  EXPECT_EQ(releases_cell(md, "2.27.7", 3), "nccl-known-defect") << md;
+  EXPECT_EQ(releases_cell(md, "2.27.7", 4), "nccl-header-library-mismatch") << md;
+  EXPECT_EQ(releases_cell(md, "2.28.9", 1), "waived") << md;
+  EXPECT_EQ(releases_cell(md, "2.28.9", 3), "-") << md;
 }
 
 }  // namespace
