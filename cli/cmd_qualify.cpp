@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "cli/args.hpp"
 #include "cli/bundle_dir.hpp"
@@ -15,6 +16,7 @@
 #include "cli/qualify_load.hpp"
 #include "cli/qualify_options.hpp"
 #include "cli/qualify_run.hpp"
+#include "cli/qualify_schedule.hpp"
 #include "fixtures/probe/environment.hpp"
 #include "fixtures/probe/gpu_requirement.hpp"
 #include "fixtures/probe/probe.hpp"
@@ -53,6 +55,9 @@ const CommandSpec kQualifySpec = {
      {"timeout", "S", "deadline of each suite in seconds, 0 for none (default: its CTest TIMEOUT)",
       Kind::seconds},
      {"grace", "S", "seconds from SIGTERM to SIGKILL at a deadline or interrupt (default 10)", Kind::seconds},
+     {"jobs", "N",
+      "suites side by side, as ctest -j; perf suites run alone (default: a suite per 4 CPUs, at most 4)",
+      Kind::positive},
      repeatable({"fingerprint", "FILE",
                  "a fingerprint probed elsewhere, checked with this host's (repeatable)", Kind::file}),
      {"python", "EXE", kPythonHelp},
@@ -205,6 +210,7 @@ struct Run {
   std::vector<std::string> accepted;
   std::string out;
   double timeout = 0, grace = 10;
+  int jobs = 1;  // suites side by side (--jobs)
   qualify::Selection sel;
   qualify::CheckedOptions checked;
   bool run_all = false;
@@ -264,6 +270,9 @@ void read_options(const Args& a, Run& r) {
   r.out = a.value("output").value_or("qualify-" + bundle::utc_now_compact());
   r.timeout = a.number("timeout", 0);
   r.grace = a.number("grace", 10);
+  r.jobs = a.value("jobs") ? static_cast<int>(a.number("jobs", 1))
+                           : qualify::auto_jobs(std::thread::hardware_concurrency());
+  if (r.jobs > 64) throw UsageError("--jobs " + std::to_string(r.jobs) + ": at most 64 suites side by side");
   if (r.timeout < 0 || r.grace < 0 || r.timeout > 1e7 || r.grace > 1e7)
     throw UsageError("--timeout and --grace must be from 0 to 10000000 seconds");
   // These paths are recorded in the bundle's JSON (UTF-8): refused now, not when writing the manifest.
@@ -410,35 +419,42 @@ std::string why_not_run(const Run& r, const qualify::TestEntry& t, const qualify
   return why;
 }
 
-// Step 5: every selected suite, one at a time, with a progress line.
+// An entry whose result is its timing (label perf, or CTest's RUN_SERIAL) has the machine to itself.
+bool runs_alone(const qualify::TestEntry& t) {
+  return t.run_serial || std::find(t.labels.begin(), t.labels.end(), "perf") != t.labels.end();
+}
+
+// Step 5: every selected suite, up to --jobs side by side (each in its own staging folder and
+// process group), with a progress line; the bundle lists them in the selection's order.
 void run_suites(Run& r) {
-  const bool tty = ::isatty(2);
+  const bool tty = ::isatty(2) && r.jobs == 1;  // a line rewritten in place only for one suite at a time
   const auto built_against = qualify::read_built_against(qualify::built_against_file(r.tree));
-  for (size_t i = 0; i < r.selected.size(); ++i) {
+  const size_t n = r.selected.size();
+  std::vector<qualify::Outcome> outcomes(n);
+  auto run_entry = [&](size_t i) {
     const auto& t = r.selected[i];
     const qualify::RunPaths p = qualify::run_paths(r.dir.string(), t.name);
     qualify::TestEntry e = qualify::relocate(t, r.tree, p);
+    auto& run = outcomes[i].run;
     bool missed = false;
     if (std::string not_run = why_not_run(r, t, e, built_against, &missed); !not_run.empty()) {
-      bundle::SuiteRun s;
-      s.name = t.name;
-      s.command = e.command;
-      s.labels = t.labels;
-      s.status = bundle::SuiteStatus::not_run;
-      s.reason = not_run;
-      s.gpus = t.gpus;
-      s.missed = missed;
-      std::fprintf(stderr, "[%zu/%zu] %s: not run: %s\n", i + 1, r.selected.size(),
-                   terminal_safe(t.name).c_str(), terminal_safe(not_run).c_str());
-      r.m.suites.push_back(s);
-      continue;
+      run.name = t.name;
+      run.command = e.command;
+      run.labels = t.labels;
+      run.status = bundle::SuiteStatus::not_run;
+      run.reason = not_run;
+      run.gpus = t.gpus;
+      run.missed = missed;
+      std::fprintf(stderr, "[%zu/%zu] %s: not run: %s\n", i + 1, n, terminal_safe(t.name).c_str(),
+                   terminal_safe(not_run).c_str());
+      return;
     }
     if (r.timeout > 0) e.timeout_s = r.timeout;
     const std::string head =
-        "[" + std::to_string(i + 1) + "/" + std::to_string(r.selected.size()) + "] " + terminal_safe(t.name);
+        "[" + std::to_string(i + 1) + "/" + std::to_string(n) + "] " + terminal_safe(t.name);
     if (!tty) std::fprintf(stderr, "%s: started (timeout %.0f s)\n", head.c_str(), e.timeout_s);
     double last_line = 0;
-    auto outcome = qualify::run_one(e, p, r.grace, [&](int done, int total, double el) {
+    outcomes[i] = qualify::run_one(e, p, r.grace, [&](int done, int total, double el) {
       std::string cases_s =
           total ? std::to_string(done) + "/" + std::to_string(total) + " cases" : "starting";
       if (tty) {
@@ -449,14 +465,19 @@ void run_suites(Run& r) {
         last_line = el;
       }
     });
-    outcome.run.gpus = t.gpus;
+    const auto& outcome = outcomes[i];
+    outcomes[i].run.gpus = t.gpus;
     auto c = junit::count(outcome.cases);
     std::fprintf(stderr, "%s%s: %s  %d passed, %d failed, %d errors, %d skipped  %s%s%s\n",
                  tty ? "\r\033[K" : "", head.c_str(), bundle::suite_status_name(outcome.run.status), c.passed,
                  c.failed, c.errors, c.skipped, clock_str(outcome.run.duration_s).c_str(),
                  outcome.run.reason.empty() ? "" : "  -- ", terminal_safe(outcome.run.reason).c_str());
-    r.cases.insert(r.cases.end(), outcome.cases.begin(), outcome.cases.end());
-    r.m.suites.push_back(std::move(outcome.run));
+  };
+  qualify::run_side_by_side(
+      n, r.jobs, [&](size_t i) { return runs_alone(r.selected[i]); }, run_entry);
+  for (auto& o : outcomes) {
+    r.cases.insert(r.cases.end(), o.cases.begin(), o.cases.end());
+    r.m.suites.push_back(std::move(o.run));
   }
 }
 

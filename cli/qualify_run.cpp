@@ -314,8 +314,11 @@ std::vector<TestEntry> parse_ctest_json(const std::string& text, const std::stri
           if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 255)
             throw bundle::BundleError(origin + ": " + where + ": expected an exit status 0..255");
           e.skip_code = v.get<int>();
-        } else if (n == "WILL_FAIL" && v.is_boolean())
+        } else if (n == "WILL_FAIL" && v.is_boolean()) {
           e.will_fail = v.get<bool>();
+        } else if (n == "RUN_SERIAL" && v.is_boolean()) {
+          e.run_serial = v.get<bool>();
+        }
       }
     out.push_back(std::move(e));
   }

@@ -39,6 +39,7 @@ struct TestEntry {
   // match one; the exit status is then ignored), FAIL_REGULAR_EXPRESSION, WILL_FAIL.
   std::vector<std::string> pass_regex{}, fail_regex{};
   bool will_fail = false;
+  bool run_serial = false;  // CTest's RUN_SERIAL: nothing runs beside it (qualify --jobs)
   SuiteKind kind() const;
 };
 
