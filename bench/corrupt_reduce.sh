@@ -16,7 +16,7 @@ while [ $# -gt 0 ]; do
 done
 OUT_DEFAULT=corrupt-out source "$(dirname "$0")/device_env.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
-shim=$OUT/nccl_corrupt_reduce.so
+shim=${TMPDIR:-/tmp}/nccl_corrupt_reduce.so
 gcc -shared -fPIC -O2 -I/usr/local/cuda/include -o "$shim" "$root/bench/nccl_corrupt_reduce.c" -ldl || exit 1
 export PYTHONPATH=$root/suites/python:$root/python${PYTHONPATH:+:$PYTHONPATH}
 counts() {  # passed, failed (apart from known defects), known-defect failures, skipped; failed names
