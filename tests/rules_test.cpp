@@ -1237,6 +1237,23 @@ TEST(KnownDefects, VersionAloneWarnsUnlessStrict) {
             "dtype i8/u8/i32/u32/i64/u64/f16/bf16/f32/f64");
 }
 
+// NVIDIA's cuBLASMp troubleshooting page: the RMA signal buffers defect is in NCCL 2.30.4 and fixed
+// in 2.30.7 (not in 2.30.4 itself).
+TEST(KnownDefects, RmaSignalBuffersFixedIn2_30_7) {
+  const Matrix& m = builtin_matrix();
+  auto has_it = [&](const char* nccl) {
+    for (const NcclDefect* d : defects_of_release(m, Version::parse(nccl)))
+      if (d->id == "nccl-2.30.4-rma-signal") return true;
+    return false;
+  };
+  EXPECT_TRUE(has_it("2.30.4"));
+  EXPECT_FALSE(has_it("2.30.7")) << "fixed in 2.30.7";
+  const NcclDefect* d = find_defect(m, "nccl-2.30.4-rma-signal");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->meta.source.find("cublasmp/troubleshooting"), std::string::npos) << d->meta.source;
+  EXPECT_EQ(d->fix_hint().rfind("upgrade NCCL to >= 2.30.7", 0), 0u) << d->fix_hint();
+}
+
 TEST(KnownDefects, EveryRowIsSourcedAndSaysHowToFixIt) {
   const Matrix& m = builtin_matrix();
   ASSERT_GE(m.nccl_defects.size(), 10u);
