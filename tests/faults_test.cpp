@@ -515,6 +515,8 @@ TEST_F(FaultTest, FakesAreIgnoredOutsideTestMode) {
 }
 
 // --- gpucts check under mpirun: one report from rank 0, one status everywhere --------------
+// The cases below are about ranks, not torch: --no-python spares them a python start per rank
+// (seconds on a loaded machine), except where a slow probe is the subject.
 
 std::string hostname() {
   char h[256] = {};
@@ -531,9 +533,20 @@ int count(const std::string& hay, const std::string& needle) {
 TEST_F(FaultTest, CheckUnderMpiNamesTheRankWithAnotherNccl) {
   if (!GPUCTS_HAVE_CUDA)
     GTEST_SKIP() << "built without NCCL (the asan build): rank 0 has no NCCL runtime to differ from";
-  std::vector<std::string> argv = {mpiexec_exe(), "-n",   "1", cli(), "check",
-                                   ":",           "-n",   "1", "-x",  "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3",
-                                   cli(),         "check"};
+  std::vector<std::string> argv = {mpiexec_exe(),
+                                   "-n",
+                                   "1",
+                                   cli(),
+                                   "check",
+                                   "--no-python",
+                                   ":",
+                                   "-n",
+                                   "1",
+                                   "-x",
+                                   "GPUCTS_FAKE_NCCL_RUNTIME=2.27.3",
+                                   cli(),
+                                   "check",
+                                   "--no-python"};
   RunResult r = run(argv, child_env({{"GPUCTS_TEST_MODE", "1"}}), kLauncherKill);
   EXPECT_TRUE(r.exited) << r.output;
   EXPECT_EQ(r.code, 1) << r.output;
@@ -550,9 +563,10 @@ TEST_F(FaultTest, CheckUnderMpiGivesEveryRankOneStatus) {
                  {"GPUCTS_FAKE_GPUS",
                   "GPU-00000000-0000-0000-0000-000000000001,GPU-00000000-0000-0000-0000-000000000002,"
                   "GPU-00000000-0000-0000-0000-000000000003,GPU-00000000-0000-0000-0000-000000000004"}});
-  RunResult alone = run({cli(), "check", "--json"}, env, 60);
+  RunResult alone = run({cli(), "check", "--json", "--no-python"}, env, 60);
   ASSERT_TRUE(alone.exited) << alone.output;
-  RunResult four = run({mpiexec_exe(), "-n", "4", cli(), "check", "--json"}, env, kLauncherKill);
+  RunResult four =
+      run({mpiexec_exe(), "-n", "4", cli(), "check", "--json", "--no-python"}, env, kLauncherKill);
   EXPECT_TRUE(four.exited) << four.output;
   // Same machine, same stack: the gathered verdict equals the single-process one.
   EXPECT_EQ(four.code, alone.code) << four.output;
@@ -561,7 +575,7 @@ TEST_F(FaultTest, CheckUnderMpiGivesEveryRankOneStatus) {
 
 TEST_F(FaultTest, CheckUnderMpiCatchesTwoRanksOnOneGpu) {
   // Test mode: both ranks are shown the same single GPU.
-  RunResult r = run({mpiexec_exe(), "-n", "2", cli(), "check"},
+  RunResult r = run({mpiexec_exe(), "-n", "2", cli(), "check", "--no-python"},
                     child_env({{"GPUCTS_TEST_MODE", "1"},
                                {"GPUCTS_FAKE_GPUS", "GPU-00000000-0000-0000-0000-0000000000bb"}}),
                     kLauncherKill);
@@ -573,7 +587,7 @@ TEST_F(FaultTest, CheckUnderMpiCatchesTwoRanksOnOneGpu) {
 // The same two ranks on one GPU as simulated hosts: each its own NCCL_HOSTID, so NCCL (and the
 // check) take them for two hosts; the report says what the mode is.
 TEST_F(FaultTest, CheckUnderMpiTakesSimulatedHostsForTwoHosts) {
-  RunResult r = run({mpiexec_exe(), "-n", "2", cli(), "check"},
+  RunResult r = run({mpiexec_exe(), "-n", "2", cli(), "check", "--no-python"},
                     child_env({{"GPUCTS_TEST_MODE", "1"},
                                {"GPUCTS_SIMULATED_HOSTS", "1"},
                                {"GPUCTS_FAKE_GPUS", "GPU-00000000-0000-0000-0000-0000000000bb"}}),
@@ -582,6 +596,48 @@ TEST_F(FaultTest, CheckUnderMpiTakesSimulatedHostsForTwoHosts) {
   EXPECT_EQ(r.output.find("ranks-exceed-gpus"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("2 simulated hosts on one GPU"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("NCCL_HOSTID=" + hostname() + "-simhost1 on rank 1"), std::string::npos)
+      << r.output;
+}
+
+// A python for the probe that is slow on one rank ($SLOW_RANK sleeps $SLOW_S seconds), as python
+// importing torch is on a loaded machine, and answers an empty probe. Sleeps of a second each: none
+// outlives the rank by more than that.
+std::string slow_python(const std::string& dir) {
+  const std::string path = dir + "/slow-python";
+  std::ofstream(path)
+      << "#!/bin/sh\n"
+         "i=0\n"
+         "while [ \"$OMPI_COMM_WORLD_RANK\" = \"$SLOW_RANK\" ] && [ $i -lt \"$SLOW_S\" ]; do\n"
+         "  sleep 1; i=$((i + 1))\n"
+         "done\n"
+         "echo '{}'\n";
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+// A rank still probing when the others have finished is waited for (its probe has the watchdog's
+// budget), not named as a rank that did not answer: the exchange's collective deadline (3 s here)
+// starts once the probes may be over.
+TEST_F(FaultTest, CheckUnderMpiWaitsForARankStillProbing) {
+  auto env = child_env(
+      {{"GPUCTS_TEST_MODE", "1"}, {"GPUCTS_WATCHDOG_S", "10"}, {"SLOW_RANK", "1"}, {"SLOW_S", "4"}});
+  RunResult r =
+      run({mpiexec_exe(), "-n", "2", cli(), "check", "--python", slow_python(dir_)}, env, kLauncherKill);
+  EXPECT_TRUE(r.exited) << r.output;
+  EXPECT_EQ(r.output.find("did not answer"), std::string::npos) << r.output;
+  EXPECT_EQ(count(r.output, "gpucts check: 2 fingerprints"), 1) << r.output;
+}
+
+// A rank whose probe never ends is ended by its own watchdog, which names the probe; no wait is
+// longer than the budget of the probe and the exchange.
+TEST_F(FaultTest, CheckUnderMpiEndsARankWhoseProbeHangs) {
+  auto env = child_env({{"GPUCTS_TEST_MODE", "1"}, {"SLOW_RANK", "1"}, {"SLOW_S", "60"}});
+  RunResult r =
+      run({mpiexec_exe(), "-n", "2", cli(), "check", "--python", slow_python(dir_)}, env, kLauncherKill);
+  EXPECT_TRUE(r.exited) << r.output;
+  EXPECT_NE(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("probe: this rank's fingerprint (GPUCTS_WATCHDOG_S=4) ran past its deadline"),
+            std::string::npos)
       << r.output;
 }
 
