@@ -82,14 +82,10 @@ nlohmann::json parse_json_file(const std::string& path) {
   }
 }
 
-// The *.json files of a bundle folder, sorted; none when the folder is absent.
-std::vector<fs::path> json_files(const fs::path& d) {
-  std::vector<fs::path> files;
-  if (fs::is_directory(d))
-    for (const auto& e : fs::directory_iterator(d))
-      if (e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
+// Whether `path` is there at all (a link counts, wherever it leads).
+bool present(const fs::path& path) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(path, ec));
 }
 
 constexpr SuiteStatus kSuiteStatuses[] = {
@@ -288,49 +284,81 @@ std::vector<junit::Case> as_ran(std::vector<junit::Case> cases) {
   return cases;
 }
 
-// A path the bundle records, resolved inside it (no absolute path, "..", or link): else bad input.
-std::string in_bundle(const std::string& dir, const std::string& relative) {
-  std::string why;
-  if (auto p = inside_bundle(dir, relative, &why)) return *p;
-  throw BundleError(dir + ": " + terminal_safe(relative, 200) + ": " + why);
+// Whether `path` resolves (every link followed) under the real path of `dir`.
+bool resolves_inside(const std::string& dir, const std::string& path) {
+  std::error_code e1, e2;
+  const fs::path root = fs::weakly_canonical(dir, e1), real = fs::weakly_canonical(path, e2);
+  if (e1 || e2) return false;
+  const fs::path rel = real.lexically_relative(root);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+// The *.json files of a bundle folder ("fingerprints/host.json"), sorted; none when the folder is
+// absent. The folder itself must lie inside the bundle.
+std::vector<std::string> json_files(const std::string& dir, const std::string& folder) {
+  std::vector<std::string> files;
+  if (!present(fs::path(dir) / folder)) return files;
+  const fs::path d = bundle_file(dir, folder);
+  if (fs::is_directory(d))
+    for (const auto& e : fs::directory_iterator(d))
+      if (e.path().extension() == ".json") files.push_back(folder + "/" + e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 }  // namespace
+
+std::string bundle_file(const std::string& dir, const std::string& relative) {
+  std::string why;
+  std::optional<std::string> p = inside_bundle(dir, relative, &why);
+  if (p && !resolves_inside(dir, *p)) {
+    p.reset();
+    why = "it resolves outside the bundle";
+  }
+  if (p) return *p;
+  const bool missing = why.rfind("no such file", 0) == 0;
+  throw BundleError(dir + ": " + terminal_safe(relative, 200) + ": " +
+                    (missing ? "" : "refused, not read: ") + why);
+}
 
 Bundle load(const std::string& dir) {
   Bundle b;
   b.dir = dir;
   if (!fs::is_directory(dir)) throw BundleError(dir + ": not a directory");
-  std::string mpath = (fs::path(dir) / "manifest.json").string();
-  if (!fs::exists(mpath)) throw BundleError(dir + ": not a gpucts bundle (no manifest.json)");
+  // Every file is opened through bundle_file: one that leads out of the bundle is refused, never read.
+  if (!present(fs::path(dir) / "manifest.json"))
+    throw BundleError(dir + ": not a gpucts bundle (no manifest.json)");
+  const std::string mpath = bundle_file(dir, "manifest.json");
   b.manifest = manifest_from_json(parse_json_file(mpath), mpath);
 
-  std::string jpath = (fs::path(dir) / "junit.xml").string();
-  if (!fs::exists(jpath)) throw BundleError(dir + ": bundle has no junit.xml");
+  if (!present(fs::path(dir) / "junit.xml")) throw BundleError(dir + ": bundle has no junit.xml");
+  const std::string jpath = bundle_file(dir, "junit.xml");
   try {
     b.cases = as_ran(junit::read_file(jpath, ""));
     // Each binary's own XML must be readable too: a truncated file is bad input, not "no cases".
     for (const auto& s : b.manifest.suites)
-      for (const auto& x : s.xml) xml::parse_file(in_bundle(dir, x));
+      for (const auto& x : s.xml) xml::parse_file(bundle_file(dir, x));
   } catch (const xml::XmlError& e) {
     throw BundleError(e.what());
   }
 
-  for (const auto& f : json_files(fs::path(dir) / "fingerprints")) {
-    nlohmann::json j = parse_json_file(in_bundle(dir, "fingerprints/" + f.filename().string()));
+  for (const auto& f : json_files(dir, "fingerprints")) {
+    const std::string path = bundle_file(dir, f);
+    nlohmann::json j = parse_json_file(path);
     try {
-      fingerprint_from_json(j, f.string());  // validates the contract's schema
+      fingerprint_from_json(j, path);  // validates the contract's schema
     } catch (const std::exception& e) {
       throw BundleError(e.what());
     }
-    b.fingerprints.emplace_back(f.filename().string(), std::move(j));
+    b.fingerprints.emplace_back(fs::path(f).filename().string(), std::move(j));
   }
-  std::string cpath = (fs::path(dir) / "check.json").string();
-  b.check = fs::exists(cpath) ? check_from_json(parse_json_file(cpath), cpath)
-                              : nlohmann::json{{"available", false}, {"reason", "no check.json"}};
-  for (const auto& f : json_files(fs::path(dir) / "bandwidth")) {
+  const bool has_check = present(fs::path(dir) / "check.json");
+  const std::string cpath = has_check ? bundle_file(dir, "check.json") : "";
+  b.check = has_check ? check_from_json(parse_json_file(cpath), cpath)
+                      : nlohmann::json{{"available", false}, {"reason", "no check.json"}};
+  for (const auto& f : json_files(dir, "bandwidth")) {
     try {
-      const std::string path = in_bundle(dir, "bandwidth/" + f.filename().string());
-      b.bandwidth.emplace_back(f.stem().string(), bw::run_from_json(parse_json_file(path), path));
+      const std::string path = bundle_file(dir, f);
+      b.bandwidth.emplace_back(fs::path(f).stem().string(), bw::run_from_json(parse_json_file(path), path));
     } catch (const bw::BandwidthError& e) {
       throw BundleError(e.what());
     }

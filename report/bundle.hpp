@@ -115,7 +115,14 @@ struct Bundle {
 // field the summary and the verdict read has its type. Throws BundleError("origin: field: ...").
 nlohmann::json check_from_json(const nlohmann::json& j, const std::string& origin);
 
-// Reads and validates a whole bundle; throws BundleError("DIR: ...") naming the bad file. The cases
+// `dir`/`relative` for reading, where it lies inside the bundle: a relative path without "..", no
+// symbolic link on the way, and its real path under the bundle's. Else BundleError("DIR: RELATIVE:
+// refused, not read: a symbolic link: ...") (or "...: no such file: ..."): a file that leads out of
+// the bundle is never read. Every reader of a bundle's files opens them through it.
+std::string bundle_file(const std::string& dir, const std::string& relative);
+
+// Reads and validates a whole bundle; throws BundleError("DIR: ...") naming the bad file (a file
+// refused by bundle_file among them). The cases
 // are read as they ran: a waived failure that junit.xml shows as a skip is a failure again.
 Bundle load(const std::string& dir);
 

@@ -388,6 +388,32 @@ TEST_F(BundleTest, ReportFindsNewFailuresSkipsAndSlowerPoints) {
   EXPECT_TRUE(w["bandwidth"].empty());
 }
 
+// `gpucts report` never follows a link out of a bundle: a junit.xml or a gtest/ folder that leads
+// elsewhere is refused in one line naming it (exit 2), and what the outside file holds is not quoted.
+TEST_F(BundleTest, ReportRefusesALinkOutOfTheBundle) {
+  const fs::path outside = root_ / "outside-the-bundle";
+  fs::create_directories(outside / "gtest");
+  std::ofstream(outside / "junit.xml") << "root:x:0:0:SECRET-LINE:/root:/bin/bash\n";
+  for (const auto& e : fs::directory_iterator(cand() / "gtest"))
+    std::ofstream(outside / "gtest" / e.path().filename()) << "<testsuites name=\"SECRET-LINE\"/>\n";
+  for (const std::string what : {"junit.xml", "gtest"}) {
+    const fs::path linked = root_ / ("linked-" + what);
+    fs::remove_all(linked);
+    fs::copy(cand(), linked, fs::copy_options::recursive);
+    fs::remove_all(linked / what);
+    fs::create_symlink(outside / what, linked / what);
+    for (const std::string cmd :
+         {" report --render " + linked.string() + " --output " + (linked / "out").string(),
+          " report --baseline " + base().string() + " --candidate " + linked.string()}) {
+      const Result r = sh(gpucts() + cmd);
+      EXPECT_EQ(r.rc, 2) << cmd << ": " << r.out;
+      EXPECT_NE(r.out.find("refused, not read: a symbolic link: " + what), std::string::npos) << r.out;
+      EXPECT_EQ(r.out.find("SECRET-LINE"), std::string::npos) << "the outside file was read: " << r.out;
+      EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "one line: " << r.out;
+    }
+  }
+}
+
 // report.md, report.html and report.json are made in memory and written all or none: an output
 // that cannot take report.html gets no report.md either.
 TEST_F(BundleTest, ReportWritesNoFileWhenOneOfItsOutputsCannotBeWritten) {
