@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
-#include <thread>
 
 #include "cli/args.hpp"
 #include "cli/bundle_dir.hpp"
@@ -55,8 +54,7 @@ const CommandSpec kQualifySpec = {
      {"timeout", "S", "deadline of each suite in seconds, 0 for none (default: its CTest TIMEOUT)",
       Kind::seconds},
      {"grace", "S", "seconds from SIGTERM to SIGKILL at a deadline or interrupt (default 10)", Kind::seconds},
-     {"jobs", "N",
-      "suites side by side, as ctest -j; perf suites run alone (default: a suite per 4 CPUs, at most 4)",
+     {"jobs", "N", "suites side by side, as ctest -j; perf suites always run alone (default 1)",
       Kind::positive},
      repeatable({"fingerprint", "FILE",
                  "a fingerprint probed elsewhere, checked with this host's (repeatable)", Kind::file}),
@@ -270,8 +268,7 @@ void read_options(const Args& a, Run& r) {
   r.out = a.value("output").value_or("qualify-" + bundle::utc_now_compact());
   r.timeout = a.number("timeout", 0);
   r.grace = a.number("grace", 10);
-  r.jobs = a.value("jobs") ? static_cast<int>(a.number("jobs", 1))
-                           : qualify::auto_jobs(std::thread::hardware_concurrency());
+  r.jobs = static_cast<int>(a.number("jobs", 1));
   if (r.jobs > 64) throw UsageError("--jobs " + std::to_string(r.jobs) + ": at most 64 suites side by side");
   if (r.timeout < 0 || r.grace < 0 || r.timeout > 1e7 || r.grace > 1e7)
     throw UsageError("--timeout and --grace must be from 0 to 10000000 seconds");

@@ -55,6 +55,4 @@ void run_side_by_side(std::size_t n, int jobs, const std::function<bool(std::siz
   if (first_error) std::rethrow_exception(first_error);
 }
 
-int auto_jobs(unsigned cpus) { return static_cast<int>(std::clamp(cpus / 4u, 1u, 4u)); }
-
 }  // namespace cts::qualify

@@ -13,8 +13,4 @@ namespace cts::qualify {
 void run_side_by_side(std::size_t n, int jobs, const std::function<bool(std::size_t)>& alone,
                       const std::function<void(std::size_t)>& run);
 
-// --jobs auto: one suite per 4 CPUs, at most 4 (suites start MPI ranks and Python processes of
-// their own; on a 2-CPU machine suites run one at a time).
-int auto_jobs(unsigned cpus);
-
 }  // namespace cts::qualify

@@ -87,14 +87,6 @@ TEST(QualifySchedule, AnErrorComesBackAfterEveryEntryRan) {
   EXPECT_EQ(ran.load(), 6);
 }
 
-TEST(QualifySchedule, AutoJobsFollowTheCpus) {
-  EXPECT_EQ(auto_jobs(0), 1);
-  EXPECT_EQ(auto_jobs(2), 1);
-  EXPECT_EQ(auto_jobs(8), 2);
-  EXPECT_EQ(auto_jobs(16), 4);
-  EXPECT_EQ(auto_jobs(128), 4);
-}
-
 // Through `gpucts qualify --tests-json`: two entries that each wait for the other pass only side by
 // side, and a perf entry between them finds nothing else running.
 namespace fs = std::filesystem;
