@@ -402,7 +402,7 @@ TEST_F(BundleTest, ReportRefusesALinkOutOfTheBundle) {
     fs::copy(cand(), linked, fs::copy_options::recursive);
     fs::remove_all(linked / what);
     fs::create_symlink(outside / what, linked / what);
-    for (const std::string cmd :
+    for (const std::string& cmd :
          {" report --render " + linked.string() + " --output " + (linked / "out").string(),
           " report --baseline " + base().string() + " --candidate " + linked.string()}) {
       const Result r = sh(gpucts() + cmd);
