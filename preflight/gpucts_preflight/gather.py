@@ -81,6 +81,29 @@ def _listening(port):
     return False
 
 
+def _resolve(addr, port):
+    """The socket addresses of (addr, port), [] where the name does not resolve (c10d then says why)."""
+    try:
+        return [(fam, sa) for fam, _, _, _, sa in socket.getaddrinfo(addr, port, type=socket.SOCK_STREAM)]
+    except (socket.gaierror, UnicodeError):
+        return []
+
+
+def _accepts(where, timeout_s):
+    """Whether something accepts connections at one of the addresses (the connection is closed at once)."""
+    for fam, sa in where:
+        s = socket.socket(fam, socket.SOCK_STREAM)
+        s.settimeout(timeout_s)
+        try:
+            s.connect(sa)
+            return True
+        except OSError:
+            continue
+        finally:
+            s.close()
+    return False
+
+
 def _first_line(e):
     return str(e).splitlines()[0] if str(e) else type(e).__name__
 
@@ -158,11 +181,16 @@ class Rendezvous:
                 except Exception as e:
                     self.bind_problem = "rank 0 (pid %d) could not host the store on port %d (%s)" % (
                         os.getpid(), port, _first_line(e))
-        last = None
+        last, where = None, _resolve(addr, port)
         while True:
             left = self.deadline - time.monotonic()
             if left <= 0:
                 break
+            # c10d's client retries with pauses of up to a second; a plain connect every 0.1 s joins as soon
+            # as rank 0 listens.
+            if where and not _accepts(where, min(left, 1.0)):
+                time.sleep(min(0.1, max(self.deadline - time.monotonic(), 0)))
+                continue
             try:
                 self.store = self.caller.call(dist.TCPStore, (addr, port, None, False,
                                                               timedelta(seconds=max(left, 1.0))), left + 10)

@@ -5,7 +5,7 @@
 Starts --burners busy-looping processes (default: one per CPU core, as `stress -c` does) for the whole
 sweep, then runs the preflight's world R times: one `python -m gpucts_preflight` per rank over torch's
 TCPStore on this machine (CPU only), started in a shuffled order each run so that rank 0 is as often
-late as early. Prints a line per run and the counts; exit 0 when every run passed on every rank, 1
+late as early, up to --stagger seconds apart (at random, as launchers on several nodes start them). Prints a line per run and the counts; exit 0 when every run passed on every rank, 1
 otherwise, 2 for bad arguments. GPUCTS_PYTHON names the interpreter with torch.
 """
 import argparse
@@ -30,12 +30,13 @@ def positive(kind):
     return parse
 
 
-def one_run(n, timeout_s, order):
-    """(passed, seconds, why) of one world of n ranks started in `order`."""
+def one_run(n, timeout_s, order, gaps):
+    """(passed, seconds, why) of one world of n ranks started in `order`, gaps[i] seconds before the i-th."""
     started = time.monotonic()
     master, store = ranks.free_port(), ranks.free_port()
     procs = []
-    for r in order:
+    for r, gap in zip(order, gaps):
+        time.sleep(gap)
         procs += ranks.start_ranks([r], n, timeout_s=timeout_s, ports=(master, store))[0]
     results = ranks.finish(procs, timeout_s + 120)
     seconds = time.monotonic() - started
@@ -54,6 +55,8 @@ def main(argv):
     ap.add_argument("--runs", type=positive(int), default=50)
     ap.add_argument("--burners", type=int, default=os.cpu_count() or 1, help="busy processes (0: none)")
     ap.add_argument("--timeout", type=positive(float), default=20.0, help="GPUCTS_PREFLIGHT_TIMEOUT_S of each rank")
+    ap.add_argument("--stagger", type=float, default=0.0,
+                    help="the most seconds between two starts, drawn at random (launchers on several nodes)")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
     if not ranks.HAS_TORCH:
@@ -68,19 +71,21 @@ def main(argv):
         for i in range(a.runs):
             o = list(range(a.ranks))
             order.shuffle(o)
-            ok, seconds, why = one_run(a.ranks, a.timeout, o)
+            gaps = [0.0] + [round(order.uniform(0, a.stagger), 2) if a.stagger > 0 else 0.0 for _ in o[1:]]
+            ok, seconds, why = one_run(a.ranks, a.timeout, o, gaps)
             passed += ok
             times.append(seconds)
-            print("run %d/%d: %s in %.1f s (start order %s)%s" % (i + 1, a.runs, "PASS" if ok else "FAIL", seconds,
-                                                                 ",".join(map(str, o)), "" if ok else ": " + why),
-                  flush=True)
+            print("run %d/%d: %s in %.1f s (start order %s, gaps %s s)%s" % (
+                i + 1, a.runs, "PASS" if ok else "FAIL", seconds, ",".join(map(str, o)), ",".join(map(str, gaps[1:])),
+                "" if ok else ": " + why), flush=True)
     finally:
         for b in burners:
             b.kill()
             b.wait()
-    print("%d ranks x %d runs under %d burner(s) on %d core(s), timeout %g s: %d passed, %d failed; seconds per run "
-          "min %.1f median %.1f max %.1f" % (a.ranks, a.runs, len(burners), os.cpu_count() or 0, a.timeout, passed,
-                                             a.runs - passed, min(times), statistics.median(times), max(times)))
+    print("%d ranks x %d runs under %d burner(s) on %d core(s), timeout %g s, starts up to %g s apart: %d passed, %d "
+          "failed; seconds per run min %.1f median %.1f max %.1f" % (
+              a.ranks, a.runs, len(burners), os.cpu_count() or 0, a.timeout, a.stagger, passed, a.runs - passed,
+              min(times), statistics.median(times), max(times)))
     return 0 if passed == a.runs else 1
 
 
