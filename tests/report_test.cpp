@@ -451,12 +451,20 @@ TEST_F(BundleTest, InterruptStillWritesACompleteBundle) {
           "--output", o.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
-  // Wait until the hanging case has started (its journal line), then interrupt.
+  // Wait until the hanging case has started (its journal line, in the suite's staging folder
+  // beside the bundle until the suite is gone), then interrupt.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  fs::path journal = out / "journal" / "gpucts_fixture_hang.jsonl";
-  while (std::chrono::steady_clock::now() < deadline && read(journal).find("\"start\"") == std::string::npos)
+  auto started = [&] {
+    for (const auto& d : fs::directory_iterator(root_))
+      if (d.path().filename().string().rfind(".int.suite-", 0) == 0 &&
+          read(d.path() / "journal" / "gpucts_fixture_hang.jsonl").find("\"start\"") != std::string::npos)
+        return true;
+    return false;
+  };
+  while (std::chrono::steady_clock::now() < deadline && !started())
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ASSERT_NE(read(journal).find("\"start\""), std::string::npos) << "the hanging case never started";
+  ASSERT_TRUE(started()) << "the hanging case never started";
+  fs::path journal = out / "journal" / "gpucts_fixture_hang.jsonl";
   kill(pid, SIGINT);
   int status = 0;
   pid_t done = 0;
