@@ -53,34 +53,6 @@ def port_taken(addr, port):
         s.close()
 
 
-def is_local_address(addr):
-    """Whether this machine has the address (MASTER_ADDR's machine is where rank 0 checks MASTER_PORT)."""
-    try:
-        infos = socket.getaddrinfo(addr, None, proto=socket.IPPROTO_TCP)
-    except (socket.gaierror, UnicodeError):
-        return False
-    for fam, _, _, _, sa in infos:
-        s = socket.socket(fam, socket.SOCK_STREAM)
-        try:
-            s.bind((sa[0], 0))
-            return True
-        except OSError:
-            continue
-        finally:
-            s.close()
-    return False
-
-
-def _listening(port):
-    for addr in ("127.0.0.1", "::1"):
-        try:
-            socket.create_connection((addr, port), timeout=0.5).close()
-            return True
-        except OSError:
-            continue
-    return False
-
-
 def _resolve(addr, port):
     """The socket addresses of (addr, port), [] where the name does not resolve (c10d then says why)."""
     try:
@@ -89,19 +61,35 @@ def _resolve(addr, port):
         return []
 
 
-def _accepts(where, timeout_s):
-    """Whether something accepts connections at one of the addresses (the connection is closed at once)."""
+def _one_of(where, use):
+    """Whether use(socket, address) succeeds for one of the addresses; every socket is closed after."""
     for fam, sa in where:
         s = socket.socket(fam, socket.SOCK_STREAM)
-        s.settimeout(timeout_s)
         try:
-            s.connect(sa)
+            use(s, sa)
             return True
         except OSError:
             continue
         finally:
             s.close()
     return False
+
+
+def is_local_address(addr):
+    """Whether this machine has the address (MASTER_ADDR's machine is where rank 0 checks MASTER_PORT)."""
+    return _one_of(_resolve(addr, 0), lambda s, sa: s.bind((sa[0], 0)))
+
+
+def _accepts(where, timeout_s):
+    """Whether something accepts connections at one of the addresses (the connection is closed at once)."""
+    def connect(s, sa):
+        s.settimeout(timeout_s)
+        s.connect(sa)
+    return _one_of(where, connect)
+
+
+def _listening(port):
+    return _accepts([(socket.AF_INET, ("127.0.0.1", port)), (socket.AF_INET6, ("::1", port))], 0.5)
 
 
 def _first_line(e):
