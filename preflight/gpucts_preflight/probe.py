@@ -101,12 +101,21 @@ def _torch_part(fp, local_rank):
         t["nccl"] = "%d.%d.%d" % torch_nccl_version(torch.cuda.nccl.version())
     except Exception:
         pass
+    # torch raises from torch.backends.cudnn.version() when it refuses the runtime cuDNN (another
+    # major, an older minor than its build, one too new for a visible GPU): both versions are read
+    # beside it and torch's words are kept, as gpucts' own probe does, so the check names the refusal.
+    cudnn_binding = getattr(torch._C, "_cudnn", None)
+    for key, getter in (("cudnn_build", "getCompileVersion"), ("cudnn", "getRuntimeVersion")):
+        try:
+            t[key] = ".".join(str(n) for n in getattr(cudnn_binding, getter)())
+        except Exception:
+            pass
     try:
         c = torch.backends.cudnn.version()
-        if c:
+        if c and "cudnn" not in t:
             t["cudnn"] = "%d.%d.%d" % (c // 10000, c // 100 % 100, c % 100) if c >= 90000 else str(c)
-    except Exception:
-        pass
+    except Exception as e:
+        t["cudnn_error"] = ("%s: %s" % (type(e).__name__, " ".join(str(e).split())))[:2000]
     fp["torch"] = t
     if t.get("cudnn"):
         fp["cudnn"] = t["cudnn"]

@@ -198,6 +198,41 @@ class Probe(unittest.TestCase):
             self.assertIn(r["is_nccl"], ("yes", "no"), r)
             self.assertEqual(probe.is_nccl_library(r["path"]), r["is_nccl"] == "yes", r["path"])
 
+    def test_a_refused_cudnn_is_recorded_in_torchs_words(self):
+        # A torch whose cudnn.version() raises, as torch does for a runtime cuDNN older than its build.
+        def refuse():
+            raise RuntimeError("cuDNN version incompatibility: PyTorch was compiled  against (9, 20, 0)\n"
+                               "but found runtime version (9, 10, 2).")
+
+        def no_nccl():
+            raise RuntimeError("no NCCL")
+        fake = types.SimpleNamespace(
+            __version__="2.15.0", version=types.SimpleNamespace(cuda="13.2"),
+            cuda=types.SimpleNamespace(nccl=types.SimpleNamespace(version=no_nccl), device_count=lambda: 0),
+            backends=types.SimpleNamespace(cudnn=types.SimpleNamespace(version=refuse)),
+            _C=types.SimpleNamespace(_cudnn=types.SimpleNamespace(getCompileVersion=lambda: (9, 20, 0),
+                                                                  getRuntimeVersion=lambda: (9, 10, 2))))
+        saved = sys.modules.get("torch")
+        sys.modules["torch"] = fake
+        try:
+            fp = {}
+            probe._torch_part(fp, 0)
+        finally:
+            if saved is None:
+                del sys.modules["torch"]
+            else:
+                sys.modules["torch"] = saved
+        t = fp["torch"]
+        self.assertEqual((t["cudnn_build"], t["cudnn"], fp["cudnn"]), ("9.20.0", "9.10.2", "9.10.2"))
+        self.assertEqual(t["cudnn_error"], "RuntimeError: cuDNN version incompatibility: PyTorch was compiled "
+                                           "against (9, 20, 0) but found runtime version (9, 10, 2).")
+        # The fields pass the store's check of a rank's entry; a refusal of the wrong type does not.
+        fp["gpucts_rank"] = {"rank": 0, "world_size": 1}
+        entries.fingerprint_check(0)("k", fp)
+        t["cudnn_error"] = 7
+        with self.assertRaisesRegex(entries.EntryError, "torch.cudnn_error is 7, not a string"):
+            entries.fingerprint_check(0)("k", fp)
+
     def test_interfaces_include_loopback(self):
         names = [i["name"] for i in probe.interfaces()]
         self.assertIn("lo", names)
