@@ -93,12 +93,23 @@ void check_section(doc::Doc& d, const bundle::Bundle& b, const verdict::Verdict&
     d.paragraph("no findings");
   else
     d.table(std::move(t));
-  if (check.contains("not_evaluated") && check["not_evaluated"].is_array() &&
-      !check["not_evaluated"].empty()) {
-    std::string ne;
-    for (const auto& x : check["not_evaluated"]) ne += (ne.empty() ? "" : ", ") + x.get<std::string>();
-    d.paragraph("not evaluated (inputs absent): " + ne);
+  // Two reasons a rule could not judge, as `gpucts check` tells them: its inputs were not recorded, or
+  // they lie outside the data (not_evaluated_outside_data, a part of not_evaluated).
+  const auto ids = [&](const char* key) {
+    std::vector<std::string> out;
+    if (check.contains(key) && check[key].is_array())
+      for (const auto& x : check[key])
+        if (x.is_string()) out.push_back(x.get<std::string>());
+    return out;
+  };
+  const std::vector<std::string> outside = ids("not_evaluated_outside_data");
+  std::string absent, beyond;
+  for (const auto& id : ids("not_evaluated")) {
+    std::string& list = std::count(outside.begin(), outside.end(), id) ? beyond : absent;
+    list += (list.empty() ? "" : ", ") + id;
   }
+  if (!absent.empty()) d.paragraph("not evaluated (inputs absent): " + absent);
+  if (!beyond.empty()) d.paragraph("not evaluated (inputs outside the data): " + beyond);
 }
 
 void bandwidth_section(doc::Doc& d, const bundle::Bundle& b) {

@@ -868,6 +868,21 @@ const BadInput kBadInputs[] = {
      "time 'abc' is not a number of seconds"},
 };
 
+// A rule that could not judge is told with its reason, as `gpucts check` tells it: inputs not
+// recorded, or inputs beyond what the data knows.
+TEST_F(BundleTest, NotEvaluatedRulesAreToldByTheirReason) {
+  const fs::path copy = root_ / "not-evaluated", out = root_ / "not-evaluated-rendered";
+  fs::remove_all(copy);
+  fs::copy(cand(), copy, fs::copy_options::recursive);
+  edit_json(copy / "check.json", "/not_evaluated", {"rule-a", "rule-b"});
+  edit_json(copy / "check.json", "/not_evaluated_outside_data", {"rule-b"});
+  const auto r = sh(gpucts() + " report --render " + copy.string() + " --output " + out.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const std::string md = read(out / "summary.md");
+  EXPECT_NE(md.find("not evaluated (inputs absent): rule-a\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("not evaluated (inputs outside the data): rule-b\n"), std::string::npos) << md;
+}
+
 // Results that vanish are regressions: every passing case turned skipped (each suite then
 // skipped), or a candidate marked interrupted though its recorded verdict says pass. The run
 // table shows the verdict decide() gives, not the one recorded.
