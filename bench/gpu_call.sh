@@ -4,9 +4,10 @@
 # log is packed into $OUT/logs.tgz at the end (the device tool brings back at most 8 files).
 #   bash bench/gpu_call.sh [--limit S] STEP...
 # Steps: build py seeds transport quick (bench/round3.sh's stages), seedsp (every seed cause, 4 at a
-# time, outside ctest), probe (bench/py_parity_probe.py under NCCL's COLL log), full (ci/qualify --level full),
-# campaign (2.27.7 against the system NCCL), preflight (bench/preflight_cost.sh), install (a moved
-# install tree with a runtime PATH, bench/field_round.sh), vs1 / vs2 (bench/vs_nccl_tests.sh at one
+# time, outside ctest), probe (bench/py_parity_probe.py under NCCL's COLL log), full (ci/qualify
+# --level full; FULL_JOBS=N side by side), fresh (full in a copy without build/, the build in its
+# wall time), campaign (2.27.7 against the system NCCL), preflight (bench/preflight_cost.sh),
+# install (a moved install tree with a runtime PATH, bench/field_round.sh), vs1 / vs2 (bench/vs_nccl_tests.sh at one
 # rank and at two simulated ranks, the goal sizes only; vs2a, vs2b, vs2c: vs2's collectives in
 # three parts, one call each; vs1s, vs2s: the small goal points with many timed calls, vs2l: 1 GiB
 # alone; vs1p: vs1s on one CPU; vs2r: the rooted small points at two ranks with nccl-tests -C 1;
@@ -51,12 +52,21 @@ for step in "$@"; do
       echo "probe exit $?"; grep -E '^(rs|pl):' "$OUT/probe.log"
       grep -cE 'ReduceScatter' "$OUT/probe.log" | sed 's/^/NCCL ReduceScatter log lines: /'
       grep -cE 'AllReduce' "$OUT/probe.log" | sed 's/^/NCCL AllReduce log lines: /' ;;
-    full)
-      # FULL_ACCEPT: the waivers (default: the NCCL defect and the two torch defects of torch 2.11).
-      timeout -k 10 "$(left)" ci/qualify --level full --expect-gpus 1 \
-        --accept-known "${FULL_ACCEPT:-nccl-1950,torch-190745,torch-rs1-premulsum}" --output /tmp/q-full \
-        >"$OUT/full.log" 2>&1
-      echo "ci/qualify --level full exit $?"
+    full | fresh)
+      # FULL_ACCEPT: the waivers (default: the NCCL defect and the two torch defects of torch 2.11);
+      # FULL_JOBS: gpucts qualify --jobs (suites side by side). "fresh" runs it in a copy of this tree
+      # without build/ (a new user's build included in the wall time), "full" in this tree.
+      dir=$PWD
+      if [ "$step" = fresh ]; then
+        dir=/tmp/fresh-$SECONDS && mkdir -p "$dir" && tar --exclude=./build --exclude=./.campaign -cf - . | tar -C "$dir" -xf -
+      fi
+      rm -rf /tmp/q-full
+      s=$SECONDS
+      (cd "$dir" && timeout -k 10 "$(left)" ci/qualify --level full --expect-gpus 1 --jobs "${FULL_JOBS:-1}" \
+        --accept-known "${FULL_ACCEPT:-nccl-1950,torch-190745,torch-rs1-premulsum}" --output /tmp/q-full) \
+        >"$OUT/$step.log" 2>&1
+      echo "ci/qualify --level full --jobs ${FULL_JOBS:-1} ($step) exit $? in $((SECONDS - s)) s"
+      cp "$OUT/$step.log" "$OUT/full.log"
       grep -E '^(PASS|FAIL|NO GPU|NOT RUN|INTERRUPTED)|because|suite\(s\)|cases' "$OUT/full.log" | cut -c1-220 | head -12
       cp /tmp/q-full/manifest.json "$OUT/full-manifest.json" 2>/dev/null
       cp /tmp/q-full/summary.md "$OUT/full-summary.md" 2>/dev/null ;;
