@@ -89,10 +89,10 @@ with tempfile.TemporaryDirectory() as tmp:
               "sys.exit(1 if n == 2 else 0)\n")
     with open(count, "w") as f:
         f.write("0")
-    name, ok, rc, rounds, names, _ = hunt.run_entry(
+    name, ok, rc, rounds, names, _, skipped, _ = hunt.run_entry(
         "py", [sys.executable, "-c", script, count, "--junit-output=" + os.path.join(tmp, "x.xml")],
         {"TIMEOUT": 60}, 3, tmp, "rerun")
-    if (ok, rc, rounds, names) != (False, 1, 1, ["Py/second_round"]) or open(count).read() != "3":
+    if (ok, rc, rounds, names, skipped) != (False, 1, 1, ["Py/second_round"], 0) or open(count).read() != "3":
         problems.append(f"a Python entry failing its second of 3 runs: ok={ok} exit={rc} rounds={rounds} "
                         f"names={names} runs={open(count).read()}")
     log = open(os.path.join(tmp, "py.log")).read()
@@ -104,6 +104,21 @@ with tempfile.TemporaryDirectory() as tmp:
               hunt.round_passed("OK ] A", 0, {"FAIL_REGULAR_EXPRESSION": ["OK \\] A"]}), hunt.round_passed("", 1, {})]
     if judged != [True, True, False, False]:
         problems.append(f"round_passed: {judged}")
+
+# A round that ran nothing is told apart from one that passed: the skip code, a unittest run whose
+# every test skipped, a GoogleTest round that passed no test (one per --gtest_repeat round).
+ran_nothing = [hunt.skipped_rounds("", 77, {}, "rerun"),
+               hunt.skipped_rounds("Ran 3 tests in 0.1s\n\nOK (skipped=3)\n", 0, {}, "rerun"),
+               hunt.skipped_rounds("Ran 3 tests in 0.1s\n\nOK (skipped=1)\n", 0, {}, "rerun"),
+               hunt.skipped_rounds("[  PASSED  ] 0 tests.\n[  PASSED  ] 0 tests.\n", 0, {}, "gtest"),
+               hunt.skipped_rounds("[  PASSED  ] 2 tests.\n", 0, {}, "gtest")]
+if ran_nothing != [1, 1, 0, 2, 0]:
+    problems.append(f"skipped_rounds: {ran_nothing}")
+with tempfile.TemporaryDirectory() as tmp:
+    out = hunt.run_entry("skips", [sys.executable, "-c", "print('no torch here: skip'); raise SystemExit(77)"],
+                         {"TIMEOUT": 60}, 2, tmp, "rerun")
+    if out[1:3] != (True, 77) or out[6:] != (2, "no torch here: skip"):
+        problems.append(f"an entry that skips every round: {out}")
 
 for p in problems:
     print("flake_hunt_test:", p)
