@@ -318,6 +318,21 @@ class BadInput(unittest.TestCase):
         self.assertEqual(calls, [])  # NCCL's init never reached
         sys.modules.pop("gpucts_preflight.lightning", None)
 
+    def test_a_target_that_is_not_there(self):
+        # One line and status 2, as for a bad variable; never runpy's traceback after the report. The
+        # dotted name is looked up after the preflight (its package imported), the others before it.
+        for target, want in ((["/no/such/train.py"], "can't open file '/no/such/train.py': No such file"),
+                             (["-m", "gpucts_no_such_module"], "no module named 'gpucts_no_such_module'"),
+                             (["--warn-only", "-m", "json.gpucts_no_such"], "no module named 'json.gpucts_no_such'"),
+                             (["-m", ".train"], "-m '.train': not an absolute module name")):
+            with self.subTest(target=target):
+                r = subprocess.run([sys.executable, "-m", "gpucts_preflight"] + target, env=clean_env(),
+                                   capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertNotIn("Traceback", r.stderr)
+                last = r.stderr.strip().splitlines()[-1]
+                self.assertTrue(last.startswith("gpucts preflight: ") and want in last, r.stderr)
+
     def test_a_caller_s_rank_and_world_size_are_checked(self):
         for rank, world, want in ((0, 0, "world_size=0 is out of range"), ("1", 2, "rank='1' is not an integer"),
                                   (3, 2, "rank 3 is not below the world size 2"), (True, 2, "rank=True")):
