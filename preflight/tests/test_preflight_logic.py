@@ -77,6 +77,8 @@ BAD_INPUT = (
     ({"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500",
       "GPUCTS_PREFLIGHT_PORT": "0"}, "GPUCTS_PREFLIGHT_PORT=0 is out of range (1 to 65535)"),
     ({"GPUCTS_PREFLIGHT": "yes"}, "GPUCTS_PREFLIGHT='yes' is neither 0 nor 1"),
+    ({"MASTER_ADDR": "10.0.0.1 10.0.0.2"}, "MASTER_ADDR='10.0.0.1 10.0.0.2' is not one host name or address"),
+    ({"SLURM_LAUNCH_NODE_IPADDR": "node1\n"}, "SLURM_LAUNCH_NODE_IPADDR='node1\\n' is not one host name"),
     ({"GPUCTS_PREFLIGHT_WARN_ONLY": "true"}, "GPUCTS_PREFLIGHT_WARN_ONLY='true' is neither 0 nor 1"),
 )
 

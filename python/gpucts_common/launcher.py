@@ -6,9 +6,9 @@ Lightning's own launcher sets LOCAL_RANK/NODE_RANK/WORLD_SIZE. Several may be pr
 inside an srun step): the torch variables win, and the others must agree with them.
 
 A variable that cannot be what it claims (a word where a number belongs, a port beyond 65535, a negative
-index, a rank at or beyond its world size) raises LauncherError with one line naming it: the caller
-turns that into exit status 2. Variables that are each valid but disagree with one another are
-`contradictions`, reported beside the other findings.
+index, a rank at or beyond its world size, an address with a space in it) raises LauncherError with one
+line naming it: the caller turns that into exit status 2. Variables that are each valid but disagree
+with one another are `contradictions`, reported beside the other findings.
 """
 import os
 
@@ -130,7 +130,12 @@ class Identity:
         nr, gr = numbers["NODE_RANK"], numbers["GROUP_RANK"]
         if nr is not None and gr is not None and nr != gr:
             self.contradictions.append("NODE_RANK=%d but GROUP_RANK=%d" % (nr, gr))
-        self.master_addr = env.get("MASTER_ADDR") or env.get("SLURM_LAUNCH_NODE_IPADDR")
+        addr_var = "MASTER_ADDR" if env.get("MASTER_ADDR") else "SLURM_LAUNCH_NODE_IPADDR"
+        self.master_addr = env.get(addr_var)
+        # One host name or address: `hostname -I` prints all of a host's, separated by spaces, which
+        # no resolver takes (rank 0 could host nothing, the others would wait out the timeout).
+        if self.master_addr and any(c.isspace() or not c.isprintable() for c in self.master_addr):
+            raise LauncherError("%s=%r is not one host name or address" % (addr_var, self.master_addr))
         self.master_port = port(env, "MASTER_PORT")
         self.agent_store = env.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
         self.restart_count = numbers["TORCHELASTIC_RESTART_COUNT"]
