@@ -57,7 +57,8 @@ def parse_world(text):
     if text == "gpus":
         return "gpus", None
     body = text[3:] if text.startswith("sim") else text
-    if not body.isdigit() or not 1 <= int(body) <= 64:
+    # ASCII digits: str.isdigit() also takes '²', which int() refuses.
+    if not (body.isascii() and body.isdigit()) or not 1 <= int(body) <= 64:
         raise ValueError("--world=%s: expected 1, <n>, sim<n> (n from 1 to 64) or gpus" % text)
     return ("sim" if text.startswith("sim") else "ranks"), int(body)
 

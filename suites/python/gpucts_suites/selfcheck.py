@@ -432,6 +432,13 @@ def bad_input(ctx):
         rc, out, _ = _world(tmp, "bad", ["--world=1"], {"GPUCTS_INJECT": "corrupt:x"})
         if rc != 2 or "GPUCTS_INJECT='corrupt:x'" not in out:
             raise AssertionError("a malformed GPUCTS_INJECT: exit %d, %r" % (rc, out[-300:]))
+        # A digit that is no ASCII digit ('²' passes str.isdigit(), not int()): one line, not a traceback.
+        for spec, words in (("rank=\u00b2:raise:x", "rank '\u00b2' is not a number"),
+                            ("corrupt:x:\u00b2", "index '\u00b2' is not a number")):
+            rc, out, _ = _world(tmp, "bad", ["--world=1"], {"GPUCTS_INJECT": spec})
+            _one_line_exit_2("GPUCTS_INJECT=" + spec, rc, out, words)
+        rc, out, _ = _world(tmp, "bad", ["--world=sim\u00b2"])
+        _one_line_exit_2("--world=sim\u00b2", rc, out, "--world=sim\u00b2: expected")
 
 
 def _one_line_exit_2(what, rc, out, words):
