@@ -7,12 +7,15 @@
 Exit 0 when every case that ran passed, 1 on any failure, 77 when every case skipped, 2 on bad
 input."""
 import argparse
-import math
 import os
 import sys
 import tempfile
 
 from .inject import InjectError, plan_from_env
+
+# A day, as the C++ torchrun launcher's --gpucts-deadline. Far beyond it torch's store takes no
+# timeout (1e10 s: it times out at once; 1e15 s: a C int overflow), a traceback after start-up.
+MAX_DEADLINE_S = 86400
 
 
 class _Parser(argparse.ArgumentParser):
@@ -29,7 +32,7 @@ def parse(argv):
     p.add_argument("--launcher", default="auto", choices=["auto", "torchrun", "subprocess"])
     p.add_argument("--filter", default=None, help="regex searched in Suite/name")
     p.add_argument("--deadline", type=float, default=None,
-                   help="seconds the whole world may take (default 540, or GPUCTS_PY_DEADLINE)")
+                   help="seconds the whole world may take, at most a day (default 540, or GPUCTS_PY_DEADLINE)")
     p.add_argument("--junit-output", default="", help="write JUnit XML (GoogleTest's layout) here")
     p.add_argument("--list", action="store_true", help="print the case names of the world and exit")
     p.add_argument("--selfcheck", action="store_true", help="check this package's own results on the CPU")
@@ -52,10 +55,10 @@ def parse(argv):
             args.deadline = float(text)
         except ValueError:
             p.error("GPUCTS_PY_DEADLINE=%s: expected seconds > 0" % text)
-        if not 0 < args.deadline < math.inf:
-            p.error("GPUCTS_PY_DEADLINE=%s: expected seconds > 0" % text)
-    if not 0 < args.deadline < math.inf:
-        p.error("--deadline=%s: expected seconds > 0" % args.deadline)
+        if not 0 < args.deadline <= MAX_DEADLINE_S:
+            p.error("GPUCTS_PY_DEADLINE=%s: expected seconds > 0 and at most %d" % (text, MAX_DEADLINE_S))
+    if not 0 < args.deadline <= MAX_DEADLINE_S:
+        p.error("--deadline=%s: expected seconds > 0 and at most %d" % (args.deadline, MAX_DEADLINE_S))
     if not (args.case_timeout == 0 or 1 <= args.case_timeout < float("inf")):
         p.error("--case-timeout=%s: expected 0 (off) or seconds >= 1" % args.case_timeout)
     if not (args.stall == 0 or 1 <= args.stall < float("inf")):
