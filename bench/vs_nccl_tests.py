@@ -673,8 +673,15 @@ def merge(parts):
     return table, modes, runs
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad usage in one line and exit 2, as every other refusal here (argparse prints its usage too)."""
+
+    def error(self, message):
+        self.exit(2, "%s: %s\n" % (self.prog, message))
+
+
 def main(argv):
-    ap = argparse.ArgumentParser(prog="vs_nccl_tests.py")
+    ap = OneLineParser(prog="vs_nccl_tests.py")
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("compare")
     c.add_argument("--nccl-tests", action="append", default=[], metavar="LOG")

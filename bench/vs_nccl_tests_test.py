@@ -485,6 +485,18 @@ class WhatItCannotJudge(unittest.TestCase):
                                       os.path.join(self.d, "no", "such", "folder", "vs"))
         self.assertEqual((rc, len(err.splitlines())), (2, 1), err)
 
+    def test_bad_usage_is_one_line(self):
+        import subprocess
+        for args, words in (([], "the following arguments are required: cmd"),
+                            (["compare", "--nccl-tests", LOGS[0]], "the following arguments are required: --out"),
+                            (["compare", "--out", "x", "--frob"], "unrecognized arguments: --frob")):
+            with self.subTest(args=args):
+                p = subprocess.run([sys.executable, os.path.join(HERE, "vs_nccl_tests.py")] + args,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=20)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+                self.assertIn(words, p.stderr)
+
 
 # Stand-ins for nccl-tests' binaries and gpucts_bandwidth: each prints or writes what the real one
 # would for the sizes it is asked for (nccl-tests' 16 B-per-rank rounding included), so that the
