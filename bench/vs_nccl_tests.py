@@ -24,26 +24,32 @@ medians over the rounds. Files without a round are round 0.
 What runs between two timed calls: gpucts' points carry the host clock's figures beside the events
 (host_time_us, as nccl-tests times itself; enqueue_us, the calls alone), and --nccl-tests-cputime
 logs (nccl-tests -C 1) give nccl-tests' enqueue time. A section of the table sets them side by side
-at the small goal points and reads where a difference comes from. Python 3 standard library only
-(the GPU machine has no packages to install).
+at the small goal points and reads where a difference comes from. Python 3 standard library only,
+and gpucts_common of this tree (the GPU machine has no packages to install).
 
 What it refuses (one line, exit 2): inputs of two world sizes (nccl-tests' "#  Rank N" lines,
 gpucts' world_size; a ratio between them means nothing, and a vs_nccl_tests.sh run is of one world
 size, so the runs of one table are too), anything but a regular file (a FIFO, a directory, a device),
 a field of the wrong type or out of range (a string for a number, NaN, a negative size), a log that
-is not nccl-tests' output at all. A log of nccl-tests' that failed or was cut short costs its round,
-not the table. A nccl-tests row with #wrong > 0 is a failed row: no ratio, a miss where it is a goal
-point, and --require fails. gpucts' bandwidth files record no check of the results (their verdict
-is the bandwidth threshold's), so only nccl-tests can report wrong results here.
+is not nccl-tests' output at all, an --out PREFIX that names no file or meets a FIFO or a link. A log
+of nccl-tests' that failed or was cut short costs its round, not the table. A nccl-tests row with
+#wrong > 0 is a failed row: no ratio, a miss where it is a goal point, and --require fails. gpucts'
+bandwidth files record no check of the results (their verdict is the bandwidth threshold's), so
+only nccl-tests can report wrong results here.
 """
 import argparse
 import csv
+import io
 import json
 import math
 import os
 import re
 import stat
 import sys
+
+# gpucts_common, python/ of this tree (standard library only too): the one writer of output files.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
+from gpucts_common.files import write_atomic  # noqa: E402
 
 # nccl-tests binary -> the gpucts collective-table row measuring the same thing. sendrecv_perf
 # sends to rank+1 and receives from rank-1: gpucts' SendRecvRing.
@@ -515,8 +521,26 @@ def fmt(v, spec):
     return "" if v is None else spec % v
 
 
+def output_paths(prefix):
+    """PREFIX.csv and PREFIX.md, checked before any input is read: PREFIX must end in a file name
+    (a folder's "dir/" would give the hidden dir/.csv) in a folder that is there, and only a regular
+    file or nothing may be where they go (a FIFO there would block the write, a link would send it
+    elsewhere). write_atomic then writes each whole, beside it, never through a link."""
+    if os.path.basename(prefix) in ("", ".", ".."):
+        raise ParseError("--out %r: expected a PREFIX that ends in a file name (PREFIX.md, PREFIX.csv)" % prefix)
+    folder = os.path.dirname(prefix)
+    if folder and not os.path.isdir(folder):
+        raise ParseError("--out %r: %s is not a folder" % (prefix, folder))
+    paths = [prefix + ".csv", prefix + ".md"]
+    for path in paths:
+        if os.path.islink(path) or (os.path.lexists(path) and not os.path.isfile(path)):
+            raise ParseError("%s: exists and is not a regular file; not writing through it" % path)
+    return paths
+
+
 def write(table, modes, runs, prefix, title):
-    with open(prefix + ".csv", "w", newline="") as f:
+    csv_path, md_path = output_paths(prefix)
+    with io.StringIO(newline="") as f:
         w = csv.writer(f)
         head = ["collective", "bytes", "placement", "nccl_tests_time_us", "nccl_tests_algbw_gbps",
                 "nccl_tests_enqueue_us", "nccl_tests_wrong"]
@@ -536,6 +560,7 @@ def write(table, modes, runs, prefix, title):
                         fmt(x.get("host_time_us"), "%.3f"), fmt(x.get("enqueue_us"), "%.3f"),
                         fmt(x.get("ratio_host"), "%.3f")]
             w.writerow(row)
+        csv_text = f.getvalue()
     lines = ["### %s" % title, ""]
     for j in runs:  # once per distinct run (a round's files repeat it)
         line = "gpucts: %s, NCCL %s, %s rank(s), host %s" % (j.get("gpu", "?"), j.get("nccl", "?"),
@@ -591,8 +616,8 @@ def write(table, modes, runs, prefix, title):
     lines += host_clock_section(table)
     if not modes:
         lines += ["", "no gpucts points to compare (nccl-tests only)"]
-    with open(prefix + ".md", "w") as f:
-        f.write("\n".join(lines) + "\n")
+    for path, text in ((csv_path, csv_text), (md_path, "\n".join(lines) + "\n")):
+        write_atomic(path, text)  # its OutputError, an OSError, is main's one line
     return "\n".join(lines)
 
 
@@ -695,6 +720,7 @@ def main(argv):
     c.add_argument("--require", action="store_true", help="exit 1 when a blocking goal point misses 0.9-1.1x or a row failed")
     a = ap.parse_args(argv)
     try:
+        output_paths(a.out)  # a bad PREFIX found before the inputs are read, not after
         if (a.gpucts or a.nccl_tests_cputime) and not a.nccl_tests:
             raise ParseError("--gpucts and --nccl-tests-cputime pair with --nccl-tests logs; --from DIR takes "
                              "the folder's own files")

@@ -485,6 +485,29 @@ class WhatItCannotJudge(unittest.TestCase):
                                       os.path.join(self.d, "no", "such", "folder", "vs"))
         self.assertEqual((rc, len(err.splitlines())), (2, 1), err)
 
+    def test_outputs_only_where_a_file_may_be_written(self):
+        # A PREFIX without a file name would write the hidden .csv/.md; a FIFO at PREFIX.csv blocked the
+        # write for good; a link at PREFIX.md sent the table to its target. Each is refused at once.
+        fifo = os.path.join(self.d, "fifo")
+        os.mkfifo(fifo + ".csv")
+        victim = os.path.join(self.d, "victim")
+        with open(victim, "w") as f:
+            f.write("keep me\n")
+        os.symlink(victim, os.path.join(self.d, "link.md"))
+        for prefix, words in (("", "--out '': expected a PREFIX that ends in a file name"),
+                              (self.d + os.sep, "expected a PREFIX that ends in a file name"),
+                              (fifo, fifo + ".csv: exists and is not a regular file"),
+                              (os.path.join(self.d, "link"), "link.md: exists and is not a regular file")):
+            with self.subTest(prefix=prefix):
+                self.assertRefused(["--nccl-tests", LOGS[0], "--gpucts", OURS, "--out", prefix], words,
+                                   own_process=True)
+        with open(victim) as f:
+            self.assertEqual(f.read(), "keep me\n")
+        self.assertEqual(sorted(os.listdir(self.d)), ["fifo.csv", "link.md", "victim"], "nothing else written")
+        # Written whole: the table and its CSV, and no temporary file beside them.
+        self.assertEqual(self.run_compare("--nccl-tests", LOGS[0], "--gpucts", OURS)[0], 0)
+        self.assertEqual(sorted(os.listdir(self.d)), ["fifo.csv", "link.md", "victim", "vs.csv", "vs.md"])
+
     def test_bad_usage_is_one_line(self):
         import subprocess
         for args, words in (([], "the following arguments are required: cmd"),
