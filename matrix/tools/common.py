@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import stat
 import sys
 import tempfile
 
@@ -29,15 +30,56 @@ def fail(where, what):
     sys.exit(2)
 
 
-def load_snapshot(name):
-    path = os.path.join(SNAPSHOT_DIR, name)
+def read_input(path, limit):
+    """The bytes of a regular file of at most `limit` bytes. Only a regular file is opened, and
+    without blocking: a FIFO would hang the open or the read, /dev/zero would never end."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as e:
-        fail(path, "cannot read (%s); run the snapshot step first" % e.strerror)
+        fail(path, "cannot read (%s)" % e.strerror)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            fail(path, "not a regular file")
+        if st.st_size > limit:
+            fail(path, "%d bytes, more than the %d such a file may have" % (st.st_size, limit))
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:  # grown since the fstat
+            fail(path, "more than the %d bytes such a file may have" % limit)
+        return data
+    except OSError as e:
+        fail(path, "cannot read (%s)" % e.strerror)
+    finally:
+        os.close(fd)
+
+
+MAX_SNAPSHOT_BYTES = 64 << 20  # the committed ones are a few hundred KB
+
+
+def load_snapshot(name, shape, nonempty=()):
+    """A snapshot as an object holding `shape` ({key: list or dict}, what the caller reads), the keys
+    of `nonempty` with an item; else one line naming the file and what is wrong, exit 2 (a truncated
+    file, another snapshot in its place)."""
+    path = os.path.join(SNAPSHOT_DIR, name)
+    if not os.path.lexists(path):
+        fail(path, "cannot read (No such file or directory); run the snapshot step first")
+    try:
+        snap = json.loads(read_input(path, MAX_SNAPSHOT_BYTES).decode("utf-8"))
     except json.JSONDecodeError as e:
         fail(path, "line %d column %d: %s" % (e.lineno, e.colno, e.msg))
+    except (UnicodeDecodeError, RecursionError) as e:
+        fail(path, "not JSON text (%s)" % (str(e).splitlines() or [type(e).__name__])[0])
+    if not isinstance(snap, dict):
+        fail(path, "the top level is a %s, expected an object" % type(snap).__name__)
+    for key, kind in shape.items():
+        if not isinstance(snap.get(key), kind):
+            fail(path, "'%s' is %s, expected %s" % (key, "missing" if key not in snap else
+                                                   "a " + type(snap[key]).__name__, "a " + kind.__name__))
+    for key in nonempty:
+        if not snap[key]:
+            fail(path, "'%s' is empty" % key)
+    return snap
 
 
 def write_files(files):

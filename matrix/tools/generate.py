@@ -19,6 +19,12 @@ import sys
 import common
 
 NCCL_REPO = "github:NVIDIA/nccl"
+# What the generator reads of each snapshot (common.load_snapshot refuses a file without it).
+SHAPES = {"nccl_source.json": {"releases": list, "env": dict, "env_params": dict, "documented": dict,
+                               "doc_history": dict, "algo_words": dict, "proto_words": dict, "algos": dict,
+                               "api": dict},
+          "torch_wheels.json": {"torch_wheels": list, "nccl_wheels": list},
+          "nccl_wheels.json": {"releases": list}}
 SEE = "matrix/tools (generate.py); edit curated/ or refresh snapshot/, never this file"
 
 
@@ -426,11 +432,16 @@ def report_reach(wheels, rels, binaries):
         sys.stderr.write("warning: " + w + "\n")
 
 
+def load(name):
+    # The newest tag is the last release: nccl_source.json without one gives no table.
+    return common.load_snapshot(name, SHAPES[name], ("releases",) if name == "nccl_source.json" else ())
+
+
 def render_all():
-    snap = common.load_snapshot("nccl_source.json")
-    wheels = common.load_snapshot("torch_wheels.json")
+    snap = load("nccl_source.json")
+    wheels = load("torch_wheels.json")
     rels = Releases(snap)
-    binaries = Binaries(common.load_snapshot("nccl_wheels.json"), rels)
+    binaries = Binaries(load("nccl_wheels.json"), rels)
     return {
         "nccl_env.csv": nccl_env(snap, rels, binaries),
         "nccl_algos.csv": nccl_algos(snap, rels),
@@ -456,8 +467,8 @@ def main(argv):
     ap.add_argument("--data", default=common.DATA_DIR, help="with --check: the files to compare")
     args = ap.parse_args(argv)
     files = render_all()
-    rels = Releases(common.load_snapshot("nccl_source.json"))
-    report_reach(common.load_snapshot("torch_wheels.json"), rels, Binaries(common.load_snapshot("nccl_wheels.json"), rels))
+    rels = Releases(load("nccl_source.json"))
+    report_reach(load("torch_wheels.json"), rels, Binaries(load("nccl_wheels.json"), rels))
     if args.check:
         bad = 0
         for name, text in sorted(files.items()):

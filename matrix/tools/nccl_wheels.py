@@ -38,6 +38,7 @@ import common
 PACKAGE = "nvidia-nccl-cu13"
 LIB = "nvidia/nccl/lib/libnccl.so.2"
 HEADER = "nvidia/nccl/include/nccl.h"
+MAX_LIBRARY_BYTES = 4 << 30  # a libnccl.so.2 of every GPU architecture is some hundred MB
 NAME_RE = re.compile(rb"NCCL_[A-Z0-9_]*[A-Z0-9](?=\0)")
 WORD_RE = re.compile(rb"NCCL_[A-Z0-9_]*[A-Z0-9](?![A-Z0-9_])")
 API_RE = re.compile(r"\b(nccl[A-Z][A-Za-z0-9_]*|NCCL_[A-Z0-9_]+)\b")
@@ -139,8 +140,9 @@ def validate(src, version, wheel):
 
 
 def snapshot(args):
-    src = common.load_snapshot("nccl_source.json")
-    pypi = common.load_snapshot("torch_wheels.json")
+    read = {"releases": list, **({"env": dict, "documented": dict, "api": dict} if args.validate else {})}
+    src = common.load_snapshot("nccl_source.json", read, ("releases",))
+    pypi = common.load_snapshot("torch_wheels.json", {"nccl_wheels": list})
     newest_tag = src["releases"][-1]["version"]
     untagged = sorted({w["version"] for w in pypi["nccl_wheels"] if w["package"] == PACKAGE and
                        common.vkey(w["version"]) > common.vkey(newest_tag)}, key=common.vkey)
@@ -164,10 +166,7 @@ def main(argv):
         ap.add_argument("lib", help="a libnccl.so.2")
         lib = ap.parse_args(argv[1:]).lib
         try:
-            with open(lib, "rb") as f:
-                variables, in_text = rodata_names(f.read())
-        except OSError as e:
-            common.fail(lib, "cannot read (%s)" % e.strerror)
+            variables, in_text = rodata_names(common.read_input(lib, MAX_LIBRARY_BYTES))
         except BadElf as e:
             common.fail(lib, str(e))
         for n in variables:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """nccl_wheels.py on small ELF files and wheels built here: which NCCL_* strings of .rodata are read
-as variables, what is refused as bad input. Standard library only; no network, no NCCL."""
+as variables, what is refused as bad input; and the bad input of the other matrix tools (generate.py,
+torch_wheels.py, common.py). Standard library only; no network, no NCCL."""
 import hashlib
 import io
 import json
@@ -174,6 +175,62 @@ class Wheels(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(snaps)), [".nccl_wheels.json.tmp", "nccl_source.json",
                                                      "nccl_wheels.json", "nccl_wheels.json.tmp",
                                                      "torch_wheels.json"])
+
+
+
+class ToolsBadInput(unittest.TestCase):
+    """Every matrix tool: bad input is one line on stderr naming the file, exit 2; never a traceback,
+    never a hang on a FIFO, nothing written. Each run is bounded, so that a hang fails here."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        self.snaps = os.path.join(self.dir, "snapshot")
+        os.mkdir(self.snaps)
+        for name in ("nccl_source.json", "torch_wheels.json", "nccl_wheels.json"):
+            with open(os.path.join(HERE, "snapshot", name), "rb") as f, open(os.path.join(self.snaps, name), "wb") as g:
+                g.write(f.read())
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def refused(self, tool, args, *words):
+        r = subprocess.run([sys.executable, os.path.join(HERE, tool)] + list(args), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=60,
+                           env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", GPUCTS_MATRIX_SNAPSHOTS=self.snaps))
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        for w in words:
+            self.assertIn(w, r.stderr)
+
+    def test_a_snapshot_that_is_not_one(self):
+        path = os.path.join(self.snaps, "nccl_source.json")
+        with open(path, "rb") as f:
+            good = f.read()
+        with open(os.path.join(self.snaps, "torch_wheels.json"), "rb") as f:
+            other = f.read()
+        tries = ((b"\xff\xfe garbage", "not JSON text"), (b"[]", "the top level is a list, expected an object"),
+                 (b"{}", "'releases' is missing, expected a list"),
+                 (other, "'releases' is missing"),  # another snapshot in its place
+                 (b'{"releases": {}}', "'releases' is a dict, expected a list"),
+                 (json.dumps(dict(json.loads(good), releases=[])).encode(), "'releases' is empty"),
+                 (b"[" * 100000, "not JSON text"))
+        for data, words in tries:
+            with self.subTest(words=words):
+                with open(path, "wb") as f:
+                    f.write(data)
+                self.refused("generate.py", ["--check"], path + ": " + words)
+        os.unlink(path)
+        os.mkfifo(path)  # no writer: a blocking open would never return
+        self.refused("generate.py", ["--check"], path + ": not a regular file")
+        self.refused("nccl_wheels.py", ["snapshot", "--wheels", self.dir], path + ": not a regular file")
+
+    def test_a_library_that_is_no_file(self):
+        fifo = os.path.join(self.dir, "libnccl.so.2")
+        os.mkfifo(fifo)
+        for lib in (fifo, self.dir):
+            with self.subTest(lib=lib):
+                self.refused("nccl_wheels.py", ["names", lib], lib + ": not a regular file")
 
 
 if __name__ == "__main__":
