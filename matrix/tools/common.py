@@ -30,6 +30,13 @@ def fail(where, what):
     sys.exit(2)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad usage in one line and exit 2, as every other refusal of the tools (argparse adds its usage)."""
+
+    def error(self, message):
+        self.exit(2, "%s: %s\n" % (self.prog, message))
+
+
 def read_input(path, limit):
     """The bytes of a regular file of at most `limit` bytes. Only a regular file is opened, and
     without blocking: a FIFO would hang the open or the read, /dev/zero would never end."""
@@ -179,7 +186,7 @@ def ranges_of(present, order):
 
 def snapshot_main(argv, doc, name, options, produce):
     """The `snapshot` command line of a tool: options = [(flag, kwargs)], produce(args) -> the snapshot."""
-    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("snapshot", help="read the primary source and write snapshot/" + name)
     for flag, kwargs in options:

@@ -461,11 +461,18 @@ def first_difference(a, b):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = common.OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="compare instead of writing")
     ap.add_argument("--out", default=common.DATA_DIR, help="where to write (default matrix/data)")
     ap.add_argument("--data", default=common.DATA_DIR, help="with --check: the files to compare")
     args = ap.parse_args(argv)
+    if not args.check:
+        if os.path.lexists(args.out) and not os.path.isdir(args.out):
+            common.fail(args.out, "exists and is not a folder")
+        try:  # before the work: a place where no folder can be made (/proc, a read-only mount)
+            os.makedirs(args.out, exist_ok=True)
+        except OSError as e:
+            common.fail(args.out, "cannot make the folder (%s)" % (e.strerror or e))
     files = render_all()
     rels = Releases(load("nccl_source.json"))
     report_reach(load("torch_wheels.json"), rels, Binaries(load("nccl_wheels.json"), rels))
@@ -487,7 +494,6 @@ def main(argv):
                 bad += 1
         print("%d of %d generated files differ" % (bad, len(files)) if bad else "all %d generated files match" % len(files))
         return 1 if bad else 0
-    os.makedirs(args.out, exist_ok=True)
     common.write_files([(os.path.join(args.out, name), text) for name, text in sorted(files.items())])
     for name in sorted(files):
         print("wrote " + os.path.join(args.out, name))

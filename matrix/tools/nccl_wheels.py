@@ -25,7 +25,6 @@ flags and variables named inside messages).
 `validation`). The identifiers of the wheel's include/nccl.h are kept too (`api`).
 Standard library only: zipfile, hashlib and the ELF section headers.
 """
-import argparse
 import hashlib
 import os
 import re
@@ -162,7 +161,7 @@ def snapshot(args):
 
 def main(argv):
     if argv[:1] == ["names"]:
-        ap = argparse.ArgumentParser(prog="nccl_wheels.py names")
+        ap = common.OneLineParser(prog="nccl_wheels.py names")
         ap.add_argument("lib", help="a libnccl.so.2")
         lib = ap.parse_args(argv[1:]).lib
         try:

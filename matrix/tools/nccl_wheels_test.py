@@ -225,6 +225,17 @@ class ToolsBadInput(unittest.TestCase):
         self.refused("generate.py", ["--check"], path + ": not a regular file")
         self.refused("nccl_wheels.py", ["snapshot", "--wheels", self.dir], path + ": not a regular file")
 
+    def test_bad_usage_and_outputs(self):
+        plain = os.path.join(self.dir, "plain")
+        with open(plain, "w") as f:
+            f.write("x")
+        self.refused("generate.py", ["--out", plain], plain + ": exists and is not a folder")
+        self.refused("generate.py", ["--frob"], "unrecognized arguments: --frob")
+        self.refused("torch_wheels.py", [], "the following arguments are required")
+        self.refused("nccl_wheels.py", ["names"], "the following arguments are required: lib")
+        with open(plain) as f:
+            self.assertEqual(f.read(), "x")
+
     def test_a_library_that_is_no_file(self):
         fifo = os.path.join(self.dir, "libnccl.so.2")
         os.mkfifo(fifo)
