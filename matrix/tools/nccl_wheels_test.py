@@ -243,6 +243,18 @@ class ToolsBadInput(unittest.TestCase):
             with self.subTest(lib=lib):
                 self.refused("nccl_wheels.py", ["names", lib], lib + ": not a regular file")
 
+    def test_an_index_that_is_no_pypi(self):
+        page = os.path.join(self.dir, "index", "pypi", "torch")
+        os.makedirs(page)
+        with open(os.path.join(page, "json"), "w") as f:
+            f.write("<html>not json</html>")
+        for index, words in (("file://" + os.path.join(self.dir, "nowhere"), "cannot read"),
+                             ("pypi.org", "unknown url type"),
+                             ("file://" + os.path.join(self.dir, "index"), "not PyPI's JSON API")):
+            with self.subTest(index=index):
+                self.refused("torch_wheels.py", ["snapshot", "--index", index], "/pypi/torch/json", words)
+        self.assertEqual(sorted(os.listdir(self.snaps)), ["nccl_source.json", "nccl_wheels.json", "torch_wheels.json"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -42,11 +42,17 @@ FINAL_RE = re.compile(r"^\d+(\.\d+)+(\.post\d+)?$")
 
 
 def get(url, byte_range=None):
-    req = urllib.request.Request(url, headers={"User-Agent": "gpucts-matrix-tools"})
-    if byte_range:
-        req.add_header("Range", "bytes=%s" % byte_range)
-    with urllib.request.urlopen(req, timeout=120) as r:
-        return r.read(), r.headers
+    """(body, headers) of `url`; an index that cannot be reached or refuses is one line, exit 2."""
+    try:
+        req = urllib.request.Request(url, headers={"User-Agent": "gpucts-matrix-tools"})
+        if byte_range:
+            req.add_header("Range", "bytes=%s" % byte_range)
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return r.read(), r.headers
+    except ValueError as e:  # no URL at all ("pypi.org" without its scheme)
+        common.fail(url, str(e))
+    except OSError as e:  # URLError and HTTPError are OSErrors, as a timeout or a reset is
+        common.fail(url, "cannot read (%s)" % (getattr(e, "reason", None) or e))
 
 
 class RangeFile(io.RawIOBase):
@@ -164,8 +170,15 @@ def parse_metadata(text):
 
 
 def project(index, name):
-    data, _ = get("%s/pypi/%s/json" % (index, name))
-    return json.loads(data)
+    url = "%s/pypi/%s/json" % (index, name)
+    data, _ = get(url)
+    try:
+        proj = json.loads(data)
+    except (ValueError, RecursionError) as e:  # a page of another kind of server than PyPI's
+        common.fail(url, "not PyPI's JSON API (%s)" % (str(e).splitlines() or [type(e).__name__])[0])
+    if not isinstance(proj, dict) or not isinstance(proj.get("releases"), dict):
+        common.fail(url, "not PyPI's JSON API (no 'releases' object)")
+    return proj
 
 
 def snapshot(index):
