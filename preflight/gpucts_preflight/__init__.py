@@ -91,6 +91,15 @@ def _evaluate(fps, missing, twice, ident, started, bad=()):
                       if (f.get("gpucts_rank") or {}).get("master_port_taken")), None)
     problems = compare.compare(fps, ident.world_size, missing, twice, port_note)
     problems += [_entry_problem(e, []) for e in bad]
+    # Where the installed gpucts was meant to probe and could not, the report says so: else it reads
+    # as gpucts' check while only the own comparisons ran.
+    unused = [fp for fp in fps if fp.get("gpucts_error")]
+    if unused:
+        problems.append(compare.Problem("gpucts-not-used", unused[0]["gpucts_error"],
+                                        [compare.rank_of(fp) for fp in unused],
+                                        [compare.host_name(fp) for fp in unused],
+                                        "only the preflight's own probe ran there: point GPUCTS_HOME at a "
+                                        "gpucts install tree (or unset it for gpucts on PATH)", "warning"))
     via = "own probe"
     exe = None
     try:
@@ -142,7 +151,9 @@ def _probe(ident):
         try:
             return gpucts_tool.fingerprint(exe, own, 60)
         except Exception as e:
-            own["gpucts_error"] = str(e)
+            own["gpucts_error"] = "%s: %s" % (exe, e)
+    elif gpucts_tool.home_problem():
+        own["gpucts_error"] = gpucts_tool.home_problem()
     return own
 
 

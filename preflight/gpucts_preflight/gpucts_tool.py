@@ -20,6 +20,15 @@ def find():
     return shutil.which("gpucts")
 
 
+def home_problem():
+    """Why GPUCTS_HOME gives no gpucts, or "": set, it is the only place looked in, so a wrong one
+    would leave the report to the own probe without a word."""
+    home = os.environ.get("GPUCTS_HOME")
+    if home and not find():
+        return "GPUCTS_HOME=%s holds no executable bin/gpucts" % home
+    return ""
+
+
 def fingerprint(exe, own, timeout_s):
     """gpucts fingerprint of this rank, with this process's own facts laid over it."""
     r = subprocess.run([exe, "fingerprint"], capture_output=True, text=True, timeout=timeout_s)

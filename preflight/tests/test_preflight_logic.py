@@ -251,6 +251,23 @@ class Probe(unittest.TestCase):
         self.assertIn("unknown option --frob", bad.stderr)
 
 
+    def test_a_gpucts_that_cannot_probe_is_named(self):
+        # A wrong GPUCTS_HOME, or a gpucts there whose fingerprint is no JSON: the report says only the
+        # own probe ran, with the cause, instead of a silent PASS.
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "bin"))
+            exe = os.path.join(d, "bin", "gpucts")
+            with open(exe, "w") as f:
+                f.write("#!/bin/sh\necho not json\n")
+            os.chmod(exe, 0o755)
+            for home, want in ((os.path.join(d, "nowhere"), "GPUCTS_HOME=%s holds no executable bin/gpucts"
+                                % os.path.join(d, "nowhere")), (d, exe + ": Expecting value")):
+                with self.subTest(home=home):
+                    r = subprocess.run([sys.executable, "-m", "gpucts_preflight"], env=clean_env(GPUCTS_HOME=home),
+                                       capture_output=True, text=True, timeout=60)
+                    self.assertIn(r.returncode, (0, 1), r.stderr)
+                    self.assertIn("WARNING gpucts-not-used: " + want, r.stderr)
+
     def test_target_starts_with_or_without_the_double_dash(self):
         # torchrun drops the "--" from a module's arguments: `torchrun -m gpucts_preflight -- train.py`
         # reaches the preflight as `train.py`.
