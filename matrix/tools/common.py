@@ -61,7 +61,7 @@ def read_input(path, limit):
         os.close(fd)
 
 
-MAX_SNAPSHOT_BYTES = 64 << 20  # the committed ones are a few hundred KB
+MAX_SNAPSHOT_BYTES = 64 << 20  # snapshots and curated files: the committed ones are a few hundred KB
 
 
 def load_snapshot(name, shape, nonempty=()):
@@ -126,10 +126,9 @@ def read_curated(name, required):
     """A curated CSV (comments with '#'): list of dicts, each with its line number under '_line'."""
     path = os.path.join(CURATED_DIR, name)
     try:
-        with open(path, encoding="utf-8", newline="") as f:
-            text = f.read()
-    except OSError as e:
-        fail(path, "cannot read (%s)" % e.strerror)
+        text = read_input(path, MAX_SNAPSHOT_BYTES).decode("utf-8")
+    except UnicodeDecodeError as e:  # a hand edit in another encoding
+        fail(path, "not UTF-8 text (%s)" % e)
     rows, header = [], None
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("#"):

@@ -225,6 +225,25 @@ class ToolsBadInput(unittest.TestCase):
         self.refused("generate.py", ["--check"], path + ": not a regular file")
         self.refused("nccl_wheels.py", ["snapshot", "--wheels", self.dir], path + ": not a regular file")
 
+    def test_a_curated_file_that_is_no_text(self):
+        # curated/ lies beside the tools: a copy of them, with a hand edit in Latin-1 or a FIFO there.
+        tools = os.path.join(self.dir, "tools")
+        os.makedirs(os.path.join(tools, "curated"))
+        for name in os.listdir(HERE):
+            if name.endswith(".py"):
+                with open(os.path.join(HERE, name), "rb") as f, open(os.path.join(tools, name), "wb") as g:
+                    g.write(f.read())
+        for name in os.listdir(os.path.join(HERE, "curated")):
+            with open(os.path.join(HERE, "curated", name), "rb") as f:
+                data = f.read()
+            with open(os.path.join(tools, "curated", name), "wb") as g:
+                g.write(data + (b"# caf\xe9\n" if name == "torch.csv" else b""))
+        curated = os.path.join(tools, "curated", "torch.csv")
+        self.refused(os.path.join(tools, "generate.py"), ["--check"], curated + ": not UTF-8 text")
+        os.unlink(curated)
+        os.mkfifo(curated)
+        self.refused(os.path.join(tools, "generate.py"), ["--check"], curated + ": not a regular file")
+
     def test_bad_usage_and_outputs(self):
         plain = os.path.join(self.dir, "plain")
         with open(plain, "w") as f:
