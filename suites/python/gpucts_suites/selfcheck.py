@@ -92,8 +92,10 @@ def _world_env(tmp, name, env=None, path_first=""):
     e.pop("GPUCTS_INJECT", None)
     e.pop("GPUCTS_PYTHON", None)
     path = [d for d in (path_first, _PKG_ROOT, e.get("PYTHONPATH")) if d]
+    # TMPDIR: a launcher a check kills with SIGKILL cannot remove its work folder; it stays in `tmp`,
+    # which the check removes, not in /tmp.
     e.update({"GPUCTS_JOURNAL_DIR": os.path.join(tmp, "journal"), "GPUCTS_TEST_NAME": name,
-              "PYTHONPATH": os.pathsep.join(path)})
+              "PYTHONPATH": os.pathsep.join(path), "TMPDIR": tmp})
     e.update(env or {})
     return e
 
