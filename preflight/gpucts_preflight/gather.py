@@ -36,6 +36,8 @@ class GatherError(RuntimeError):
 
 NO_RANK_0 = ("rank-0-not-reached", "see why no process of rank 0 reached the preflight: its launcher's log, a "
              "RANK/NODE_RANK that gives no process rank 0, a MASTER_ADDR that is not rank 0's host, a firewall")
+PORT_TAKEN_FIX = ("stop what holds the port, or set GPUCTS_PREFLIGHT_PORT (or GPUCTS_PREFLIGHT_PORT_OFFSET) to a "
+                  "port free on rank 0's host")
 STORE_LOST = ("preflight-store-lost", "see rank 0's output: its process ended, or the network between the hosts broke")
 
 
@@ -149,6 +151,7 @@ class Rendezvous:
         self.addr, self.port = addr, port
         self.server = False
         self.bind_problem = None
+        self.port_held = False
         self.token = None
         self.caller = _Caller()
         # One call of a working store takes milliseconds, even on a loaded machine; one that takes this long
@@ -158,7 +161,8 @@ class Rendezvous:
         if host:
             # Something already listening on the port: another process claiming rank 0, or not the
             # preflight at all. Join it as a client (a failed bind makes c10d log into the job's output).
-            if _listening(port):
+            self.port_held = _listening(port)
+            if self.port_held:
                 self.bind_problem = "port %d was already taken when rank 0 (pid %d) came to host the store" % (
                     port, os.getpid())
             else:
@@ -169,7 +173,9 @@ class Rendezvous:
                 except Exception as e:
                     self.bind_problem = "rank 0 (pid %d) could not host the store on port %d (%s)" % (
                         os.getpid(), port, _first_line(e))
-        last, where = None, _resolve(addr, port)
+        # answered_not: something accepted the connection yet the store's handshake failed (torch 2.x
+        # handshakes in the client's constructor; torch 1.x only on the first call, see _call).
+        last, where, answered_not = None, _resolve(addr, port), False
         while True:
             left = self.deadline - time.monotonic()
             if left <= 0:
@@ -185,15 +191,21 @@ class Rendezvous:
                 self.store.set_timeout(td)
                 return
             except Exception as e:  # refused or timed out: rank 0 may still be starting
-                last = e
+                last, answered_not = e, bool(where)
                 if self.caller.stuck:
                     break
                 time.sleep(min(0.2, max(self.deadline - time.monotonic(), 0)))
         self.caller.close()
+        why = _first_line(last) if last else "no time left"
+        if self.port_held:  # this is rank 0: what holds the port is no store of this job
+            raise GatherError("preflight-port-taken", "%s, and it did not answer as a store within %g s (%s)" % (
+                self.bind_problem, timeout_s, why), PORT_TAKEN_FIX)
+        if answered_not:
+            raise GatherError(STORE_LOST[0], "something at %s:%d accepts connections but did not answer as the "
+                              "preflight's store within %g s (%s)" % (addr, port, timeout_s, why), STORE_LOST[1])
         raise GatherError(NO_RANK_0[0], "the preflight's store at %s:%d did not answer within %g s (%s): the process "
                           "of rank 0, which hosts it, did not start or did not reach the preflight%s" % (
-                              addr, port, timeout_s, _first_line(last) if last else "no time left",
-                              "; " + self.bind_problem if self.bind_problem else ""), NO_RANK_0[1])
+                              addr, port, timeout_s, why, "; " + self.bind_problem if self.bind_problem else ""), NO_RANK_0[1])
 
     def close(self):
         self.caller.close()
@@ -207,8 +219,7 @@ class Rendezvous:
         except Exception as e:
             if self.bind_problem:  # rank 0 joined what held the port, and it is no store of this job
                 raise GatherError("preflight-port-taken", "%s, and it failed on %s (%s)" % (
-                    self.bind_problem, what, _first_line(e)), "stop what holds the port, or set "
-                    "GPUCTS_PREFLIGHT_PORT (or GPUCTS_PREFLIGHT_PORT_OFFSET) to a port free on rank 0's host") from None
+                    self.bind_problem, what, _first_line(e)), PORT_TAKEN_FIX) from None
             raise GatherError(STORE_LOST[0], "the preflight's store at %s:%d failed on %s (%s)" % (
                 self.addr, self.port, what, _first_line(e)), STORE_LOST[1]) from None
 
