@@ -16,6 +16,7 @@ ends (die_with_parent)."""
 import datetime
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -299,10 +300,14 @@ def run_world(args, worker_args):
 
 def _start_world(args, worker_args, world, kind, size, launcher, first, deadline_at, jdir, test):
     """Starts the ranks of one world on a store of its own: (store server, processes, work folder)."""
-    workdir = tempfile.mkdtemp(prefix="gpucts_py_")
     import torch.distributed as dist
-    server = dist.TCPStore("127.0.0.1", 0, None, True,
-                           datetime.timedelta(seconds=max(30, deadline_at - time.time())), wait_for_workers=False)
+    workdir = tempfile.mkdtemp(prefix="gpucts_py_")
+    try:
+        server = dist.TCPStore("127.0.0.1", 0, None, True,
+                               datetime.timedelta(seconds=max(30, deadline_at - time.time())), wait_for_workers=False)
+    except BaseException:  # no world starts: nothing of it stays behind
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
     port = server.port
     base = dict(os.environ)
     pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

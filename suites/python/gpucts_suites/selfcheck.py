@@ -345,6 +345,32 @@ def killed_launcher_takes_ranks(ctx):
     ctx.prop("gpucts.launchers", ",".join(launchers))
 
 
+def failed_store_leaves_nothing(ctx):
+    """A world whose store cannot start leaves no work folder behind (a temp folder per failed run)."""
+    _torch()
+    import time
+    import torch.distributed as dist
+    from . import launch
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("the store refuses (a fault this check makes)")
+    saved_store, saved_tmp = dist.TCPStore, tempfile.tempdir
+    with tempfile.TemporaryDirectory() as tmp:
+        dist.TCPStore, tempfile.tempdir = refuse, tmp
+        try:
+            launch._start_world(None, [], None, "", 1, "subprocess", 0, time.time() + 60, "", "x")
+        except RuntimeError as e:
+            if "the store refuses" not in str(e):
+                raise
+        else:
+            raise AssertionError("_start_world started a world without its store")
+        finally:
+            dist.TCPStore, tempfile.tempdir = saved_store, saved_tmp
+        left = os.listdir(tmp)
+        if left:
+            raise AssertionError("a world that never started left %s in the temp folder" % left)
+
+
 def skipped_world(ctx):
     _torch()
     with tempfile.TemporaryDirectory() as tmp:
@@ -593,7 +619,7 @@ CHECKS = [("payloads_exact", payloads_exact), ("mismatch_report", mismatch_repor
           ("stalled_case_resumes", stalled_case_resumes), ("hung_case_resumes", hung_case_resumes),
           ("interrupt_ends_world", interrupt_ends_world),
           ("killed_launcher_takes_ranks", killed_launcher_takes_ranks),
-          ("skipped_world", skipped_world),
+          ("skipped_world", skipped_world), ("failed_store_leaves_nothing", failed_store_leaves_nothing),
           ("deadline_ends_world", deadline_ends_world),
           ("bad_input", bad_input),
           ("launcher_refuses_python", launcher_refuses_python),
