@@ -152,8 +152,10 @@ def _probe(ident):
             return gpucts_tool.fingerprint(exe, own, 60)
         except Exception as e:
             own["gpucts_error"] = "%s: %s" % (exe, e)
-    elif gpucts_tool.home_problem():
-        own["gpucts_error"] = gpucts_tool.home_problem()
+    else:
+        why = gpucts_tool.home_problem()
+        if why:
+            own["gpucts_error"] = why
     return own
 
 

@@ -20,7 +20,7 @@ import os
 import re
 
 
-def _decimal(text):
+def is_ascii_decimal(text):
     """ASCII digits only: str.isdigit() also takes '²', which int() then refuses with a traceback."""
     return text.isascii() and text.isdigit()
 
@@ -48,7 +48,7 @@ class InjectPlan:
         action = spec
         if spec.startswith("rank="):
             head, sep, action = spec[5:].partition(":")
-            if not sep or not _decimal(head):
+            if not sep or not is_ascii_decimal(head):
                 raise InjectError("GPUCTS_INJECT='%s': rank '%s' is not a number >= 0 followed by ':'%s"
                                   % (spec, head, usage))
             self.rank = int(head)
@@ -62,7 +62,7 @@ class InjectPlan:
             pattern, sep, idx = action[len("corrupt:"):].rpartition(":")
             if not sep:
                 raise InjectError("GPUCTS_INJECT='%s': no ':<index>' after the case regex%s" % (spec, usage))
-            if not _decimal(idx):
+            if not is_ascii_decimal(idx):
                 raise InjectError("GPUCTS_INJECT='%s': index '%s' is not a number >= 0%s" % (spec, idx, usage))
             self.index = int(idx)
         else:

@@ -26,7 +26,7 @@ import time
 import uuid
 
 from . import report
-from .inject import InjectError, plan_from_env
+from .inject import InjectError, is_ascii_decimal, plan_from_env
 from .runner import WorldInfo, plan, print_result
 
 _DROP_PREFIXES = ("SLURM_", "TORCHELASTIC_", "LSB_", "PMI_", "PMIX_", "OMPI_COMM_WORLD_")
@@ -58,8 +58,7 @@ def parse_world(text):
     if text == "gpus":
         return "gpus", None
     body = text[3:] if text.startswith("sim") else text
-    # ASCII digits: str.isdigit() also takes '²', which int() refuses.
-    if not (body.isascii() and body.isdigit()) or not 1 <= int(body) <= 64:
+    if not is_ascii_decimal(body) or not 1 <= int(body) <= 64:
         raise ValueError("--world=%s: expected 1, <n>, sim<n> (n from 1 to 64) or gpus" % text)
     return ("sim" if text.startswith("sim") else "ranks"), int(body)
 
